@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages the build needs are installed.  As root it installs
+# what is missing (apt-get); otherwise it prints the one line to run and fails.
+# usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and libFuzzer)
+set -euo pipefail
+pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev)
+[ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q "${missing[@]}" >/dev/null
+else
+  echo "gpumap needs these Debian packages: ${missing[*]}" >&2
+  echo "run:  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

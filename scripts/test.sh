@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Quick start, part 2: build everything and run every test (unit and black-box CLI).
+# usage: scripts/test.sh [BUILD_DIR [extra cmake args...]]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+shift || true
+scripts/deps.sh
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$build" -j"$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)"

@@ -1,0 +1,106 @@
+#include "cli/args.h"
+
+#include <cstdlib>
+
+#include "model/error.h"
+
+namespace gpumap {
+
+Args::Args(const std::string& command, const std::vector<OptionSpec>& specs, const std::vector<std::string>& argv,
+           bool allow_positionals)
+    : command_(command) {
+  auto usage = [&](const std::string& msg) {
+    return Error(kExitUsage, command + ": " + msg, "see `gpumap " + command + " --help`");
+  };
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--") {
+      saw_dashdash_ = true;
+      rest_.assign(argv.begin() + static_cast<long>(i) + 1, argv.end());
+      return;
+    }
+    if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && std::isdigit(static_cast<unsigned char>(a[1])))) {
+      std::string name = a, val;
+      bool inline_val = false;
+      if (size_t eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
+        name = a.substr(0, eq);
+        val = a.substr(eq + 1);
+        inline_val = true;
+      }
+      if (name == "-h") name = "--help";
+      const OptionSpec* spec = nullptr;
+      for (const OptionSpec& s : specs)
+        if (s.name == name) spec = &s;
+      if (!spec) throw usage("unknown option `" + name + "`");
+      if (spec->takes_value) {
+        if (!inline_val) {
+          if (i + 1 >= argv.size()) throw usage("`" + name + "` needs a value (" + spec->value_name + ")");
+          val = argv[++i];
+        }
+      } else if (inline_val) {
+        throw usage("`" + name + "` takes no value");
+      }
+      auto& v = values_[name];
+      if (!v.empty() && !spec->repeatable && spec->takes_value) throw usage("`" + name + "` given twice");
+      v.push_back(val);
+      continue;
+    }
+    if (!allow_positionals) throw usage("unexpected argument `" + a + "`");
+    positionals_.push_back(a);
+  }
+}
+
+std::optional<std::string> Args::value(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end() || it->second.empty()) return std::nullopt;
+  return it->second.back();
+}
+
+std::vector<std::string> Args::values(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::optional<long> Args::integer(const std::string& name, long min, long max) const {
+  auto v = value(name);
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  long n = std::strtol(v->c_str(), &end, 10);
+  if (v->empty() || *end || n < min || n > max)
+    throw Error(kExitUsage,
+                command_ + ": " + name + " `" + *v + "` must be a whole number from " +
+                    std::to_string(min) + " to " + std::to_string(max));
+  return n;
+}
+
+std::optional<double> Args::number(const std::string& name, double min, double max) const {
+  auto v = value(name);
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  double n = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end || !(n >= min && n <= max))
+    throw Error(kExitUsage, command_ + ": " + name + " `" + *v + "` must be a number from " +
+                                std::to_string(static_cast<long>(min)) + " to " + std::to_string(static_cast<long>(max)));
+  return n;
+}
+
+std::vector<OptionSpec> common_options() {
+  return {
+      {"--simulate", true, false, "HOST", "use a simulated host (bundled name or JSON file); also $GPUMAP_SIMULATE"},
+      {"--json", false, false, "", "print JSON (the stable contract) instead of a table"},
+      {"--help", false, false, "", "show this help"},
+  };
+}
+
+std::string format_options(const std::vector<OptionSpec>& specs) {
+  std::string out;
+  for (const OptionSpec& s : specs) {
+    std::string left = "  " + s.name + (s.takes_value ? " " + s.value_name : "");
+    if (left.size() < 26) left.resize(26, ' ');
+    else left += "\n" + std::string(26, ' ');
+    out += left + s.help + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpumap

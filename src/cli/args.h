@@ -1,0 +1,51 @@
+// Command-line parsing: each command declares its options; anything else is a usage
+// error that names the option and the command.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+struct OptionSpec {
+  std::string name;       // "--json"
+  bool takes_value = false;
+  bool repeatable = false;
+  std::string value_name; // "FILE" (for --help)
+  std::string help;
+};
+
+class Args {
+ public:
+  /// Parses argv (after the command name).  Options may come in any order, as
+  /// `--opt VALUE` or `--opt=VALUE`; `--` ends options and the rest is `rest()`.
+  /// Throws Error(kExitUsage) for an unknown option or a missing value.
+  Args(const std::string& command, const std::vector<OptionSpec>& specs, const std::vector<std::string>& argv,
+       bool allow_positionals);
+
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::optional<std::string> value(const std::string& name) const;
+  std::vector<std::string> values(const std::string& name) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  const std::vector<std::string>& rest() const { return rest_; }
+  bool has_rest() const { return saw_dashdash_; }
+
+  /// An option's value as a non-negative integer / number; Error(kExitUsage) naming it otherwise.
+  std::optional<long> integer(const std::string& name, long min, long max) const;
+  std::optional<double> number(const std::string& name, double min, double max) const;
+
+ private:
+  std::string command_;
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> positionals_, rest_;
+  bool saw_dashdash_ = false;
+};
+
+/// The options every command takes.
+std::vector<OptionSpec> common_options();
+
+/// Formats the options for --help.
+std::string format_options(const std::vector<OptionSpec>& specs);
+
+}  // namespace gpumap

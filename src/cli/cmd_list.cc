@@ -1,0 +1,50 @@
+// gpumap list: the NVML inventory, in nvidia-smi's order.
+#include <iostream>
+
+#include "cli/command.h"
+#include "output/render.h"
+
+namespace gpumap {
+namespace {
+
+int run(const Args& args, Context& ctx) {
+  const Snapshot& s = ctx.snapshot();
+  if (ctx.json()) {
+    Json j;
+    j["simulated"] = s.simulated;
+    j["source"] = s.source;
+    j["driver_version"] = json_or_null(s.driver_version);
+    j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
+    Json gpus = Json::array();
+    for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
+    j["gpus"] = gpus;
+    std::cout << dump(j);
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const Gpu& g : s.gpus) {
+    std::string util = g.utilization_gpu ? std::to_string(*g.utilization_gpu) + "%" : "N/A";
+    std::string procs = g.processes ? std::to_string(g.processes->size()) : "N/A";
+    std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
+    rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
+                    na(g.compute_capability), mig, procs});
+  }
+  std::cout << host_banner(s)
+            << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS"}, rows);
+  for (const Gpu& g : s.gpus)
+    for (const std::string& n : g.notes) std::cout << "note: GPU " << g.nvml_index << ": " << n << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command list_command() {
+  return {"list", "the GPUs as the driver (NVML, nvidia-smi) numbers them",
+          "gpumap list [--json] [--simulate HOST]",
+          "Lists every GPU in NVML order (the nvidia-smi index), with UUID, PCI bus id, memory,\n"
+          "utilisation, compute capability, MIG mode and process count.  A field the driver does not\n"
+          "support is N/A (null in JSON); a query that fails is listed as a note, never dropping the GPU.",
+          {}, false, run};
+}
+
+}  // namespace gpumap

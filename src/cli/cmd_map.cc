@@ -1,0 +1,140 @@
+// gpumap map (the default command): cuda:N -> physical GPU for an environment.
+#include <iostream>
+#include <set>
+
+#include "cli/command.h"
+#include "findings/rules.h"
+#include "model/error.h"
+#include "os/container.h"
+#include "output/render.h"
+
+namespace gpumap {
+namespace {
+
+Json cuda_json(const Snapshot& s, const Mapping& m) {
+  Json c;
+  c["source"] = m.source;
+  c["order"] = device_order_name(m.view.order.order);
+  c["error"] = m.view.error == CudaInitError::kNone ? Json(nullptr) : Json(cuda_error_name(m.view.error));
+  c["error_reason"] = m.view.error == CudaInitError::kNone ? Json(nullptr) : Json(m.view.error_reason);
+  Json devs = Json::array();
+  for (size_t i = 0; i < m.view.uuids.size(); ++i) {
+    const std::string& u = m.view.uuids[i];
+    int idx = nvml_index_of(s, u);
+    const Gpu* g = idx >= 0 ? &s.gpus[static_cast<size_t>(idx)] : nullptr;
+    devs.push_back({{"ordinal", i},
+                    {"nvml_index", idx >= 0 ? Json(idx) : Json(nullptr)},
+                    {"uuid", u},
+                    {"pci_bus_id", g ? Json(g->pci_bus_id) : Json(nullptr)},
+                    {"name", g ? Json(g->name) : Json(nullptr)}});
+  }
+  c["devices"] = devs;
+  c["order_note"] = m.order_note;
+  if (m.driver_ms) c["driver_ms"] = *m.driver_ms;
+  return c;
+}
+
+int run(const Args& args, Context& ctx) {
+  Environment env = apply_env_options(ctx.env(), args);
+  const Snapshot& s = ctx.snapshot();
+  bool check = args.has("--check");
+  Mapping m = ctx.mapping(env, args.has("--probe"));
+  std::optional<Mapping> driver;
+  if (check) driver = ctx.mapping(env, true);
+  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
+  std::vector<Finding> findings = diagnose({s, env, m, ff, in_container()});
+  bool agree = true;
+  if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
+
+  std::set<std::string> visible(m.view.uuids.begin(), m.view.uuids.end());
+  if (ctx.json()) {
+    Json j;
+    j["simulated"] = s.simulated;
+    j["source"] = s.source;
+    j["driver_version"] = json_or_null(s.driver_version);
+    j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
+    Json gpus = Json::array();
+    for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
+    j["gpus"] = gpus;
+    j["cuda"] = cuda_json(s, m);
+    Json hidden = Json::array();
+    for (const Gpu& g : s.gpus)
+      if (!visible.count(g.uuid) && nvml_index_of(s, g.uuid) >= 0) {
+        bool mig_visible = false;
+        for (const MigDevice& md : g.mig_devices) mig_visible |= visible.count(md.uuid) > 0;
+        if (!mig_visible) hidden.push_back(g.nvml_index);
+      }
+    j["not_visible"] = hidden;
+    Json vars = Json::object();
+    for (const std::string& n : relevant_variables()) vars[n] = json_or_null(env.get(n));
+    j["environment"] = vars;
+    j["findings"] = findings_json(findings);
+    if (driver) j["check"] = {{"agree", agree}, {"predicted", cuda_json(s, m)}, {"driver", cuda_json(s, *driver)}};
+    std::cout << dump(j);
+    return check && !agree ? kExitMismatch : kExitOk;
+  }
+
+  std::cout << host_banner(s);
+  std::cout << "CUDA view: " << device_order_name(m.view.order.order) << " order, " << m.source << " ("
+            << m.order_note << ")\n\n";
+  if (m.view.error != CudaInitError::kNone) {
+    std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
+              << cuda_error_code(m.view.error) << ")\n  because " << m.view.error_reason << "\n";
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < m.view.uuids.size(); ++i) {
+      int idx = nvml_index_of(s, m.view.uuids[i]);
+      const Gpu* g = idx >= 0 ? &s.gpus[static_cast<size_t>(idx)] : nullptr;
+      rows.push_back({"cuda:" + std::to_string(i), idx >= 0 ? std::to_string(idx) : "?", m.view.uuids[i],
+                      g ? g->pci_bus_id : "?", g ? g->name : "?", g ? memory_cell(*g) : "N/A"});
+    }
+    std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows);
+  }
+  std::vector<std::string> hidden;
+  for (const Gpu& g : s.gpus) {
+    bool seen = visible.count(g.uuid) > 0;
+    for (const MigDevice& md : g.mig_devices) seen |= visible.count(md.uuid) > 0;
+    if (!seen) hidden.push_back("GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")");
+  }
+  if (!hidden.empty() && m.view.error == CudaInitError::kNone) {
+    std::cout << "\nNot visible to this process:";
+    for (const std::string& h : hidden) std::cout << " " << h;
+    std::cout << "\n";
+  }
+  std::cout << "\nVariables:";
+  bool any = false;
+  for (const std::string& n : relevant_variables())
+    if (auto v = env.get(n)) {
+      std::cout << (any ? "  " : " ") << n << "=" << (v->empty() ? "''" : *v);
+      any = true;
+    }
+  if (!any) std::cout << " none set (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset)";
+  std::cout << "\n" << render_findings(findings);
+  if (driver) {
+    std::cout << "\nCheck against the driver: " << (agree ? "AGREE" : "DISAGREE") << " (driver said ";
+    if (driver->view.error != CudaInitError::kNone) std::cout << cuda_error_name(driver->view.error);
+    else
+      for (size_t i = 0; i < driver->view.uuids.size(); ++i)
+        std::cout << (i ? ", " : "") << "cuda:" << i << "=" << describe_uuid(s, driver->view.uuids[i]);
+    std::cout << ")\n";
+  }
+  return check && !agree ? kExitMismatch : kExitOk;
+}
+
+}  // namespace
+
+Command map_command() {
+  std::vector<OptionSpec> opts = env_options();
+  opts.push_back({"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"});
+  opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
+  return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
+          "gpumap [map] [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
+          "Shows, for this process's environment (or the one given with --env/--unset), which physical GPU\n"
+          "each cuda:N is: the nvidia-smi index, UUID, PCI bus id and name; the GPUs it cannot see; the\n"
+          "variables in force; and every trap found.  When CUDA would fail to initialise it says which\n"
+          "error and why.  The view is predicted from NVML without cuInit wherever that is exact; on\n"
+          "mixed-model or MIG hosts the driver's order is asked once per boot and cached.",
+          opts, false, run};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,20 @@
+#include "cli/command.h"
+
+namespace gpumap {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      map_command(),
+      list_command(),
+      probe_command(),
+  };
+  return table;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const Command& c : commands())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,44 @@
+#include "cli/command.h"
+#include "model/error.h"
+#include "os/host_id.h"
+
+namespace gpumap {
+
+const Snapshot& Context::snapshot(const ReadOptions& opt) {
+  if (!snapshot_) snapshot_ = std::make_unique<Snapshot>(read_snapshot(driver_, opt));
+  return *snapshot_;
+}
+
+DriverAsk Context::driver_ask() const {
+  DriverSource d = driver_;
+  return [d](const Environment& e) { return probe_cuda(d, e); };
+}
+
+Mapping Context::mapping(const Environment& env, bool probe) {
+  MappingOptions opt;
+  opt.probe = probe;
+  opt.cache_dir = cache_dir();
+  // A simulated host is its own machine: key its cache on the file, not this boot.
+  opt.boot_id = driver_.simulated ? "simulated:" + driver_.host_file : read_boot_id();
+  return resolve_mapping(snapshot(), env, opt, driver_ask());
+}
+
+Environment apply_env_options(const Environment& base, const Args& args) {
+  Environment e = base;
+  for (const std::string& kv : args.values("--env")) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(kExitUsage, "--env `" + kv + "` must be NAME=VALUE",
+                  "use --env CUDA_VISIBLE_DEVICES=1,0 (an empty value: --env NAME=); to remove a variable: --unset NAME");
+    e.set(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  for (const std::string& n : args.values("--unset")) e.unset(n);
+  return e;
+}
+
+std::vector<OptionSpec> env_options() {
+  return {{"--env", true, true, "NAME=VALUE", "reason about this value instead of this process's (repeatable)"},
+          {"--unset", true, true, "NAME", "reason as if NAME were unset (repeatable)"}};
+}
+
+}  // namespace gpumap

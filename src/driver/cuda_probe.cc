@@ -1,0 +1,117 @@
+#include "driver/cuda_probe.h"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "driver/cuda_api.h"
+#include "driver/dynlib.h"
+#include "model/error.h"
+#include "os/subprocess.h"
+
+namespace gpumap {
+
+CudaProbe probe_in_process(const std::string& cuda_library) {
+  using FnInit = CUresult(unsigned);
+  using FnCount = CUresult(int*);
+  using FnGet = CUresult(CUdevice*, int);
+  using FnUuid = CUresult(CUuuid*, CUdevice);
+  using FnStr = CUresult(char*, int, CUdevice);
+  using FnErr = CUresult(CUresult, const char**);
+  auto t0 = std::chrono::steady_clock::now();
+  DynLib lib(cuda_library);
+  auto init = lib.bind<FnInit>({"cuInit"}, true);
+  auto count = lib.bind<FnCount>({"cuDeviceGetCount"}, true);
+  auto get = lib.bind<FnGet>({"cuDeviceGet"}, true);
+  auto uuid = lib.bind<FnUuid>({"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}, true);
+  auto pci = lib.bind<FnStr>({"cuDeviceGetPCIBusId"}, true);
+  auto name = lib.bind<FnStr>({"cuDeviceGetName"}, true);
+  auto errname = lib.bind<FnErr>({"cuGetErrorName"}, false);
+  CudaProbe p;
+  CUresult rc = init(0);
+  if (rc != 0) {
+    const char* n = nullptr;
+    if (!errname || errname(rc, &n) != 0 || !n) n = cuda_result_name(rc);
+    p.error = n;
+    p.error_code = rc;
+  } else {
+    int n = 0;
+    count(&n);
+    for (int i = 0; i < n; ++i) {
+      CUdevice d;
+      CudaDevice dev;
+      if (get(&d, i) != 0) continue;
+      CUuuid u{};
+      char buf[256] = {};
+      if (uuid(&u, d) == 0) {
+        std::string hex;
+        char b[3];
+        for (int k = 0; k < 16; ++k) {
+          std::snprintf(b, sizeof b, "%02x", u.bytes[k]);
+          hex += b;
+          if (k == 3 || k == 5 || k == 7 || k == 9) hex += '-';
+        }
+        dev.uuid = "GPU-" + hex;
+      }
+      if (pci(buf, sizeof buf, d) == 0) dev.pci_bus_id = buf;
+      if (name(buf, sizeof buf, d) == 0) dev.name = buf;
+      p.devices.push_back(dev);
+    }
+  }
+  p.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+std::string serialize_probe(const CudaProbe& p) {
+  std::ostringstream o;
+  o << "gpumap-probe\t1\n";
+  if (!p.error.empty()) o << "error\t" << p.error << "\t" << p.error_code << "\n";
+  for (const CudaDevice& d : p.devices) o << "device\t" << d.uuid << "\t" << d.pci_bus_id << "\t" << d.name << "\n";
+  o << "elapsed_ms\t" << p.elapsed_ms << "\n";
+  return o.str();
+}
+
+CudaProbe parse_probe(const std::string& text) {
+  CudaProbe p;
+  std::istringstream in(text);
+  std::string line;
+  bool header = false;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::string cur;
+    for (char c : line) {
+      if (c == '\t') {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur.push_back(c);
+      }
+    }
+    f.push_back(cur);
+    if (f[0] == "gpumap-probe") header = true;
+    else if (f[0] == "error" && f.size() >= 3) {
+      p.error = f[1];
+      p.error_code = std::atoi(f[2].c_str());
+    } else if (f[0] == "device" && f.size() >= 4) {
+      p.devices.push_back({f[1], f[2], f[3]});
+    } else if (f[0] == "elapsed_ms" && f.size() >= 2) {
+      p.elapsed_ms = std::atof(f[1].c_str());
+    }
+  }
+  if (!header) throw Error(kExitError, "the CUDA probe child gave no answer: " + text.substr(0, 200));
+  return p;
+}
+
+CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
+  Environment env = env_in;
+  if (src.simulated) env.set("GPUMAP_FAKE_HOST", src.host_file);
+  ProcResult r = run_capture({self_exe(), "__probe", "--cuda-lib", src.cuda_library}, env.to_strings(), 60000);
+  if (!r.spawn_error.empty()) throw Error(kExitError, "cannot start the CUDA probe: " + r.spawn_error);
+  if (r.timed_out) throw Error(kExitError, "the CUDA probe (cuInit in a child process) did not answer within 60 s");
+  if (r.exit_code != 0)
+    throw Error(r.exit_code == kExitNoDriver ? kExitNoDriver : kExitError,
+                "the CUDA probe failed: " + (r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err));
+  return parse_probe(r.out);
+}
+
+}  // namespace gpumap

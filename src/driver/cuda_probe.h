@@ -1,0 +1,40 @@
+// Asking the CUDA driver itself which GPUs an environment gets.  cuInit reads the
+// environment once per process, so every question runs in a child process (gpumap's
+// hidden `__probe` command).  cuInit plus device queries only: no context, no memory.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "driver/driver_source.h"
+#include "env/environment.h"
+
+namespace gpumap {
+
+struct CudaDevice {
+  std::string uuid;        // "GPU-" + the 16 bytes of cuDeviceGetUuid_v2 (a MIG device's too: the
+                           // caller relabels it by matching NVML's MIG UUIDs)
+  std::string pci_bus_id;  // as CUDA wrote it
+  std::string name;
+};
+
+struct CudaProbe {
+  std::string error;  // "" on success, else "CUDA_ERROR_NO_DEVICE", ...
+  int error_code = 0;
+  std::vector<CudaDevice> devices;
+  double elapsed_ms = 0;
+};
+
+/// In this process: load the CUDA library, cuInit, list the devices.  Only the hidden
+/// `__probe` command calls this.  Throws Error(kExitNoDriver) if the library or a
+/// required symbol is missing.
+CudaProbe probe_in_process(const std::string& cuda_library);
+
+/// In a child process with exactly `env` (plus what the simulated driver needs).
+/// Throws Error(kExitError) when the child cannot run or answers nonsense.
+CudaProbe probe_cuda(const DriverSource& src, const Environment& env);
+
+/// The wire format between the two: one line per fact, tab-separated.
+std::string serialize_probe(const CudaProbe& p);
+CudaProbe parse_probe(const std::string& text);
+
+}  // namespace gpumap

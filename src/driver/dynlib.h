@@ -1,0 +1,43 @@
+// The dlopen seam.  Driver libraries are loaded at run time, never linked, so gpumap
+// runs (and fails cleanly) on machines without a driver.  Each symbol is bound newest
+// version first; which name bound is recorded for --verbose and the JSON output.
+#pragma once
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+struct SymbolBinding {
+  std::string call;   // the call as gpumap names it ("nvmlDeviceGetPciInfo")
+  std::string bound;  // the symbol that bound ("nvmlDeviceGetPciInfo_v3"), "" if none
+  bool required = false;
+};
+
+class DynLib {
+ public:
+  /// Opens a library by soname or path.  Throws Error(kExitNoDriver) naming it and dlerror().
+  explicit DynLib(const std::string& name);
+  ~DynLib();
+  DynLib(const DynLib&) = delete;
+  DynLib& operator=(const DynLib&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::vector<SymbolBinding>& bindings() const { return bindings_; }
+
+  /// Binds the first of `names` that exists.  A missing required symbol throws
+  /// Error(kExitNoDriver) naming the library and the symbols tried; a missing optional
+  /// one returns nullptr.
+  template <class Fn>
+  Fn* bind(std::initializer_list<const char*> names, bool required) {
+    return reinterpret_cast<Fn*>(bind_raw(names, required));
+  }
+
+ private:
+  void* bind_raw(std::initializer_list<const char*> names, bool required);
+  std::string name_;
+  void* handle_ = nullptr;
+  std::vector<SymbolBinding> bindings_;
+};
+
+}  // namespace gpumap

@@ -1,0 +1,81 @@
+// The part of NVML that gpumap calls, declared here from NVML's documented ABI
+// (nvml.h, NVML_API_VERSION 13; struct layouts checked against driver 580's header).
+// Shared by the real-driver reader and the fake library, so both agree on layouts.
+#pragma once
+#include <cstdint>
+
+extern "C" {
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st* nvmlDevice_t;
+
+enum : int {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_UNKNOWN = 999,
+};
+
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+
+typedef struct {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct {
+  unsigned int version;  // sizeof(nvmlMemory_v2_t) | (2 << 24)
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+
+typedef struct {
+  unsigned int gpu;
+  unsigned int memory;
+} nvmlUtilization_t;
+
+// Used by nvmlDevice*RunningProcesses (unversioned).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+// Used by the _v2 and _v3 process calls (nvml.h: nvmlProcessInfo_t == nvmlProcessInfo_v2_t).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+}  // extern "C"
+
+namespace gpumap {
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
+constexpr unsigned int kNvmlMemoryV2Version =
+    static_cast<unsigned int>(sizeof(nvmlMemory_v2_t)) | (2u << 24);
+constexpr unsigned int kNvmlMaxNvLinks = 18;
+/// "NVML_ERROR_NOT_SUPPORTED" for 3, ...; "NVML_ERROR_<code>" for codes it does not know.
+const char* nvml_error_name(int code);
+}  // namespace gpumap

@@ -1,0 +1,316 @@
+#include "driver/nvml_reader.h"
+
+#include <cstring>
+#include <memory>
+
+#include "driver/dynlib.h"
+#include "driver/nvml_api.h"
+#include "model/error.h"
+
+namespace gpumap {
+namespace {
+
+using FnInit = nvmlReturn_t();
+using FnStr = const char*(nvmlReturn_t);
+using FnDrv = nvmlReturn_t(char*, unsigned);
+using FnInt = nvmlReturn_t(int*);
+using FnCount = nvmlReturn_t(unsigned*);
+using FnHandle = nvmlReturn_t(unsigned, nvmlDevice_t*);
+using FnDevStr = nvmlReturn_t(nvmlDevice_t, char*, unsigned);
+using FnDevU = nvmlReturn_t(nvmlDevice_t, unsigned*);
+using FnPci = nvmlReturn_t(nvmlDevice_t, nvmlPciInfo_t*);
+using FnMem = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
+using FnMem2 = nvmlReturn_t(nvmlDevice_t, nvmlMemory_v2_t*);
+using FnUtil = nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*);
+using FnCc = nvmlReturn_t(nvmlDevice_t, int*, int*);
+using FnMig = nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*);
+using FnMigH = nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*);
+using FnProc1 = nvmlReturn_t(nvmlDevice_t, unsigned*, nvmlProcessInfo_v1_t*);
+using FnProc2 = nvmlReturn_t(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*);
+using FnAff = nvmlReturn_t(nvmlDevice_t, unsigned, unsigned long*);
+using FnLink = nvmlReturn_t(nvmlDevice_t, unsigned, int*);
+using FnLinkPci = nvmlReturn_t(nvmlDevice_t, unsigned, nvmlPciInfo_t*);
+
+struct Nvml {
+  std::unique_ptr<DynLib> lib;
+  FnInit* init;
+  FnInit* shutdown;
+  FnStr* error_string;
+  FnDrv* driver_version;
+  FnInt* cuda_version;
+  FnCount* count;
+  FnHandle* handle;
+  FnDevStr* name;
+  FnDevStr* uuid;
+  FnDevU* minor;
+  FnPci* pci;
+  FnMem2* mem2;
+  FnMem* mem;
+  FnUtil* util;
+  FnCc* cc;
+  FnMig* mig_mode;
+  FnDevU* mig_max;
+  FnMigH* mig_handle;
+  FnDevU* gi_id;
+  FnDevU* ci_id;
+  FnProc2* compute_v3;
+  FnProc2* compute_v2;
+  FnProc1* compute_v1;
+  FnProc2* graphics_v3;
+  FnProc2* graphics_v2;
+  FnProc1* graphics_v1;
+  FnAff* affinity;
+  FnLink* link_state;
+  FnLinkPci* link_pci;
+  bool v3_compute = false;
+
+  explicit Nvml(const std::string& path) : lib(std::make_unique<DynLib>(path)) {
+    DynLib& l = *lib;
+    init = l.bind<FnInit>({"nvmlInit_v2", "nvmlInit"}, true);
+    shutdown = l.bind<FnInit>({"nvmlShutdown"}, true);
+    error_string = l.bind<FnStr>({"nvmlErrorString"}, false);
+    driver_version = l.bind<FnDrv>({"nvmlSystemGetDriverVersion"}, false);
+    cuda_version = l.bind<FnInt>({"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, false);
+    count = l.bind<FnCount>({"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, true);
+    handle = l.bind<FnHandle>({"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, true);
+    name = l.bind<FnDevStr>({"nvmlDeviceGetName"}, true);
+    uuid = l.bind<FnDevStr>({"nvmlDeviceGetUUID"}, true);
+    pci = l.bind<FnPci>({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"}, true);
+    minor = l.bind<FnDevU>({"nvmlDeviceGetMinorNumber"}, false);
+    mem2 = l.bind<FnMem2>({"nvmlDeviceGetMemoryInfo_v2"}, false);
+    mem = l.bind<FnMem>({"nvmlDeviceGetMemoryInfo"}, false);
+    util = l.bind<FnUtil>({"nvmlDeviceGetUtilizationRates"}, false);
+    cc = l.bind<FnCc>({"nvmlDeviceGetCudaComputeCapability"}, false);
+    mig_mode = l.bind<FnMig>({"nvmlDeviceGetMigMode"}, false);
+    mig_max = l.bind<FnDevU>({"nvmlDeviceGetMaxMigDeviceCount"}, false);
+    mig_handle = l.bind<FnMigH>({"nvmlDeviceGetMigDeviceHandleByIndex"}, false);
+    gi_id = l.bind<FnDevU>({"nvmlDeviceGetGpuInstanceId"}, false);
+    ci_id = l.bind<FnDevU>({"nvmlDeviceGetComputeInstanceId"}, false);
+    compute_v3 = l.bind<FnProc2>({"nvmlDeviceGetComputeRunningProcesses_v3"}, false);
+    compute_v2 = compute_v3 ? nullptr : l.bind<FnProc2>({"nvmlDeviceGetComputeRunningProcesses_v2"}, false);
+    compute_v1 = (compute_v3 || compute_v2) ? nullptr : l.bind<FnProc1>({"nvmlDeviceGetComputeRunningProcesses"}, false);
+    graphics_v3 = l.bind<FnProc2>({"nvmlDeviceGetGraphicsRunningProcesses_v3"}, false);
+    graphics_v2 = graphics_v3 ? nullptr : l.bind<FnProc2>({"nvmlDeviceGetGraphicsRunningProcesses_v2"}, false);
+    graphics_v1 = (graphics_v3 || graphics_v2) ? nullptr : l.bind<FnProc1>({"nvmlDeviceGetGraphicsRunningProcesses"}, false);
+    affinity = l.bind<FnAff>({"nvmlDeviceGetCpuAffinity"}, false);
+    link_state = l.bind<FnLink>({"nvmlDeviceGetNvLinkState"}, false);
+    link_pci = l.bind<FnLinkPci>({"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"}, false);
+  }
+
+  std::string describe(const char* call, nvmlReturn_t rc) const {
+    std::string s = lib->name() + ": " + call + " returned " + nvml_error_name(rc) + " (" + std::to_string(rc) + ")";
+    if (error_string && rc != 0)
+      if (const char* t = error_string(rc)) s += ": " + std::string(t);
+    return s;
+  }
+};
+
+// Records a failed optional query; NOT_SUPPORTED is an ordinary N/A and is not noted.
+void note(Gpu& g, const Nvml& n, const char* call, nvmlReturn_t rc) {
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) g.notes.push_back(n.describe(call, rc));
+}
+
+template <class Info, class Fn>
+nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out) {
+  unsigned n = 0;
+  nvmlReturn_t rc = fn(d, &n, nullptr);
+  for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    n += 8;  // processes may start between the two calls
+    out.resize(n);
+    rc = fn(d, &n, out.data());
+  }
+  if (rc == NVML_SUCCESS) out.resize(n);
+  else out.clear();
+  return rc;
+}
+
+void add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnProc2* v3, FnProc2* v2, FnProc1* v1,
+                   const char* call) {
+  nvmlReturn_t rc;
+  std::vector<GpuProcess> found;
+  auto add = [&](unsigned pid, unsigned long long mem) {
+    GpuProcess p;
+    p.pid = pid;
+    p.type = type;
+    if (mem != kNvmlValueNotAvailable) p.used_memory_mib = mem >> 20;
+    found.push_back(p);
+  };
+  if (v3 || v2) {
+    std::vector<nvmlProcessInfo_v2_t> infos;
+    rc = read_process_list(v3 ? v3 : v2, d, infos);
+    for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
+  } else if (v1) {
+    std::vector<nvmlProcessInfo_v1_t> infos;
+    rc = read_process_list(v1, d, infos);
+    for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
+  } else {
+    return;
+  }
+  if (rc != NVML_SUCCESS) {
+    note(g, n, call, rc);
+    if (rc != NVML_ERROR_NOT_SUPPORTED) g.processes.reset();
+    return;
+  }
+  if (!g.processes) g.processes.emplace();
+  g.processes->insert(g.processes->end(), found.begin(), found.end());
+}
+
+std::string cpu_list(const unsigned long* set, unsigned words) {
+  std::string out;
+  unsigned bits = words * 64;
+  for (unsigned c = 0; c < bits;) {
+    if (!(set[c / 64] & (1ul << (c % 64)))) {
+      ++c;
+      continue;
+    }
+    unsigned e = c;
+    while (e + 1 < bits && (set[(e + 1) / 64] & (1ul << ((e + 1) % 64)))) ++e;
+    out += (out.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
+    c = e + 1;
+  }
+  return out;
+}
+
+void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vector<std::string>& link_pcis) {
+  g.nvml_index = index;
+  nvmlDevice_t d = nullptr;
+  nvmlReturn_t rc = n.handle(index, &d);
+  if (rc != NVML_SUCCESS) {
+    g.notes.push_back(n.describe("nvmlDeviceGetHandleByIndex", rc));
+    return;
+  }
+  char buf[96];
+  if ((rc = n.uuid(d, buf, sizeof buf)) == NVML_SUCCESS) g.uuid = buf;
+  else note(g, n, "nvmlDeviceGetUUID", rc);
+  if ((rc = n.name(d, buf, sizeof buf)) == NVML_SUCCESS) g.name = buf;
+  else note(g, n, "nvmlDeviceGetName", rc);
+  nvmlPciInfo_t pci{};
+  if ((rc = n.pci(d, &pci)) == NVML_SUCCESS) {
+    g.pci_bus_id = pci.busId;
+    g.pci = parse_pci_address(pci.busId);
+  } else {
+    note(g, n, "nvmlDeviceGetPciInfo", rc);
+  }
+  unsigned u;
+  if (n.minor) {
+    if ((rc = n.minor(d, &u)) == NVML_SUCCESS) g.minor_number = u;
+    else note(g, n, "nvmlDeviceGetMinorNumber", rc);
+  }
+  bool have_mem = false;
+  if (n.mem2) {
+    nvmlMemory_v2_t m{};
+    m.version = kNvmlMemoryV2Version;
+    if ((rc = n.mem2(d, &m)) == NVML_SUCCESS) {
+      g.memory_total_mib = m.total >> 20;
+      g.memory_used_mib = m.used >> 20;
+      g.memory_free_mib = m.free >> 20;
+      have_mem = true;
+    }
+  }
+  if (!have_mem && n.mem) {
+    nvmlMemory_t m{};
+    if ((rc = n.mem(d, &m)) == NVML_SUCCESS) {
+      g.memory_total_mib = m.total >> 20;
+      g.memory_used_mib = m.used >> 20;
+      g.memory_free_mib = m.free >> 20;
+    } else {
+      note(g, n, "nvmlDeviceGetMemoryInfo", rc);
+    }
+  }
+  if (n.util) {
+    nvmlUtilization_t ut{};
+    if ((rc = n.util(d, &ut)) == NVML_SUCCESS) {
+      g.utilization_gpu = ut.gpu;
+      g.utilization_memory = ut.memory;
+    } else {
+      note(g, n, "nvmlDeviceGetUtilizationRates", rc);
+    }
+  }
+  if (n.cc) {
+    int major = 0, minor = 0;
+    if ((rc = n.cc(d, &major, &minor)) == NVML_SUCCESS)
+      g.compute_capability = std::to_string(major) + "." + std::to_string(minor);
+    else note(g, n, "nvmlDeviceGetCudaComputeCapability", rc);
+  }
+  if (n.mig_mode) {
+    unsigned cur = 0, pend = 0;
+    if ((rc = n.mig_mode(d, &cur, &pend)) == NVML_SUCCESS) g.mig_enabled = cur == 1;
+    else note(g, n, "nvmlDeviceGetMigMode", rc);
+  }
+  if (opt.mig && g.mig_enabled.value_or(false) && n.mig_max && n.mig_handle) {
+    unsigned max = 0;
+    if (n.mig_max(d, &max) == NVML_SUCCESS) {
+      for (unsigned i = 0; i < max; ++i) {
+        nvmlDevice_t md;
+        if (n.mig_handle(d, i, &md) != NVML_SUCCESS) continue;
+        MigDevice m;
+        if (n.uuid(md, buf, sizeof buf) == NVML_SUCCESS) m.uuid = buf;
+        if (n.gi_id && n.gi_id(md, &u) == NVML_SUCCESS) m.gpu_instance_id = u;
+        if (n.ci_id && n.ci_id(md, &u) == NVML_SUCCESS) m.compute_instance_id = u;
+        nvmlMemory_t mm{};
+        if (n.mem && n.mem(md, &mm) == NVML_SUCCESS) m.memory_total_mib = mm.total >> 20;
+        g.mig_devices.push_back(m);
+      }
+    }
+  }
+  if (opt.processes) {
+    add_processes(g, n, d, "compute", n.compute_v3, n.compute_v2, n.compute_v1, "nvmlDeviceGetComputeRunningProcesses");
+    add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
+                  "nvmlDeviceGetGraphicsRunningProcesses");
+  }
+  if (opt.topology) {
+    if (n.affinity) {
+      unsigned long set[16] = {};
+      if ((rc = n.affinity(d, 16, set)) == NVML_SUCCESS) g.cpu_affinity = cpu_list(set, 16);
+      else note(g, n, "nvmlDeviceGetCpuAffinity", rc);
+    }
+    if (n.link_state && n.link_pci) {
+      for (unsigned link = 0; link < kNvmlMaxNvLinks; ++link) {
+        int active = 0;
+        if (n.link_state(d, link, &active) != NVML_SUCCESS) break;
+        if (!active) continue;
+        nvmlPciInfo_t rp{};
+        if (n.link_pci(d, link, &rp) == NVML_SUCCESS) link_pcis.push_back(rp.busId);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
+  Nvml n(src.nvml_library);
+  nvmlReturn_t rc = n.init();
+  if (rc != NVML_SUCCESS)
+    throw Error(kExitNoDriver, n.describe(n.lib->bindings().front().bound.c_str(), rc),
+                rc == NVML_ERROR_DRIVER_NOT_LOADED ? "the NVIDIA kernel driver is not loaded (is this a GPU machine?)"
+                                                   : "");
+  Snapshot s;
+  s.simulated = src.simulated;
+  s.source = src.simulated ? "simulated host " + src.host_file : "NVML (" + src.nvml_library + ")";
+  char buf[96];
+  if (n.driver_version && n.driver_version(buf, sizeof buf) == NVML_SUCCESS) s.driver_version = buf;
+  int v;
+  if (n.cuda_version && n.cuda_version(&v) == NVML_SUCCESS) s.cuda_driver_version = v;
+  unsigned count = 0;
+  if ((rc = n.count(&count)) != NVML_SUCCESS) {
+    n.shutdown();
+    throw Error(kExitError, n.describe("nvmlDeviceGetCount", rc));
+  }
+  std::vector<std::vector<std::string>> links(count);
+  s.gpus.resize(count);
+  for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, s.gpus[i], links[i]);
+  // NVLink peers: count active links whose remote end is another GPU of this host.
+  for (unsigned i = 0; i < count; ++i)
+    for (const std::string& remote : links[i]) {
+      auto a = parse_pci_address(remote);
+      for (const Gpu& peer : s.gpus)
+        if (a && peer.pci && *peer.pci == *a && peer.nvml_index != i) s.gpus[i].nvlink_peers.push_back(peer.uuid);
+    }
+  for (const SymbolBinding& b : n.lib->bindings())
+    if (!b.bound.empty()) s.bindings.push_back(b.bound);
+  n.shutdown();
+  return s;
+}
+
+}  // namespace gpumap

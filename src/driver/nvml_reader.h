@@ -1,0 +1,19 @@
+// Reads the host snapshot through NVML.  One failed query never drops a GPU: the field
+// becomes N/A and the failure is kept in Gpu::notes with the driver's code.
+#pragma once
+#include "driver/driver_source.h"
+#include "model/snapshot.h"
+
+namespace gpumap {
+
+struct ReadOptions {
+  bool processes = true;  // NVML's compute and graphics process lists
+  bool topology = false;  // CPU affinity and NVLink peers (for pick/run/bind)
+  bool mig = true;        // MIG devices of MIG-enabled GPUs
+};
+
+/// Throws Error(kExitNoDriver) when libnvidia-ml cannot be loaded or initialised,
+/// naming the library, the symbol and the code.
+Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt);
+
+}  // namespace gpumap

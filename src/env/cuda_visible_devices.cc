@@ -1,0 +1,103 @@
+#include "env/cuda_visible_devices.h"
+
+#include <cctype>
+#include <limits>
+
+namespace gpumap {
+namespace {
+
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+CvdEntry parse_uuid_entry(std::string_view e) {
+  CvdEntry out;
+  out.raw = std::string(e);
+  std::string_view rest = e.substr(4);
+  size_t i = 0;
+  for (; i < rest.size() && out.uuid_hex.size() < 32; ++i) {
+    char c = rest[i];
+    if (c == '-') continue;
+    if (!is_hex(c)) {
+      out.kind = CvdEntryKind::kInvalid;
+      out.uuid_hex.clear();
+      out.reason = "`" + std::string(1, c) + "` is not a hex digit of a UUID";
+      if (e.substr(0, 8) == "MIG-GPU-")
+        out.reason = "the legacy `MIG-GPU-<uuid>/<gi>/<ci>` form is not accepted by this driver; "
+                     "use the MIG device's own `MIG-<uuid>`";
+      return out;
+    }
+    out.uuid_hex.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (out.uuid_hex.empty()) {
+    out.kind = CvdEntryKind::kInvalid;
+    out.reason = "`" + std::string(e.substr(0, 4)) + "` with no hex digits after it";
+    return out;
+  }
+  out.kind = CvdEntryKind::kUuid;
+  if (i < rest.size()) out.reason = "`" + std::string(rest.substr(i)) + "` after the full UUID is ignored";
+  return out;
+}
+
+CvdEntry parse_integer_entry(std::string_view e) {
+  CvdEntry out;
+  out.raw = std::string(e);
+  size_t i = 0;
+  while (i < e.size() && std::isspace(static_cast<unsigned char>(e[i]))) ++i;
+  bool negative = false;
+  if (i < e.size() && (e[i] == '+' || e[i] == '-')) negative = e[i++] == '-';
+  size_t digits_start = i;
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  uint64_t v = 0;
+  bool overflow = false;
+  for (; i < e.size() && e[i] >= '0' && e[i] <= '9'; ++i) {
+    uint64_t d = static_cast<uint64_t>(e[i] - '0');
+    if (v > (max - d) / 10) overflow = true;
+    else v = v * 10 + d;
+  }
+  if (i == digits_start) {
+    out.kind = CvdEntryKind::kInvalid;
+    if (e.empty()) out.reason = "empty entry";
+    else if (e.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos) out.reason = "only white space";
+    else if (std::isspace(static_cast<unsigned char>(e[0])) && e.find("GPU-") != std::string_view::npos)
+      out.reason = "white space before `GPU-` is not allowed";
+    else out.reason = "not a number and not a `GPU-`/`MIG-` UUID";
+    return out;
+  }
+  // strtoul: overflow saturates to ULONG_MAX; a minus sign negates modulo 2^64.
+  uint64_t ul = overflow ? max : (negative ? (~v + 1) : v);
+  out.kind = CvdEntryKind::kInteger;
+  out.index = ul & 0xffffffffull;  // the driver keeps 32 bits (measured: 4294967297 -> 1)
+  std::string notes;
+  if (overflow) notes = "overflows, which CUDA reads as no GPU";
+  else if (negative && v != 0) notes = "negative";
+  else if (out.index != ul) notes = "is cut to 32 bits: CUDA reads it as " + std::to_string(out.index);
+  if (i < e.size()) {
+    std::string tail(e.substr(i));
+    if (!notes.empty()) notes += "; ";
+    notes += "`" + tail + "` after the number is ignored";
+  }
+  if (digits_start > 0 && e[0] != '+' && e[0] != '-') {
+    if (!notes.empty()) notes += "; ";
+    notes += "leading white space is skipped";
+  }
+  out.reason = notes;
+  return out;
+}
+
+}  // namespace
+
+std::vector<CvdEntry> parse_cuda_visible_devices(std::string_view value) {
+  std::vector<CvdEntry> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    std::string_view e = value.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                              : comma - start);
+    if (e.substr(0, 4) == "GPU-" || e.substr(0, 4) == "MIG-") out.push_back(parse_uuid_entry(e));
+    else out.push_back(parse_integer_entry(e));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,43 @@
+// What launchers and schedulers put in the environment: Slurm, torchrun, MPI.
+// Pure: no I/O.  A local rank is a process number, not a GPU number.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/environment.h"
+
+namespace gpumap {
+
+struct IntList {
+  std::vector<uint32_t> values;
+  std::string error;  // non-empty when the variable is set but not a list of integers
+};
+
+struct LocalRank {
+  std::string variable;  // which variable gave it ("SLURM_LOCALID", ...)
+  std::optional<uint32_t> value;
+  std::string error;  // set but not a non-negative integer
+};
+
+struct LauncherEnv {
+  std::vector<LocalRank> local_ranks;  // every local-rank variable that is set, in priority order
+  std::optional<uint32_t> local_world_size;  // LOCAL_WORLD_SIZE
+  std::optional<IntList> slurm_step_gpus;    // global ids
+  std::optional<IntList> slurm_job_gpus;     // global ids
+  std::optional<std::string> gpu_device_ordinal;
+  std::optional<uint32_t> slurm_gpus_on_node;
+  bool in_slurm_step = false;  // SLURM_STEP_ID or SLURM_JOB_ID set
+
+  /// The first local rank that parsed, in the order SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK,
+  /// MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK, LOCAL_RANK; nullptr when none did.
+  const LocalRank* rank() const;
+};
+
+/// Reads "2,3" or Slurm's ranges "0-2,5"; an error names the bad part.
+IntList parse_int_list(const std::string& value);
+
+LauncherEnv parse_launcher_env(const Environment& env);
+
+}  // namespace gpumap

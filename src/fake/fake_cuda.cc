@@ -1,0 +1,229 @@
+// A fake libcuda.so.1 for simulated hosts ($GPUMAP_FAKE_HOST).  cuInit applies the
+// calling process's CUDA_DEVICE_ORDER and CUDA_VISIBLE_DEVICES the way driver 580.159.04
+// was measured to (docs/driver-rules.md, tests/vectors/).  Written on purpose apart from
+// gpumap's own resolver (src/resolve/), so that `map --check` on a simulated host
+// compares two independent readings of the same rules.
+//
+// Rules on MIG hosts are documented (R570+), not measured: a MIG-enabled GPU is replaced
+// by its MIG devices, in place, in both orders.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "driver/cuda_api.h"
+#include "fake/host_file.h"
+
+using gpumap::fake::FakeGpu;
+using gpumap::fake::FakeHost;
+
+namespace {
+
+struct Dev {
+  std::string uuid;  // GPU-... or MIG-...
+  const FakeGpu* gpu;
+  int mig;  // -1: whole GPU
+};
+
+FakeHost g_host;
+std::vector<Dev> g_devs;
+int g_init_rc = -1;  // -1: cuInit not called yet
+
+enum { kSuccess = 0, kNotInitialized = 3, kInvalidValue = 1, kNoDevice = 100, kInvalidDevice = 101 };
+
+std::string hex_of(const std::string& uuid) {
+  std::string h;
+  for (size_t i = 4; i < uuid.size(); ++i)
+    if (uuid[i] != '-') h.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(uuid[i]))));
+  return h;
+}
+
+std::vector<Dev> expand(const std::vector<const FakeGpu*>& gpus) {
+  std::vector<Dev> out;
+  for (const FakeGpu* g : gpus) {
+    if (!g->cuda_visible) continue;
+    if (!g->mig_enabled) {
+      out.push_back({g->uuid, g, -1});
+      continue;
+    }
+    for (size_t m = 0; m < g->mig_devices.size(); ++m) out.push_back({g->mig_devices[m].uuid, g, static_cast<int>(m)});
+  }
+  return out;
+}
+
+std::vector<const FakeGpu*> default_order() {
+  std::vector<const FakeGpu*> v;
+  for (const FakeGpu& g : g_host.gpus) v.push_back(&g);  // PCI order
+  if (!g_host.cuda_default_order.empty()) {
+    std::vector<const FakeGpu*> ordered;
+    for (const std::string& u : g_host.cuda_default_order)
+      for (const FakeGpu* g : v)
+        if (g->uuid == u) ordered.push_back(g);
+    for (const FakeGpu* g : v)  // GPUs the file's order leaves out (MIG, hidden) keep PCI order at the end
+      if (std::find(ordered.begin(), ordered.end(), g) == ordered.end()) ordered.push_back(g);
+    return ordered;
+  }
+  // Heuristic for files without an order (documented in docs/host-file.md, not driver truth):
+  // higher compute capability first, then more multiprocessors, then PCI order.
+  std::stable_sort(v.begin(), v.end(), [](const FakeGpu* a, const FakeGpu* b) {
+    if (a->cc_major != b->cc_major) return a->cc_major > b->cc_major;
+    if (a->cc_minor != b->cc_minor) return a->cc_minor > b->cc_minor;
+    return a->multiprocessor_count > b->multiprocessor_count;
+  });
+  return v;
+}
+
+// One entry of CUDA_VISIBLE_DEVICES -> index into `all`, or -1 when it names no device.
+// `uuid_kind` reports whether the entry was of the UUID kind.
+int match_entry(const std::string& e, const std::vector<Dev>& all, bool& uuid_kind) {
+  uuid_kind = e.compare(0, 4, "GPU-") == 0 || e.compare(0, 4, "MIG-") == 0;
+  if (uuid_kind) {
+    std::string hex;
+    size_t i = 4;
+    for (; i < e.size() && hex.size() < 32; ++i) {
+      if (e[i] == '-') continue;
+      if (!std::isxdigit(static_cast<unsigned char>(e[i]))) return -1;
+      hex.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(e[i]))));
+    }
+    if (hex.empty()) return -1;
+    int found = -1;
+    for (size_t d = 0; d < all.size(); ++d) {
+      if (hex_of(all[d].uuid).compare(0, hex.size(), hex) != 0) continue;
+      if (found >= 0) return -1;  // ambiguous prefix
+      found = static_cast<int>(d);
+    }
+    return found;
+  }
+  const char* s = e.c_str();
+  char* end = nullptr;
+  errno = 0;
+  unsigned long v = std::strtoul(s, &end, 10);
+  if (end == s) return -1;
+  unsigned int idx = static_cast<unsigned int>(v);  // the driver keeps 32 bits
+  return idx < all.size() ? static_cast<int>(idx) : -1;
+}
+
+int init_devices() {
+  const char* path = std::getenv("GPUMAP_FAKE_HOST");
+  if (!path || !*path) return 100;
+  try {
+    g_host = gpumap::fake::load_host_file(path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake libcuda: %s\n", e.what());
+    return 999;
+  }
+  if (auto it = g_host.errors.find("cuInit"); it != g_host.errors.end()) return it->second;
+  const char* order = std::getenv("CUDA_DEVICE_ORDER");
+  std::vector<const FakeGpu*> base;
+  if (!order || std::strcmp(order, "FASTEST_FIRST") == 0) {
+    base = default_order();
+  } else if (std::strcmp(order, "PCI_BUS_ID") == 0) {
+    for (const FakeGpu& g : g_host.gpus) base.push_back(&g);
+  } else {
+    return kInvalidDevice;
+  }
+  std::vector<Dev> all = expand(base);
+  const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!cvd) {
+    g_devs = all;
+    return g_devs.empty() ? kNoDevice : kSuccess;
+  }
+  std::string list(cvd);
+  std::vector<int> picked;
+  int kind = -1;  // 0 integer, 1 uuid
+  size_t pos = 0;
+  while (true) {
+    size_t comma = list.find(',', pos);
+    std::string e = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    bool uuid_kind;
+    int d = match_entry(e, all, uuid_kind);
+    if (d < 0 || (kind >= 0 && kind != static_cast<int>(uuid_kind))) break;
+    kind = uuid_kind;
+    if (std::find(picked.begin(), picked.end(), d) != picked.end()) return kInvalidDevice;
+    picked.push_back(d);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (picked.empty()) return kNoDevice;
+  for (int d : picked) g_devs.push_back(all[d]);
+  return kSuccess;
+}
+
+bool valid(CUdevice d) { return g_init_rc == kSuccess && d >= 0 && d < static_cast<int>(g_devs.size()); }
+
+}  // namespace
+
+extern "C" {
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT CUresult cuInit(unsigned flags) {
+  if (flags != 0) return kInvalidValue;
+  if (g_init_rc < 0) g_init_rc = init_devices();
+  return g_init_rc;
+}
+EXPORT CUresult cuDriverGetVersion(int* v) {
+  if (!v) return kInvalidValue;
+  *v = g_host.cuda_driver_version ? g_host.cuda_driver_version : 13000;
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGetCount(int* n) {
+  if (g_init_rc != kSuccess) return kNotInitialized;
+  if (!n) return kInvalidValue;
+  *n = static_cast<int>(g_devs.size());
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  if (g_init_rc != kSuccess) return kNotInitialized;
+  if (!d) return kInvalidValue;
+  if (ordinal < 0 || ordinal >= static_cast<int>(g_devs.size())) return kInvalidDevice;
+  *d = ordinal;
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice d) {
+  if (!valid(d)) return kInvalidDevice;
+  if (!name || len <= 0) return kInvalidValue;
+  std::string n = g_devs[d].gpu->name;
+  if (g_devs[d].mig >= 0) n += " MIG";
+  std::snprintf(name, static_cast<size_t>(len), "%s", n.c_str());
+  return kSuccess;
+}
+static CUresult uuid_impl(CUuuid* u, CUdevice d, bool v2) {
+  if (!valid(d)) return kInvalidDevice;
+  if (!u) return kInvalidValue;
+  // cuDeviceGetUuid (v1) gives the parent GPU's UUID for a MIG device; _v2 the MIG one.
+  std::string hex = hex_of(v2 ? g_devs[d].uuid : g_devs[d].gpu->uuid);
+  for (int i = 0; i < 16; ++i) u->bytes[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGetUuid(CUuuid* u, CUdevice d) { return uuid_impl(u, d, false); }
+#ifndef FAKE_LEGACY
+EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* u, CUdevice d) { return uuid_impl(u, d, true); }
+#endif
+EXPORT CUresult cuDeviceGetPCIBusId(char* out, int len, CUdevice d) {
+  if (!valid(d)) return kInvalidDevice;
+  if (!out || len <= 0) return kInvalidValue;
+  const auto& p = g_devs[d].gpu->pci;
+  std::snprintf(out, static_cast<size_t>(len), "%04x:%02x:%02x.%x", p.domain, p.bus, p.device, p.function);
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGetAttribute(int* v, int attr, CUdevice d) {
+  if (!valid(d)) return kInvalidDevice;
+  if (!v) return kInvalidValue;
+  const FakeGpu* g = g_devs[d].gpu;
+  if (attr == gpumap::kCuAttrComputeCapabilityMajor) *v = g->cc_major;
+  else if (attr == gpumap::kCuAttrComputeCapabilityMinor) *v = g->cc_minor;
+  else if (attr == gpumap::kCuAttrMultiprocessorCount)
+    *v = static_cast<int>(g_devs[d].mig >= 0 ? g->mig_devices[g_devs[d].mig].multiprocessor_count : g->multiprocessor_count);
+  else return kInvalidValue;
+  return kSuccess;
+}
+EXPORT CUresult cuGetErrorName(CUresult rc, const char** s) {
+  if (!s) return kInvalidValue;
+  *s = gpumap::cuda_result_name(rc);
+  return kSuccess;
+}
+}  // extern "C"

@@ -1,0 +1,351 @@
+// A fake libnvidia-ml.so.1 that serves the simulated host named by $GPUMAP_FAKE_HOST.
+// It follows NVML's documented contract for each call gpumap makes (return codes,
+// INSUFFICIENT_SIZE sizing, versioned structs) and nothing more.  Built twice: sim/ has
+// every symbol, sim-legacy/ (FAKE_LEGACY) only the unversioned ones of older drivers.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "driver/nvml_api.h"
+#include "fake/host_file.h"
+
+using gpumap::fake::FakeGpu;
+using gpumap::fake::FakeHost;
+
+namespace {
+
+struct Handle {
+  int gpu;
+  int mig;  // -1 for the GPU itself
+};
+
+std::unique_ptr<FakeHost> g_host;
+std::unique_ptr<Handle[]> g_handles;  // per GPU, then per MIG device: stable addresses
+int g_init_count = 0;
+
+std::string base_name(const char* fn) {
+  std::string s(fn);
+  size_t v = s.rfind("_v");
+  if (v != std::string::npos && v + 2 < s.size() && s.find_first_not_of("0123456789", v + 2) == std::string::npos)
+    s.resize(v);
+  return s;
+}
+
+// An injected error for this call, global or for this GPU; NVML_SUCCESS when none.
+int injected(const char* fn, int gpu = -1) {
+  if (!g_host) return NVML_ERROR_UNINITIALIZED;
+  std::string b = base_name(fn);
+  if (auto it = g_host->errors.find(b); it != g_host->errors.end()) return it->second;
+  if (gpu >= 0)
+    if (auto it = g_host->gpus[gpu].errors.find(b); it != g_host->gpus[gpu].errors.end()) return it->second;
+  return NVML_SUCCESS;
+}
+
+const Handle* as_handle(nvmlDevice_t d) { return reinterpret_cast<const Handle*>(d); }
+
+int init_impl() {
+  const char* path = std::getenv("GPUMAP_FAKE_HOST");
+  if (!path || !*path) return NVML_ERROR_DRIVER_NOT_LOADED;
+  if (!g_host) {
+    try {
+      g_host = std::make_unique<FakeHost>(gpumap::fake::load_host_file(path));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fake libnvidia-ml: %s\n", e.what());
+      return NVML_ERROR_UNKNOWN;
+    }
+    if (auto it = g_host->errors.find("nvmlInit"); it != g_host->errors.end()) {
+      int rc = it->second;
+      g_host.reset();
+      return rc;
+    }
+    size_t n = g_host->gpus.size();
+    for (const FakeGpu& g : g_host->gpus) n += g.mig_devices.size();
+    g_handles = std::make_unique<Handle[]>(n);
+    size_t k = g_host->gpus.size();
+    for (size_t i = 0; i < g_host->gpus.size(); ++i) {
+      g_handles[i] = {static_cast<int>(i), -1};
+      for (size_t m = 0; m < g_host->gpus[i].mig_devices.size(); ++m)
+        g_handles[k++] = {static_cast<int>(i), static_cast<int>(m)};
+    }
+  }
+  ++g_init_count;
+  return NVML_SUCCESS;
+}
+
+nvmlDevice_t mig_handle(int gpu, int mig) {
+  size_t k = g_host->gpus.size();
+  for (int i = 0; i < gpu; ++i) k += g_host->gpus[i].mig_devices.size();
+  return reinterpret_cast<nvmlDevice_t>(&g_handles[k + mig]);
+}
+
+int copy_string(const std::string& s, char* out, unsigned len) {
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  if (s.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return NVML_SUCCESS;
+}
+
+int count_impl(unsigned* n) {
+  if (!g_host) return NVML_ERROR_UNINITIALIZED;
+  if (!n) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetCount")) return rc;
+  *n = static_cast<unsigned>(g_host->gpus.size());
+  return NVML_SUCCESS;
+}
+
+int handle_impl(unsigned i, nvmlDevice_t* d) {
+  if (!g_host) return NVML_ERROR_UNINITIALIZED;
+  if (!d || i >= g_host->gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetHandleByIndex", static_cast<int>(i))) return rc;
+  *d = reinterpret_cast<nvmlDevice_t>(&g_handles[i]);
+  return NVML_SUCCESS;
+}
+
+int pci_impl(nvmlDevice_t d, nvmlPciInfo_t* p) {
+  const Handle* h = as_handle(d);
+  if (!h || !p) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetPciInfo", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  std::memset(p, 0, sizeof *p);
+  std::snprintf(p->busId, sizeof p->busId, "%s", g.pci_bus_id.c_str());
+  std::snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%04X:%02X:%02X.%X", g.pci.domain & 0xffff, g.pci.bus,
+                g.pci.device, g.pci.function);
+  p->domain = g.pci.domain;
+  p->bus = g.pci.bus;
+  p->device = g.pci.device;
+  p->pciDeviceId = 0x233510de;
+  return NVML_SUCCESS;
+}
+
+template <class Info>
+int processes_impl(const char* fn, nvmlDevice_t d, unsigned* count, Info* infos, bool graphics) {
+  const Handle* h = as_handle(d);
+  if (!h || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected(fn, h->gpu)) return rc;
+  const auto& list = graphics ? g_host->gpus[h->gpu].graphics_processes : g_host->gpus[h->gpu].processes;
+  if (*count < list.size() || (!infos && !list.empty())) {
+    *count = static_cast<unsigned>(list.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *count = static_cast<unsigned>(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    Info info{};
+    info.pid = list[i].pid;
+    info.usedGpuMemory = list[i].used_memory_mib ? *list[i].used_memory_mib * 1024 * 1024 : gpumap::kNvmlValueNotAvailable;
+    if constexpr (sizeof(Info) == sizeof(nvmlProcessInfo_v2_t)) {
+      info.gpuInstanceId = 0xffffffffu;
+      info.computeInstanceId = 0xffffffffu;
+    }
+    infos[i] = info;
+  }
+  return NVML_SUCCESS;
+}
+
+int nvlink_remote_impl(nvmlDevice_t d, unsigned link, nvmlPciInfo_t* p) {
+  const Handle* h = as_handle(d);
+  if (!h || !p) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetNvLinkRemotePciInfo", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  if (link >= gpumap::kNvmlMaxNvLinks) return NVML_ERROR_INVALID_ARGUMENT;
+  if (link >= g.nvlink_peers.size()) return NVML_ERROR_NOT_SUPPORTED;
+  std::memset(p, 0, sizeof *p);
+  std::snprintf(p->busId, sizeof p->busId, "%s", g.nvlink_peers[link].c_str());
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT nvmlReturn_t nvmlInit(void) { return init_impl(); }
+EXPORT nvmlReturn_t nvmlShutdown(void) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  --g_init_count;
+  return NVML_SUCCESS;
+}
+EXPORT const char* nvmlErrorString(nvmlReturn_t rc) { return gpumap::nvml_error_name(rc); }
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* v, unsigned len) {
+  if (!g_host) return NVML_ERROR_UNINITIALIZED;
+  if (int rc = injected("nvmlSystemGetDriverVersion")) return rc;
+  return copy_string(g_host->driver_version, v, len);
+}
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* v) {
+  if (!g_host) return NVML_ERROR_UNINITIALIZED;
+  if (!v) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlSystemGetCudaDriverVersion")) return rc;
+  *v = g_host->cuda_driver_version;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned* n) { return count_impl(n); }
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t* d) { return handle_impl(i, d); }
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t* p) { return pci_impl(d, p); }
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* out, unsigned len) {
+  const Handle* h = as_handle(d);
+  if (!h) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetName", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  return copy_string(h->mig < 0 ? g.name : g.name + " MIG", out, len);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* out, unsigned len) {
+  const Handle* h = as_handle(d);
+  if (!h) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetUUID", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  return copy_string(h->mig < 0 ? g.uuid : g.mig_devices[h->mig].uuid, out, len);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned* i) {
+  const Handle* h = as_handle(d);
+  if (!h || !i) return NVML_ERROR_INVALID_ARGUMENT;
+  *i = static_cast<unsigned>(h->gpu);
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned* m) {
+  const Handle* h = as_handle(d);
+  if (!h || !m) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetMinorNumber", h->gpu)) return rc;
+  *m = g_host->gpus[h->gpu].minor_number;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
+  const Handle* h = as_handle(d);
+  if (!h || !m) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetMemoryInfo", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  uint64_t total = h->mig < 0 ? g.memory_total_mib : g.mig_devices[h->mig].memory_total_mib;
+  uint64_t used = h->mig < 0 ? g.memory_used_mib : 0;
+  m->total = total << 20;
+  m->used = used << 20;
+  m->free = (total - used) << 20;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
+  const Handle* h = as_handle(d);
+  if (!h || !u) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetUtilizationRates", h->gpu)) return rc;
+  if (g_host->gpus[h->gpu].mig_enabled) return NVML_ERROR_NOT_SUPPORTED;  // documented for MIG mode
+  u->gpu = g_host->gpus[h->gpu].utilization_gpu;
+  u->memory = g_host->gpus[h->gpu].utilization_memory;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int* major, int* minor) {
+  const Handle* h = as_handle(d);
+  if (!h || !major || !minor) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetCudaComputeCapability", h->gpu)) return rc;
+  *major = g_host->gpus[h->gpu].cc_major;
+  *minor = g_host->gpus[h->gpu].cc_minor;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* current, unsigned* pending) {
+  const Handle* h = as_handle(d);
+  if (!h || !current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetMigMode", h->gpu)) return rc;
+  *current = *pending = g_host->gpus[h->gpu].mig_enabled ? 1 : 0;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned* n) {
+  const Handle* h = as_handle(d);
+  if (!h || !n) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetMaxMigDeviceCount", h->gpu)) return rc;
+  *n = g_host->gpus[h->gpu].mig_enabled ? 7 : 0;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned i, nvmlDevice_t* out) {
+  const Handle* h = as_handle(d);
+  if (!h || !out) return NVML_ERROR_INVALID_ARGUMENT;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  if (!g.mig_enabled) return NVML_ERROR_INVALID_ARGUMENT;
+  if (i >= g.mig_devices.size()) return NVML_ERROR_NOT_FOUND;
+  *out = mig_handle(h->gpu, static_cast<int>(i));
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned* id) {
+  const Handle* h = as_handle(d);
+  if (!h || !id || h->mig < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = g_host->gpus[h->gpu].mig_devices[h->mig].gpu_instance_id;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned* id) {
+  const Handle* h = as_handle(d);
+  if (!h || !id || h->mig < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = g_host->gpus[h->gpu].mig_devices[h->mig].compute_instance_id;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned* c, nvmlProcessInfo_v1_t* i) {
+  return processes_impl("nvmlDeviceGetComputeRunningProcesses", d, c, i, false);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned* c, nvmlProcessInfo_v1_t* i) {
+  return processes_impl("nvmlDeviceGetGraphicsRunningProcesses", d, c, i, true);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned size, unsigned long* set) {
+  const Handle* h = as_handle(d);
+  if (!h || !set) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetCpuAffinity", h->gpu)) return rc;
+  const std::string& list = g_host->gpus[h->gpu].cpu_affinity;
+  if (list.empty()) return NVML_ERROR_NOT_SUPPORTED;
+  std::memset(set, 0, size * sizeof(unsigned long));
+  const char* p = list.c_str();
+  while (*p) {
+    char* end;
+    unsigned long a = std::strtoul(p, &end, 10), b = a;
+    if (*end == '-') b = std::strtoul(end + 1, &end, 10);
+    for (unsigned long c = a; c <= b && c < size * 64ul; ++c) set[c / 64] |= 1ul << (c % 64);
+    p = *end == ',' ? end + 1 : end;
+    if (end == p && *p) break;
+  }
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int* active) {
+  const Handle* h = as_handle(d);
+  if (!h || !active) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetNvLinkState", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  if (link >= gpumap::kNvmlMaxNvLinks) return NVML_ERROR_INVALID_ARGUMENT;
+  if (g.nvlink_peers.empty()) return NVML_ERROR_NOT_SUPPORTED;
+  *active = link < g.nvlink_peers.size() ? 1 : 0;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d, unsigned l, nvmlPciInfo_t* p) {
+  return nvlink_remote_impl(d, l, p);
+}
+
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlInit_v2(void) { return init_impl(); }
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) { return nvmlSystemGetCudaDriverVersion(v); }
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* n) { return count_impl(n); }
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t* d) { return handle_impl(i, d); }
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t* p) { return pci_impl(d, p); }
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* p) { return pci_impl(d, p); }
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t* m) {
+  if (!m) return NVML_ERROR_INVALID_ARGUMENT;
+  if (m->version != gpumap::kNvmlMemoryV2Version) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  nvmlMemory_t v1;
+  int rc = nvmlDeviceGetMemoryInfo(d, &v1);
+  if (rc) return rc;
+  m->total = v1.total;
+  m->reserved = 0;
+  m->free = v1.free;
+  m->used = v1.used;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* c, nvmlProcessInfo_v2_t* i) {
+  return processes_impl("nvmlDeviceGetComputeRunningProcesses", d, c, i, false);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* c, nvmlProcessInfo_v2_t* i) {
+  return processes_impl("nvmlDeviceGetComputeRunningProcesses", d, c, i, false);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* c, nvmlProcessInfo_v2_t* i) {
+  return processes_impl("nvmlDeviceGetGraphicsRunningProcesses", d, c, i, true);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* c, nvmlProcessInfo_v2_t* i) {
+  return processes_impl("nvmlDeviceGetGraphicsRunningProcesses", d, c, i, true);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned l, nvmlPciInfo_t* p) {
+  return nvlink_remote_impl(d, l, p);
+}
+#endif
+
+}  // extern "C"

@@ -1,0 +1,239 @@
+#include "findings/rules.h"
+
+#include <strings.h>
+
+#include <set>
+
+#include "env/launcher.h"
+#include "env/nvidia_visible_devices.h"
+#include "model/pci.h"
+
+namespace gpumap {
+
+int nvml_index_of(const Snapshot& s, const std::string& uuid) {
+  for (const Gpu& g : s.gpus) {
+    if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return static_cast<int>(g.nvml_index);
+    for (const MigDevice& m : g.mig_devices)
+      if (strcasecmp(m.uuid.c_str(), uuid.c_str()) == 0) return static_cast<int>(g.nvml_index);
+  }
+  return -1;
+}
+
+std::string describe_uuid(const Snapshot& s, const std::string& uuid) {
+  for (const Gpu& g : s.gpus) {
+    if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return "nvidia-smi GPU " + std::to_string(g.nvml_index);
+    for (size_t i = 0; i < g.mig_devices.size(); ++i)
+      if (strcasecmp(g.mig_devices[i].uuid.c_str(), uuid.c_str()) == 0)
+        return "nvidia-smi GPU " + std::to_string(g.nvml_index) + " MIG device " + std::to_string(i);
+  }
+  return "unknown GPU " + uuid;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+bool looks_like_bare_uuid(const std::string& raw) {
+  // 8 hex digits then '-': a UUID written without "GPU-".
+  if (raw.size() < 9 || raw[8] != '-') return false;
+  for (int i = 0; i < 8; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(raw[i]))) return false;
+  return true;
+}
+
+void add(std::vector<Finding>& out, const char* id, Severity sev, std::string msg, std::string fix) {
+  out.push_back({id, sev, std::move(msg), std::move(fix)});
+}
+
+// What the user most likely wanted, as a UUID list: the entries that named a GPU.
+std::string uuid_fix(const CudaView& v) {
+  std::vector<std::string> uuids;
+  std::set<std::string> seen;
+  for (const EntryDecision& d : v.entries)
+    if (!d.uuid.empty() && seen.insert(d.uuid).second) uuids.push_back(d.uuid);
+  if (uuids.empty()) return "";
+  return "export CUDA_VISIBLE_DEVICES=" + join(uuids, ",");
+}
+
+void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
+  const CudaView& v = in.mapping.view;
+  const Snapshot& s = in.snapshot;
+  for (size_t i = 0; i < v.entries.size(); ++i) {
+    const EntryDecision& d = v.entries[i];
+    const std::string& raw = d.entry.raw;
+    std::string at = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " `" + raw + "`";
+    if (looks_like_bare_uuid(raw))
+      add(out, "uuid-without-prefix", Severity::kError,
+          at + " is a UUID without `GPU-`: CUDA reads it as the number " +
+              (d.entry.kind == CvdEntryKind::kInteger ? std::to_string(d.entry.index) : std::string("(none)")) +
+              ", not as that GPU",
+          "export CUDA_VISIBLE_DEVICES=GPU-" + raw);
+    else if (auto pci = parse_pci_address(raw)) {
+      std::string meant;
+      for (const Gpu& g : s.gpus)
+        if (g.pci && *g.pci == *pci) meant = g.uuid;
+      add(out, "pci-address-entry", Severity::kError,
+          at + " is a PCI address, which CUDA does not accept: it reads the leading digits as the index " +
+              std::to_string(d.entry.index) +
+              (d.outcome == EntryOutcome::kVisible ? " and gives you " + describe_uuid(s, d.uuid) : ""),
+          meant.empty() ? "name GPUs by UUID (gpumap which " + raw + ")" : "export CUDA_VISIBLE_DEVICES=" + meant);
+    } else if (raw.rfind("MIG-GPU-", 0) == 0) {
+      add(out, "mig-legacy-form", Severity::kError,
+          at + " uses the legacy MIG-GPU-<uuid>/<gi>/<ci> form, which drivers since R470 do not accept",
+          "use the MIG device UUIDs that `nvidia-smi -L` prints (MIG-...)");
+    } else if (d.outcome == EntryOutcome::kVisible && d.entry.kind == CvdEntryKind::kInteger &&
+               raw.find_first_of(";: ") != std::string::npos && raw.find_first_of("0123456789") != std::string::npos &&
+               raw.find_first_not_of(" \t") != std::string::npos &&
+               raw.substr(raw.find_first_of("0123456789")).find_first_not_of("0123456789") != std::string::npos) {
+      add(out, "entry-separator", Severity::kWarning,
+          at + ": CUDA reads only the leading number (" + std::to_string(d.entry.index) + ") and ignores `" +
+              raw.substr(raw.find_first_of("0123456789") + std::to_string(d.entry.index).size()) +
+              "`; only commas separate entries",
+          "separate entries with commas only, e.g. export CUDA_VISIBLE_DEVICES=1,0");
+    }
+    if (d.entry.kind == CvdEntryKind::kInvalid && !raw.empty() && raw[0] != ' ' && raw[0] != '\t' &&
+        raw.find("GPU-") == std::string::npos && !looks_like_bare_uuid(raw) && raw.rfind("MIG-", 0) != 0) {
+      static const std::set<std::string> words = {"all", "none", "void", "NoDevFiles"};
+      if (words.count(raw))
+        add(out, "container-keyword", Severity::kError,
+            at + " is a container-toolkit keyword (NVIDIA_VISIBLE_DEVICES); CUDA reads it as no GPU",
+            raw == "all" ? "unset CUDA_VISIBLE_DEVICES" : "export CUDA_VISIBLE_DEVICES= (really no GPU) or unset it");
+    }
+    if (d.outcome == EntryOutcome::kInvalid && !raw.empty() && (raw[0] == ' ' || raw[0] == '\t') &&
+        raw.find("GPU-") != std::string::npos)
+      add(out, "space-before-uuid", Severity::kError,
+          at + " has white space before `GPU-`: CUDA accepts spaces before numbers but not before UUIDs",
+          uuid_fix(v).empty() ? "remove the spaces after the commas" : uuid_fix(v));
+    if (d.outcome == EntryOutcome::kMixedKind)
+      add(out, "mixed-entry-kinds", Severity::kError,
+          at + " mixes an index with UUIDs: CUDA stops reading the list there, so it and every later entry are dropped",
+          "use one kind of entry: all UUIDs (gpumap which ...)");
+    if (d.outcome == EntryOutcome::kDuplicate)
+      add(out, "duplicate-gpu", Severity::kError,
+          at + " names " + describe_uuid(s, d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
+          uuid_fix(v));
+  }
+  if (v.cut_at && v.error != CudaInitError::kInvalidDevice) {
+    size_t i = *v.cut_at;
+    const EntryDecision& d = v.entries[i];
+    std::string why;
+    switch (d.outcome) {
+      case EntryOutcome::kOutOfRange: why = "index " + std::to_string(d.entry.index) + " is past the last GPU"; break;
+      case EntryOutcome::kNoMatch: why = "no GPU's UUID starts with it"; break;
+      case EntryOutcome::kAmbiguous: why = "it is the start of " + std::to_string(d.candidates.size()) + " GPUs' UUIDs"; break;
+      case EntryOutcome::kMixedKind: why = "it mixes an index with UUIDs"; break;
+      default: why = d.entry.reason.empty() ? "it names no GPU" : d.entry.reason; break;
+    }
+    size_t dropped = v.entries.size() - i - 1;
+    std::string msg = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " `" + d.entry.raw + "` names no GPU (" +
+                      why + "): CUDA ignores it" + (dropped ? " and the " + std::to_string(dropped) + " entr" +
+                                                                  (dropped == 1 ? "y" : "ies") + " after it" : "");
+    msg += v.uuids.empty() ? ", so no GPU is visible" : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";
+    bool trailing_empty = d.entry.raw.empty() && dropped == 0 && i > 0;
+    if (!trailing_empty) add(out, "list-cut-short", v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, uuid_fix(v));
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> diagnose(const DiagnosisInput& in) {
+  std::vector<Finding> out;
+  const Snapshot& s = in.snapshot;
+  const CudaView& v = in.mapping.view;
+  if (v.order.order == DeviceOrder::kInvalid)
+    add(out, "device-order-invalid", Severity::kError,
+        "CUDA_DEVICE_ORDER: " + v.order.reason + ". cuInit fails with CUDA_ERROR_INVALID_DEVICE; PyTorch then reports "
+        "is_available() == False while nvidia-smi shows the GPUs",
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  entry_rules(in, out);
+  if (v.error != CudaInitError::kNone && v.order.order != DeviceOrder::kInvalid)
+    add(out, "cuda-init-fails", Severity::kError,
+        std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason,
+        uuid_fix(v).empty() ? "unset CUDA_VISIBLE_DEVICES, or list GPUs that exist: gpumap which GPU..." : uuid_fix(v));
+
+  // CUDA's default order against nvidia-smi's.
+  std::vector<std::string> pci = pci_order(s);
+  if (in.fastest_first_order && *in.fastest_first_order != pci) {
+    std::vector<std::string> diffs;
+    for (size_t i = 0; i < in.fastest_first_order->size(); ++i) {
+      int idx = nvml_index_of(s, (*in.fastest_first_order)[i]);
+      if (idx != static_cast<int>(i)) diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
+    }
+    bool uses_default = v.order.order == DeviceOrder::kFastestFirst;
+    if (uses_default) {
+      add(out, "order-differs", Severity::kWarning,
+          "CUDA's order differs from nvidia-smi's (FASTEST_FIRST puts the fastest GPU first): " + join(diffs, ", ") +
+              ". Code that takes numbers from nvidia-smi lands on the wrong GPU",
+          "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+      bool integer_entries = false;
+      for (const EntryDecision& d : v.entries) integer_entries |= d.entry.kind == CvdEntryKind::kInteger;
+      if (v.visible_set && integer_entries)
+        add(out, "visible-devices-without-pci-order", Severity::kWarning,
+            "CUDA_VISIBLE_DEVICES uses indices, and without CUDA_DEVICE_ORDER=PCI_BUS_ID they count in CUDA's "
+            "order, not nvidia-smi's: `" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") + "` gives " +
+                [&] {
+                  std::vector<std::string> parts;
+                  for (size_t i = 0; i < v.uuids.size(); ++i)
+                    parts.push_back("cuda:" + std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+                  return parts.empty() ? std::string("no GPU") : join(parts, ", ");
+                }(),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID   (or name GPUs by UUID: gpumap which ...)");
+    }
+  }
+
+  // Launchers: a local rank is a process number, not a GPU number.
+  LauncherEnv launch = parse_launcher_env(in.env);
+  for (const LocalRank& r : launch.local_ranks)
+    if (!r.error.empty()) add(out, "local-rank-invalid", Severity::kError, r.error, "");
+  if (const LocalRank* r = launch.rank(); r && v.error == CudaInitError::kNone && *r->value >= v.uuids.size())
+    add(out, "local-rank-exceeds-visible", Severity::kError,
+        r->variable + "=" + std::to_string(*r->value) + " but this process sees only " + std::to_string(v.uuids.size()) +
+            " GPU(s): cuda:{" + r->variable + "} does not exist (each rank sees the same list; one GPU per rank "
+            "needs as many visible GPUs as ranks, or per-rank CUDA_VISIBLE_DEVICES)",
+        "gpumap bind -- CMD   (gives each rank its own GPU)");
+  for (const auto* ids : {&launch.slurm_step_gpus, &launch.slurm_job_gpus}) {
+    if (!*ids || !(*ids)->error.empty() || !v.visible_set) continue;
+    std::vector<std::string> global;
+    bool beyond = false;
+    for (uint32_t id : (*ids)->values) {
+      global.push_back(std::to_string(id));
+      beyond |= id >= v.uuids.size();
+    }
+    if (beyond || global != std::vector<std::string>{}) {
+      std::string name = ids == &launch.slurm_step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+      add(out, "slurm-global-ids", beyond ? Severity::kWarning : Severity::kInfo,
+          name + "=" + join(global, ",") + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
+                 "from 0 (CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +
+                 "). Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
+          "use cuda:0..cuda:" + std::to_string(v.uuids.empty() ? 0 : v.uuids.size() - 1) + " (or $SLURM_LOCALID for one GPU per task)");
+      break;
+    }
+  }
+
+  // NVIDIA_VISIBLE_DEVICES is read by the container runtime only.
+  NvidiaVisibleDevices nvd = parse_nvidia_visible_devices(in.env.get("NVIDIA_VISIBLE_DEVICES"));
+  if (nvd.mode != NvdMode::kUnset && !in.in_container)
+    add(out, "nvidia-visible-devices-outside-container", Severity::kWarning,
+        "NVIDIA_VISIBLE_DEVICES=" + in.env.get("NVIDIA_VISIBLE_DEVICES").value_or("") +
+            " is set, but only the container runtime reads it; CUDA and nvidia-smi on this host ignore it",
+        "to choose GPUs for this process: export CUDA_VISIBLE_DEVICES=<UUIDs> (gpumap which ...)");
+  if (in.in_container && nvd.mode == NvdMode::kList)
+    add(out, "container-renumbered", Severity::kInfo,
+        "inside this container only the injected GPUs exist, numbered from 0 by nvidia-smi and CUDA; host GPU "
+        "numbers do not apply here. The UUIDs and PCI bus ids are the host's: use them to match",
+        "");
+  for (const Gpu& g : s.gpus)
+    if (g.mig_enabled.value_or(false))
+      add(out, "mig-enabled", Severity::kInfo,
+          "nvidia-smi GPU " + std::to_string(g.nvml_index) + " is in MIG mode: CUDA shows its MIG devices (" +
+              std::to_string(g.mig_devices.size()) + "), not the GPU; name them by MIG-<uuid>. Drivers before R570 "
+              "give a process exactly one MIG device",
+          "");
+  return out;
+}
+
+}  // namespace gpumap

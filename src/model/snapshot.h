@@ -1,0 +1,63 @@
+// The host snapshot: everything read from the driver, once, as plain values.
+// Every field a driver may not support is optional (N/A in tables, null in JSON);
+// one failed query never drops a GPU.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/pci.h"
+
+namespace gpumap {
+
+struct GpuProcess {
+  uint32_t pid = 0;
+  std::optional<uint64_t> used_memory_mib;  // nullopt: the driver reports "not available"
+  std::string type;                          // "compute" or "graphics"
+};
+
+struct MigDevice {
+  std::string uuid;  // "MIG-..."
+  std::optional<uint32_t> gpu_instance_id;
+  std::optional<uint32_t> compute_instance_id;
+  std::optional<uint64_t> memory_total_mib;
+};
+
+struct Gpu {
+  uint32_t nvml_index = 0;
+  std::string uuid;  // "GPU-...", the identity in every layer
+  std::string pci_bus_id;  // as NVML wrote it
+  std::optional<PciAddress> pci;  // parsed; nullopt when the driver gave nothing usable
+  std::string name;
+  std::optional<uint32_t> minor_number;
+  std::optional<uint64_t> memory_total_mib;
+  std::optional<uint64_t> memory_used_mib;
+  std::optional<uint64_t> memory_free_mib;
+  std::optional<uint32_t> utilization_gpu;     // percent
+  std::optional<uint32_t> utilization_memory;  // percent
+  std::optional<std::string> compute_capability;  // "9.0"
+  std::optional<bool> mig_enabled;
+  std::vector<MigDevice> mig_devices;
+  std::optional<std::vector<GpuProcess>> processes;  // nullopt: the list could not be read
+  std::optional<std::string> cpu_affinity;  // cpu list, "0-15,32-47"
+  std::vector<std::string> nvlink_peers;    // UUIDs of GPUs reached by active NVLinks (one per link)
+  std::vector<std::string> notes;           // queries that failed, with the driver's code
+};
+
+struct Snapshot {
+  bool simulated = false;
+  std::string source;  // "NVML" or "simulated host <file>"
+  std::optional<std::string> driver_version;
+  std::optional<int> cuda_driver_version;  // 13000 = 13.0
+  std::vector<Gpu> gpus;  // NVML order
+  std::vector<std::string> bindings;  // "nvmlInit_v2", ... which symbol bound for each call
+
+  /// The GPU with this UUID (case-insensitive), or nullptr.
+  const Gpu* find_uuid(const std::string& uuid) const;
+  bool any_mig() const;
+  /// True when every GPU has the same name and compute capability.
+  bool all_same_model() const;
+};
+
+}  // namespace gpumap

@@ -1,0 +1,21 @@
+// The exec seam: run a program with a given environment and capture its output.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+struct ProcResult {
+  int exit_code = -1;     // the exit status, or 128+signal
+  bool timed_out = false; // killed after the timeout
+  std::string out, err;
+  std::string spawn_error;  // non-empty when the program could not be started
+};
+
+/// Runs argv[0] (a path) with exactly `env` ("NAME=VALUE"), no shell, no stdin.
+ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<std::string>& env, int timeout_ms);
+
+/// The path of the running gpumap binary (/proc/self/exe).
+std::string self_exe();
+
+}  // namespace gpumap

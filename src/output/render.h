@@ -1,0 +1,45 @@
+// Rendering only: tables for people, JSON (the contract) for programs.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "findings/finding.h"
+#include "model/snapshot.h"
+
+namespace gpumap {
+
+using Json = nlohmann::ordered_json;
+
+/// Columns padded to their widest cell; a header row underlined by nothing (nvidia-smi style).
+std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
+
+template <class T>
+std::string na(const std::optional<T>& v) {
+  if (!v) return "N/A";
+  if constexpr (std::is_same_v<T, std::string>) return *v;
+  else return std::to_string(*v);
+}
+
+template <class T>
+Json json_or_null(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+/// The list/map per-GPU object: nvml_index, uuid, pci_bus_id, name, memory_*, ...
+Json gpu_json(const Gpu& g);
+Json findings_json(const std::vector<Finding>& fs);
+std::string render_findings(const std::vector<Finding>& fs);
+
+/// "MiB used / total" for tables.
+std::string memory_cell(const Gpu& g);
+
+/// The first line of table output: what host this is.
+std::string host_banner(const Snapshot& s);
+
+/// JSON text with a trailing newline.
+std::string dump(const Json& j);
+
+}  // namespace gpumap

@@ -1,0 +1,154 @@
+#include "resolve/cuda_view.h"
+
+#include <cctype>
+#include <set>
+
+namespace gpumap {
+
+const char* cuda_error_name(CudaInitError e) {
+  switch (e) {
+    case CudaInitError::kNone: return nullptr;
+    case CudaInitError::kNoDevice: return "CUDA_ERROR_NO_DEVICE";
+    case CudaInitError::kInvalidDevice: return "CUDA_ERROR_INVALID_DEVICE";
+    case CudaInitError::kOther: return "CUDA_ERROR_UNKNOWN";
+  }
+  return nullptr;
+}
+
+int cuda_error_code(CudaInitError e) {
+  switch (e) {
+    case CudaInitError::kNone: return 0;
+    case CudaInitError::kNoDevice: return 100;
+    case CudaInitError::kInvalidDevice: return 101;
+    case CudaInitError::kOther: return 999;
+  }
+  return 999;
+}
+
+CudaInitError cuda_error_from_name(const std::string& name) {
+  if (name.empty() || name == "CUDA_SUCCESS") return CudaInitError::kNone;
+  if (name == "CUDA_ERROR_NO_DEVICE") return CudaInitError::kNoDevice;
+  if (name == "CUDA_ERROR_INVALID_DEVICE") return CudaInitError::kInvalidDevice;
+  return CudaInitError::kOther;
+}
+
+const char* entry_outcome_name(EntryOutcome o) {
+  switch (o) {
+    case EntryOutcome::kVisible: return "visible";
+    case EntryOutcome::kNoMatch: return "no_match";
+    case EntryOutcome::kAmbiguous: return "ambiguous";
+    case EntryOutcome::kOutOfRange: return "out_of_range";
+    case EntryOutcome::kInvalid: return "invalid";
+    case EntryOutcome::kMixedKind: return "mixed_kind";
+    case EntryOutcome::kAfterCut: return "after_cut";
+    case EntryOutcome::kDuplicate: return "duplicate";
+  }
+  return "?";
+}
+
+std::string uuid_hex(const std::string& uuid) {
+  std::string s = uuid;
+  if (s.rfind("GPU-", 0) == 0 || s.rfind("MIG-", 0) == 0) s = s.substr(4);
+  std::string out;
+  for (char c : s)
+    if (std::isxdigit(static_cast<unsigned char>(c)))
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+
+std::optional<DeviceOrder> base_order_kind(const DeviceOrderSetting& s) {
+  if (s.order == DeviceOrder::kInvalid) return std::nullopt;
+  return s.order;
+}
+
+CudaView predict_cuda_view(const std::vector<std::string>& base_order,
+                           const std::optional<std::string>& cuda_device_order,
+                           const std::optional<std::string>& cuda_visible_devices) {
+  CudaView v;
+  v.order = parse_cuda_device_order(cuda_device_order);
+  v.visible_set = cuda_visible_devices.has_value();
+  if (v.visible_set) {
+    for (CvdEntry& e : parse_cuda_visible_devices(*cuda_visible_devices)) {
+      EntryDecision d;
+      d.entry = std::move(e);
+      v.entries.push_back(std::move(d));
+    }
+  }
+  // Measured: an invalid order fails cuInit before the list matters.
+  if (v.order.order == DeviceOrder::kInvalid) {
+    v.error = CudaInitError::kInvalidDevice;
+    v.error_reason = "CUDA_DEVICE_ORDER: " + v.order.reason;
+    for (EntryDecision& d : v.entries) d.outcome = EntryOutcome::kAfterCut;
+    return v;
+  }
+  if (!v.visible_set) {
+    v.uuids = base_order;
+    if (v.uuids.empty()) {
+      v.error = CudaInitError::kNoDevice;
+      v.error_reason = "the driver reports no CUDA-capable GPU";
+    }
+    return v;
+  }
+  std::vector<std::string> hexes;
+  for (const std::string& u : base_order) hexes.push_back(uuid_hex(u));
+
+  std::optional<CvdEntryKind> list_kind;
+  std::set<std::string> taken;
+  bool duplicate = false;
+  for (size_t i = 0; i < v.entries.size(); ++i) {
+    EntryDecision& d = v.entries[i];
+    if (v.cut_at) {
+      d.outcome = EntryOutcome::kAfterCut;
+      continue;
+    }
+    const CvdEntry& e = d.entry;
+    if (e.kind == CvdEntryKind::kInvalid) {
+      d.outcome = EntryOutcome::kInvalid;
+    } else if (list_kind && *list_kind != e.kind) {
+      d.outcome = EntryOutcome::kMixedKind;
+    } else if (e.kind == CvdEntryKind::kInteger) {
+      if (e.index < base_order.size()) {
+        d.uuid = base_order[e.index];
+        d.outcome = EntryOutcome::kVisible;
+      } else {
+        d.outcome = EntryOutcome::kOutOfRange;
+      }
+    } else {
+      for (size_t g = 0; g < hexes.size(); ++g)
+        if (hexes[g].compare(0, e.uuid_hex.size(), e.uuid_hex) == 0) d.candidates.push_back(base_order[g]);
+      if (d.candidates.size() == 1) {
+        d.uuid = d.candidates.front();
+        d.candidates.clear();
+        d.outcome = EntryOutcome::kVisible;
+      } else {
+        d.outcome = d.candidates.empty() ? EntryOutcome::kNoMatch : EntryOutcome::kAmbiguous;
+      }
+    }
+    if (!list_kind) list_kind = e.kind;
+    if (d.outcome != EntryOutcome::kVisible) {
+      v.cut_at = i;
+      continue;
+    }
+    if (!taken.insert(d.uuid).second) {
+      d.outcome = EntryOutcome::kDuplicate;
+      duplicate = true;
+      continue;
+    }
+    d.ordinal = static_cast<unsigned>(v.uuids.size());
+    v.uuids.push_back(d.uuid);
+  }
+  if (duplicate) {
+    v.error = CudaInitError::kInvalidDevice;
+    v.error_reason = "CUDA_VISIBLE_DEVICES names the same GPU twice; a repeated GPU makes cuInit fail";
+    v.uuids.clear();
+    for (EntryDecision& d : v.entries) d.ordinal.reset();
+  } else if (v.uuids.empty()) {
+    v.error = CudaInitError::kNoDevice;
+    v.error_reason = v.entries.empty() || v.cut_at == 0
+                         ? "the first CUDA_VISIBLE_DEVICES entry names no GPU, so no GPU is visible"
+                         : "CUDA_VISIBLE_DEVICES names no GPU";
+  }
+  return v;
+}
+
+}  // namespace gpumap

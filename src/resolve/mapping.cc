@@ -1,0 +1,121 @@
+#include "resolve/mapping.h"
+
+#include <algorithm>
+
+#include "model/error.h"
+#include "resolve/order_cache.h"
+
+namespace gpumap {
+
+std::vector<std::string> pci_order(const Snapshot& s) {
+  std::vector<const Gpu*> gpus;
+  for (const Gpu& g : s.gpus) gpus.push_back(&g);
+  std::stable_sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
+    if (a->pci && b->pci) return *a->pci < *b->pci;
+    return a->nvml_index < b->nvml_index;
+  });
+  std::vector<std::string> out;
+  for (const Gpu* g : gpus) {
+    if (g->mig_enabled.value_or(false)) {
+      for (const MigDevice& m : g->mig_devices) out.push_back(m.uuid);
+    } else {
+      out.push_back(g->uuid);
+    }
+  }
+  return out;
+}
+
+bool order_is_exact(const Snapshot& s, DeviceOrder order) {
+  if (s.any_mig()) return false;  // documented, not measured: ask the driver
+  for (const Gpu& g : s.gpus)
+    if (g.uuid.empty() || !g.pci) return false;  // NVML could not read a GPU: CUDA may not see it either
+  if (order == DeviceOrder::kPciBusId) return true;
+  return s.all_same_model();
+}
+
+std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid) {
+  std::string hex = uuid_hex(cuda_uuid);
+  for (const Gpu& g : s.gpus) {
+    if (uuid_hex(g.uuid) == hex) return g.uuid;
+    for (const MigDevice& m : g.mig_devices)
+      if (uuid_hex(m.uuid) == hex) return m.uuid;
+  }
+  return cuda_uuid;
+}
+
+namespace {
+
+std::vector<std::string> from_probe(const Snapshot& s, const CudaProbe& p) {
+  std::vector<std::string> out;
+  for (const CudaDevice& d : p.devices) out.push_back(nvml_uuid_for(s, d.uuid));
+  return out;
+}
+
+Environment without_visibility(const Environment& env, DeviceOrder order) {
+  Environment e = env;
+  e.unset("CUDA_VISIBLE_DEVICES");
+  e.set("CUDA_DEVICE_ORDER", device_order_name(order));
+  return e;
+}
+
+}  // namespace
+
+Mapping resolve_mapping(const Snapshot& s, const Environment& env, const MappingOptions& opt, const DriverAsk& ask) {
+  Mapping m;
+  auto cdo = env.get("CUDA_DEVICE_ORDER");
+  auto cvd = env.get("CUDA_VISIBLE_DEVICES");
+  DeviceOrderSetting setting = parse_cuda_device_order(cdo);
+  std::vector<std::string> base;
+  m.source = "predicted";
+  if (setting.order == DeviceOrder::kInvalid) {
+    m.order_note = "CUDA_DEVICE_ORDER is invalid, so no order applies";
+  } else if (order_is_exact(s, setting.order)) {
+    base = pci_order(s);
+    m.order_note = setting.order == DeviceOrder::kPciBusId
+                       ? "PCI_BUS_ID: PCI bus order, from NVML"
+                       : "FASTEST_FIRST on identical GPUs: PCI bus order (measured), from NVML";
+  } else {
+    OrderCacheKey key;
+    key.boot_id = opt.boot_id;
+    key.driver_version = s.driver_version.value_or("");
+    key.order = device_order_name(setting.order);
+    for (const Gpu& g : s.gpus) {
+      key.uuids.push_back(g.uuid);
+      for (const MigDevice& md : g.mig_devices) key.uuids.push_back(md.uuid);
+    }
+    if (auto cached = cache_lookup(opt.cache_dir, key)) {
+      base = *cached;
+      m.source = "cache";
+      m.order_note = std::string(device_order_name(setting.order)) + " order read from the driver earlier this boot (cache)";
+    } else {
+      CudaProbe p = ask(without_visibility(env, setting.order));
+      m.driver_ms = p.elapsed_ms;
+      if (!p.error.empty())
+        throw Error(kExitError, "the CUDA driver failed to list its devices with CUDA_VISIBLE_DEVICES unset: " + p.error,
+                    "run `nvidia-smi` to check the driver; `gpumap list` still works without CUDA");
+      base = from_probe(s, p);
+      cache_store(opt.cache_dir, key, base);
+      m.source = "driver";
+      m.order_note = std::string(device_order_name(setting.order)) + " order asked from the driver (mixed models or MIG)";
+    }
+  }
+  m.base_order = base;
+  if (opt.probe) {
+    CudaProbe p = ask(env);
+    m.driver_ms = p.elapsed_ms;
+    CudaView model = predict_cuda_view(base, cdo, cvd);  // entry reasons still come from the model
+    m.view = model;
+    m.view.uuids = from_probe(s, p);
+    m.view.error = cuda_error_from_name(p.error);
+    if (m.view.error != CudaInitError::kNone && m.view.error_reason.empty())
+      m.view.error_reason = "cuInit returned " + p.error;
+    if (m.view.error == CudaInitError::kNone) m.view.error_reason.clear();
+    m.source = "driver";
+    m.order_note = "asked the driver with this environment (--probe)";
+    return m;
+  }
+  m.view = predict_cuda_view(base, cdo, cvd);
+  return m;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,46 @@
+// The mapping for one environment: cuda:N -> physical GPU, with where the answer came
+// from.  Prediction needs no cuInit wherever NVML's view makes it exact; otherwise the
+// driver is asked once for its base order (cached per boot), or, with probe, directly.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/cuda_probe.h"
+#include "env/environment.h"
+#include "model/snapshot.h"
+#include "resolve/cuda_view.h"
+
+namespace gpumap {
+
+/// Asks the driver (cuInit in a child) with exactly this environment.
+using DriverAsk = std::function<CudaProbe(const Environment&)>;
+
+struct MappingOptions {
+  bool probe = false;      // ask the driver for this environment directly
+  std::string cache_dir;   // "" disables the order cache
+  std::string boot_id;     // part of the cache key
+};
+
+struct Mapping {
+  CudaView view;           // the answer (from the model, or from the driver with probe)
+  std::string source;      // "predicted" | "cache" | "driver"
+  std::string order_note;  // how the base order was obtained, in words
+  std::optional<double> driver_ms;  // time the driver took, when it was asked
+  std::vector<std::string> base_order;  // every CUDA device in the order the setting selects
+};
+
+/// UUIDs in PCI order (MIG devices in place of their parent).
+std::vector<std::string> pci_order(const Snapshot& s);
+
+/// True when CUDA's base order for `order` follows from NVML alone (measured rule:
+/// identical GPUs enumerate in PCI order under FASTEST_FIRST too).
+bool order_is_exact(const Snapshot& s, DeviceOrder order);
+
+/// Labels a CUDA UUID ("GPU-" + 16 bytes) as NVML names it (a MIG device's "MIG-...").
+std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid);
+
+Mapping resolve_mapping(const Snapshot& s, const Environment& env, const MappingOptions& opt, const DriverAsk& ask);
+
+}  // namespace gpumap

@@ -1,0 +1,86 @@
+#include "resolve/order_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumap {
+namespace {
+
+constexpr const char* kFile = "/cuda-order-v1.json";
+constexpr size_t kMaxEntries = 32;
+
+nlohmann::json read_all(const std::string& dir) {
+  std::ifstream in(dir + kFile);
+  if (!in) return nlohmann::json::object();
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (!j.is_object() || !j.contains("entries") || !j["entries"].is_array()) return nlohmann::json::object();
+  return j;
+}
+
+}  // namespace
+
+std::string OrderCacheKey::text() const {
+  std::vector<std::string> sorted = uuids;
+  std::sort(sorted.begin(), sorted.end());
+  std::string s = boot_id + "|" + driver_version + "|" + order;
+  for (const std::string& u : sorted) s += "|" + u;
+  return s;
+}
+
+std::optional<std::vector<std::string>> cache_lookup(const std::string& dir, const OrderCacheKey& key) {
+  if (dir.empty() || key.boot_id.empty()) return std::nullopt;
+  nlohmann::json j = read_all(dir);
+  if (!j.contains("entries")) return std::nullopt;
+  std::string k = key.text();
+  std::set<std::string> known(key.uuids.begin(), key.uuids.end());
+  for (const auto& e : j["entries"]) {
+    if (!e.is_object() || !e.contains("key") || !e["key"].is_string() || e["key"].get<std::string>() != k) continue;
+    if (!e.contains("order") || !e["order"].is_array()) return std::nullopt;
+    std::vector<std::string> order;
+    std::set<std::string> seen;
+    for (const auto& u : e["order"]) {
+      if (!u.is_string() || !known.count(u.get<std::string>()) || !seen.insert(u.get<std::string>()).second)
+        return std::nullopt;  // corrupt or foreign: ignore, it will be rewritten
+      order.push_back(u.get<std::string>());
+    }
+    return order;
+  }
+  return std::nullopt;
+}
+
+void cache_store(const std::string& dir, const OrderCacheKey& key, const std::vector<std::string>& order) {
+  if (dir.empty() || key.boot_id.empty()) return;
+  // mkdir -p with 0700 for the last part.
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    mkdir(dir.substr(0, pos).c_str(), 0700);
+  }
+  nlohmann::json j = read_all(dir);
+  nlohmann::json entries = nlohmann::json::array();
+  std::string k = key.text();
+  if (j.contains("entries"))
+    for (const auto& e : j["entries"])
+      if (e.is_object() && e.contains("key") && e["key"] != k && e.contains("boot_id") && e["boot_id"] == key.boot_id)
+        entries.push_back(e);  // other keys of this boot stay; older boots go
+  while (entries.size() >= kMaxEntries) entries.erase(entries.begin());
+  entries.push_back({{"key", k}, {"boot_id", key.boot_id}, {"order", order}});
+  std::string tmp = dir + kFile + ".tmp." + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  std::string text = nlohmann::json{{"format", 1}, {"entries", entries}}.dump(1) + "\n";
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = (close(fd) == 0) && ok;
+  if (!ok || rename(tmp.c_str(), (dir + kFile).c_str()) != 0) unlink(tmp.c_str());
+}
+
+}  // namespace gpumap
