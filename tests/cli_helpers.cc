@@ -1,0 +1,52 @@
+#include "cli_helpers.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace gpumap::testing {
+
+std::string temp_dir(const std::string& tag) {
+  static std::atomic<int> n{0};
+  std::string base = ::testing::TempDir();
+  if (base.empty() || base.back() != '/') base += "/";
+  std::string tmpl = base + "gpumap-" + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(n++) + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back(0);
+  if (!mkdtemp(buf.data())) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
+  return buf.data();
+}
+
+std::string write_temp_file(const std::string& name, const std::string& text) {
+  std::string p = temp_dir("file") + "/" + name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::string host_path(const std::string& name) {
+  std::string src = GPUMAP_SOURCE_DIR;
+  if (access((src + "/hosts/" + name + ".json").c_str(), R_OK) == 0) return src + "/hosts/" + name + ".json";
+  return src + "/tests/hosts/" + name + ".json";
+}
+
+CliRun gpumap(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {GPUMAP_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> e = {"PATH=/usr/bin:/bin", "HOME=" + temp_dir("home"),
+                                "GPUMAP_CACHE_DIR=" + temp_dir("cache")};
+  for (const std::string& kv : env) {  // a later NAME= replaces the default
+    std::string name = kv.substr(0, kv.find('=') + 1);
+    for (auto it = e.begin(); it != e.end();) it = it->rfind(name, 0) == 0 ? e.erase(it) : it + 1;
+    e.push_back(kv);
+  }
+  ProcResult r = run_capture(argv, e, 60000);
+  EXPECT_FALSE(r.timed_out) << "gpumap timed out";
+  EXPECT_TRUE(r.spawn_error.empty()) << r.spawn_error;
+  return {r.exit_code, r.out, r.err};
+}
+
+}  // namespace gpumap::testing

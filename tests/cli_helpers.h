@@ -1,0 +1,28 @@
+// Black-box helpers: run the built gpumap binary with a clean environment.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "os/subprocess.h"
+
+namespace gpumap::testing {
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+/// Runs `gpumap ARGS` with only PATH, HOME (a fresh temp dir), GPUMAP_CACHE_DIR (fresh) and `env`
+/// ("NAME=VALUE") set.  Aborts the test on a 60 s timeout.
+CliRun gpumap(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
+/// A fresh empty directory under the test temp dir.
+std::string temp_dir(const std::string& tag);
+
+/// Writes `text` to a new file in a temp dir and returns its path.
+std::string write_temp_file(const std::string& name, const std::string& text);
+
+/// Path of a bundled host file (hosts/NAME.json in the source tree) or a test host (tests/hosts/NAME.json).
+std::string host_path(const std::string& name);
+
+}  // namespace gpumap::testing

@@ -1,0 +1,186 @@
+// Black-box tests of `gpumap list` and `gpumap map` against simulated hosts.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using nlohmann::json;
+
+json map_json(const std::vector<std::string>& extra, const std::vector<std::string>& env = {}) {
+  std::vector<std::string> args = {"map", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CliRun r = gpumap(args, env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(CliMap, SeedMixedPutsTheNewerGpuFirst) {
+  json j = map_json({"--simulate", "seed-mixed"});
+  EXPECT_TRUE(j["simulated"].get<bool>());
+  auto devs = j["cuda"]["devices"];
+  ASSERT_EQ(devs.size(), 4u);
+  EXPECT_EQ(devs[0]["nvml_index"], 1);
+  EXPECT_EQ(devs[1]["nvml_index"], 0);
+  EXPECT_EQ(devs[0]["uuid"], j["gpus"][1]["uuid"]);
+  bool found = false;
+  for (auto& f : j["findings"]) found |= f["id"] == "order-differs";
+  EXPECT_TRUE(found) << j["findings"].dump();
+  EXPECT_EQ(j["cuda"]["error"], nullptr);
+}
+
+TEST(CliMap, PciBusIdRealignsSeedMixed) {
+  json j = map_json({"--simulate", "seed-mixed"}, {"CUDA_DEVICE_ORDER=PCI_BUS_ID"});
+  auto devs = j["cuda"]["devices"];
+  ASSERT_EQ(devs.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(devs[i]["nvml_index"], i);
+  for (auto& f : j["findings"]) EXPECT_NE(f["id"], "order-differs");
+  EXPECT_EQ(j["cuda"]["source"], "predicted");
+}
+
+TEST(CliMap, MixedHostAsksTheDriverOnceThenUsesTheCache) {
+  std::string cache = temp_dir("ordercache");
+  json a = map_json({"--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + cache});
+  EXPECT_EQ(a["cuda"]["source"], "driver");
+  json b = map_json({"--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + cache});
+  EXPECT_EQ(b["cuda"]["source"], "cache");
+  EXPECT_EQ(a["cuda"]["devices"], b["cuda"]["devices"]);
+}
+
+TEST(CliMap, CorruptCacheIsIgnoredAndRebuilt) {
+  std::string cache = temp_dir("badcache");
+  std::string file = cache + "/cuda-order-v1.json";
+  FILE* f = fopen(file.c_str(), "w");
+  fputs("{not json", f);
+  fclose(f);
+  json a = map_json({"--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + cache});
+  EXPECT_EQ(a["cuda"]["source"], "driver");
+  EXPECT_EQ(a["cuda"]["devices"][0]["nvml_index"], 1);
+  json b = map_json({"--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + cache});
+  EXPECT_EQ(b["cuda"]["source"], "cache");
+}
+
+TEST(CliMap, EnvOptionPredictsAnotherEnvironment) {
+  json j = map_json({"--simulate", "h200x2", "--env", "CUDA_VISIBLE_DEVICES=1,0"});
+  ASSERT_EQ(j["cuda"]["devices"].size(), 2u);
+  EXPECT_EQ(j["cuda"]["devices"][0]["nvml_index"], 1);
+  EXPECT_EQ(j["environment"]["CUDA_VISIBLE_DEVICES"], "1,0");
+}
+
+TEST(CliMap, CudaFailureIsExplainedNotAnEmptyTable) {
+  CliRun r = gpumap({"map", "--simulate", "h200x2"}, {"CUDA_VISIBLE_DEVICES=0,0"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("CUDA_ERROR_INVALID_DEVICE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("same GPU twice"), std::string::npos) << r.out;
+  json j = map_json({"--simulate", "h200x2"}, {"CUDA_DEVICE_ORDER="});
+  EXPECT_EQ(j["cuda"]["error"], "CUDA_ERROR_INVALID_DEVICE");
+  EXPECT_TRUE(j["cuda"]["devices"].empty());
+}
+
+TEST(CliMap, CheckAgreesWithTheFakeDriverOnMeasuredVectors) {
+  for (const char* cvd : {"1,0", "0,5,1", "GPU-1722", "1;0", "4294967297", "0,GPU-1722a9ae", "", "-1"}) {
+    CliRun r = gpumap({"map", "--check", "--json", "--simulate", host_path("measured-h200x2")},
+                   {std::string("CUDA_VISIBLE_DEVICES=") + cvd});
+    EXPECT_EQ(r.code, 0) << cvd << "\n" << r.out << r.err;
+    json j = json::parse(r.out);
+    EXPECT_TRUE(j["check"]["agree"].get<bool>()) << cvd;
+  }
+}
+
+TEST(CliMap, NoArgumentsMeansMap) {
+  CliRun r = gpumap({}, {"GPUMAP_SIMULATE=seed-mixed"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(r.out.find("cuda:0"), std::string::npos);
+}
+
+TEST(CliList, ReportsEveryGpuInNvmlOrder) {
+  for (const char* host : {"seed-mixed", "h200x2", "dgx8", "mig"}) {
+    CliRun r = gpumap({"list", "--json", "--simulate", host});
+    ASSERT_EQ(r.code, 0) << host << r.err;
+    json j = json::parse(r.out);
+    std::string prev;
+    for (size_t i = 0; i < j["gpus"].size(); ++i) {
+      EXPECT_EQ(j["gpus"][i]["nvml_index"], i);
+      std::string pci = j["gpus"][i]["pci_bus_id"];
+      EXPECT_LT(prev, pci) << host;
+      prev = pci;
+    }
+  }
+}
+
+TEST(CliList, UnorderedHostFileIsListedInPciOrder) {
+  std::string f = write_temp_file("rev.json", R"({"gpus": [
+    {"name": "B", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000", "pci_bus_id": "0000:81:00.0", "memory_total_mib": 10},
+    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0", "memory_total_mib": 10}]})");
+  CliRun r = gpumap({"list", "--json", "--simulate", f});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["gpus"][0]["name"], "A");
+  EXPECT_EQ(j["gpus"][1]["name"], "B");
+}
+
+TEST(CliErrors, NoDriverFailsCleanlyWithAHint) {
+  CliRun r = gpumap({"list"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("libnvidia-ml.so.1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--simulate seed-mixed"), std::string::npos) << r.err;
+}
+
+TEST(CliErrors, BadHostFileNamesTheFileAndField) {
+  std::string f = write_temp_file("bad.json", R"({"gpus": [{"name": "X", "uuid": "nope", "pci_bus_id": "0000:01:00.0"}]})");
+  CliRun r = gpumap({"list", "--simulate", f});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad.json"), std::string::npos);
+  EXPECT_NE(r.err.find("gpus[0].uuid"), std::string::npos) << r.err;
+  r = gpumap({"list", "--simulate", "no-such-host"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("seed-mixed"), std::string::npos) << r.err;
+}
+
+TEST(CliErrors, UnknownOptionAndCommandAreUsageErrors) {
+  CliRun r = gpumap({"map", "--bogus"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos);
+  r = gpumap({"frobnicate"});
+  EXPECT_EQ(r.code, 2);
+  r = gpumap({"map", "--env", "NOEQUALS", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("NAME=VALUE"), std::string::npos);
+}
+
+TEST(CliErrors, InjectedNvmlErrorsNameTheSymbolAndCode) {
+  std::string f = write_temp_file("err.json", R"({"errors": {"nvmlInit": "NVML_ERROR_DRIVER_NOT_LOADED"}, "gpus": []})");
+  CliRun r = gpumap({"list", "--simulate", f});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("nvmlInit_v2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NVML_ERROR_DRIVER_NOT_LOADED (9)"), std::string::npos) << r.err;
+}
+
+TEST(CliList, FailedFieldIsNullAndNotedNeverDropsTheGpu) {
+  std::string f = write_temp_file("field.json", R"({"gpus": [
+    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0", "memory_total_mib": 10,
+     "errors": {"nvmlDeviceGetMemoryInfo": "NVML_ERROR_UNKNOWN", "nvmlDeviceGetUtilizationRates": "NVML_ERROR_NOT_SUPPORTED"}}]})");
+  CliRun r = gpumap({"list", "--json", "--simulate", f});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  EXPECT_EQ(j["gpus"][0]["memory_total_mib"], nullptr);
+  EXPECT_EQ(j["gpus"][0]["utilization_gpu"], nullptr);
+  ASSERT_EQ(j["gpus"][0]["notes"].size(), 1u);  // NOT_SUPPORTED is a plain N/A, not a note
+  EXPECT_NE(j["gpus"][0]["notes"][0].get<std::string>().find("NVML_ERROR_UNKNOWN"), std::string::npos);
+}
+
+TEST(CliList, LegacyDriverSymbolsStillWork) {
+  CliRun r = gpumap({"list", "--json", "--simulate", "h200x2"}, {"GPUMAP_SIM_LIBDIR=" GPUMAP_BUILD_DIR "/sim-legacy"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["gpus"].size(), 2u);
+  CliRun m = gpumap({"map", "--probe", "--json", "--simulate", "h200x2"}, {"GPUMAP_SIM_LIBDIR=" GPUMAP_BUILD_DIR "/sim-legacy"});
+  ASSERT_EQ(m.code, 0) << m.err;
+  EXPECT_EQ(json::parse(m.out)["cuda"]["devices"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace gpumap::testing
