@@ -55,6 +55,11 @@ const Command* find_command(const std::string& name);
 Command list_command();
 Command map_command();
 Command probe_command();
+Command ps_command();
+Command explain_command();
+Command which_command();
+Command verify_command();
+Command doctor_command();
 
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);

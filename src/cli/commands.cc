@@ -7,6 +7,11 @@ const std::vector<Command>& commands() {
       map_command(),
       list_command(),
       probe_command(),
+      ps_command(),
+      explain_command(),
+      which_command(),
+      verify_command(),
+      doctor_command(),
   };
   return table;
 }

@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <cctype>
 #include <set>
 
 #include "env/launcher.h"
@@ -112,6 +113,57 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       add(out, "mixed-entry-kinds", Severity::kError,
           at + " mixes an index with UUIDs: CUDA stops reading the list there, so it and every later entry are dropped",
           "use one kind of entry: all UUIDs (gpumap which ...)");
+    if (raw.size() >= 4 && raw.compare(0, 4, "GPU-") != 0 && raw.compare(0, 4, "MIG-") != 0 &&
+        (strncasecmp(raw.c_str(), "gpu-", 4) == 0 || strncasecmp(raw.c_str(), "mig-", 4) == 0))
+      add(out, "uuid-prefix-case", Severity::kError,
+          at + ": the `" + raw.substr(0, 4) + "` word is case-sensitive (only `GPU-`/`MIG-` are read as UUIDs; the hex "
+               "digits may be any case), so CUDA reads this entry as no GPU",
+          "export CUDA_VISIBLE_DEVICES=" + [&] {
+            std::string fixed;
+            for (const EntryDecision& e : v.entries) {
+              std::string r = e.entry.raw;
+              if (r.size() >= 4 && strncasecmp(r.c_str(), "gpu-", 4) == 0) r = "GPU-" + r.substr(4);
+              else if (r.size() >= 4 && strncasecmp(r.c_str(), "mig-", 4) == 0) r = "MIG-" + r.substr(4);
+              fixed += (fixed.empty() ? "" : ",") + r;
+            }
+            return fixed;
+          }());
+    if (d.entry.kind == CvdEntryKind::kUuid && raw.rfind("MIG-", 0) == 0 && raw.rfind("MIG-GPU-", 0) != 0 &&
+        d.outcome == EntryOutcome::kVisible && !d.uuid.empty() && d.uuid.rfind("GPU-", 0) == 0)
+      add(out, "mig-word-on-gpu", Severity::kWarning,
+          at + " is written `MIG-` but its digits are a whole GPU's UUID: the driver matches the digits only, so this "
+               "process gets all of " + describe_uuid(s, d.uuid) + ", not a MIG slice",
+          "export CUDA_VISIBLE_DEVICES=" + d.uuid + "   (or a MIG device UUID from nvidia-smi -L)");
+    if (d.entry.kind == CvdEntryKind::kUuid && d.entry.uuid_hex.size() >= 32) {
+      // Count the digits as written: anything after the 32nd is ignored by the driver.
+      size_t digits = 0, pos = 4;
+      for (; pos < raw.size() && digits < 32; ++pos)
+        if (std::isxdigit(static_cast<unsigned char>(raw[pos]))) ++digits;
+      if (pos < raw.size())
+        add(out, "uuid-trailing-ignored", Severity::kWarning,
+            at + ": after the 32 hex digits of the UUID, CUDA ignores the rest (`" + raw.substr(pos) +
+                "`); a typo or a glued-on second UUID there goes unnoticed",
+            "export CUDA_VISIBLE_DEVICES=" + raw.substr(0, pos) + "   (one UUID per comma-separated entry)");
+    }
+    if (d.entry.kind == CvdEntryKind::kInteger) {
+      size_t p = raw.find_first_not_of(" \t");
+      bool signed_entry = p != std::string::npos && (raw[p] == '-' || raw[p] == '+');
+      std::string digits;
+      size_t q = raw.find_first_of("0123456789");
+      if (q != std::string::npos) digits = raw.substr(q, raw.find_first_not_of("0123456789", q) - q);
+      size_t nz = digits.find_first_not_of('0');
+      std::string sig = nz == std::string::npos ? "0" : digits.substr(nz);
+      bool overflow = sig.size() > 10 || (sig.size() == 10 && sig > "4294967295");
+      if (overflow)
+        add(out, "index-overflow", Severity::kError,
+            at + " is larger than 32 bits: CUDA keeps only the low 32 bits and reads it as index " +
+                std::to_string(d.entry.index) + (d.outcome == EntryOutcome::kVisible ? " (" + describe_uuid(s, d.uuid) + ")" : ""),
+            "name GPUs by UUID: gpumap which GPU...");
+      else if (signed_entry)
+        add(out, "signed-index", Severity::kWarning,
+            at + " has a sign: CUDA reads it like strtoul, so `-0` is index 0 and any other negative number names no GPU",
+            "write plain indices (0,1) or UUIDs");
+    }
     if (d.outcome == EntryOutcome::kDuplicate)
       add(out, "duplicate-gpu", Severity::kError,
           at + " names " + describe_uuid(s, d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
@@ -195,23 +247,57 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
             " GPU(s): cuda:{" + r->variable + "} does not exist (each rank sees the same list; one GPU per rank "
             "needs as many visible GPUs as ranks, or per-rank CUDA_VISIBLE_DEVICES)",
         "gpumap bind -- CMD   (gives each rank its own GPU)");
+  // Slurm's GPU ids are node-global; inside the step CUDA numbers the allocated GPUs from 0.
   for (const auto* ids : {&launch.slurm_step_gpus, &launch.slurm_job_gpus}) {
-    if (!*ids || !(*ids)->error.empty() || !v.visible_set) continue;
+    if (!*ids || !(*ids)->error.empty() || (*ids)->values.empty() || !v.visible_set) continue;
     std::vector<std::string> global;
     bool beyond = false;
     for (uint32_t id : (*ids)->values) {
       global.push_back(std::to_string(id));
       beyond |= id >= v.uuids.size();
     }
-    if (beyond || global != std::vector<std::string>{}) {
-      std::string name = ids == &launch.slurm_step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-      add(out, "slurm-global-ids", beyond ? Severity::kWarning : Severity::kInfo,
-          name + "=" + join(global, ",") + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
-                 "from 0 (CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +
-                 "). Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
-          "use cuda:0..cuda:" + std::to_string(v.uuids.empty() ? 0 : v.uuids.size() - 1) + " (or $SLURM_LOCALID for one GPU per task)");
-      break;
-    }
+    std::string name = ids == &launch.slurm_step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+    add(out, "slurm-global-ids", beyond ? Severity::kWarning : Severity::kInfo,
+        name + "=" + join(global, ",") + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
+               "from 0 (CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +
+               "). Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
+        "use cuda:0..cuda:" + std::to_string(v.uuids.empty() ? 0 : v.uuids.size() - 1) + " (or $SLURM_LOCALID for one GPU per task)");
+    break;  // one report: the step's ids when set, else the job's
+  }
+
+  // torchrun: LOCAL_WORLD_SIZE processes on this node, one GPU each by convention.
+  if (launch.local_world_size && v.error == CudaInitError::kNone && *launch.local_world_size > v.uuids.size())
+    add(out, "world-size-exceeds-visible", Severity::kError,
+        "LOCAL_WORLD_SIZE=" + std::to_string(*launch.local_world_size) + " processes on this node, but " +
+            (v.visible_set ? "CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") + " leaves "
+                           : std::string("this host has ")) +
+            std::to_string(v.uuids.size()) + " GPU(s): ranks " + std::to_string(v.uuids.size()) + ".." +
+            std::to_string(*launch.local_world_size - 1) + " fail at torch.cuda.set_device(LOCAL_RANK) (invalid device ordinal)",
+        "torchrun --nproc-per-node=" + std::to_string(v.uuids.size()) + " ...   (or list " +
+            std::to_string(*launch.local_world_size) + " GPUs in CUDA_VISIBLE_DEVICES)");
+
+  // MPS: the MPS server enumerates GPUs itself; clients should name them by UUID.
+  if (auto pipe = in.env.get("CUDA_MPS_PIPE_DIRECTORY"); pipe && v.visible_set) {
+    bool integer_entries = false;
+    for (const EntryDecision& d : v.entries) integer_entries |= d.entry.kind == CvdEntryKind::kInteger;
+    if (integer_entries)
+      add(out, "mps-index-entries", Severity::kWarning,
+          "CUDA_MPS_PIPE_DIRECTORY=" + *pipe + " (an MPS client) with CUDA_VISIBLE_DEVICES indices `" +
+              in.env.get("CUDA_VISIBLE_DEVICES").value_or("") + "`: under MPS the indices count within the GPUs the MPS "
+              "server was started with, which need not be nvidia-smi's or this shell's numbering",
+          uuid_fix(v).empty() ? "name GPUs by UUID: gpumap which GPU..." : uuid_fix(v));
+  }
+
+  // device_map / max_memory keys and cuda:N count within the visible list.
+  if (v.visible_set && v.error == CudaInitError::kNone && !v.uuids.empty()) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < v.uuids.size(); ++i)
+      parts.push_back(std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+    add(out, "ordinals-are-relative", Severity::kInfo,
+        "with CUDA_VISIBLE_DEVICES set, cuda:N, torch.cuda.set_device(N) and the integer keys of device_map / "
+        "max_memory (transformers, accelerate) are positions in the visible list, not nvidia-smi numbers: " +
+            join(parts, ", "),
+        "");
   }
 
   // NVIDIA_VISIBLE_DEVICES is read by the container runtime only.

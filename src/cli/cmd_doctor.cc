@@ -1,0 +1,60 @@
+// gpumap doctor: every rule (docs/findings.md) against this environment; exit 7 on an error.
+#include <iostream>
+
+#include "cli/command.h"
+#include "findings/rules.h"
+#include "model/error.h"
+#include "os/container.h"
+#include "output/render.h"
+
+namespace gpumap {
+namespace {
+
+int run(const Args& args, Context& ctx) {
+  Environment env = apply_env_options(ctx.env(), args);
+  const Snapshot& s = ctx.snapshot();
+  Mapping m = ctx.mapping(env, args.has("--probe"));
+  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
+  std::vector<Finding> fs = diagnose({s, env, m, ff, in_container()});
+  int errors = 0, warnings = 0, infos = 0;
+  for (const Finding& f : fs) {
+    if (f.severity == Severity::kError) ++errors;
+    else if (f.severity == Severity::kWarning) ++warnings;
+    else ++infos;
+  }
+  int code = errors ? kExitFindings : kExitOk;
+  if (ctx.json()) {
+    Json j;
+    j["simulated"] = s.simulated;
+    j["source"] = s.source;
+    Json vars = Json::object();
+    for (const std::string& n : relevant_variables()) vars[n] = json_or_null(env.get(n));
+    j["environment"] = vars;
+    j["findings"] = findings_json(fs);
+    j["counts"] = {{"error", errors}, {"warning", warnings}, {"info", infos}};
+    j["ok"] = errors == 0;
+    std::cout << dump(j);
+    return code;
+  }
+  std::cout << host_banner(s);
+  if (fs.empty()) std::cout << "\nNo traps found: cuda:N numbering is what it looks like.\n";
+  else std::cout << render_findings(fs);
+  std::cout << "\n" << errors << " error(s), " << warnings << " warning(s), " << infos << " note(s)\n";
+  return code;
+}
+
+}  // namespace
+
+Command doctor_command() {
+  std::vector<OptionSpec> opts = env_options();
+  opts.push_back({"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"});
+  return {"doctor", "check the environment for every known GPU-numbering trap",
+          "gpumap doctor [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe]",
+          "Runs every rule in docs/findings.md against this environment (or the one given with\n"
+          "--env/--unset): CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER mistakes, launcher and Slurm\n"
+          "variables, container and MIG traps.  Each finding has an id, a severity, the evidence and\n"
+          "a fix to paste.  Exit 7 when any finding is an error, 0 otherwise.",
+          opts, false, run};
+}
+
+}  // namespace gpumap

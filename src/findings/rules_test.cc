@@ -1,0 +1,173 @@
+// One test per rule id (docs/findings.md): the rule fires with its id and severity on a
+// crafted environment, and nothing fires on a clean one.
+#include "findings/rules.h"
+
+#include <gtest/gtest.h>
+
+#include "resolve/mapping.h"
+
+namespace gpumap {
+namespace {
+
+const char* kUuids[] = {"GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2", "GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b",
+                        "GPU-35b0fad1-6758-b581-24f3-9f00d2606170", "GPU-b9e1e9b0-68c9-4af0-129d-20f775a395e4"};
+const char* kPci[] = {"00000000:3B:00.0", "00000000:5D:00.0", "00000000:AF:00.0", "00000000:D8:00.0"};
+
+// Four identical GPUs (CUDA's default order is PCI order), or the first guide's mixed box
+// (GPU 1 is newer, so FASTEST_FIRST puts it first), or GPU 0 in MIG mode.
+enum class Host { kUniform, kMixed, kMig };
+
+Snapshot host(Host h) {
+  Snapshot s;
+  for (uint32_t i = 0; i < 4; ++i) {
+    Gpu g;
+    g.nvml_index = i;
+    g.uuid = kUuids[i];
+    g.pci_bus_id = kPci[i];
+    g.pci = parse_pci_address(kPci[i]);
+    g.name = h == Host::kMixed && i == 1 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB";
+    g.compute_capability = h == Host::kMixed && i == 1 ? "9.0" : "8.0";
+    g.mig_enabled = h == Host::kMig && i == 0;
+    if (h == Host::kMig && i == 0) g.mig_devices = {{"MIG-11111111-2222-3333-4444-555555555555", 1, 0, 40000}};
+    s.gpus.push_back(g);
+  }
+  return s;
+}
+
+struct Run {
+  Snapshot s;
+  Environment env;
+  Mapping m;
+  std::vector<std::string> ff;
+  std::vector<Finding> fs;
+};
+
+Run diag(Host h, const std::vector<std::string>& vars, bool container = false) {
+  Run r;
+  r.s = host(h);
+  r.env = Environment::from_strings(vars);
+  std::vector<std::string> pci = pci_order(r.s);
+  r.ff = pci;
+  if (h == Host::kMixed) std::swap(r.ff[0], r.ff[1]);
+  bool pci_set = r.env.get("CUDA_DEVICE_ORDER") == std::optional<std::string>("PCI_BUS_ID");
+  r.m.base_order = pci_set ? pci : r.ff;
+  r.m.source = "predicted";
+  r.m.view = predict_cuda_view(r.m.base_order, r.env.get("CUDA_DEVICE_ORDER"), r.env.get("CUDA_VISIBLE_DEVICES"));
+  const std::vector<std::string>* ff = r.m.view.order.order == DeviceOrder::kFastestFirst ? &r.ff : nullptr;
+  r.fs = diagnose({r.s, r.env, r.m, ff, container});
+  return r;
+}
+
+std::string dump(const std::vector<Finding>& fs) {
+  std::string out;
+  for (const Finding& f : fs) out += std::string("\n  [") + severity_name(f.severity) + "] " + f.id + ": " + f.message;
+  return out;
+}
+
+// The rule fires with this severity, has a message, and does not fire on a clean environment.
+void expect_rule(Host h, const std::vector<std::string>& vars, const std::string& id, Severity sev, bool container = false) {
+  Run r = diag(h, vars, container);
+  bool found = false;
+  for (const Finding& f : r.fs)
+    if (f.id == id) {
+      found = true;
+      EXPECT_EQ(f.severity, sev) << id << dump(r.fs);
+      EXPECT_FALSE(f.message.empty());
+    }
+  EXPECT_TRUE(found) << id << " did not fire; got:" << dump(r.fs);
+  for (Host clean_host : {Host::kUniform, h}) {
+    std::vector<std::string> clean_vars = {"CUDA_DEVICE_ORDER=PCI_BUS_ID"};
+    for (const Finding& f : diag(clean_host, clean_vars).fs)
+      if (f.id != "mig-enabled") ADD_FAILURE() << id << ": clean environment has " << f.id << dump({f});
+    for (const Finding& f : diag(clean_host, {}).fs)
+      if (f.id == id && id != "mig-enabled" && id != "order-differs") ADD_FAILURE() << id << " fires with no variables";
+  }
+}
+
+TEST(Rules, CleanEnvironmentHasNoFindings) {
+  EXPECT_TRUE(diag(Host::kUniform, {}).fs.empty()) << dump(diag(Host::kUniform, {}).fs);
+  EXPECT_TRUE(diag(Host::kMixed, {"CUDA_DEVICE_ORDER=PCI_BUS_ID"}).fs.empty());
+  EXPECT_TRUE(diag(Host::kUniform, {"CUDA_DEVICE_ORDER=FASTEST_FIRST"}).fs.empty());
+}
+
+TEST(Rules, DeviceOrderInvalid) { expect_rule(Host::kUniform, {"CUDA_DEVICE_ORDER=pci_bus_id"}, "device-order-invalid", Severity::kError); }
+TEST(Rules, UuidWithoutPrefix) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=28554ffd-acce-bd7e-cb9f-313a72e272e2"}, "uuid-without-prefix", Severity::kError);
+}
+TEST(Rules, PciAddressEntry) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=00000000:5D:00.0"}, "pci-address-entry", Severity::kError);
+}
+TEST(Rules, MigLegacyForm) {
+  expect_rule(Host::kMig, {"CUDA_VISIBLE_DEVICES=MIG-GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2/1/0"}, "mig-legacy-form",
+              Severity::kError);
+}
+TEST(Rules, EntrySeparator) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0;1"}, "entry-separator", Severity::kWarning); }
+TEST(Rules, ContainerKeyword) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=all"}, "container-keyword", Severity::kError); }
+TEST(Rules, SpaceBeforeUuid) {
+  expect_rule(Host::kUniform,
+              {"CUDA_VISIBLE_DEVICES=GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2, GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b"},
+              "space-before-uuid", Severity::kError);
+}
+TEST(Rules, MixedEntryKinds) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,GPU-df9ecf4c"}, "mixed-entry-kinds", Severity::kError);
+}
+TEST(Rules, DuplicateGpu) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,0"}, "duplicate-gpu", Severity::kError); }
+TEST(Rules, ListCutShort) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,7,1"}, "list-cut-short", Severity::kWarning);
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=GPU-dead"}, "list-cut-short", Severity::kError);
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,,1"}, "list-cut-short", Severity::kWarning);  // measured: empty entry cuts
+}
+TEST(Rules, CudaInitFails) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1,1"}, "cuda-init-fails", Severity::kError); }
+TEST(Rules, OrderDiffers) {
+  // The first guide's row 1: a mixed host without PCI_BUS_ID, even with CUDA_VISIBLE_DEVICES unset.
+  expect_rule(Host::kMixed, {}, "order-differs", Severity::kWarning);
+  expect_rule(Host::kMixed, {"CUDA_DEVICE_ORDER=FASTEST_FIRST"}, "order-differs", Severity::kWarning);
+}
+TEST(Rules, VisibleDevicesWithoutPciOrder) {
+  expect_rule(Host::kMixed, {"CUDA_VISIBLE_DEVICES=2"}, "visible-devices-without-pci-order", Severity::kWarning);
+}
+TEST(Rules, LocalRankInvalid) { expect_rule(Host::kUniform, {"LOCAL_RANK=one"}, "local-rank-invalid", Severity::kError); }
+TEST(Rules, LocalRankExceedsVisible) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2", "LOCAL_RANK=1"}, "local-rank-exceeds-visible", Severity::kError);
+}
+TEST(Rules, SlurmGlobalIds) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3", "SLURM_STEP_GPUS=2,3"}, "slurm-global-ids", Severity::kWarning);
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_JOB_GPUS=0,1"}, "slurm-global-ids", Severity::kInfo);
+}
+TEST(Rules, NvidiaVisibleDevicesOutsideContainer) {
+  expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"}, "nvidia-visible-devices-outside-container", Severity::kWarning);
+}
+TEST(Rules, ContainerRenumbered) {
+  expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2,3"}, "container-renumbered", Severity::kInfo, true);
+}
+TEST(Rules, MigEnabled) { expect_rule(Host::kMig, {}, "mig-enabled", Severity::kInfo); }
+TEST(Rules, UuidPrefixCase) {
+  Run r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"});
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"}, "uuid-prefix-case", Severity::kError);
+  for (const Finding& f : r.fs)
+    if (f.id == "uuid-prefix-case") EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd");
+}
+TEST(Rules, MigWordOnGpu) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=MIG-df9ecf4c-79e5-ad77-701c-fc88c196632b"}, "mig-word-on-gpu",
+              Severity::kWarning);
+}
+TEST(Rules, UuidTrailingIgnored) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2GPU-df9e"},
+              "uuid-trailing-ignored", Severity::kWarning);
+}
+TEST(Rules, IndexOverflow) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=4294967297"}, "index-overflow", Severity::kError); }
+TEST(Rules, SignedIndex) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=-0,1"}, "signed-index", Severity::kWarning); }
+TEST(Rules, WorldSizeExceedsVisible) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1", "LOCAL_WORLD_SIZE=4", "LOCAL_RANK=0"}, "world-size-exceeds-visible",
+              Severity::kError);
+}
+TEST(Rules, MpsIndexEntries) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1", "CUDA_MPS_PIPE_DIRECTORY=/tmp/mps"}, "mps-index-entries",
+              Severity::kWarning);
+}
+TEST(Rules, OrdinalsAreRelative) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3"}, "ordinals-are-relative", Severity::kInfo);
+}
+
+}  // namespace
+}  // namespace gpumap

@@ -1,0 +1,90 @@
+#include "resolve/gpu_selector.h"
+
+#include <cctype>
+
+#include "model/error.h"
+#include "model/pci.h"
+
+namespace gpumap {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string gpu_list(const Snapshot& s) {
+  std::string out = "GPUs on this host:";
+  for (const Gpu& g : s.gpus)
+    out += "\n  " + std::to_string(g.nvml_index) + "  " + g.uuid + "  " + g.pci_bus_id + "  " + g.name;
+  if (s.gpus.empty()) out += " none";
+  return out;
+}
+
+bool all_digits(const std::string& t) {
+  if (t.empty()) return false;
+  for (char c : t)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> split_gpu_specs(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == ',' || std::isspace(static_cast<unsigned char>(c))) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+const Gpu* select_gpu(const Snapshot& s, const std::string& spec) {
+  if (spec.empty()) throw Error(kExitUsage, "empty GPU name", gpu_list(s));
+  if (all_digits(spec)) {
+    if (spec.size() <= 9) {
+      unsigned long idx = std::stoul(spec);
+      for (const Gpu& g : s.gpus)
+        if (g.nvml_index == idx) return &g;
+    }
+    throw Error(kExitUsage, "GPU `" + spec + "`: there is no nvidia-smi GPU " + spec, gpu_list(s));
+  }
+  if (auto pci = parse_pci_address(spec)) {
+    for (const Gpu& g : s.gpus)
+      if (g.pci && *g.pci == *pci) return &g;
+    throw Error(kExitUsage, "GPU `" + spec + "`: no GPU has PCI bus id " + format_pci_nvml(*pci), gpu_list(s));
+  }
+  // A UUID or a prefix of one, with or without "GPU-", any case.
+  std::string want = lower(spec);
+  if (want.rfind("gpu-", 0) != 0) want = "gpu-" + want;
+  std::vector<const Gpu*> hits;
+  for (const Gpu& g : s.gpus) {
+    std::string u = lower(g.uuid);
+    if (u == want) return &g;
+    if (u.rfind(want, 0) == 0) hits.push_back(&g);
+  }
+  if (hits.size() == 1) return hits[0];
+  if (hits.empty())
+    throw Error(kExitUsage, "GPU `" + spec + "` names no GPU (not an nvidia-smi index, UUID, UUID prefix or PCI bus id here)",
+                gpu_list(s));
+  std::string which;
+  for (const Gpu* g : hits) which += (which.empty() ? "" : ", ") + std::to_string(g->nvml_index);
+  throw Error(kExitUsage, "GPU `" + spec + "` is ambiguous: it starts the UUIDs of nvidia-smi GPUs " + which +
+                              "; give more of the UUID",
+              gpu_list(s));
+}
+
+std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::string>& specs) {
+  std::vector<const Gpu*> out;
+  for (const std::string& spec : specs)
+    for (const std::string& one : split_gpu_specs(spec)) out.push_back(select_gpu(s, one));
+  return out;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,23 @@
+// Naming physical GPUs on the command line: an nvidia-smi index ("3"), a UUID or a
+// unique prefix of one ("GPU-28554ffd", "28554ffd", any case), or a PCI bus id in any
+// form ("3b:00.0", "0000:3B:00.0", "00000000:3B:00.0").  Pure: no I/O.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/snapshot.h"
+
+namespace gpumap {
+
+/// The GPUs the specs name, in the order given.  Throws Error(kExitUsage) naming the spec
+/// and listing the host's GPUs when a spec names no GPU or several.  Duplicates are kept
+/// (callers decide whether a repeat is an error).
+std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::string>& specs);
+
+/// One spec; same errors as select_gpus.
+const Gpu* select_gpu(const Snapshot& s, const std::string& spec);
+
+/// Splits "a,b c" on commas and white space, dropping empty pieces.
+std::vector<std::string> split_gpu_specs(const std::string& text);
+
+}  // namespace gpumap
