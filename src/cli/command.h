@@ -60,6 +60,9 @@ Command explain_command();
 Command which_command();
 Command verify_command();
 Command doctor_command();
+Command pick_command();
+Command run_command();
+Command bind_command();
 
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);

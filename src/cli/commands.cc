@@ -12,6 +12,9 @@ const std::vector<Command>& commands() {
       which_command(),
       verify_command(),
       doctor_command(),
+      pick_command(),
+      run_command(),
+      bind_command(),
   };
   return table;
 }

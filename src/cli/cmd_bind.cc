@@ -1,0 +1,110 @@
+// gpumap bind: one rank of srun / torchrun / mpirun gets its own GPU(s) and nearby CPUs, then
+// gpumap becomes the rank's program (exec; no lease: the launcher owns the allocation).
+#include <cstdio>
+#include <iostream>
+
+#include "cli/command.h"
+#include "env/launcher.h"
+#include "model/error.h"
+#include "os/launch.h"
+
+namespace gpumap {
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+int run(const Args& args, Context& ctx) {
+  if (!args.has_rest() || args.rest().empty())
+    throw Error(kExitUsage, "bind: no command given",
+                "put the command after `--`: srun gpumap bind -- python3 train.py");
+  long per_rank = args.integer("--gpus-per-rank", 1, 4096).value_or(1);
+
+  LauncherEnv le = parse_launcher_env(ctx.env());
+  const LocalRank* rank = le.rank();
+  if (!rank) {
+    for (const LocalRank& lr : le.local_ranks)
+      if (!lr.error.empty())
+        throw Error(kExitUsage, "bind: " + lr.variable + " is set but " + lr.error,
+                    "the launcher must set it to this process's local rank (0, 1, ...)");
+    throw Error(kExitUsage,
+                "bind: no local rank: none of SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, "
+                "PMI_LOCAL_RANK, LOCAL_RANK is set (gpumap never assumes rank 0: every rank would share one GPU)",
+                "start it once per rank: `srun gpumap bind -- CMD`, `torchrun --no-python ... gpumap bind -- CMD`, "
+                "`mpirun -np N gpumap bind -- CMD` (docs/launch.md)");
+  }
+  for (const LocalRank& lr : le.local_ranks)
+    if (lr.value && *lr.value != *rank->value)
+      std::fprintf(stderr, "gpumap bind: warning: %s=%u but %s=%u; using %s\n", rank->variable.c_str(), *rank->value,
+                   lr.variable.c_str(), *lr.value, rank->variable.c_str());
+
+  const Snapshot& s = ctx.snapshot(ReadOptions{.processes = false, .topology = true});
+  Mapping m = ctx.mapping();
+  if (m.view.error != CudaInitError::kNone)
+    throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
+                                      std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
+                "run `gpumap map` inside the job for the details");
+  const std::vector<std::string>& view = m.view.uuids;
+  size_t first = static_cast<size_t>(*rank->value) * static_cast<size_t>(per_rank);
+  size_t last = first + static_cast<size_t>(per_rank);
+  if (last > view.size())
+    throw Error(kExitUnavailable,
+                "bind: local rank " + std::to_string(*rank->value) + " (" + rank->variable + ") needs cuda:" +
+                    std::to_string(first) + (per_rank > 1 ? "-" + std::to_string(last - 1) : "") +
+                    " but this job sees " + std::to_string(view.size()) + " GPU" + (view.size() == 1 ? "" : "s"),
+                "give the job more GPUs, start fewer ranks per node, or lower --gpus-per-rank");
+  std::vector<std::string> mine(view.begin() + static_cast<long>(first), view.begin() + static_cast<long>(last));
+
+  Environment env = ctx.env();
+  env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+  env.set("CUDA_VISIBLE_DEVICES", join(mine, ","));
+  LaunchSpec spec{args.rest(), env.to_strings(), {}};
+  std::string cpu_note = "not bound (--no-cpu-bind)";
+  if (!args.has("--no-cpu-bind")) {
+    std::vector<std::optional<std::string>> lists;
+    for (const std::string& u : mine) {
+      const Gpu* g = s.find_uuid(u);
+      if (!g)  // a MIG device: its parent's CPUs
+        for (const Gpu& p : s.gpus)
+          for (const MigDevice& md : p.mig_devices)
+            if (md.uuid == u || nvml_uuid_for(s, u) == md.uuid) g = &p;
+      lists.push_back(g ? g->cpu_affinity : std::nullopt);
+    }
+    std::string why;
+    spec.cpus = cpus_near(lists, current_affinity(), &why);
+    cpu_note = spec.cpus.empty() ? "not bound (" + why + ")" : format_cpu_list(spec.cpus);
+  }
+  std::string line = "gpumap bind: local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")";
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Gpu* g = s.find_uuid(mine[i]);
+    line += (i ? ", " : ": ") + std::string("cuda:") + std::to_string(i) + " -> GPU " +
+            (g ? std::to_string(g->nvml_index) : "?") + " " + mine[i];
+  }
+  line += "; CPUs " + cpu_note + "\n";
+  std::cout.flush();
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  exec_replace(spec);
+}
+
+}  // namespace
+
+Command bind_command() {
+  return {"bind", "give each launcher rank its own GPU(s) and nearby CPUs, then exec the command",
+          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] -- CMD [ARGS...]",
+          "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
+          "SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
+          "LOCAL_RANK (the first set; exit 2 when none is: never assumes 0), gives rank r the GPUs\n"
+          "cuda:[r*N, r*N+N) of those the job can see, sets CUDA_VISIBLE_DEVICES to their UUIDs and\n"
+          "CUDA_DEVICE_ORDER=PCI_BUS_ID, binds CPUs local to them (within the inherited set), prints the\n"
+          "binding on stderr and execs CMD (PATH lookup, no shell).  Takes no lease.  Exit 6 when the job\n"
+          "sees too few GPUs for this rank; 127/126 when CMD cannot be started.  See docs/launch.md.",
+          {{"--gpus-per-rank", true, false, "N", "GPUs per rank (default 1)"},
+           {"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"}},
+          false, run};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,161 @@
+// gpumap pick: choose free GPUs by policy (memory, load, processes, leases, topology).
+#include <iostream>
+
+#include "cli/pick_options.h"
+#include "model/error.h"
+#include "os/lease.h"
+#include "output/render.h"
+
+namespace gpumap {
+
+std::vector<OptionSpec> pick_options() {
+  return {
+      {"--gpus", true, false, "N", "how many GPUs (default 1)"},
+      {"--min-free-mib", true, false, "MIB", "only GPUs with at least this much free memory"},
+      {"--max-util", true, false, "PERCENT", "only GPUs at most this busy"},
+      {"--include", true, true, "GPU", "only these GPUs: nvidia-smi index, UUID (prefix) or PCI bus id (repeatable, or comma-separated)"},
+      {"--exclude", true, true, "GPU", "never these GPUs (repeatable, or comma-separated)"},
+      {"--allow-busy", false, false, "", "also pick GPUs that run other processes (ranked after idle ones)"},
+  };
+}
+
+namespace {
+
+std::vector<std::string> split_specs(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values)
+    for (const std::string& p : split_gpu_specs(v)) out.push_back(p);
+  return out;
+}
+
+}  // namespace
+
+PickRequest pick_request(const Args& args) {
+  PickRequest r;
+  if (auto n = args.integer("--gpus", 1, 4096)) r.count = static_cast<int>(*n);
+  if (auto m = args.integer("--min-free-mib", 0, 1L << 40)) r.min_free_mib = static_cast<uint64_t>(*m);
+  if (auto u = args.integer("--max-util", 0, 100)) r.max_util = static_cast<uint32_t>(*u);
+  r.include = split_specs(args.values("--include"));
+  r.exclude = split_specs(args.values("--exclude"));
+  r.allow_busy = args.has("--allow-busy");
+  return r;
+}
+
+std::vector<std::string> pickable_uuids(Context& ctx) {
+  const Snapshot& s = ctx.snapshot(ReadOptions{.processes = true, .topology = true});
+  Mapping m = ctx.mapping();
+  if (m.view.error != CudaInitError::kNone)
+    throw Error(kExitUnavailable, "no GPU is usable: CUDA would fail to initialise here (" +
+                                      std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
+                "run `gpumap map` for the details; fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER");
+  std::vector<std::string> out;
+  for (const std::string& u : m.view.uuids)
+    if (const Gpu* g = s.find_uuid(u)) out.push_back(g->uuid);
+  return out;
+}
+
+std::string context_lease_dir(const Context& ctx) { return lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")); }
+
+std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids) {
+  std::map<std::string, std::string> out;
+  for (const std::string& u : uuids) {
+    LeaseState st = read_lease(dir, u);
+    if (!st.refused.empty()) out[u] = "lock file unsafe: " + st.refused;
+    else if (st.held) out[u] = "leased by " + (st.holder ? describe_lease(*st.holder) : std::string("another gpumap (record not written yet)"));
+  }
+  return out;
+}
+
+std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent) {
+  std::string out;
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    const Gpu* g = s.find_uuid(uuids[i]);
+    out += indent + "cuda:" + std::to_string(i) + " -> GPU " + (g ? std::to_string(g->nvml_index) : "?") + "  " +
+           uuids[i] + (g ? "  " + g->pci_bus_id + "  " + g->name : "") + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+int run(const Args& args, Context& ctx) {
+  PickRequest req = pick_request(args);
+  std::string format = args.value("--format").value_or("");
+  if (!format.empty() && format != "env" && format != "uuid" && format != "index")
+    throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
+  std::vector<std::string> visible = pickable_uuids(ctx);
+  const Snapshot& s = ctx.snapshot();
+  PickResult r = pick_gpus(s, visible, lease_blockers(context_lease_dir(ctx), visible), req);
+  if (r.uuids.empty())
+    throw Error(kExitUnavailable, "pick: " + r.failure,
+                r.impossible ? "ask for fewer GPUs (--gpus), or relax --include/--exclude/--min-free-mib"
+                             : "wait for them (`gpumap run --wait SECONDS`), relax the limits, or --allow-busy");
+  std::vector<std::string> indices;
+  for (const std::string& u : r.uuids) indices.push_back(std::to_string(s.find_uuid(u)->nvml_index));
+
+  if (ctx.json()) {
+    Json j;
+    j["simulated"] = s.simulated;
+    Json gpus = Json::array();
+    for (size_t i = 0; i < r.uuids.size(); ++i) {
+      const Gpu* g = s.find_uuid(r.uuids[i]);
+      gpus.push_back({{"cuda_ordinal", i}, {"nvml_index", g->nvml_index}, {"uuid", g->uuid},
+                      {"pci_bus_id", g->pci_bus_id}, {"name", g->name},
+                      {"memory_free_mib", json_or_null(g->memory_free_mib)},
+                      {"cpu_affinity", json_or_null(g->cpu_affinity)}});
+    }
+    j["gpus"] = gpus;
+    j["environment"] = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"CUDA_VISIBLE_DEVICES", join(r.uuids, ",")}};
+    j["notes"] = r.notes;
+    Json rej = Json::array();
+    for (const Rejection& x : r.rejected) rej.push_back({{"nvml_index", x.nvml_index}, {"uuid", x.uuid}, {"reasons", x.reasons}});
+    j["passed_over"] = rej;
+    j["reserved"] = false;
+    std::cout << dump(j);
+    return kExitOk;
+  }
+  if (format == "env") {
+    std::cout << "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=" << join(r.uuids, ",") << "\n";
+  } else if (format == "uuid") {
+    std::cout << join(r.uuids, ",") << "\n";
+  } else if (format == "index") {
+    std::cout << join(indices, ",") << "\n";
+  } else {
+    std::cout << "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n"
+              << describe_choice(s, r.uuids, "  ");
+    for (const std::string& n : r.notes) std::cout << "  why: " << n << "\n";
+    for (const Rejection& x : r.rejected) {
+      std::cout << "  passed over GPU " << x.nvml_index << ": ";
+      for (size_t i = 0; i < x.reasons.size(); ++i) std::cout << (i ? ", " : "") << x.reasons[i];
+      std::cout << "\n";
+    }
+    std::cout << "\nexport CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=" << join(r.uuids, ",") << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command pick_command() {
+  std::vector<OptionSpec> opts = pick_options();
+  opts.push_back({"--format", true, false, "env|uuid|index", "print only: shell exports, UUIDs, or nvidia-smi indices"});
+  return {"pick", "choose free GPUs (memory, load, processes, leases, NVLink/CPU topology)",
+          "gpumap pick [--gpus N] [--min-free-mib M] [--max-util PERCENT] [--include GPU]... [--exclude GPU]...\n"
+          "            [--allow-busy] [--json | --format env|uuid|index]",
+          "Chooses GPUs among those this process can see (CUDA_VISIBLE_DEVICES or the scheduler may\n"
+          "restrict them): never one leased by a running `gpumap run`, nor one in MIG mode; by default\n"
+          "not one running other processes; then the most free memory and least load.  For several GPUs,\n"
+          "NVLink-connected sets first, then GPUs local to the same CPUs.  GPU arguments take an\n"
+          "nvidia-smi index, a UUID or unique UUID prefix, or a PCI bus id.  pick reserves nothing: use\n"
+          "`eval \"$(gpumap pick --format env)\"` for a quick shell, `gpumap run` to hold the GPUs.\n"
+          "Exit 6 when not enough GPUs qualify (the message says what blocked each one).",
+          opts, false, run};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,46 @@
+// The launch seam: CPU lists and affinity, exec of a user's command (PATH lookup, never a
+// shell), and fork+exec with gpumap staying as the parent that forwards signals.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+/// Parses a Linux cpu list ("0-3,8,10-11"); nullopt with `error` naming the bad part.
+std::optional<std::vector<int>> parse_cpu_list(const std::string& text, std::string* error = nullptr);
+/// Formats sorted CPUs as a cpu list ("0-3,8").
+std::string format_cpu_list(const std::vector<int>& cpus);
+/// The CPUs this process may run on (sched_getaffinity); empty when unknown.
+std::vector<int> current_affinity();
+
+/// The CPUs to bind to: the union of `gpu_cpu_lists` intersected with `inherited`.  Empty when
+/// no list is known, one does not parse, or the intersection is empty; `why` says which.
+std::vector<int> cpus_near(const std::vector<std::optional<std::string>>& gpu_cpu_lists,
+                           const std::vector<int>& inherited, std::string* why);
+
+struct LaunchSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH like execvp
+  std::vector<std::string> env;   // the whole environment, "NAME=VALUE"
+  std::vector<int> cpus;          // empty: keep the inherited affinity
+};
+
+struct LaunchResult {
+  int exit_code = 0;    // the child's exit status, 128+signal when a signal killed it,
+                        // 127 (not found) or 126 (not executable) when exec failed
+  int term_signal = 0;  // the signal that killed it, 0 if it exited
+  std::string exec_error;  // non-empty when the program could not be started
+};
+
+/// Forks, execs spec in the child (affinity set first, signal mask and dispositions reset,
+/// and SIGTERM sent to it should gpumap die first: PR_SET_PDEATHSIG), and waits, forwarding
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpumap by another process.  A signal the
+/// terminal sent to the whole foreground group reached the child already and is not sent twice.
+/// Descriptors gpumap opened O_CLOEXEC (leases) are never inherited by the command.
+LaunchResult launch_and_wait(const LaunchSpec& spec);
+
+/// Replaces this process with spec (affinity first).  Returns only on failure: throws
+/// Error(127 or 126) naming the program.
+[[noreturn]] void exec_replace(const LaunchSpec& spec);
+
+}  // namespace gpumap

@@ -1,0 +1,288 @@
+#include "os/lease.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstring>
+#include <ctime>
+
+#include "model/error.h"
+
+namespace gpumap {
+namespace {
+
+constexpr const char* kDefaultDir = "/tmp/gpumap-leases";
+
+std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+std::string user_name(uid_t uid) {
+  struct passwd pw, *res = nullptr;
+  char buf[1024];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
+  return std::to_string(uid);
+}
+
+/// Checks an fstat'ed lock file; "" when it is safe to lock and write.
+std::string check_lock_file(const struct stat& st, const std::string& path) {
+  if (!S_ISREG(st.st_mode)) return path + " is not a regular file";
+  if (st.st_nlink != 1)
+    return path + " has " + std::to_string(st.st_nlink) + " hard links (a planted link to another file?)";
+  if (st.st_mode & (S_ISUID | S_ISGID | S_IXUSR | S_IXGRP | S_IXOTH))
+    return path + " is executable or setuid (mode " + std::to_string(st.st_mode & 07777) + ", not a lock file)";
+  return "";
+}
+
+/// Opens DIR/UUID.lock for locking: never follows a symlink, only a regular file with one
+/// link, and the inode opened is the one lstat saw.  create: make it (0666) when missing.
+/// Returns the fd, or -1 with `why` set (empty `why` and ENOENT: missing and !create).
+int open_lock_file(const std::string& path, bool create, bool write, std::string& why) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    struct stat lst;
+    if (lstat(path.c_str(), &lst) == 0) {
+      if (S_ISLNK(lst.st_mode)) {
+        why = path + " is a symbolic link (refusing to follow it; remove it)";
+        return -1;
+      }
+      if (std::string w = check_lock_file(lst, path); !w.empty()) {
+        why = w;
+        return -1;
+      }
+      // Opening an existing file without O_CREAT: fs.protected_regular allows it in a sticky folder.
+      int fd = open(path.c_str(), (write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+      if (fd < 0 && write && errno == EACCES) {
+        why = path + " is not writable by this user (owner uid " + std::to_string(lst.st_uid) +
+              ", mode " + std::to_string(lst.st_mode & 0777) + "); its owner or root must remove it";
+        return -1;
+      }
+      if (fd < 0 && errno == ENOENT) continue;  // removed in between: look again
+      if (fd < 0) {
+        why = sys_error("cannot open " + path);
+        return -1;
+      }
+      struct stat st;
+      if (fstat(fd, &st) != 0 || st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+        close(fd);
+        continue;  // replaced between lstat and open
+      }
+      if (std::string w = check_lock_file(st, path); !w.empty()) {
+        close(fd);
+        why = w;
+        return -1;
+      }
+      return fd;
+    }
+    if (errno != ENOENT) {
+      why = sys_error("cannot stat " + path);
+      return -1;
+    }
+    if (!create) {
+      why = "";
+      errno = ENOENT;
+      return -1;
+    }
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0 && errno == EEXIST) continue;  // another process created it: open that one
+    if (fd < 0) {
+      why = sys_error("cannot create " + path);
+      return -1;
+    }
+    fchmod(fd, 0666);  // the umask took bits away; every user must be able to lock it
+    return fd;
+  }
+  why = path + " keeps changing under gpumap (replaced while opening it)";
+  return -1;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = pread(fd, buf, sizeof buf, off);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    off += n;
+    if (out.size() > 65536) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_lease_record(const LeaseRecord& r) {
+  std::string cmd = r.command;
+  for (char& c : cmd)
+    if (c == '\n' || c == '\r') c = ' ';
+  return "pid=" + std::to_string(r.pid) + "\nuid=" + std::to_string(r.uid) + "\nuser=" + r.user +
+         "\nstart=" + std::to_string(r.start_unix) + "\ncommand=" + cmd + "\n";
+}
+
+std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
+  LeaseRecord r;
+  bool have_pid = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+    try {
+      if (k == "pid") r.pid = std::stoll(v), have_pid = true;
+      else if (k == "uid") r.uid = std::stoll(v);
+      else if (k == "user") r.user = v;
+      else if (k == "start") r.start_unix = std::stoll(v);
+      else if (k == "command") r.command = v;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  if (!have_pid) return std::nullopt;
+  return r;
+}
+
+std::string describe_lease(const LeaseRecord& r) {
+  std::string s = "pid " + std::to_string(r.pid) + " (" + (r.user.empty() ? "?" : r.user) + ")";
+  if (r.start_unix > 0) {
+    time_t t = static_cast<time_t>(r.start_unix);
+    struct tm tm;
+    char buf[32];
+    if (localtime_r(&t, &tm) && strftime(buf, sizeof buf, "%H:%M:%S", &tm)) s += std::string(" since ") + buf;
+  }
+  if (!r.command.empty()) s += ": " + (r.command.size() > 60 ? r.command.substr(0, 57) + "..." : r.command);
+  return s;
+}
+
+std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir) {
+  return gpumap_lock_dir && !gpumap_lock_dir->empty() ? *gpumap_lock_dir : kDefaultDir;
+}
+
+void prepare_lease_dir(const std::string& dir) {
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw Error(kExitError, sys_error("cannot stat the lease folder " + dir));
+    mode_t old = umask(0);
+    int rc = mkdir(dir.c_str(), 01777);
+    int err = errno;
+    umask(old);
+    if (rc != 0 && err != EEXIST) {
+      errno = err;
+      throw Error(kExitError, sys_error("cannot create the lease folder " + dir),
+                  "set GPUMAP_LOCK_DIR to a folder every user of these GPUs can write");
+    }
+    if (lstat(dir.c_str(), &st) != 0) throw Error(kExitError, sys_error("cannot stat the lease folder " + dir));
+  }
+  if (S_ISLNK(st.st_mode))
+    throw Error(kExitError, "the lease folder " + dir + " is a symbolic link (refusing to follow it)",
+                "remove it, or set GPUMAP_LOCK_DIR to a real folder");
+  if (!S_ISDIR(st.st_mode))
+    throw Error(kExitError, "the lease folder " + dir + " is not a directory",
+                "remove it, or set GPUMAP_LOCK_DIR to a folder");
+  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    throw Error(kExitError, "the lease folder " + dir + " is writable by everyone but not sticky: anyone could replace a lock file",
+                "chmod 1777 " + dir);
+}
+
+std::string lease_path(const std::string& dir, const std::string& uuid) {
+  if (uuid.empty()) throw Error(kExitUsage, "empty GPU UUID for a lease");
+  for (char c : uuid)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-'))
+      throw Error(kExitUsage, "GPU UUID `" + uuid + "` has a character that cannot name a lock file");
+  return dir + "/" + uuid + ".lock";
+}
+
+Lease& Lease::operator=(Lease&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = o.fd_;
+    uuid_ = std::move(o.uuid_);
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+Lease::~Lease() {
+  if (fd_ >= 0) close(fd_);
+}
+
+LeaseAttempt try_lease(const std::string& dir, const std::string& uuid, const LeaseRecord& record) {
+  LeaseAttempt a;
+  std::string path = lease_path(dir, uuid);
+  std::string why;
+  int fd = open_lock_file(path, true, true, why);
+  if (fd < 0) {
+    a.refused = why;
+    return a;
+  }
+  bool locked = false;
+  for (int i = 0; i < 4 && !locked; ++i) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) locked = true;
+    else if (errno == EWOULDBLOCK) {
+      struct timespec ts{0, 2 * 1000 * 1000};  // a reader's shared lock lasts microseconds
+      nanosleep(&ts, nullptr);
+    } else {
+      a.refused = sys_error("flock " + path);
+      close(fd);
+      return a;
+    }
+  }
+  if (!locked) {
+    a.busy = true;
+    a.holder = parse_lease_record(read_all(fd));
+    close(fd);
+    return a;
+  }
+  // The file at the path must still be the one locked (nobody removed or replaced it).
+  struct stat st, lst;
+  if (fstat(fd, &st) != 0 || lstat(path.c_str(), &lst) != 0 || st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+    close(fd);
+    a.busy = true;  // lost a race with a replacement: let the caller try again
+    return a;
+  }
+  std::string text = format_lease_record(record);
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    // The lock holds without a record; readers then say "record not written".
+  }
+  a.lease.emplace(fd, uuid);
+  return a;
+}
+
+LeaseState read_lease(const std::string& dir, const std::string& uuid) {
+  LeaseState s;
+  std::string path = lease_path(dir, uuid);
+  std::string why;
+  int fd = open_lock_file(path, false, false, why);
+  if (fd < 0) {
+    if (!why.empty()) s.refused = why;
+    return s;
+  }
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    flock(fd, LOCK_UN);
+  } else if (errno == EWOULDBLOCK) {
+    s.held = true;
+    s.holder = parse_lease_record(read_all(fd));
+  } else {
+    s.refused = sys_error("flock " + path);
+  }
+  close(fd);
+  return s;
+}
+
+LeaseRecord current_lease_record(const std::vector<std::string>& argv) {
+  LeaseRecord r;
+  r.pid = getpid();
+  r.uid = getuid();
+  r.user = user_name(getuid());
+  for (const std::string& a : argv) r.command += (r.command.empty() ? "" : " ") + a;
+  r.start_unix = static_cast<int64_t>(::time(nullptr));
+  return r;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,49 @@
+// The pick policy: which GPUs to give a job, with the reason each other GPU was passed over.
+// Pure: a snapshot, the GPUs this process can see, who holds a lease, and the constraints in;
+// a choice out.  No I/O.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/snapshot.h"
+#include "resolve/gpu_selector.h"  // the selectors --include/--exclude take
+
+namespace gpumap {
+
+struct PickRequest {
+  int count = 1;                          // how many GPUs
+  std::optional<uint64_t> min_free_mib;   // at least this much free memory on each
+  std::optional<uint32_t> max_util;       // at most this utilisation (percent) on each
+  std::vector<std::string> include;       // selectors: only these (empty: all visible)
+  std::vector<std::string> exclude;       // selectors: never these
+  bool allow_busy = false;                // also GPUs that run other processes
+};
+
+struct Rejection {
+  uint32_t nvml_index = 0;
+  std::string uuid;
+  std::vector<std::string> reasons;  // "leased by pid 12 (alice) ...", "12 MiB free, want 2000"
+};
+
+struct PickResult {
+  std::vector<std::string> uuids;      // the choice, in nvidia-smi order; empty when not enough qualify
+  std::vector<Rejection> rejected;     // every visible GPU passed over, with why
+  std::vector<std::string> notes;      // why this set (NVLink, CPU affinity)
+  std::string failure;                 // non-empty when no choice: what blocked, in words
+  bool impossible = false;             // asked for more GPUs than could ever qualify (not leases/load)
+};
+
+/// Chooses request.count GPUs among `visible` (UUIDs this process can use; MIG devices and
+/// unknown UUIDs are skipped).  `leases` maps a UUID to why its lease is unavailable
+/// ("leased by pid 12 (alice) ...").
+/// Policy: drop leased, excluded, MIG-enabled, too-full, too-busy GPUs (and, unless
+/// allow_busy, those running processes); then for one GPU the most free memory and lowest
+/// utilisation; for several the set with the most NVLink-connected pairs (then links), then
+/// the fewest distinct CPU-affinity groups, then the most free memory, then nvidia-smi order.
+PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
+                     const std::map<std::string, std::string>& leases, const PickRequest& request);
+
+}  // namespace gpumap
