@@ -1,0 +1,202 @@
+// gpumap ps: who is on which GPU, and what each process calls that GPU (its own cuda:N).
+#include <signal.h>
+#include <time.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "cli/command.h"
+#include "model/error.h"
+#include "os/lease.h"
+#include "os/proc.h"
+#include "output/render.h"
+#include "resolve/process_view.h"
+
+namespace gpumap {
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void on_sigint(int) { g_stop = 1; }
+
+std::optional<std::string> env_value(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+PidNamespaceView pid_view(const ProcFs& proc, bool simulated) {
+  // NVML reports PIDs of the init namespace; a simulated host's PIDs are this /proc's own.
+  // GPUMAP_NVML_PID_NS names that namespace explicitly ("pid:[...]"), for tests.
+  std::optional<std::string> nvml = env_value("GPUMAP_NVML_PID_NS");
+  if (!nvml && !simulated) nvml = kInitPidNamespace;
+  return classify_pid_namespace(nvml, proc.pid_ns_link("1"), proc.pid_ns_link("self"), proc.nspid("self"));
+}
+
+Json lease_json(const std::optional<LeaseState>& st, const ProcessRow& r) {
+  if (!st || !st->held) return nullptr;
+  Json j;
+  j["held"] = true;
+  if (st->holder) {
+    j["holder_pid"] = st->holder->pid;
+    j["holder_user"] = st->holder->user;
+    j["holder_command"] = st->holder->command;
+    j["this_process"] = r.local_pid && st->holder->pid == static_cast<int64_t>(*r.local_pid);
+  } else {
+    j["holder_pid"] = nullptr;
+  }
+  return j;
+}
+
+std::string lease_cell(const std::optional<LeaseState>& st) {
+  if (!st || !st->held) return "-";
+  if (!st->holder) return "held";
+  return "pid " + std::to_string(st->holder->pid);
+}
+
+template <class T>
+Json opt_json(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+struct Frame {
+  Json json;
+  std::string table;
+};
+
+Frame one_frame(Context& ctx, const ProcFs& proc) {
+  const Snapshot& s = ctx.snapshot();
+  PidNamespaceView ns = pid_view(proc, s.simulated);
+  PsResult res = build_ps(
+      s, ns, [&](uint32_t pid) { return proc.read(pid); },
+      [&](const Environment& e) { return ctx.mapping(e, false).view; });
+
+  // Leases: one read per GPU that has a row.
+  std::map<std::string, std::optional<LeaseState>> leases;
+  std::string dir = lease_dir(env_value("GPUMAP_LOCK_DIR"));
+  for (const ProcessRow& r : res.rows) {
+    if (leases.count(r.uuid)) continue;
+    try {
+      leases[r.uuid] = read_lease(dir, r.uuid);
+    } catch (const Error&) {
+      leases[r.uuid] = std::nullopt;
+    }
+  }
+
+  Frame f;
+  Json& j = f.json;
+  j["simulated"] = s.simulated;
+  j["source"] = s.source;
+  j["proc_root"] = proc.root();
+  j["pid_namespace"] = {{"joinable", ns.joinable},
+                        {"procfs", opt_json(ns.procfs)},
+                        {"nvml", opt_json(ns.nvml)},
+                        {"note", ns.note}};
+  Json rows = Json::array();
+  std::vector<std::vector<std::string>> table;
+  std::string notes;
+  for (const ProcessRow& r : res.rows) {
+    Json p;
+    p["pid"] = r.pid;
+    p["local_pid"] = opt_json(r.local_pid);
+    p["nspid"] = r.nspid ? Json(*r.nspid) : Json(nullptr);
+    p["state"] = process_state_name(r.state);
+    p["nvml_index"] = r.nvml_index;
+    p["uuid"] = r.uuid;
+    p["type"] = r.type;
+    p["used_memory_mib"] = opt_json(r.used_memory_mib);
+    p["user"] = opt_json(r.user);
+    p["uid"] = opt_json(r.uid);
+    p["command"] = opt_json(r.command);
+    p["environ"] = r.environ_known ? "ok" : r.state == ProcessState::kRunning ? proc_access_name(r.environ_access)
+                                                                              : "unknown";
+    p["cuda_visible_devices"] = opt_json(r.cuda_visible_devices);
+    p["cuda_device_order"] = opt_json(r.cuda_device_order);
+    p["nvidia_visible_devices"] = opt_json(r.nvidia_visible_devices);
+    p["local_rank"] = opt_json(r.local_rank);
+    p["slurm_localid"] = opt_json(r.slurm_localid);
+    p["ordinal"] = opt_json(r.ordinal);
+    p["cuda_device"] = r.ordinal ? Json("cuda:" + std::to_string(*r.ordinal)) : Json(nullptr);
+    p["cuda_error"] = opt_json(r.cuda_error);
+    p["lease"] = lease_json(leases[r.uuid], r);
+    p["findings"] = findings_json(r.findings);
+    rows.push_back(p);
+
+    std::string cuda = r.ordinal ? "cuda:" + std::to_string(*r.ordinal) : r.environ_known ? "-" : "?";
+    std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
+                      : r.state == ProcessState::kNotVisible ? "(not visible from here)"
+                                                             : r.command.value_or("?");
+    if (cmd.size() > 60) cmd = cmd.substr(0, 57) + "...";
+    std::string cvd = !r.environ_known ? "?" : r.cuda_visible_devices ? (r.cuda_visible_devices->empty() ? "''" : *r.cuda_visible_devices) : "unset";
+    std::string pid = std::to_string(r.pid);
+    if (r.local_pid && *r.local_pid != r.pid) pid += " (" + std::to_string(*r.local_pid) + " here)";
+    table.push_back({pid, r.user.value_or("?"), std::to_string(r.nvml_index), r.uuid,
+                     r.used_memory_mib ? std::to_string(*r.used_memory_mib) + " MiB" : "N/A", cuda, cvd,
+                     lease_cell(leases[r.uuid]), cmd});
+    for (const Finding& fd : r.findings) {
+      notes += "  [" + std::string(severity_name(fd.severity)) + "] " + fd.id + " (pid " + std::to_string(r.pid) +
+               ", GPU " + std::to_string(r.nvml_index) + "): " + fd.message + "\n";
+      if (!fd.fix.empty()) notes += "      fix: " + fd.fix + "\n";
+    }
+  }
+  j["processes"] = rows;
+  j["unlisted_gpus"] = res.unlisted_gpus;
+
+  std::string& t = f.table;
+  t = host_banner(s);
+  if (!ns.joinable) t += "PID namespace: " + ns.note + "\n";
+  if (res.rows.empty()) t += "No GPU processes.\n";
+  else
+    t += render_table({"PID", "USER", "GPU", "UUID", "GPU MEMORY", "ITS CUDA", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"},
+                      table);
+  for (uint32_t i : res.unlisted_gpus)
+    t += "GPU " + std::to_string(i) + ": NVML could not list its processes\n";
+  if (!notes.empty()) t += "\nFindings:\n" + notes;
+  return f;
+}
+
+int run(const Args& args, Context& ctx) {
+  std::optional<double> watch = args.number("--watch", 0.1, 86400);
+  ProcFs proc;
+  if (!watch) {
+    Frame f = one_frame(ctx, proc);
+    std::cout << (ctx.json() ? dump(f.json) : f.table);
+    return kExitOk;
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  while (!g_stop) {
+    Context frame_ctx(ctx.driver(), ctx.env(), ctx.json());  // a fresh snapshot per frame
+    Frame f = one_frame(frame_ctx, proc);
+    if (ctx.json()) std::cout << f.json.dump() << "\n";
+    else std::cout << "\033[H\033[2J" << f.table;
+    std::cout.flush();
+    timespec ts{static_cast<time_t>(*watch), static_cast<long>((*watch - static_cast<time_t>(*watch)) * 1e9)};
+    while (!g_stop && nanosleep(&ts, &ts) != 0) {
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command ps_command() {
+  return {"ps", "who is on which GPU, and which cuda:N each process calls it",
+          "gpumap ps [--json] [--watch SECONDS]",
+          "Lists every process in NVML's compute and graphics process lists, one row per (process, GPU):\n"
+          "pid, user, command line, GPU memory, the nvidia-smi index and UUID, and the gpumap lease.  From\n"
+          "/proc/PID/environ (the environment it started with) it shows the process's CUDA_VISIBLE_DEVICES\n"
+          "and the cuda:N that process calls the GPU, resolved like `gpumap map`, plus findings: a GPU outside\n"
+          "the process's visible set, no visibility on a shared host, a shared GPU, a CUDA_DEVICE_ORDER that\n"
+          "breaks CUDA.  Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
+          "name the host PIDs NVML reports, rows say so.  $GPUMAP_PROC_ROOT replaces /proc (tests).\n"
+          "--watch refreshes every SECONDS until Ctrl-C (JSON: one document per line per frame).",
+          {{"--watch", true, false, "SECONDS", "refresh every SECONDS until interrupted"}},
+          false,
+          run};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,191 @@
+#include "os/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace gpumap {
+namespace {
+
+ProcAccess access_of(int err) {
+  if (err == ENOENT || err == ESRCH || err == ENOTDIR) return ProcAccess::kGone;
+  if (err == EACCES || err == EPERM) return ProcAccess::kDenied;
+  return ProcAccess::kError;
+}
+
+/// Reads a whole (small, /proc-style) file; on failure returns nullopt and sets *err.
+std::optional<std::string> slurp(const std::string& path, int* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = errno;
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *err = errno;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+std::optional<std::string> line_value(const std::string& text, const char* key) {
+  const size_t klen = strlen(key);
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t e = text.find('\n', p);
+    if (e == std::string::npos) e = text.size();
+    if (text.compare(p, klen, key) == 0) return text.substr(p + klen, e - p - klen);
+    p = e + 1;
+  }
+  return std::nullopt;
+}
+
+std::vector<uint32_t> numbers(const std::string& s, bool* ok) {
+  std::vector<uint32_t> out;
+  *ok = true;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] == ' ' || s[i] == '\t') {
+      ++i;
+      continue;
+    }
+    uint64_t v = 0;
+    size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + static_cast<uint64_t>(s[i++] - '0');
+    if (i == start || v > UINT32_MAX) {
+      *ok = false;
+      return {};
+    }
+    out.push_back(static_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* proc_access_name(ProcAccess a) {
+  switch (a) {
+    case ProcAccess::kOk: return "ok";
+    case ProcAccess::kGone: return "gone";
+    case ProcAccess::kDenied: return "denied";
+    case ProcAccess::kError: return "error";
+  }
+  return "error";
+}
+
+std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text) {
+  auto v = line_value(status_text, "NSpid:");
+  if (!v) return std::nullopt;
+  bool ok = false;
+  std::vector<uint32_t> n = numbers(*v, &ok);
+  if (!ok || n.empty()) return std::nullopt;
+  return n;
+}
+
+std::optional<uint32_t> parse_status_uid(const std::string& status_text) {
+  auto v = line_value(status_text, "Uid:");
+  if (!v) return std::nullopt;
+  bool ok = false;
+  std::vector<uint32_t> n = numbers(*v, &ok);
+  if (!ok || n.empty()) return std::nullopt;
+  return n[0];
+}
+
+std::vector<std::string> split_nul(const std::string& text) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t e = text.find('\0', p);
+    if (e == std::string::npos) e = text.size();
+    out.push_back(text.substr(p, e - p));
+    p = e + 1;
+  }
+  return out;
+}
+
+ProcFs::ProcFs(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string ProcFs::default_root() {
+  const char* r = std::getenv("GPUMAP_PROC_ROOT");
+  return r && *r ? r : "/proc";
+}
+
+ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
+  ProcProcess p;
+  p.pid = pid;
+  std::string dir = root_ + "/" + std::to_string(pid);
+  int err = 0;
+  auto status = slurp(dir + "/status", &err);
+  if (!status) {
+    p.access = access_of(err);
+    p.environ_access = p.access;
+    p.environ_error = strerror(err);
+    return p;
+  }
+  p.uid = parse_status_uid(*status);
+  p.nspid = parse_nspid(*status);
+  if (p.uid) {
+    auto it = users_.find(*p.uid);
+    if (it == users_.end()) {
+      std::string name = std::to_string(*p.uid);
+      struct passwd pw, *res = nullptr;
+      char buf[4096];
+      if (getpwuid_r(*p.uid, &pw, buf, sizeof buf, &res) == 0 && res) name = res->pw_name;
+      it = users_.emplace(*p.uid, name).first;
+    }
+    p.user = it->second;
+  }
+  if (auto cmd = slurp(dir + "/cmdline", &err)) {
+    std::string joined;
+    for (const std::string& a : split_nul(*cmd)) joined += (joined.empty() ? "" : " ") + a;
+    if (joined.empty()) {
+      if (auto name = line_value(*status, "Name:")) {
+        std::string n = *name;
+        while (!n.empty() && (n.front() == '\t' || n.front() == ' ')) n.erase(n.begin());
+        joined = "[" + n + "]";
+      }
+    }
+    p.command = joined;
+  }
+  if (want_environ) {
+    if (auto env = slurp(dir + "/environ", &err)) {
+      p.environ = split_nul(*env);
+      p.environ_access = ProcAccess::kOk;
+    } else {
+      p.environ_access = access_of(err);
+      p.environ_error = strerror(err);
+    }
+  }
+  return p;
+}
+
+std::optional<std::string> ProcFs::pid_ns_link(const std::string& who) const {
+  char buf[256];
+  ssize_t n = ::readlink((root_ + "/" + who + "/ns/pid").c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::optional<std::vector<uint32_t>> ProcFs::nspid(const std::string& who) const {
+  int err = 0;
+  auto status = slurp(root_ + "/" + who + "/status", &err);
+  if (!status) return std::nullopt;
+  return parse_nspid(*status);
+}
+
+}  // namespace gpumap

@@ -1,0 +1,62 @@
+// The /proc seam: what gpumap reads about other processes (owner, command line, the
+// environment they started with, their PID in each PID namespace).  Everything goes
+// through ProcFs so tests can point it at a fixture directory ($GPUMAP_PROC_ROOT).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+/// How one read went.  kGone: no such process (it exited, or never existed here);
+/// kDenied: EACCES/EPERM (another user's process); kError: any other failure.
+enum class ProcAccess { kOk, kGone, kDenied, kError };
+/// "ok", "gone", "denied", "error".
+const char* proc_access_name(ProcAccess a);
+
+/// What /proc says about one process.  Every field may be unknown (nullopt).
+struct ProcProcess {
+  uint32_t pid = 0;                           // the directory name under the proc root
+  ProcAccess access = ProcAccess::kOk;        // of <root>/<pid>/status: kGone means exited
+  std::optional<uint32_t> uid;                // real uid (status "Uid:")
+  std::optional<std::string> user;            // login name, else the uid as digits
+  std::optional<std::string> command;         // cmdline, arguments joined by spaces; "[comm]" when empty
+  ProcAccess environ_access = ProcAccess::kGone;
+  std::string environ_error;                  // strerror text when environ_access is not kOk
+  std::optional<std::vector<std::string>> environ;  // NAME=VALUE as at exec; nullopt: unreadable
+  std::optional<std::vector<uint32_t>> nspid;  // status "NSpid:", outermost (this procfs's) first
+};
+
+class ProcFs {
+ public:
+  /// `root`: a directory laid out like /proc.  Default: $GPUMAP_PROC_ROOT, else "/proc".
+  explicit ProcFs(std::string root = default_root());
+  static std::string default_root();
+  const std::string& root() const { return root_; }
+
+  /// Reads status, cmdline and (when want_environ) environ of <root>/<pid>.  Never throws.
+  ProcProcess read(uint32_t pid, bool want_environ = true) const;
+
+  /// readlink(<root>/<who>/ns/pid), e.g. "pid:[4026531836]"; nullopt when unreadable.
+  std::optional<std::string> pid_ns_link(const std::string& who) const;
+  /// The NSpid fields of <root>/<who>/status ("self", "1", a pid); nullopt when unreadable.
+  std::optional<std::vector<uint32_t>> nspid(const std::string& who) const;
+
+ private:
+  std::string root_;
+  mutable std::map<uint32_t, std::string> users_;  // uid -> name cache
+};
+
+/// The init PID namespace's link text: its inode is fixed by the kernel (PROC_PID_INIT_INO).
+inline constexpr const char* kInitPidNamespace = "pid:[4026531836]";
+
+/// Parses the "NSpid:" line of a status file's text; nullopt when absent or malformed.
+std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text);
+/// Parses the real uid from the "Uid:" line; nullopt when absent.
+std::optional<uint32_t> parse_status_uid(const std::string& status_text);
+/// Splits NUL-separated text (cmdline, environ); a trailing NUL ends the last item.
+std::vector<std::string> split_nul(const std::string& text);
+
+}  // namespace gpumap
