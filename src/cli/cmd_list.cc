@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "os/lease.h"
 #include "output/render.h"
 
 namespace gpumap {
@@ -16,7 +17,15 @@ int run(const Args& args, Context& ctx) {
     j["driver_version"] = json_or_null(s.driver_version);
     j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
     Json gpus = Json::array();
-    for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
+    for (const Gpu& g : s.gpus) {
+      Json gj = gpu_json(g);
+      LeaseState l = read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), g.uuid);  // gpumap run's lease
+      gj["lease"] = !l.held ? Json(nullptr)
+                            : l.holder ? Json{{"pid", l.holder->pid}, {"user", l.holder->user},
+                                              {"command", l.holder->command}, {"start_unix", l.holder->start_unix}}
+                                       : Json::object();
+      gpus.push_back(gj);
+    }
     j["gpus"] = gpus;
     std::cout << dump(j);
     return 0;
@@ -27,10 +36,12 @@ int run(const Args& args, Context& ctx) {
     std::string procs = g.processes ? std::to_string(g.processes->size()) : "N/A";
     std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
     rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
-                    na(g.compute_capability), mig, procs});
+                    na(g.compute_capability), mig, procs,
+                    lease_summary(read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), g.uuid))});
+    if (rows.back().back().empty()) rows.back().back() = "-";
   }
   std::cout << host_banner(s)
-            << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS"}, rows);
+            << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"}, rows);
   for (const Gpu& g : s.gpus)
     for (const std::string& n : g.notes) std::cout << "note: GPU " << g.nvml_index << ": " << n << "\n";
   return 0;

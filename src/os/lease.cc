@@ -275,6 +275,12 @@ LeaseState read_lease(const std::string& dir, const std::string& uuid) {
   return s;
 }
 
+std::string lease_summary(const LeaseState& st) {
+  if (!st.refused.empty()) return "unsafe lock file: " + st.refused;
+  if (!st.held) return "";
+  return st.holder ? describe_lease(*st.holder) : "held (no record yet)";
+}
+
 LeaseRecord current_lease_record(const std::vector<std::string>& argv) {
   LeaseRecord r;
   r.pid = getpid();

@@ -85,6 +85,10 @@ struct LeaseState {
 /// nobody holds it.  Never creates the folder or the file.
 LeaseState read_lease(const std::string& dir, const std::string& uuid);
 
+/// For listings: "" when free, else "pid 123 (alice) since 18:02:11: cmd", "held (no record)"
+/// or "unsafe lock file: why".
+std::string lease_summary(const LeaseState& state);
+
 /// This process's record for `argv`: pid, uid, user name, start time now.
 LeaseRecord current_lease_record(const std::vector<std::string>& argv);
 
