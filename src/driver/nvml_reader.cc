@@ -1,6 +1,10 @@
 #include "driver/nvml_reader.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "driver/dynlib.h"
@@ -9,6 +13,27 @@
 
 namespace gpumap {
 namespace {
+
+// GPUMAP_TRACE=1: time spent in each NVML call, summed, printed to stderr (for benchmarks).
+struct Trace {
+  bool on = std::getenv("GPUMAP_TRACE") != nullptr;
+  std::map<std::string, double> ms;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void lap(const char* what) {
+    if (!on) return;
+    auto now = std::chrono::steady_clock::now();
+    ms[what] += std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+  }
+  ~Trace() {
+    if (!on) return;
+    for (const auto& [k, v] : ms) std::fprintf(stderr, "gpumap trace: %-40s %8.3f ms\n", k.c_str(), v);
+  }
+};
+Trace* g_trace = nullptr;
+void lap(const char* what) {
+  if (g_trace) g_trace->lap(what);
+}
 
 using FnInit = nvmlReturn_t();
 using FnStr = const char*(nvmlReturn_t);
@@ -174,7 +199,9 @@ std::string cpu_list(const unsigned long* set, unsigned words) {
 void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vector<std::string>& link_pcis) {
   g.nvml_index = index;
   nvmlDevice_t d = nullptr;
+  lap("(other)");
   nvmlReturn_t rc = n.handle(index, &d);
+  lap("nvmlDeviceGetHandleByIndex");
   if (rc != NVML_SUCCESS) {
     g.notes.push_back(n.describe("nvmlDeviceGetHandleByIndex", rc));
     return;
@@ -182,8 +209,10 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
   char buf[96];
   if ((rc = n.uuid(d, buf, sizeof buf)) == NVML_SUCCESS) g.uuid = buf;
   else note(g, n, "nvmlDeviceGetUUID", rc);
+  lap("nvmlDeviceGetUUID");
   if ((rc = n.name(d, buf, sizeof buf)) == NVML_SUCCESS) g.name = buf;
   else note(g, n, "nvmlDeviceGetName", rc);
+  lap("nvmlDeviceGetName");
   nvmlPciInfo_t pci{};
   if ((rc = n.pci(d, &pci)) == NVML_SUCCESS) {
     g.pci_bus_id = pci.busId;
@@ -191,11 +220,13 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
   } else {
     note(g, n, "nvmlDeviceGetPciInfo", rc);
   }
+  lap("nvmlDeviceGetPciInfo");
   unsigned u;
   if (n.minor) {
     if ((rc = n.minor(d, &u)) == NVML_SUCCESS) g.minor_number = u;
     else note(g, n, "nvmlDeviceGetMinorNumber", rc);
   }
+  lap("nvmlDeviceGetMinorNumber");
   bool have_mem = false;
   if (n.mem2) {
     nvmlMemory_v2_t m{};
@@ -217,6 +248,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
       note(g, n, "nvmlDeviceGetMemoryInfo", rc);
     }
   }
+  lap("nvmlDeviceGetMemoryInfo");
   if (n.util) {
     nvmlUtilization_t ut{};
     if ((rc = n.util(d, &ut)) == NVML_SUCCESS) {
@@ -226,17 +258,20 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
       note(g, n, "nvmlDeviceGetUtilizationRates", rc);
     }
   }
+  lap("nvmlDeviceGetUtilizationRates");
   if (n.cc) {
     int major = 0, minor = 0;
     if ((rc = n.cc(d, &major, &minor)) == NVML_SUCCESS)
       g.compute_capability = std::to_string(major) + "." + std::to_string(minor);
     else note(g, n, "nvmlDeviceGetCudaComputeCapability", rc);
   }
+  lap("nvmlDeviceGetCudaComputeCapability");
   if (n.mig_mode) {
     unsigned cur = 0, pend = 0;
     if ((rc = n.mig_mode(d, &cur, &pend)) == NVML_SUCCESS) g.mig_enabled = cur == 1;
     else note(g, n, "nvmlDeviceGetMigMode", rc);
   }
+  lap("nvmlDeviceGetMigMode");
   if (opt.mig && g.mig_enabled.value_or(false) && n.mig_max && n.mig_handle) {
     unsigned max = 0;
     if (n.mig_max(d, &max) == NVML_SUCCESS) {
@@ -258,6 +293,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
     add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
                   "nvmlDeviceGetGraphicsRunningProcesses");
   }
+  lap("nvmlDevice*RunningProcesses");
   if (opt.topology) {
     if (n.affinity) {
       unsigned long set[16] = {};
@@ -279,8 +315,15 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
 }  // namespace
 
 Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
+  Trace trace;
+  g_trace = &trace;
+  struct Reset {
+    ~Reset() { g_trace = nullptr; }
+  } reset;
   Nvml n(src.nvml_library);
+  lap("dlopen + dlsym");
   nvmlReturn_t rc = n.init();
+  lap("nvmlInit");
   if (rc != NVML_SUCCESS)
     throw Error(kExitNoDriver, n.describe(n.lib->bindings().front().bound.c_str(), rc),
                 rc == NVML_ERROR_DRIVER_NOT_LOADED ? "the NVIDIA kernel driver is not loaded (is this a GPU machine?)"
@@ -309,7 +352,9 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
     }
   for (const SymbolBinding& b : n.lib->bindings())
     if (!b.bound.empty()) s.bindings.push_back(b.bound);
+  lap("(other)");
   n.shutdown();
+  lap("nvmlShutdown");
   return s;
 }
 
