@@ -106,7 +106,14 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
       const std::set<uint32_t>& sharing = pids_on_gpu[g.nvml_index];
       if (sharing.size() > 1) {
         std::string list;
-        for (uint32_t q : sharing) list += (list.empty() ? "" : ", ") + std::to_string(q);
+        size_t shown = 0;
+        for (uint32_t q : sharing) {
+          if (shown++ == 8) {
+            list += " and " + std::to_string(sharing.size() - 8) + " more";
+            break;
+          }
+          list += (list.empty() ? "" : ", ") + std::to_string(q);
+        }
         r.findings.push_back({"gpu-shared", Severity::kInfo,
                               gpu_words(r) + " is used by " + std::to_string(sharing.size()) +
                                   " processes (pids " + list + "): they share its memory and compute",
@@ -193,7 +200,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
              who(r) + " uses " + gpu_words(r) + ", but the environment it started with, CUDA_VISIBLE_DEVICES=" +
                  quoted(r.cuda_visible_devices) + ", " + saw +
                  ": the variable was changed after the process started (in the program, e.g. os.environ, which "
-                 "/proc/PID/environ does not show) or set in another layer (a container numbers its GPUs from 0; "
+                 "/proc/PID/environ does not show) or set in another layer (a container numbers its GPUs from 0; " +
                  (r.nvidia_visible_devices ? "NVIDIA_VISIBLE_DEVICES=" + quoted(r.nvidia_visible_devices) + " picks them"
                                            : std::string("NVIDIA_VISIBLE_DEVICES picks them")) + ")",
              "set the GPU by UUID in the launcher, before the process starts: CUDA_VISIBLE_DEVICES=" + r.uuid + " " +

@@ -1,0 +1,97 @@
+#include "os/proc.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace gpumap {
+namespace {
+
+std::string fixture_root() {
+  std::string t = ::testing::TempDir();
+  if (t.empty() || t.back() != '/') t += "/";
+  std::string tmpl = t + "gpumap-proc-XXXXXX";
+  std::vector<char> b(tmpl.begin(), tmpl.end());
+  b.push_back(0);
+  return mkdtemp(b.data());
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+TEST(ProcParse, NspidAndUid) {
+  std::string st = "Name:\tsleep\nUid:\t1000\t1000\t1000\t1000\nNSpid:\t4242\t7\n";
+  EXPECT_EQ(parse_nspid(st), (std::vector<uint32_t>{4242, 7}));
+  EXPECT_EQ(parse_status_uid(st), 1000u);
+  EXPECT_FALSE(parse_nspid("Name:\tx\n"));
+  EXPECT_FALSE(parse_nspid("NSpid:\tabc\n"));
+  EXPECT_FALSE(parse_status_uid("Name:\tx\nUid:\n"));
+}
+
+TEST(ProcParse, SplitNul) {
+  EXPECT_EQ(split_nul(std::string("a=1\0b=\0", 7)), (std::vector<std::string>{"a=1", "b="}));
+  EXPECT_TRUE(split_nul("").empty());
+  EXPECT_EQ(split_nul(std::string("x\0\0y", 4)), (std::vector<std::string>{"x", "", "y"}));
+}
+
+TEST(ProcFsFixture, ReadsAProcessExitedAndUnreadableEnviron) {
+  std::string root = fixture_root();
+  mkdir((root + "/10").c_str(), 0755);
+  write(root + "/10/status", "Name:\tpython3\nUid:\t0\t0\t0\t0\nNSpid:\t10\n");
+  write(root + "/10/cmdline", std::string("python3\0train.py\0", 17));
+  write(root + "/10/environ", std::string("CUDA_VISIBLE_DEVICES=1\0HOME=/\0", 31));
+  mkdir((root + "/11").c_str(), 0755);
+  write(root + "/11/status", "Name:\tkworker\nUid:\t0\t0\t0\t0\n");
+  write(root + "/11/cmdline", "");
+  mkdir((root + "/11/environ").c_str(), 0755);  // reading it fails (EISDIR): unknown, like EACCES
+
+  ProcFs fs(root + "/");
+  EXPECT_EQ(fs.root(), root);
+  ProcProcess a = fs.read(10);
+  EXPECT_EQ(a.access, ProcAccess::kOk);
+  EXPECT_EQ(a.command, "python3 train.py");
+  EXPECT_EQ(a.user, "root");
+  ASSERT_TRUE(a.environ);
+  EXPECT_EQ(a.environ->at(0), "CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(a.nspid, (std::vector<uint32_t>{10}));
+
+  ProcProcess b = fs.read(11);
+  EXPECT_EQ(b.access, ProcAccess::kOk);
+  EXPECT_EQ(b.command, "[kworker]");
+  EXPECT_FALSE(b.environ);
+  EXPECT_EQ(b.environ_access, ProcAccess::kError);
+  EXPECT_FALSE(b.environ_error.empty());
+
+  ProcProcess c = fs.read(12);
+  EXPECT_EQ(c.access, ProcAccess::kGone);
+  EXPECT_FALSE(c.environ);
+  EXPECT_FALSE(c.user);
+}
+
+TEST(ProcFsFixture, DeniedWhenNotRoot) {
+  if (geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+  std::string root = fixture_root();
+  mkdir((root + "/20").c_str(), 0755);
+  write(root + "/20/status", "Name:\tx\nUid:\t0\t0\t0\t0\n");
+  write(root + "/20/environ", "A=1");
+  chmod((root + "/20/environ").c_str(), 0);
+  ProcProcess p = ProcFs(root).read(20);
+  EXPECT_EQ(p.environ_access, ProcAccess::kDenied);
+}
+
+TEST(ProcFsReal, ReadsItself) {
+  ProcFs fs("/proc");
+  ProcProcess p = fs.read(static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(p.access, ProcAccess::kOk);
+  ASSERT_TRUE(p.command);
+  EXPECT_NE(p.command->find("gpumap_tests"), std::string::npos);
+  EXPECT_TRUE(p.environ);
+  EXPECT_TRUE(fs.pid_ns_link("self"));
+  ASSERT_TRUE(fs.nspid("self"));
+  EXPECT_EQ(fs.nspid("self")->back(), static_cast<uint32_t>(getpid()));
+}
+
+}  // namespace
+}  // namespace gpumap
