@@ -1,0 +1,293 @@
+// Black-box tests of `gpumap ps`: real child processes with chosen environments, listed in a
+// simulated host's per-GPU process lists, joined with this machine's /proc (or a fixture).
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using nlohmann::json;
+
+const char* kU1 = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
+
+/// `sleep 30` started with exactly `env`; killed and reaped on destruction.
+class Sleeper {
+ public:
+  explicit Sleeper(std::vector<std::string> env) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> e;
+      for (std::string& s : env) e.push_back(s.data());
+      e.push_back(nullptr);
+      char a0[] = "sleep", a1[] = "30";
+      char* argv[] = {a0, a1, nullptr};
+      execve("/bin/sleep", argv, e.data());
+      _exit(127);
+    }
+    // Wait until the child has exec'd, so /proc shows sleep's environment, not ours.
+    for (int i = 0; i < 200; ++i) {
+      std::ifstream f("/proc/" + std::to_string(pid_) + "/cmdline");
+      std::string c((std::istreambuf_iterator<char>(f)), {});
+      if (c.rfind("sleep", 0) == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ~Sleeper() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  int pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+/// h200x2 with these processes on GPU 0 and GPU 1.
+std::string host_with(const std::vector<int>& gpu0, const std::vector<int>& gpu1) {
+  std::ifstream in(host_path("h200x2"));
+  json h = json::parse(in);
+  for (int g = 0; g < 2; ++g) {
+    json list = json::array();
+    for (int pid : g ? gpu1 : gpu0) list.push_back({{"pid", pid}, {"used_memory_mib", 256}});
+    h["gpus"][g]["processes"] = list;
+  }
+  return write_temp_file("ps-host.json", h.dump());
+}
+
+json ps_json(const std::string& host, const std::vector<std::string>& env = {}) {
+  CliRun r = gpumap({"ps", "--json", "--simulate", host}, env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+const json* row(const json& j, int pid, int gpu) {
+  for (const json& p : j["processes"])
+    if (p["pid"] == pid && p["nvml_index"] == gpu) return &p;
+  ADD_FAILURE() << "no row for pid " << pid << " on GPU " << gpu << ": " << j.dump();
+  static const json empty = json::object();
+  return &empty;
+}
+
+bool has_finding(const json& p, const std::string& id, const std::string& sev) {
+  for (const json& f : p["findings"])
+    if (f["id"] == id && f["severity"] == sev && !f["message"].get<std::string>().empty() && f.contains("fix"))
+      return true;
+  return false;
+}
+
+TEST(CliPs, EachProcessSeesItsOwnCudaOrdinal) {
+  Sleeper full({std::string("CUDA_VISIBLE_DEVICES=") + kU1});
+  Sleeper swapped({"CUDA_VISIBLE_DEVICES=1,0"});
+  Sleeper unset({"HOME=/"});
+  Sleeper outside({"CUDA_VISIBLE_DEVICES=1"});
+  std::string host = host_with({swapped.pid(), unset.pid(), outside.pid()}, {full.pid(), swapped.pid()});
+  json j = ps_json(host);
+  ASSERT_EQ(j["processes"].size(), 5u) << j.dump();
+
+  const json& a = *row(j, full.pid(), 1);
+  EXPECT_EQ(a["ordinal"], 0);
+  EXPECT_EQ(a["uuid"], kU1);
+  EXPECT_EQ(a["cuda_visible_devices"], kU1);
+  EXPECT_EQ(a["used_memory_mib"], 256);
+  EXPECT_EQ(a["command"], "sleep 30");
+  EXPECT_EQ(a["user"].is_string(), true);
+  EXPECT_EQ(a["state"], "running");
+  EXPECT_TRUE(a.contains("lease"));
+
+  EXPECT_EQ((*row(j, swapped.pid(), 0))["ordinal"], 1);
+  EXPECT_EQ((*row(j, swapped.pid(), 1))["ordinal"], 0);
+
+  const json& u = *row(j, unset.pid(), 0);
+  EXPECT_EQ(u["ordinal"], 0);
+  EXPECT_EQ(u["cuda_visible_devices"], nullptr);
+  EXPECT_TRUE(has_finding(u, "no-visibility-shared-host", "info")) << u.dump();
+  EXPECT_TRUE(has_finding(u, "gpu-shared", "info"));
+
+  const json& o = *row(j, outside.pid(), 0);
+  EXPECT_EQ(o["ordinal"], nullptr);
+  EXPECT_EQ(o["cuda_visible_devices"], "1");
+  EXPECT_TRUE(has_finding(o, "outside-visible-set", "error")) << o.dump();
+  EXPECT_FALSE(has_finding(a, "outside-visible-set", "error"));
+}
+
+TEST(CliPs, BadDeviceOrderAndTable) {
+  Sleeper bad({"CUDA_DEVICE_ORDER=pci_bus_id"});
+  std::string host = host_with({bad.pid()}, {});
+  json j = ps_json(host);
+  EXPECT_TRUE(has_finding(*row(j, bad.pid(), 0), "device-order-breaks-cuda", "error"));
+  CliRun t = gpumap({"ps", "--simulate", host});
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("sleep 30"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("device-order-breaks-cuda"), std::string::npos) << t.out;
+}
+
+TEST(CliPs, ExitedPidShowsAsExited) {
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  waitpid(p, nullptr, 0);  // reaped: the pid has no /proc entry now
+  json j = ps_json(host_with({p}, {}));
+  const json& r = *row(j, p, 0);
+  EXPECT_EQ(r["state"], "exited");
+  EXPECT_EQ(r["user"], nullptr);
+  EXPECT_EQ(r["ordinal"], nullptr);
+  EXPECT_TRUE(has_finding(r, "process-exited", "info"));
+  CliRun t = gpumap({"ps", "--simulate", host_with({p}, {})});
+  EXPECT_NE(t.out.find("(exited)"), std::string::npos) << t.out;
+}
+
+TEST(CliPs, NoProcesses) {
+  CliRun t = gpumap({"ps", "--simulate", "h200x2"});
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("No GPU processes"), std::string::npos) << t.out;
+  json j = ps_json("h200x2");
+  EXPECT_TRUE(j["processes"].empty());
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
+  std::string root = temp_dir("procroot");
+  mkdir((root + "/4242").c_str(), 0755);  // a process in a container: host pid 4242, pid 7 inside
+  write(root + "/4242/status", "Name:\tpython3\nUid:\t0\t0\t0\t0\nNSpid:\t4242\t7\n");
+  write(root + "/4242/cmdline", std::string("python3\0train.py\0", 17));
+  write(root + "/4242/environ", std::string("CUDA_VISIBLE_DEVICES=0\0NVIDIA_VISIBLE_DEVICES=1\0", 48));
+  mkdir((root + "/4343").c_str(), 0755);  // another user's process whose environ cannot be read
+  write(root + "/4343/status", "Name:\tpython3\nUid:\t0\t0\t0\t0\nNSpid:\t4343\n");
+  write(root + "/4343/cmdline", std::string("python3\0serve.py\0", 17));
+  mkdir((root + "/4343/environ").c_str(), 0755);
+  std::string host = host_with({4343}, {4242});
+  json j = ps_json(host, {"GPUMAP_PROC_ROOT=" + root});
+  EXPECT_EQ(j["proc_root"], root);
+  const json& c = *row(j, 4242, 1);
+  EXPECT_EQ(c["nspid"], json::array({4242, 7}));
+  EXPECT_EQ(c["command"], "python3 train.py");
+  EXPECT_EQ(c["ordinal"], nullptr);
+  EXPECT_TRUE(has_finding(c, "outside-visible-set", "warning")) << c.dump();
+  const json& d = *row(j, 4343, 0);
+  EXPECT_EQ(d["state"], "running");
+  EXPECT_EQ(d["cuda_visible_devices"], nullptr);
+  EXPECT_EQ(d["ordinal"], nullptr);
+  EXPECT_NE(d["environ"], "ok");
+  EXPECT_TRUE(has_finding(d, "environ-unreadable", "info"));
+  CliRun t = gpumap({"ps", "--simulate", host}, {"GPUMAP_PROC_ROOT=" + root});
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("?"), std::string::npos) << t.out;
+}
+
+TEST(CliPs, FixtureChildNamespaceCannotNameHostPids) {
+  std::string root = temp_dir("procns");
+  mkdir((root + "/1").c_str(), 0755);
+  mkdir((root + "/1/ns").c_str(), 0755);
+  ASSERT_EQ(symlink("pid:[4026532999]", (root + "/1/ns/pid").c_str()), 0);
+  mkdir((root + "/4242").c_str(), 0755);  // a local process that merely has the same number
+  write(root + "/4242/status", "Name:\tbash\nUid:\t0\t0\t0\t0\nNSpid:\t4242\n");
+  std::string host = host_with({4242}, {});
+  json j = ps_json(host, {"GPUMAP_PROC_ROOT=" + root, "GPUMAP_NVML_PID_NS=pid:[4026531836]"});
+  EXPECT_FALSE(j["pid_namespace"]["joinable"].get<bool>());
+  const json& r = *row(j, 4242, 0);
+  EXPECT_EQ(r["state"], "not-visible");
+  EXPECT_EQ(r["command"], nullptr);
+  EXPECT_TRUE(has_finding(r, "process-not-visible", "warning"));
+  CliRun t = gpumap({"ps", "--simulate", host},
+                    {"GPUMAP_PROC_ROOT=" + root, "GPUMAP_NVML_PID_NS=pid:[4026531836]"});
+  EXPECT_NE(t.out.find("not visible from here"), std::string::npos) << t.out;
+}
+
+/// Runs `unshare ARGS... gpumap ps --json --simulate HOST` with env; nullopt when unshare cannot run here.
+std::optional<json> in_unshare(const std::vector<std::string>& flags, const std::string& host,
+                               const std::vector<std::string>& env) {
+  if (access("/usr/bin/unshare", X_OK) != 0) return std::nullopt;
+  std::vector<std::string> argv = {"/usr/bin/unshare"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  for (const char* a : {GPUMAP_BINARY, "ps", "--json", "--simulate"}) argv.push_back(a);
+  argv.push_back(host);
+  std::vector<std::string> e = {"PATH=/usr/bin:/bin", "HOME=" + temp_dir("home"), "GPUMAP_CACHE_DIR=" + temp_dir("c")};
+  e.insert(e.end(), env.begin(), env.end());
+  ProcResult r = run_capture(argv, e, 30000);
+  if (r.exit_code != 0 || r.out.empty()) return std::nullopt;
+  return json::parse(r.out);
+}
+
+std::string my_pid_ns() {
+  char buf[128];
+  ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+TEST(CliPs, RealPidNamespaceWithItsOwnProc) {
+  Sleeper s({"CUDA_VISIBLE_DEVICES=0"});
+  std::string host = host_with({s.pid()}, {});
+  // The host file's pids are ours; gpumap runs in a new PID namespace with its own /proc.
+  auto j = in_unshare({"--pid", "--fork", "--mount-proc"}, host, {"GPUMAP_NVML_PID_NS=" + my_pid_ns()});
+  if (!j) GTEST_SKIP() << "unshare --pid --mount-proc is not permitted here";
+  EXPECT_FALSE((*j)["pid_namespace"]["joinable"].get<bool>()) << j->dump();
+  EXPECT_EQ((*row(*j, s.pid(), 0))["state"], "not-visible");
+}
+
+TEST(CliPs, RealPidNamespaceSeeingTheParentProc) {
+  Sleeper s({"CUDA_VISIBLE_DEVICES=0"});
+  std::string host = host_with({s.pid()}, {});
+  // No new /proc: gpumap sits one namespace down but reads ours, so the join works; the sleeper
+  // has no pid in gpumap's namespace.
+  auto j = in_unshare({"--pid", "--fork"}, host, {"GPUMAP_NVML_PID_NS=" + my_pid_ns()});
+  if (!j) GTEST_SKIP() << "unshare --pid is not permitted here";
+  EXPECT_TRUE((*j)["pid_namespace"]["joinable"].get<bool>()) << j->dump();
+  const json& r = *row(*j, s.pid(), 0);
+  EXPECT_EQ(r["state"], "running");
+  EXPECT_EQ(r["ordinal"], 0);
+  EXPECT_EQ(r["local_pid"], nullptr);
+}
+
+TEST(CliPs, WatchPrintsOneJsonDocumentPerFrameUntilSigint) {
+  std::string host = host_with({}, {});
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t p = fork();
+  if (p == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    std::string sim = "GPUMAP_CACHE_DIR=" + temp_dir("wc");
+    char* env[] = {const_cast<char*>("PATH=/usr/bin:/bin"), sim.data(), nullptr};
+    std::string h = host;
+    char* argv[] = {const_cast<char*>(GPUMAP_BINARY), const_cast<char*>("ps"), const_cast<char*>("--json"),
+                    const_cast<char*>("--watch"), const_cast<char*>("0.1"), const_cast<char*>("--simulate"),
+                    h.data(), nullptr};
+    execve(GPUMAP_BINARY, argv, env);
+    _exit(127);
+  }
+  close(fds[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  kill(p, SIGINT);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int st = 0;
+  waitpid(p, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  size_t lines = 0, pos = 0;
+  while (pos < out.size()) {
+    size_t e = out.find('\n', pos);
+    ASSERT_NE(e, std::string::npos) << out;
+    json j = json::parse(out.substr(pos, e - pos));
+    EXPECT_TRUE(j.contains("processes"));
+    ++lines;
+    pos = e + 1;
+  }
+  EXPECT_GE(lines, 2u) << out;
+}
+
+}  // namespace
+}  // namespace gpumap::testing
