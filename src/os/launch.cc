@@ -209,7 +209,11 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     if (si.si_code == SI_KERNEL) continue;
     kill(pid, sig);
   }
-  // Leave the watched signals blocked: gpumap exits right after with the child's status.
+  // Drop what arrived after the child ended (it has nobody to go to), then restore the mask.
+  struct timespec zero{0, 0};
+  while (sigtimedwait(&watched, nullptr, &zero) > 0) {
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
   if (WIFSIGNALED(status)) {
     r.term_signal = WTERMSIG(status);
     r.exit_code = 128 + r.term_signal;

@@ -66,6 +66,7 @@ SetScore score_set(const std::vector<const Gpu*>& set) {
     s.indices.push_back(set[i]->nvml_index);
   }
   s.groups = static_cast<int>(groups.size());
+  std::sort(s.indices.begin(), s.indices.end());
   return s;
 }
 
@@ -90,19 +91,24 @@ std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
     } while (std::prev_permutation(sel.begin(), sel.end()));
     return best;
   }
-  // Many GPUs: grow greedily from the best single GPU.
-  best.push_back(q.front());
-  while (best.size() < k) {
-    const Gpu* pick = nullptr;
-    SetScore pick_score;
-    for (const Gpu* g : q) {
-      if (std::find(best.begin(), best.end(), g) != best.end()) continue;
-      std::vector<const Gpu*> trial = best;
-      trial.push_back(g);
-      SetScore sc = score_set(trial);
-      if (!pick || sc.better_than(pick_score)) pick = g, pick_score = sc;
+  // Many GPUs: grow greedily from each GPU in turn and keep the best set grown.
+  for (const Gpu* seed : q) {
+    std::vector<const Gpu*> set = {seed};
+    while (set.size() < k) {
+      const Gpu* pick = nullptr;
+      SetScore pick_score;
+      for (const Gpu* g : q) {
+        if (std::find(set.begin(), set.end(), g) != set.end()) continue;
+        std::vector<const Gpu*> trial = set;
+        trial.push_back(g);
+        SetScore sc = score_set(trial);
+        if (!pick || sc.better_than(pick_score)) pick = g, pick_score = sc;
+      }
+      set.push_back(pick);
     }
-    best.push_back(pick);
+    std::sort(set.begin(), set.end(), [](const Gpu* a, const Gpu* b) { return a->nvml_index < b->nvml_index; });
+    SetScore sc = score_set(set);
+    if (best.empty() || sc.better_than(best_score)) best = set, best_score = sc;
   }
   return best;
 }
