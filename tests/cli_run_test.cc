@@ -1,0 +1,253 @@
+// Black-box tests of `gpumap pick` and `gpumap run` on simulated hosts: leases, waiting, exit
+// codes, signals, argv, and the environment the command sees.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+const char* kGpu0 = "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab";  // hosts/h200x2.json
+const char* kGpu1 = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+/// `gpumap run --simulate h200x2 OPTS -- CMD` with its own lease folder.
+CliRun run_on(const std::string& locks, const std::vector<std::string>& opts, const std::vector<std::string>& cmd,
+              const std::vector<std::string>& env = {}) {
+  std::vector<std::string> args = with({"run", "--simulate", "h200x2"}, opts);
+  args.push_back("--");
+  return gpumap(with(args, cmd), with({"GPUMAP_LOCK_DIR=" + locks}, env));
+}
+
+/// Runs a shell script with $G = the gpumap binary and $L = the lease folder.
+ProcResult script(const std::string& locks, const std::string& text) {
+  return run_capture({"/bin/sh", "-c", text},
+                     {"PATH=/usr/bin:/bin", "G=" GPUMAP_BINARY, "L=" + locks, "HOME=" + temp_dir("home"),
+                      "GPUMAP_CACHE_DIR=" + temp_dir("cache")},
+                     60000);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+TEST(CliPick, FormatsAndJson) {
+  std::string locks = temp_dir("locks");
+  CliRun env = gpumap({"pick", "--simulate", "h200x2", "--format", "env"}, {"GPUMAP_LOCK_DIR=" + locks});
+  ASSERT_EQ(env.code, 0) << env.err;
+  EXPECT_EQ(env.out, std::string("export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=") + kGpu0 + "\n");
+  CliRun idx = gpumap({"pick", "--simulate", "h200x2", "--format", "index", "--gpus", "2"}, {"GPUMAP_LOCK_DIR=" + locks});
+  EXPECT_EQ(idx.out, "0,1\n");
+  CliRun uuid = gpumap({"pick", "--simulate", "h200x2", "--format", "uuid", "--exclude", "GPU-ef61"},
+                       {"GPUMAP_LOCK_DIR=" + locks});
+  EXPECT_EQ(uuid.out, std::string(kGpu1) + "\n");
+  CliRun j = gpumap({"pick", "--simulate", host_path("pick4"), "--gpus", "2", "--json"}, {"GPUMAP_LOCK_DIR=" + locks});
+  ASSERT_EQ(j.code, 0) << j.err;
+  json p = json::parse(j.out);
+  ASSERT_EQ(p["gpus"].size(), 2u);
+  EXPECT_EQ(p["gpus"][0]["nvml_index"], 2);  // the idle NVLink pair on CPU 1 (GPU 1 runs a process)
+  EXPECT_EQ(p["gpus"][1]["nvml_index"], 3);
+  EXPECT_EQ(p["environment"]["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+  EXPECT_EQ(p["passed_over"][0]["nvml_index"], 1);
+  CliRun bad = gpumap({"pick", "--simulate", "h200x2", "--format", "yaml"});
+  EXPECT_EQ(bad.code, 2);
+}
+
+TEST(CliPick, OnlyGpusThisProcessCanSee) {
+  std::string locks = temp_dir("locks");
+  CliRun r = gpumap({"pick", "--simulate", "h200x2", "--format", "index"},
+                    {"GPUMAP_LOCK_DIR=" + locks, "CUDA_VISIBLE_DEVICES=1"});
+  EXPECT_EQ(r.out, "1\n") << r.err;
+  CliRun two = gpumap({"pick", "--simulate", "h200x2", "--gpus", "2"}, {"GPUMAP_LOCK_DIR=" + locks, "CUDA_VISIBLE_DEVICES=1"});
+  EXPECT_EQ(two.code, 6);
+  EXPECT_NE(two.err.find("can see only 1"), std::string::npos) << two.err;
+  CliRun hidden = gpumap({"pick", "--simulate", "h200x2", "--include", "0"},
+                         {"GPUMAP_LOCK_DIR=" + locks, "CUDA_VISIBLE_DEVICES=1"});
+  EXPECT_EQ(hidden.code, 2);
+  EXPECT_NE(hidden.err.find("not visible"), std::string::npos) << hidden.err;
+}
+
+TEST(CliRun, ChildSeesOneFullUuidAndPciOrderAndArgvUnchanged) {
+  std::string locks = temp_dir("locks");
+  CliRun r = run_on(locks, {}, {"sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_ORDER\"; printf '[%s]' \"$@\"", "sh",
+                                "a b", "it's", "\"q\"", "", "$HOME", "*"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string(kGpu0) + "|PCI_BUS_ID\n[a b][it's][\"q\"][][$HOME][*]");
+  EXPECT_NE(r.err.find(std::string("cuda:0 -> GPU 0  ") + kGpu0), std::string::npos) << r.err;
+}
+
+TEST(CliRun, ExitCodeAndSignalComeBackAndLeasesFreeAtOnce) {
+  std::string locks = temp_dir("locks");
+  EXPECT_EQ(run_on(locks, {"--include", "0"}, {"sh", "-c", "exit 7"}).code, 7);
+  EXPECT_EQ(run_on(locks, {"--include", "0"}, {"sh", "-c", "kill -TERM $$"}).code, 143);
+  auto t = Clock::now();
+  CliRun next = run_on(locks, {"--include", "0"}, {"true"});  // no --wait: the lease must be free already
+  EXPECT_EQ(next.code, 0) << next.err;
+  EXPECT_LT(seconds_since(t), 5.0);
+  CliRun missing = run_on(locks, {}, {"gpumap-no-such-program"});
+  EXPECT_EQ(missing.code, 127);
+  EXPECT_NE(missing.err.find("gpumap-no-such-program"), std::string::npos);
+}
+
+TEST(CliRun, ManyConcurrentRunsNeverShareAGpu) {
+  std::string locks = temp_dir("locks");
+  std::string logs = temp_dir("logs");
+  const int n = 6;
+  std::vector<std::thread> threads;
+  std::vector<int> codes(n, -1);
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      std::string f = logs + "/" + std::to_string(i);
+      CliRun r = run_on(locks, {"--gpus", "1", "--wait", "30"},
+                        {"sh", "-c",
+                         "echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER $(date +%s%N)\" > " + f +
+                             "; sleep 0.3; echo \"$(date +%s%N)\" >> " + f});
+      codes[static_cast<size_t>(i)] = r.code;
+    });
+  for (auto& t : threads) t.join();
+  struct Span {
+    std::string uuid;
+    long long start, end;
+  };
+  std::vector<Span> spans;
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(codes[static_cast<size_t>(i)], 0);
+    std::istringstream in(slurp(logs + "/" + std::to_string(i)));
+    Span s;
+    std::string order;
+    in >> s.uuid >> order >> s.start >> s.end;
+    EXPECT_TRUE(s.uuid == kGpu0 || s.uuid == kGpu1) << s.uuid;
+    EXPECT_EQ(order, "PCI_BUS_ID");
+    spans.push_back(s);
+  }
+  for (size_t a = 0; a < spans.size(); ++a)
+    for (size_t b = a + 1; b < spans.size(); ++b)
+      if (spans[a].uuid == spans[b].uuid)
+        EXPECT_TRUE(spans[a].end <= spans[b].start || spans[b].end <= spans[a].start)
+            << "runs " << a << " and " << b << " held " << spans[a].uuid << " at the same time";
+}
+
+TEST(CliRun, BusyGpuFailsAtOnceOrIsWaitedFor) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks,
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'touch $L/started; sleep 0.6' &\n"
+                        "while [ ! -e $L/started ]; do sleep 0.02; done\n"
+                        "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 | grep -c 'pid .* since'\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo now=$?\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 --wait 20 -- true; echo waited=$?\n"
+                        "wait\n");
+  EXPECT_NE(p.out.find("1\n"), std::string::npos) << p.out << p.err;  // list shows the holder
+  EXPECT_NE(p.out.find("now=6"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.err.find("leased by pid"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("--wait"), std::string::npos) << p.err;
+  EXPECT_NE(p.out.find("waited=0"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, TooManyGpusFailsCleanlyEvenWithWait) {
+  std::string locks = temp_dir("locks");
+  auto t = Clock::now();
+  CliRun r = run_on(locks, {"--gpus", "3", "--wait", "30"}, {"true"});
+  EXPECT_EQ(r.code, 6);
+  EXPECT_NE(r.err.find("can see only 2"), std::string::npos) << r.err;
+  EXPECT_LT(seconds_since(t), 10.0);
+  EXPECT_EQ(run_on(locks, {"--gpus", "0"}, {"true"}).code, 2);
+  EXPECT_EQ(run_on(locks, {"--gpus", "two"}, {"true"}).code, 2);
+  EXPECT_EQ(gpumap({"run", "--simulate", "h200x2"}, {"GPUMAP_LOCK_DIR=" + locks}).code, 2);  // no command
+}
+
+TEST(CliRun, SigtermToGpumapIsForwardedAndLeaseFreed) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks,
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "'trap \"echo got-term; exit 3\" TERM; touch $L/started; while :; do sleep 0.02; done' &\n"
+                        "g=$!\n"
+                        "while [ ! -e $L/started ]; do sleep 0.02; done\n"
+                        "kill -TERM $g; wait $g; echo rc=$?\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo next=$?\n");
+  EXPECT_NE(p.out.find("got-term"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("rc=3"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("next=0"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, LeaseFreedWhenTheChildIsKilled) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks,
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'echo $$ > $L/pid; exec sleep 30' &\n"
+                        "g=$!\n"
+                        "while [ ! -s $L/pid ]; do sleep 0.02; done\n"
+                        "kill -KILL $(cat $L/pid); wait $g; echo rc=$?\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo next=$?\n");
+  EXPECT_NE(p.out.find("rc=137"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("next=0"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, CommandGetsSigtermWhenGpumapIsKilled) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks,
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "'trap \"touch $L/term; exit 0\" TERM; touch $L/started; while :; do sleep 0.02; done' &\n"
+                        "g=$!\n"
+                        "while [ ! -e $L/started ]; do sleep 0.02; done\n"
+                        "kill -KILL $g\n"
+                        "for i in $(seq 100); do [ -e $L/term ] && break; sleep 0.02; done\n"
+                        "[ -e $L/term ] && echo child-ended\n");
+  EXPECT_NE(p.out.find("child-ended"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, PlantedSymlinkInTheLeaseFolderIsRefused) {
+  std::string locks = temp_dir("locks");
+  std::string victim = temp_dir("victim") + "/file";
+  std::ofstream(victim) << "precious\n";
+  ASSERT_EQ(symlink(victim.c_str(), (locks + "/" + kGpu0 + ".lock").c_str()), 0);
+  CliRun pinned = run_on(locks, {"--include", "0"}, {"true"});
+  EXPECT_EQ(pinned.code, 6);
+  EXPECT_NE(pinned.err.find("symbolic link"), std::string::npos) << pinned.err;
+  CliRun other = run_on(locks, {}, {"sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(other.code, 0) << other.err;
+  EXPECT_EQ(other.out, std::string(kGpu1) + "\n");
+  EXPECT_EQ(slurp(victim), "precious\n");
+  CliRun list = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_LOCK_DIR=" + locks});
+  EXPECT_NE(list.out.find("unsafe lock file"), std::string::npos) << list.out;
+}
+
+TEST(CliRun, BindsCpusNearTheGpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(1, &set)) GTEST_SKIP() << "CPU 1 not available here";
+  std::string locks = temp_dir("locks");
+  CliRun r = gpumap({"run", "--simulate", host_path("pick4"), "--include", "2", "--", "grep", "Cpus_allowed_list", "/proc/self/status"},
+                    {"GPUMAP_LOCK_DIR=" + locks});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(":\t1\n"), std::string::npos) << r.out;
+  CliRun free = gpumap({"run", "--simulate", host_path("pick4"), "--include", "2", "--no-cpu-bind", "--", "grep",
+                        "Cpus_allowed_list", "/proc/self/status"},
+                       {"GPUMAP_LOCK_DIR=" + locks});
+  EXPECT_EQ(free.out.find(":\t1\n"), std::string::npos) << free.out;
+}
+
+}  // namespace
+}  // namespace gpumap::testing
