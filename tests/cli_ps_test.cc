@@ -166,8 +166,13 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
   write(root + "/4343/status", "Name:\tpython3\nUid:\t0\t0\t0\t0\nNSpid:\t4343\n");
   write(root + "/4343/cmdline", std::string("python3\0serve.py\0", 17));
   mkdir((root + "/4343/environ").c_str(), 0755);
-  std::string host = host_with({4343}, {4242});
+  mkdir((root + "/4444").c_str(), 0755);  // a command line that needs escaping in JSON
+  write(root + "/4444/status", "Name:\tx\nUid:\t0\t0\t0\t0\n");
+  write(root + "/4444/cmdline", std::string("say\0\"h\\i\"\0caf\xc3\xa9\0\t", 18));
+  write(root + "/4444/environ", "");
+  std::string host = host_with({4343, 4444}, {4242});
   json j = ps_json(host, {"GPUMAP_PROC_ROOT=" + root});
+  EXPECT_EQ((*row(j, 4444, 0))["command"], "say \"h\\i\" caf\xc3\xa9 \t");
   EXPECT_EQ(j["proc_root"], root);
   const json& c = *row(j, 4242, 1);
   EXPECT_EQ(c["nspid"], json::array({4242, 7}));

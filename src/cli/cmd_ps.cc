@@ -59,12 +59,100 @@ Json opt_json(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-struct Frame {
-  Json json;
-  std::string table;
-};
+/// Appends `v` as a JSON string.  Plain ASCII (the usual case) is copied as is; anything
+/// else goes through nlohmann's escaper.  10 000 rows make ~10 MB: this path keeps it fast.
+void put_str(std::string& out, const std::string& v) {
+  for (unsigned char c : v)
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
+      out += Json(v).dump(-1, ' ', false, Json::error_handler_t::replace);
+      return;
+    }
+  out += '"';
+  out += v;
+  out += '"';
+}
 
-Frame one_frame(Context& ctx, const ProcFs& proc) {
+void put_key(std::string& out, const char* key, bool first = false) {
+  if (!first) out += ',';
+  out += '"';
+  out += key;
+  out += "\":";
+}
+
+void put_opt_str(std::string& out, const char* key, const std::optional<std::string>& v) {
+  put_key(out, key);
+  if (v) put_str(out, *v);
+  else out += "null";
+}
+
+template <class T>
+void put_opt_num(std::string& out, const char* key, const std::optional<T>& v) {
+  put_key(out, key);
+  out += v ? std::to_string(*v) : "null";
+}
+
+/// One process row as a JSON object on one line (the contract in docs/ps.md).
+void put_row(std::string& out, const ProcessRow& r, const std::optional<LeaseState>& lease) {
+  out += '{';
+  put_key(out, "pid", true);
+  out += std::to_string(r.pid);
+  put_opt_num(out, "local_pid", r.local_pid);
+  put_key(out, "nspid");
+  if (r.nspid) {
+    out += '[';
+    for (size_t i = 0; i < r.nspid->size(); ++i) out += (i ? "," : "") + std::to_string((*r.nspid)[i]);
+    out += ']';
+  } else {
+    out += "null";
+  }
+  put_key(out, "state");
+  put_str(out, process_state_name(r.state));
+  put_key(out, "nvml_index");
+  out += std::to_string(r.nvml_index);
+  put_key(out, "uuid");
+  put_str(out, r.uuid);
+  put_key(out, "type");
+  put_str(out, r.type);
+  put_opt_num(out, "used_memory_mib", r.used_memory_mib);
+  put_opt_str(out, "user", r.user);
+  put_opt_num(out, "uid", r.uid);
+  put_opt_str(out, "command", r.command);
+  put_key(out, "environ");
+  put_str(out, r.environ_known                        ? "ok"
+               : r.state == ProcessState::kRunning ? proc_access_name(r.environ_access)
+                                                   : "unknown");
+  put_opt_str(out, "cuda_visible_devices", r.cuda_visible_devices);
+  put_opt_str(out, "cuda_device_order", r.cuda_device_order);
+  put_opt_str(out, "nvidia_visible_devices", r.nvidia_visible_devices);
+  put_opt_str(out, "local_rank", r.local_rank);
+  put_opt_str(out, "slurm_localid", r.slurm_localid);
+  put_opt_num(out, "ordinal", r.ordinal);
+  put_opt_str(out, "cuda_device", r.ordinal ? std::optional<std::string>("cuda:" + std::to_string(*r.ordinal))
+                                            : std::nullopt);
+  put_opt_str(out, "cuda_error", r.cuda_error);
+  put_key(out, "lease");
+  out += lease_json(lease, r).dump();
+  put_key(out, "findings");
+  out += '[';
+  for (size_t i = 0; i < r.findings.size(); ++i) {
+    const Finding& f = r.findings[i];
+    out += i ? ",{" : "{";
+    put_key(out, "id", true);
+    put_str(out, f.id);
+    put_key(out, "severity");
+    put_str(out, severity_name(f.severity));
+    put_key(out, "message");
+    put_str(out, f.message);
+    put_key(out, "fix");
+    put_str(out, f.fix);
+    out += '}';
+  }
+  out += "]}";
+}
+
+/// One frame as text: a JSON document (one line per process; a single line when `one_line`)
+/// or the table.  Rows are serialised one at a time: 10 000 processes never build one big tree.
+std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
   const Snapshot& s = ctx.snapshot();
   PidNamespaceView ns = pid_view(proc, s.simulated);
   PsResult res = build_ps(
@@ -83,45 +171,33 @@ Frame one_frame(Context& ctx, const ProcFs& proc) {
     }
   }
 
-  Frame f;
-  Json& j = f.json;
-  j["simulated"] = s.simulated;
-  j["source"] = s.source;
-  j["proc_root"] = proc.root();
-  j["pid_namespace"] = {{"joinable", ns.joinable},
-                        {"procfs", opt_json(ns.procfs)},
-                        {"nvml", opt_json(ns.nvml)},
-                        {"note", ns.note}};
-  Json rows = Json::array();
+  if (ctx.json()) {
+    Json head;
+    head["simulated"] = s.simulated;
+    head["source"] = s.source;
+    head["proc_root"] = proc.root();
+    head["pid_namespace"] = {{"joinable", ns.joinable},
+                             {"procfs", opt_json(ns.procfs)},
+                             {"nvml", opt_json(ns.nvml)},
+                             {"note", ns.note}};
+    head["unlisted_gpus"] = res.unlisted_gpus;
+    std::string out = head.dump();
+    out.pop_back();  // the closing brace: the process list follows
+    const char* nl = one_line ? "" : "\n";
+    out += std::string(",") + nl + "\"processes\": [";
+    bool first = true;
+    for (const ProcessRow& r : res.rows) {
+      out += first ? nl : std::string(",") + nl;
+      put_row(out, r, leases[r.uuid]);
+      first = false;
+    }
+    out += std::string(first ? "" : nl) + "]}\n";
+    return out;
+  }
+
   std::vector<std::vector<std::string>> table;
   std::string notes;
   for (const ProcessRow& r : res.rows) {
-    Json p;
-    p["pid"] = r.pid;
-    p["local_pid"] = opt_json(r.local_pid);
-    p["nspid"] = r.nspid ? Json(*r.nspid) : Json(nullptr);
-    p["state"] = process_state_name(r.state);
-    p["nvml_index"] = r.nvml_index;
-    p["uuid"] = r.uuid;
-    p["type"] = r.type;
-    p["used_memory_mib"] = opt_json(r.used_memory_mib);
-    p["user"] = opt_json(r.user);
-    p["uid"] = opt_json(r.uid);
-    p["command"] = opt_json(r.command);
-    p["environ"] = r.environ_known ? "ok" : r.state == ProcessState::kRunning ? proc_access_name(r.environ_access)
-                                                                              : "unknown";
-    p["cuda_visible_devices"] = opt_json(r.cuda_visible_devices);
-    p["cuda_device_order"] = opt_json(r.cuda_device_order);
-    p["nvidia_visible_devices"] = opt_json(r.nvidia_visible_devices);
-    p["local_rank"] = opt_json(r.local_rank);
-    p["slurm_localid"] = opt_json(r.slurm_localid);
-    p["ordinal"] = opt_json(r.ordinal);
-    p["cuda_device"] = r.ordinal ? Json("cuda:" + std::to_string(*r.ordinal)) : Json(nullptr);
-    p["cuda_error"] = opt_json(r.cuda_error);
-    p["lease"] = lease_json(leases[r.uuid], r);
-    p["findings"] = findings_json(r.findings);
-    rows.push_back(p);
-
     std::string cuda = r.ordinal ? "cuda:" + std::to_string(*r.ordinal) : r.environ_known ? "-" : "?";
     std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
                       : r.state == ProcessState::kNotVisible ? "(not visible from here)"
@@ -139,11 +215,7 @@ Frame one_frame(Context& ctx, const ProcFs& proc) {
       if (!fd.fix.empty()) notes += "      fix: " + fd.fix + "\n";
     }
   }
-  j["processes"] = rows;
-  j["unlisted_gpus"] = res.unlisted_gpus;
-
-  std::string& t = f.table;
-  t = host_banner(s);
+  std::string t = host_banner(s);
   if (!ns.joinable) t += "PID namespace: " + ns.note + "\n";
   if (res.rows.empty()) t += "No GPU processes.\n";
   else
@@ -152,15 +224,14 @@ Frame one_frame(Context& ctx, const ProcFs& proc) {
   for (uint32_t i : res.unlisted_gpus)
     t += "GPU " + std::to_string(i) + ": NVML could not list its processes\n";
   if (!notes.empty()) t += "\nFindings:\n" + notes;
-  return f;
+  return t;
 }
 
 int run(const Args& args, Context& ctx) {
   std::optional<double> watch = args.number("--watch", 0.1, 86400);
   ProcFs proc;
   if (!watch) {
-    Frame f = one_frame(ctx, proc);
-    std::cout << (ctx.json() ? dump(f.json) : f.table);
+    std::cout << one_frame(ctx, proc, false);
     return kExitOk;
   }
   struct sigaction sa = {};
@@ -170,9 +241,9 @@ int run(const Args& args, Context& ctx) {
   sigaction(SIGTERM, &sa, nullptr);
   while (!g_stop) {
     Context frame_ctx(ctx.driver(), ctx.env(), ctx.json());  // a fresh snapshot per frame
-    Frame f = one_frame(frame_ctx, proc);
-    if (ctx.json()) std::cout << f.json.dump() << "\n";
-    else std::cout << "\033[H\033[2J" << f.table;
+    std::string f = one_frame(frame_ctx, proc, true);
+    if (ctx.json()) std::cout << f;
+    else std::cout << "\033[H\033[2J" << f;
     std::cout.flush();
     timespec ts{static_cast<time_t>(*watch), static_cast<long>((*watch - static_cast<time_t>(*watch)) * 1e9)};
     while (!g_stop && nanosleep(&ts, &ts) != 0) {

@@ -94,6 +94,30 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
 
   std::map<std::pair<std::optional<std::string>, std::optional<std::string>>, CudaView> views;
 
+  // "More than one process on this GPU", worded once per GPU.
+  std::map<uint32_t, std::string> shared_words;
+  auto add_shared = [&](ProcessRow& r) {
+    const std::set<uint32_t>& sharing = pids_on_gpu[r.nvml_index];
+    if (sharing.size() < 2) return;
+    std::string& msg = shared_words[r.nvml_index];
+    if (msg.empty()) {
+      std::string list;
+      size_t shown = 0;
+      for (uint32_t q : sharing) {
+        if (shown++ == 8) {
+          list += " and " + std::to_string(sharing.size() - 8) + " more";
+          break;
+        }
+        list += (list.empty() ? "" : ", ") + std::to_string(q);
+      }
+      msg = gpu_words(r) + " is used by " + std::to_string(sharing.size()) + " processes (pids " + list +
+            "): they share its memory and compute";
+    }
+    r.findings.push_back({"gpu-shared", Severity::kInfo, msg,
+                          "give each job its own GPU: CUDA_VISIBLE_DEVICES=<uuid> before it starts "
+                          "(`gpumap pick` chooses a free one)"});
+  };
+
   for (const Gpu& g : s.gpus) {
     if (!g.processes) continue;
     for (const GpuProcess& p : *g.processes) {
@@ -103,25 +127,9 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
       r.uuid = g.uuid;
       r.type = p.type;
       r.used_memory_mib = p.used_memory_mib;
-      const std::set<uint32_t>& sharing = pids_on_gpu[g.nvml_index];
-      if (sharing.size() > 1) {
-        std::string list;
-        size_t shown = 0;
-        for (uint32_t q : sharing) {
-          if (shown++ == 8) {
-            list += " and " + std::to_string(sharing.size() - 8) + " more";
-            break;
-          }
-          list += (list.empty() ? "" : ", ") + std::to_string(q);
-        }
-        r.findings.push_back({"gpu-shared", Severity::kInfo,
-                              gpu_words(r) + " is used by " + std::to_string(sharing.size()) +
-                                  " processes (pids " + list + "): they share its memory and compute",
-                              "give each job its own GPU: CUDA_VISIBLE_DEVICES=<uuid> before it starts "
-                              "(`gpumap pick` chooses a free one)"});
-      }
       if (!ns.joinable) {
         r.state = ProcessState::kNotVisible;
+        add_shared(r);
         r.findings.push_back({"process-not-visible", Severity::kWarning,
                               "NVML reports host pid " + std::to_string(p.pid) + " on " + gpu_words(r) +
                                   ", but this /proc shows another PID namespace (" + ns.procfs.value_or("?") +
@@ -142,6 +150,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
         res.rows.push_back(std::move(r));
         continue;
       }
+      add_shared(r);
       if (pp.nspid && pp.nspid->size() > ns.self_level) r.local_pid = (*pp.nspid)[ns.self_level];
       else if (!pp.nspid && ns.self_level == 0) r.local_pid = p.pid;
       r.uid = pp.uid;
