@@ -58,6 +58,16 @@ TEST(CliBind, TooFewGpusForTheRank) {
   EXPECT_EQ(bind({"--gpus-per-rank", "0"}, {"LOCAL_RANK=0"}).code, 2);
 }
 
+TEST(CliBind, InnermostLauncherWins) {
+  // mpirun inside an sbatch script: every rank inherits SLURM_LOCALID=0.
+  CliRun mpi = bind({}, {"SLURM_LOCALID=0", "OMPI_COMM_WORLD_LOCAL_RANK=1"});
+  EXPECT_EQ(mpi.out, std::string(kGpu1) + "|PCI_BUS_ID\n") << mpi.err;
+  EXPECT_NE(mpi.err.find("innermost"), std::string::npos) << mpi.err;
+  // torchrun inside srun.
+  CliRun tr = bind({}, {"SLURM_LOCALID=0", "LOCAL_RANK=1"});
+  EXPECT_EQ(tr.out, std::string(kGpu1) + "|PCI_BUS_ID\n") << tr.err;
+}
+
 TEST(CliBind, MissingProgramIs127) {
   CliRun r = gpumap({"bind", "--simulate", "h200x2", "--", "gpumap-no-such-program"}, {"LOCAL_RANK=0"});
   EXPECT_EQ(r.code, 127);

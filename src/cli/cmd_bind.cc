@@ -23,23 +23,31 @@ int run(const Args& args, Context& ctx) {
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
   long per_rank = args.integer("--gpus-per-rank", 1, 4096).value_or(1);
 
+  // The innermost launcher wins: torchrun inside srun, or mpirun inside an sbatch script (whose
+  // SLURM_LOCALID=0 every rank inherits), leave the outer launcher's variable behind unchanged.
   LauncherEnv le = parse_launcher_env(ctx.env());
-  const LocalRank* rank = le.rank();
-  if (!rank) {
+  const LocalRank* rank = nullptr;
+  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
+                           "SLURM_LOCALID"}) {
     for (const LocalRank& lr : le.local_ranks)
-      if (!lr.error.empty())
-        throw Error(kExitUsage, "bind: " + lr.variable + " is set but " + lr.error,
-                    "the launcher must set it to this process's local rank (0, 1, ...)");
+      if (!rank && lr.variable == name) {
+        if (!lr.error.empty() || !lr.value)
+          throw Error(kExitUsage, "bind: " + lr.variable + "=`" + ctx.env().get(lr.variable).value_or("") + "`: " +
+                                      (lr.error.empty() ? "not a local rank" : lr.error),
+                      "the launcher must set it to this process's local rank (0, 1, ...)");
+        rank = &lr;
+      }
+  }
+  if (!rank)
     throw Error(kExitUsage,
                 "bind: no local rank: none of SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, "
                 "PMI_LOCAL_RANK, LOCAL_RANK is set (gpumap never assumes rank 0: every rank would share one GPU)",
                 "start it once per rank: `srun gpumap bind -- CMD`, `torchrun --no-python ... gpumap bind -- CMD`, "
                 "`mpirun -np N gpumap bind -- CMD` (docs/launch.md)");
-  }
   for (const LocalRank& lr : le.local_ranks)
     if (lr.value && *lr.value != *rank->value)
-      std::fprintf(stderr, "gpumap bind: warning: %s=%u but %s=%u; using %s\n", rank->variable.c_str(), *rank->value,
-                   lr.variable.c_str(), *lr.value, rank->variable.c_str());
+      std::fprintf(stderr, "gpumap bind: note: %s=%u but %s=%u; using %s (the innermost launcher's)\n",
+                   rank->variable.c_str(), *rank->value, lr.variable.c_str(), *lr.value, rank->variable.c_str());
 
   const Snapshot& s = ctx.snapshot(ReadOptions{.processes = false, .topology = true});
   Mapping m = ctx.mapping();
@@ -96,8 +104,9 @@ Command bind_command() {
   return {"bind", "give each launcher rank its own GPU(s) and nearby CPUs, then exec the command",
           "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] -- CMD [ARGS...]",
           "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
-          "SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
-          "LOCAL_RANK (the first set; exit 2 when none is: never assumes 0), gives rank r the GPUs\n"
+          "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
+          "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
+          "never assumes 0).  Rank r gets the GPUs\n"
           "cuda:[r*N, r*N+N) of those the job can see, sets CUDA_VISIBLE_DEVICES to their UUIDs and\n"
           "CUDA_DEVICE_ORDER=PCI_BUS_ID, binds CPUs local to them (within the inherited set), prints the\n"
           "binding on stderr and execs CMD (PATH lookup, no shell).  Takes no lease.  Exit 6 when the job\n"
