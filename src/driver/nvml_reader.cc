@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "driver/dynlib.h"
 #include "driver/nvml_api.h"
@@ -342,7 +343,18 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   }
   std::vector<std::vector<std::string>> links(count);
   s.gpus.resize(count);
-  for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, s.gpus[i], links[i]);
+  // NVML is documented thread-safe, and some queries wait on the GPU (measured on H200,
+  // driver 580: about 7 ms per GPU for the first handle, 3.7 ms for utilisation): read the
+  // GPUs in parallel.  Sequential when tracing, so the per-call times stay meaningful.
+  if (trace.on || count < 2) {
+    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, s.gpus[i], links[i]);
+  } else {
+    std::vector<std::thread> workers;
+    workers.reserve(count);
+    for (unsigned i = 0; i < count; ++i)
+      workers.emplace_back([&, i] { read_gpu(n, i, opt, s.gpus[i], links[i]); });
+    for (std::thread& t : workers) t.join();
+  }
   // NVLink peers: count active links whose remote end is another GPU of this host.
   for (unsigned i = 0; i < count; ++i)
     for (const std::string& remote : links[i]) {
@@ -352,9 +364,9 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
     }
   for (const SymbolBinding& b : n.lib->bindings())
     if (!b.bound.empty()) s.bindings.push_back(b.bound);
+  // No nvmlShutdown: it costs about 6 ms (measured, driver 580) and frees nothing that the
+  // process's exit does not; gpumap reads the snapshot once.
   lap("(other)");
-  n.shutdown();
-  lap("nvmlShutdown");
   return s;
 }
 
