@@ -209,6 +209,34 @@ TEST(CliPs, FixtureChildNamespaceCannotNameHostPids) {
   EXPECT_NE(t.out.find("not visible from here"), std::string::npos) << t.out;
 }
 
+TEST(CliPs, AnotherUsersEnvironIsUnknownNotACrash) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "needs root and setpriv";
+  Sleeper mine({"CUDA_VISIBLE_DEVICES=1"});  // root's process; gpumap runs as nobody below
+  std::string dir = temp_dir("deny");
+  chmod(dir.c_str(), 0755);
+  std::string host = dir + "/host.json";
+  {
+    std::ifstream in(host_path("h200x2"));
+    json h = json::parse(in);
+    h["gpus"][1]["processes"] = json::array({{{"pid", mine.pid()}, {"used_memory_mib", 1}}});
+    std::ofstream(host) << h.dump();
+  }
+  chmod(host.c_str(), 0644);
+  ProcResult r = run_capture({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUMAP_BINARY,
+                              "ps", "--json", "--simulate", host},
+                             {"PATH=/usr/bin:/bin", "GPUMAP_CACHE_DIR=/nonexistent/gpumap-cache"}, 30000);
+  if (r.exit_code != 0 && r.out.empty()) GTEST_SKIP() << "cannot run as nobody here: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  const json& p = *row(j, mine.pid(), 1);
+  EXPECT_EQ(p["state"], "running");
+  EXPECT_EQ(p["environ"], "denied");
+  EXPECT_EQ(p["cuda_visible_devices"], nullptr);
+  EXPECT_EQ(p["ordinal"], nullptr);
+  EXPECT_EQ(p["command"], "sleep 30");
+  EXPECT_TRUE(has_finding(p, "environ-unreadable", "info"));
+}
+
 /// Runs `unshare ARGS... gpumap ps --json --simulate HOST` with env; nullopt when unshare cannot run here.
 std::optional<json> in_unshare(const std::vector<std::string>& flags, const std::string& host,
                                const std::vector<std::string>& env) {
