@@ -3,7 +3,7 @@
 # REAL live `sleep` processes (default 400, with 4 different CUDA_VISIBLE_DEVICES/CUDA_DEVICE_ORDER
 # settings, so /proc/PID/environ is really read and resolved) and the rest made-up pids that show
 # as exited.  Prints the median and best of RUNS runs.  Target: <= 200 ms on 2 cores.
-#   usage: bench/ps_bench.sh [BUILD_DIR] [TOTAL] [REAL] [RUNS]
+#   usage: bench/ps_bench.sh [BUILD_DIR] [TOTAL] [REAL] [RUNS]   (KEEP=1: leave the host file and sleepers)
 set -euo pipefail
 BUILD=${1:-build-h5}; TOTAL=${2:-10000}; REAL=${3:-400}; RUNS=${4:-10}
 GPUMAP=$BUILD/gpumap
