@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -31,11 +32,14 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
-/// Takes every lease in `uuids` or none: on a lost race the ones taken are released.
-std::vector<Lease> lease_all(const std::string& dir, const std::vector<std::string>& uuids, const LeaseRecord& rec) {
+/// Takes every lease in `uuids` or none: on a lost race the ones taken are released.  A lock
+/// file found unusable is added to `refused` (UUID -> why) so it is not picked again.
+std::vector<Lease> lease_all(const std::string& dir, const std::vector<std::string>& uuids, const LeaseRecord& rec,
+                             std::map<std::string, std::string>& refused) {
   std::vector<Lease> held;
   for (const std::string& u : uuids) {
     LeaseAttempt a = try_lease(dir, u, rec);
+    if (!a.refused.empty()) refused[u] = "lock file unusable: " + a.refused;
     if (!a.lease) return {};
     held.push_back(std::move(*a.lease));
   }
@@ -63,15 +67,22 @@ int run(const Args& args, Context& ctx) {
   std::vector<Lease> leases;
   std::vector<std::string> chosen;
   int lost_races = 0;
+  std::map<std::string, std::string> refused;  // lock files try_lease would not use
   for (;;) {
-    PickResult r = pick_gpus(*s, visible, lease_blockers(dir, visible), req);
+    std::map<std::string, std::string> blockers = lease_blockers(dir, visible);
+    blockers.insert(refused.begin(), refused.end());
+    PickResult r = pick_gpus(*s, visible, blockers, req);
     if (!r.uuids.empty()) {
-      leases = lease_all(dir, r.uuids, rec);
+      leases = lease_all(dir, r.uuids, rec, refused);
       if (!leases.empty()) {
         chosen = r.uuids;
         break;
       }
-      if (++lost_races < 20) continue;  // another gpumap got there first: look again at once
+      // Another gpumap got there first (or a lock file proved unusable): look again at once.
+      if (++lost_races < 20) continue;
+      if (Clock::now() >= deadline)
+        throw Error(kExitUnavailable, "run: other gpumap processes kept taking the GPUs picked (" + join(r.uuids, ",") + ")",
+                    "add or raise --wait SECONDS");
     } else {
       if (r.impossible)
         throw Error(kExitUnavailable, "run: " + r.failure,

@@ -265,6 +265,8 @@ LeaseState read_lease(const std::string& dir, const std::string& uuid) {
   }
   if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
     flock(fd, LOCK_UN);
+    if (access(path.c_str(), W_OK) != 0 && errno == EACCES)  // try_lease could not take it either
+      s.refused = path + " is not writable by this user; its owner or root must remove it";
   } else if (errno == EWOULDBLOCK) {
     s.held = true;
     s.holder = parse_lease_record(read_all(fd));
