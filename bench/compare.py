@@ -12,7 +12,9 @@ def measure(cmd, runs):
     times, rss, rcs = [], [], set()
     for _ in range(runs):
         t = time.perf_counter()
-        p = subprocess.Popen(["/bin/sh", "-c", "exec " + cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # exec, so that wait4's peak RSS is the command's own; NAME=value prefixes go through env.
+        prefix = "exec env " if "=" in cmd.split(" ")[0] else "exec "
+        p = subprocess.Popen(["/bin/sh", "-c", prefix + cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, ru = os.wait4(p.pid, 0)
         times.append((time.perf_counter() - t) * 1000)
         rss.append(ru.ru_maxrss / 1024)  # KiB -> MiB

@@ -1,5 +1,7 @@
 #include "driver/nvml_reader.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -349,10 +351,13 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   if (trace.on || count < 2) {
     for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, s.gpus[i], links[i]);
   } else {
+    std::atomic<unsigned> next{0};
+    auto work = [&] {
+      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, s.gpus[i], links[i]);
+    };
     std::vector<std::thread> workers;
-    workers.reserve(count);
-    for (unsigned i = 0; i < count; ++i)
-      workers.emplace_back([&, i] { read_gpu(n, i, opt, s.gpus[i], links[i]); });
+    for (unsigned t = 1; t < std::min(count, 8u); ++t) workers.emplace_back(work);
+    work();
     for (std::thread& t : workers) t.join();
   }
   // NVLink peers: count active links whose remote end is another GPU of this host.
