@@ -117,7 +117,7 @@ TEST(CliExplain, SaysWhereTheListIsCut) {
 }
 
 TEST(CliExplain, JsonHasEntriesMappingAndFindings) {
-  CliRun r = run({"explain", "--json"}, {"CUDA_VISIBLE_DEVICES=1,0", "NVIDIA_VISIBLE_DEVICES=all", "LOCAL_RANK=1"});
+  CliRun r = run({"explain", "--json"}, {"CUDA_VISIBLE_DEVICES=1,0", "NVIDIA_VISIBLE_DEVICES=all", "LOCAL_RANK=1", "GPUMAP_IN_CONTAINER=0"});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["entries"].size(), 2u);

@@ -34,7 +34,7 @@ Snapshot host(Host h) {
   return s;
 }
 
-struct Run {
+struct Diag {
   Snapshot s;
   Environment env;
   Mapping m;
@@ -42,8 +42,8 @@ struct Run {
   std::vector<Finding> fs;
 };
 
-Run diag(Host h, const std::vector<std::string>& vars, bool container = false) {
-  Run r;
+Diag diag(Host h, const std::vector<std::string>& vars, bool container = false) {
+  Diag r;
   r.s = host(h);
   r.env = Environment::from_strings(vars);
   std::vector<std::string> pci = pci_order(r.s);
@@ -66,7 +66,7 @@ std::string dump(const std::vector<Finding>& fs) {
 
 // The rule fires with this severity, has a message, and does not fire on a clean environment.
 void expect_rule(Host h, const std::vector<std::string>& vars, const std::string& id, Severity sev, bool container = false) {
-  Run r = diag(h, vars, container);
+  Diag r = diag(h, vars, container);
   bool found = false;
   for (const Finding& f : r.fs)
     if (f.id == id) {
@@ -142,7 +142,7 @@ TEST(Rules, ContainerRenumbered) {
 }
 TEST(Rules, MigEnabled) { expect_rule(Host::kMig, {}, "mig-enabled", Severity::kInfo); }
 TEST(Rules, UuidPrefixCase) {
-  Run r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"});
+  Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"});
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"}, "uuid-prefix-case", Severity::kError);
   for (const Finding& f : r.fs)
     if (f.id == "uuid-prefix-case") EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd");

@@ -45,7 +45,7 @@ std::vector<std::string> split_gpu_specs(const std::string& text) {
   return out;
 }
 
-const Gpu* select_gpu(const Snapshot& s, const std::string& spec) {
+const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec) {
   if (spec.empty()) throw Error(kExitUsage, "empty GPU name", gpu_list(s));
   if (all_digits(spec)) {
     if (spec.size() <= 9) {
@@ -83,7 +83,7 @@ const Gpu* select_gpu(const Snapshot& s, const std::string& spec) {
 std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::string>& specs) {
   std::vector<const Gpu*> out;
   for (const std::string& spec : specs)
-    for (const std::string& one : split_gpu_specs(spec)) out.push_back(select_gpu(s, one));
+    for (const std::string& one : split_gpu_specs(spec)) out.push_back(select_one_gpu(s, one));
   return out;
 }
 

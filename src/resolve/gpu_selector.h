@@ -15,7 +15,7 @@ namespace gpumap {
 std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::string>& specs);
 
 /// One spec; same errors as select_gpus.
-const Gpu* select_gpu(const Snapshot& s, const std::string& spec);
+const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec);
 
 /// Splits "a,b c" on commas and white space, dropping empty pieces.
 std::vector<std::string> split_gpu_specs(const std::string& text);

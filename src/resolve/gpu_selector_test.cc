@@ -34,14 +34,14 @@ TEST(GpuSelector, IndexUuidPrefixAndPciForms) {
   EXPECT_EQ(got[3]->nvml_index, 1u);
   EXPECT_EQ(got[4]->nvml_index, 1u);
   EXPECT_EQ(select_gpus(s, {"0,2"}).size(), 2u);
-  EXPECT_EQ(select_gpu(s, "GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2")->nvml_index, 0u);
+  EXPECT_EQ(select_one_gpu(s, "GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2")->nvml_index, 0u);
 }
 
 TEST(GpuSelector, BadAndAmbiguousSpecsAreUsageErrors) {
   Snapshot s = host();
   for (const char* bad : {"7", "GPU-ffff", "00000000:01:00.0", "GPU-df9e", "99999999999"}) {
     try {
-      select_gpu(s, bad);
+      select_one_gpu(s, bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.exit_code(), kExitUsage);
