@@ -156,13 +156,23 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
   ExecArrays arrays(spec);
   CpuMask mask(spec.cpus);
 
+  // SIGCHLD ignored (inherited) would let the kernel reap the child and lose its status.
+  struct sigaction dfl{}, old_chld{};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGCHLD, &dfl, &old_chld);
+
   sigset_t watched, old;
   sigemptyset(&watched);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&watched, s);
   sigprocmask(SIG_BLOCK, &watched, &old);
 
   int status_pipe[2];
-  if (pipe2(status_pipe, O_CLOEXEC) != 0) throw Error(kExitError, std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+    int e = errno;
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    sigaction(SIGCHLD, &old_chld, nullptr);
+    throw Error(kExitError, std::string("pipe: ") + std::strerror(e));
+  }
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
@@ -170,6 +180,7 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     close(status_pipe[0]);
     close(status_pipe[1]);
     sigprocmask(SIG_SETMASK, &old, nullptr);
+    sigaction(SIGCHLD, &old_chld, nullptr);
     throw Error(kExitError, std::string("fork: ") + std::strerror(e));
   }
   if (pid == 0) {
@@ -177,6 +188,7 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     // Should gpumap die (even by SIGKILL), its leases go with it: end the command too.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(128 + SIGTERM);
+    sigaction(SIGCHLD, &old_chld, nullptr);  // the command inherits what gpumap inherited
     sigprocmask(SIG_SETMASK, &old, nullptr);
     mask.apply();
     execvpe(arrays.argv[0], arrays.argv.data(), arrays.envp.data());
@@ -214,6 +226,7 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
   while (sigtimedwait(&watched, nullptr, &zero) > 0) {
   }
   sigprocmask(SIG_SETMASK, &old, nullptr);
+  sigaction(SIGCHLD, &old_chld, nullptr);
   if (WIFSIGNALED(status)) {
     r.term_signal = WTERMSIG(status);
     r.exit_code = 128 + r.term_signal;
