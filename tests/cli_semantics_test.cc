@@ -54,6 +54,14 @@ TEST(CliWhich, BadOrAmbiguousGpuExits2NamingIt) {
   EXPECT_NE(amb.err.find("ambiguous"), std::string::npos) << amb.err;
 }
 
+TEST(CliWhich, MigGpuIsNamedByItsMigDevices) {
+  CliRun r = run({"which", "--json", "0"}, {}, "mig");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["uuid_form"]["CUDA_VISIBLE_DEVICES"].get<std::string>().rfind("MIG-", 0), 0u) << r.out;
+  EXPECT_EQ(j["index_form"], nullptr);
+}
+
 TEST(CliVerify, ExactMatchExits0) {
   EXPECT_EQ(run({"verify", "--expect", "1,0,2,3"}).code, 0);
   EXPECT_EQ(run({"verify", "--expect", "0,1,2,3"}, {"CUDA_DEVICE_ORDER=PCI_BUS_ID"}).code, 0);

@@ -30,7 +30,12 @@ int run(const Args& args, Context& ctx) {
   Json rows = Json::array();
   std::vector<std::string> lines;
   for (const Gpu* g : gpus) {
-    uuid_form += (uuid_form.empty() ? "" : ",") + g->uuid;
+    if (g->mig_enabled.value_or(false) && !g->mig_devices.empty()) {
+      // CUDA shows a MIG-mode GPU's MIG devices, not the GPU: name those.
+      for (const MigDevice& md : g->mig_devices) uuid_form += (uuid_form.empty() ? "" : ",") + md.uuid;
+    } else {
+      uuid_form += (uuid_form.empty() ? "" : ",") + g->uuid;
+    }
     int pos = -1;
     for (size_t i = 0; i < pci.size(); ++i)
       if (uuid_hex(pci[i]) == uuid_hex(g->uuid)) pos = static_cast<int>(i);
@@ -69,7 +74,8 @@ int run(const Args& args, Context& ctx) {
     std::cout << "\nor, by index (indices count in PCI order, which is nvidia-smi's only with this order set):\n\n"
               << "  export " << set_index << "\n";
   else
-    std::cout << "\n(no index form: a GPU in MIG mode is named by its MIG devices' UUIDs)\n";
+    std::cout << "\n(no index form: a GPU in MIG mode is named by its MIG devices' UUIDs; drivers before R570\n"
+                 " give a process only the first MIG device listed)\n";
   std::cout << "\nThe UUID form survives reboots, driver updates and containers; indices may not.\n\nNow:\n";
   for (const std::string& l : lines) std::cout << "  " << l << "\n";
   return kExitOk;
