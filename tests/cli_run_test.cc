@@ -234,6 +234,52 @@ TEST(CliRun, PlantedSymlinkInTheLeaseFolderIsRefused) {
   EXPECT_NE(list.out.find("unsafe lock file"), std::string::npos) << list.out;
 }
 
+TEST(CliRun, LeasesWorkAcrossUsers) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "needs root and setpriv";
+  std::string base = temp_dir("xuser");
+  chmod(base.c_str(), 0755);
+  std::string host = base + "/host.json";
+  std::string locks = base + "/leases";  // created by root's gpumap below: mode 1777
+  {
+    std::ifstream in(host_path("h200x2"));
+    std::ofstream(host) << in.rdbuf();
+  }
+  chmod(host.c_str(), 0644);
+  auto as_nobody = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUMAP_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_capture(argv, {"PATH=/usr/bin:/bin", "GPUMAP_LOCK_DIR=" + locks, "GPUMAP_CACHE_DIR=/nonexistent/c"}, 30000);
+  };
+  ProcResult probe = as_nobody({"list", "--simulate", host});
+  if (probe.exit_code != 0) GTEST_SKIP() << "cannot run as nobody here: " << probe.err;
+
+  // root takes GPU 0 once (creating the folder and a root-owned 0666 lock file), then holds it.
+  ASSERT_EQ(gpumap({"run", "--simulate", host, "--include", "0", "--", "true"}, {"GPUMAP_LOCK_DIR=" + locks}).code, 0);
+  struct stat st;
+  ASSERT_EQ(stat(locks.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  ProcResult free0 = as_nobody({"run", "--simulate", host, "--include", "0", "--", "true"});
+  EXPECT_EQ(free0.exit_code, 0) << free0.err;  // another user's 0666 lock file is lockable
+
+  ProcResult held = script(locks,
+                           "GPUMAP_LOCK_DIR=$L $G run --simulate " + host +
+                               " --include 0 -- sh -c 'touch $L/../started; sleep 0.5' &\n"
+                               "while [ ! -e $L/../started ]; do sleep 0.02; done\n"
+                               "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env GPUMAP_LOCK_DIR=$L "
+                               "GPUMAP_CACHE_DIR=/nonexistent/c $G run --simulate " + host +
+                               " --include 0 -- true; echo nobody=$?\nwait\n");
+  EXPECT_NE(held.out.find("nobody=6"), std::string::npos) << held.out << held.err;
+  EXPECT_NE(held.err.find("leased by pid"), std::string::npos) << held.err;
+
+  // A root-owned lock file that others cannot write blocks GPU 1 for them, with a message.
+  std::string planted = locks + "/" + kGpu1 + ".lock";
+  std::ofstream(planted) << "";
+  chmod(planted.c_str(), 0644);
+  ProcResult blocked = as_nobody({"run", "--simulate", host, "--include", "1", "--", "true"});
+  EXPECT_EQ(blocked.exit_code, 6) << blocked.err;
+  EXPECT_NE(blocked.err.find("not writable"), std::string::npos) << blocked.err;
+}
+
 TEST(CliRun, BindsCpusNearTheGpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
