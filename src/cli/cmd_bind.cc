@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "model/text.h"
 #include "cli/command.h"
 #include "env/launcher.h"
 #include "model/error.h"
@@ -11,33 +12,19 @@
 namespace gpumap {
 namespace {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
-
 int run(const Args& args, Context& ctx) {
   if (!args.has_rest() || args.rest().empty())
     throw Error(kExitUsage, "bind: no command given",
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
   long per_rank = args.integer("--gpus-per-rank", 1, 4096).value_or(1);
 
-  // The innermost launcher wins: torchrun inside srun, or mpirun inside an sbatch script (whose
-  // SLURM_LOCALID=0 every rank inherits), leave the outer launcher's variable behind unchanged.
+  // The innermost launcher wins (parse_launcher_env lists it first).
   LauncherEnv le = parse_launcher_env(ctx.env());
-  const LocalRank* rank = nullptr;
-  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
-                           "SLURM_LOCALID"}) {
-    for (const LocalRank& lr : le.local_ranks)
-      if (!rank && lr.variable == name) {
-        if (!lr.error.empty() || !lr.value)
-          throw Error(kExitUsage, "bind: " + lr.variable + "=`" + ctx.env().get(lr.variable).value_or("") + "`: " +
-                                      (lr.error.empty() ? "not a local rank" : lr.error),
-                      "the launcher must set it to this process's local rank (0, 1, ...)");
-        rank = &lr;
-      }
-  }
+  const LocalRank* rank = le.local_ranks.empty() ? nullptr : &le.local_ranks.front();
+  if (rank && (!rank->error.empty() || !rank->value))
+    throw Error(kExitUsage, "bind: " + rank->variable + "=`" + ctx.env().get(rank->variable).value_or("") + "`: " +
+                                (rank->error.empty() ? "not a local rank" : rank->error),
+                "the launcher must set it to this process's local rank (0, 1, ...)");
   if (!rank)
     throw Error(kExitUsage,
                 "bind: no local rank: none of SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, "

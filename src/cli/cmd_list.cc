@@ -11,22 +11,14 @@ namespace {
 int run(const Args& args, Context& ctx) {
   const Snapshot& s = ctx.snapshot();
   if (ctx.json()) {
-    Json j;
-    j["simulated"] = s.simulated;
-    j["source"] = s.source;
-    j["driver_version"] = json_or_null(s.driver_version);
-    j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
-    Json gpus = Json::array();
-    for (const Gpu& g : s.gpus) {
-      Json gj = gpu_json(g);
-      LeaseState l = read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), g.uuid);  // gpumap run's lease
+    Json j = snapshot_json(s);
+    for (Json& gj : j["gpus"]) {
+      LeaseState l = read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), gj["uuid"].get<std::string>());  // gpumap run's lease
       gj["lease"] = !l.held ? Json(nullptr)
                             : l.holder ? Json{{"pid", l.holder->pid}, {"user", l.holder->user},
                                               {"command", l.holder->command}, {"start_unix", l.holder->start_unix}}
                                        : Json::object();
-      gpus.push_back(gj);
     }
-    j["gpus"] = gpus;
     std::cout << dump(j);
     return 0;
   }

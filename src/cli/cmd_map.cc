@@ -48,14 +48,7 @@ int run(const Args& args, Context& ctx) {
 
   std::set<std::string> visible(m.view.uuids.begin(), m.view.uuids.end());
   if (ctx.json()) {
-    Json j;
-    j["simulated"] = s.simulated;
-    j["source"] = s.source;
-    j["driver_version"] = json_or_null(s.driver_version);
-    j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
-    Json gpus = Json::array();
-    for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
-    j["gpus"] = gpus;
+    Json j = snapshot_json(s);
     j["cuda"] = cuda_json(s, m);
     Json hidden = Json::array();
     for (const Gpu& g : s.gpus)

@@ -1,6 +1,7 @@
 // gpumap pick: choose free GPUs by policy (memory, load, processes, leases, topology).
 #include <iostream>
 
+#include "model/text.h"
 #include "cli/pick_options.h"
 #include "model/error.h"
 #include "os/lease.h"
@@ -77,12 +78,6 @@ std::string describe_choice(const Snapshot& s, const std::vector<std::string>& u
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
 
 int run(const Args& args, Context& ctx) {
   PickRequest req = pick_request(args);

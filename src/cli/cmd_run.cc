@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "model/text.h"
 #include "cli/pick_options.h"
 #include "driver/nvml_reader.h"
 #include "model/error.h"
@@ -25,12 +26,6 @@ namespace gpumap {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
 
 /// Takes every lease in `uuids` or none: on a lost race the ones taken are released.  A lock
 /// file found unusable is added to `refused` (UUID -> why) so it is not picked again.

@@ -1,23 +1,14 @@
 #include "env/launcher.h"
 
+#include "model/text.h"
+
 namespace gpumap {
 namespace {
-
-bool parse_u32(const std::string& s, uint32_t& out) {
-  if (s.empty() || s.size() > 9) return false;
-  uint32_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  out = v;
-  return true;
-}
 
 std::optional<uint32_t> get_u32(const Environment& env, const char* name) {
   auto v = env.get(name);
   uint32_t n;
-  if (v && parse_u32(*v, n)) return n;
+  if (v && parse_small_uint(*v, n)) return n;
   return std::nullopt;
 }
 
@@ -31,10 +22,10 @@ IntList parse_int_list(const std::string& value) {
     std::string part = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     size_t dash = part.find('-');
     uint32_t a, b;
-    if (dash != std::string::npos && parse_u32(part.substr(0, dash), a) &&
-        parse_u32(part.substr(dash + 1), b) && a <= b && b - a < 4096) {
+    if (dash != std::string::npos && parse_small_uint(part.substr(0, dash), a) &&
+        parse_small_uint(part.substr(dash + 1), b) && a <= b && b - a < 4096) {
       for (uint32_t i = a; i <= b; ++i) out.values.push_back(i);
-    } else if (parse_u32(part, a)) {
+    } else if (parse_small_uint(part, a)) {
       out.values.push_back(a);
     } else {
       out.error = "`" + part + "` is not a GPU id or range";
@@ -55,14 +46,16 @@ const LocalRank* LauncherEnv::rank() const {
 
 LauncherEnv parse_launcher_env(const Environment& env) {
   LauncherEnv out;
-  for (const char* name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
-                           "PMI_LOCAL_RANK", "LOCAL_RANK"}) {
+  // Innermost launcher first: torchrun inside srun, or mpirun inside an sbatch script (whose
+  // SLURM_LOCALID=0 every rank inherits), leave the outer launcher's variable behind unchanged.
+  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
+                           "SLURM_LOCALID"}) {
     auto v = env.get(name);
     if (!v) continue;
     LocalRank r;
     r.variable = name;
     uint32_t n;
-    if (parse_u32(*v, n)) r.value = n;
+    if (parse_small_uint(*v, n)) r.value = n;
     else r.error = std::string(name) + "=`" + *v + "` is not a non-negative integer";
     out.local_ranks.push_back(r);
   }

@@ -22,7 +22,7 @@ struct LocalRank {
 };
 
 struct LauncherEnv {
-  std::vector<LocalRank> local_ranks;  // every local-rank variable that is set, in priority order
+  std::vector<LocalRank> local_ranks;  // every local-rank variable that is set, innermost launcher first
   std::optional<uint32_t> local_world_size;  // LOCAL_WORLD_SIZE
   std::optional<IntList> slurm_step_gpus;    // global ids
   std::optional<IntList> slurm_job_gpus;     // global ids
@@ -30,8 +30,9 @@ struct LauncherEnv {
   std::optional<uint32_t> slurm_gpus_on_node;
   bool in_slurm_step = false;  // SLURM_STEP_ID or SLURM_JOB_ID set
 
-  /// The first local rank that parsed, in the order SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK,
-  /// MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK, LOCAL_RANK; nullptr when none did.
+  /// The innermost launcher's local rank: the first that parsed in the order LOCAL_RANK,
+  /// OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK, SLURM_LOCALID;
+  /// nullptr when none did.
   const LocalRank* rank() const;
 };
 

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "model/pci.h"
+#include "model/text.h"
 
 namespace gpumap {
 namespace {
@@ -12,17 +13,6 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return "";
   size_t e = s.find_last_not_of(" \t\n\r");
   return s.substr(b, e - b + 1);
-}
-
-bool parse_uint(const std::string& s, uint32_t& out) {
-  if (s.empty() || s.size() > 9) return false;
-  uint32_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  out = v;
-  return true;
 }
 
 bool starts_with_ci(const std::string& s, const char* p) {
@@ -39,13 +29,13 @@ NvdEntry parse_entry(const std::string& raw) {
     e.reason = "empty entry";
     return e;
   }
-  if (parse_uint(s, e.index)) {
+  if (parse_small_uint(s, e.index)) {
     e.kind = NvdEntryKind::kIndex;
     return e;
   }
   size_t colon = s.find(':');
   if (colon != std::string::npos && s.find(':', colon + 1) == std::string::npos &&
-      parse_uint(s.substr(0, colon), e.index) && parse_uint(s.substr(colon + 1), e.mig_index)) {
+      parse_small_uint(s.substr(0, colon), e.index) && parse_small_uint(s.substr(colon + 1), e.mig_index)) {
     e.kind = NvdEntryKind::kMigIndex;
     return e;
   }

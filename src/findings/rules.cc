@@ -1,3 +1,4 @@
+#include "model/text.h"
 #include "findings/rules.h"
 
 #include <strings.h>
@@ -31,12 +32,6 @@ std::string describe_uuid(const Snapshot& s, const std::string& uuid) {
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 bool looks_like_bare_uuid(const std::string& raw) {
   // 8 hex digits then '-': a UUID written without "GPU-".

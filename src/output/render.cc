@@ -66,6 +66,18 @@ Json gpu_json(const Gpu& g) {
   return j;
 }
 
+Json snapshot_json(const Snapshot& s) {
+  Json j;
+  j["simulated"] = s.simulated;
+  j["source"] = s.source;
+  j["driver_version"] = json_or_null(s.driver_version);
+  j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
+  Json gpus = Json::array();
+  for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
+  j["gpus"] = gpus;
+  return j;
+}
+
 Json findings_json(const std::vector<Finding>& fs) {
   Json a = Json::array();
   for (const Finding& f : fs)

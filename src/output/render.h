@@ -30,6 +30,9 @@ Json json_or_null(const std::optional<T>& v) {
 
 /// The list/map per-GPU object: nvml_index, uuid, pci_bus_id, name, memory_*, ...
 Json gpu_json(const Gpu& g);
+/// The host part every inventory-like command starts with: simulated, source, driver_version,
+/// cuda_driver_version and "gpus" (gpu_json of each).
+Json snapshot_json(const Snapshot& s);
 Json findings_json(const std::vector<Finding>& fs);
 std::string render_findings(const std::vector<Finding>& fs);
 
