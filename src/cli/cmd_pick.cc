@@ -42,8 +42,8 @@ PickRequest pick_request(const Args& args) {
   return r;
 }
 
-std::vector<std::string> pickable_uuids(Context& ctx) {
-  const Snapshot& s = ctx.snapshot(ReadOptions{.processes = true, .topology = true});
+std::vector<std::string> pickable_uuids(Context& ctx, int count) {
+  const Snapshot& s = ctx.snapshot(ReadOptions{.processes = true, .topology = true, .nvlink = count > 1});
   Mapping m = ctx.mapping();
   if (m.view.error != CudaInitError::kNone)
     throw Error(kExitUnavailable, "no GPU is usable: CUDA would fail to initialise here (" +
@@ -84,7 +84,7 @@ int run(const Args& args, Context& ctx) {
   std::string format = args.value("--format").value_or("");
   if (!format.empty() && format != "env" && format != "uuid" && format != "index")
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
-  std::vector<std::string> visible = pickable_uuids(ctx);
+  std::vector<std::string> visible = pickable_uuids(ctx, req.count);
   const Snapshot& s = ctx.snapshot();
   PickResult r = pick_gpus(s, visible, lease_blockers(context_lease_dir(ctx), visible), req);
   if (r.uuids.empty())

@@ -48,7 +48,7 @@ int run(const Args& args, Context& ctx) {
   double wait_s = args.number("--wait", 0, 1e7).value_or(0);
   const std::vector<std::string>& cmd = args.rest();
 
-  std::vector<std::string> visible = pickable_uuids(ctx);
+  std::vector<std::string> visible = pickable_uuids(ctx, req.count);
   std::optional<Snapshot> fresh;  // re-read while waiting: memory, load and processes change
   const Snapshot* s = &ctx.snapshot();
   std::string dir = context_lease_dir(ctx);
@@ -92,7 +92,7 @@ int run(const Args& args, Context& ctx) {
     lost_races = 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 100));
     if (Clock::now() - last_read > std::chrono::seconds(1)) {
-      fresh = read_snapshot(ctx.driver(), ReadOptions{.processes = true, .topology = true});
+      fresh = read_snapshot(ctx.driver(), ReadOptions{.processes = true, .topology = true, .nvlink = req.count > 1});
       s = &*fresh;
       last_read = Clock::now();
     }

@@ -17,7 +17,8 @@ PickRequest pick_request(const Args& args);
 
 /// Reads the snapshot with processes and topology (first read of the context), and returns the
 /// UUIDs of the whole GPUs this process may use (its CUDA view).  Error when CUDA would fail.
-std::vector<std::string> pickable_uuids(Context& ctx);
+/// NVLink is read only when `count` > 1 (it needs the P2P query, ~19 ms on first use).
+std::vector<std::string> pickable_uuids(Context& ctx, int count);
 
 /// The lease folder for this context (GPUMAP_LOCK_DIR or the default).
 std::string context_lease_dir(const Context& ctx);

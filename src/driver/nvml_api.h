@@ -76,6 +76,11 @@ constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
 constexpr unsigned int kNvmlMemoryV2Version =
     static_cast<unsigned int>(sizeof(nvmlMemory_v2_t)) | (2u << 24);
 constexpr unsigned int kNvmlMaxNvLinks = 18;
+constexpr int kNvLinkRemoteGpu = 0;      // nvmlIntNvLinkDeviceType_t NVML_NVLINK_DEVICE_TYPE_GPU
+constexpr int kNvLinkRemoteSwitch = 2;   // NVML_NVLINK_DEVICE_TYPE_SWITCH
+constexpr int kNvmlP2pCapsNvlink = 2;    // NVML_P2P_CAPS_INDEX_NVLINK
+constexpr int kNvmlP2pStatusOk = 0;      // NVML_P2P_STATUS_OK
+constexpr int kNvmlP2pStatusNotSupported = 5;
 /// "NVML_ERROR_NOT_SUPPORTED" for 3, ...; "NVML_ERROR_<code>" for codes it does not know.
 const char* nvml_error_name(int code);
 }  // namespace gpumap

@@ -58,6 +58,8 @@ using FnProc2 = nvmlReturn_t(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*);
 using FnAff = nvmlReturn_t(nvmlDevice_t, unsigned, unsigned long*);
 using FnLink = nvmlReturn_t(nvmlDevice_t, unsigned, int*);
 using FnLinkPci = nvmlReturn_t(nvmlDevice_t, unsigned, nvmlPciInfo_t*);
+using FnLinkType = nvmlReturn_t(nvmlDevice_t, unsigned, int*);
+using FnP2p = nvmlReturn_t(nvmlDevice_t, nvmlDevice_t, int, int*);
 
 struct Nvml {
   std::unique_ptr<DynLib> lib;
@@ -90,6 +92,8 @@ struct Nvml {
   FnAff* affinity;
   FnLink* link_state;
   FnLinkPci* link_pci;
+  FnLinkType* link_type;
+  FnP2p* p2p;
   bool v3_compute = false;
 
   explicit Nvml(const std::string& path) : lib(std::make_unique<DynLib>(path)) {
@@ -123,6 +127,8 @@ struct Nvml {
     affinity = l.bind<FnAff>({"nvmlDeviceGetCpuAffinity"}, false);
     link_state = l.bind<FnLink>({"nvmlDeviceGetNvLinkState"}, false);
     link_pci = l.bind<FnLinkPci>({"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"}, false);
+    link_type = l.bind<FnLinkType>({"nvmlDeviceGetNvLinkRemoteDeviceType"}, false);
+    p2p = l.bind<FnP2p>({"nvmlDeviceGetP2PStatus"}, false);
   }
 
   std::string describe(const char* call, nvmlReturn_t rc) const {
@@ -297,21 +303,31 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
                   "nvmlDeviceGetGraphicsRunningProcesses");
   }
   lap("nvmlDevice*RunningProcesses");
-  if (opt.topology) {
-    if (n.affinity) {
-      unsigned long set[16] = {};
-      if ((rc = n.affinity(d, 16, set)) == NVML_SUCCESS) g.cpu_affinity = cpu_list(set, 16);
-      else note(g, n, "nvmlDeviceGetCpuAffinity", rc);
-    }
-    if (n.link_state && n.link_pci) {
-      for (unsigned link = 0; link < kNvmlMaxNvLinks; ++link) {
-        int active = 0;
-        if (n.link_state(d, link, &active) != NVML_SUCCESS) break;
-        if (!active) continue;
-        nvmlPciInfo_t rp{};
-        if (n.link_pci(d, link, &rp) == NVML_SUCCESS) link_pcis.push_back(rp.busId);
+  if (opt.topology && n.affinity) {
+    unsigned long set[16] = {};
+    if ((rc = n.affinity(d, 16, set)) == NVML_SUCCESS) g.cpu_affinity = cpu_list(set, 16);
+    else note(g, n, "nvmlDeviceGetCpuAffinity", rc);
+    lap("nvmlDeviceGetCpuAffinity");
+  }
+  if (opt.nvlink && n.link_state && n.link_pci) {
+    // Measured (H200 x2, driver 580): both GPUs' 18 links end at NVSwitches, whose "PCI bus
+    // id" reads FFFFFFFF:FF:FF.0; only links whose far end is a GPU name their peer.
+    uint32_t to_switch = 0;
+    for (unsigned link = 0; link < kNvmlMaxNvLinks; ++link) {
+      int active = 0;
+      if (n.link_state(d, link, &active) != NVML_SUCCESS) break;
+      if (!active) continue;
+      int type = kNvLinkRemoteGpu;
+      if (n.link_type && n.link_type(d, link, &type) != NVML_SUCCESS) type = kNvLinkRemoteGpu;
+      if (type == kNvLinkRemoteSwitch) {
+        ++to_switch;
+        continue;
       }
+      nvmlPciInfo_t rp{};
+      if (n.link_pci(d, link, &rp) == NVML_SUCCESS) link_pcis.push_back(rp.busId);
     }
+    g.nvswitch_links = to_switch;
+    lap("nvmlDeviceGetNvLink*");
   }
 }
 
@@ -360,13 +376,32 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
     work();
     for (std::thread& t : workers) t.join();
   }
-  // NVLink peers: count active links whose remote end is another GPU of this host.
+  // NVLink peers: active links whose remote end is another GPU of this host, one entry per link.
   for (unsigned i = 0; i < count; ++i)
     for (const std::string& remote : links[i]) {
       auto a = parse_pci_address(remote);
       for (const Gpu& peer : s.gpus)
         if (a && peer.pci && *peer.pci == *a && peer.nvml_index != i) s.gpus[i].nvlink_peers.push_back(peer.uuid);
     }
+  // Through NVSwitches: the driver says whether two GPUs can talk over NVLink (P2P status);
+  // count min(links) per pair, which is what `nvidia-smi topo -m` prints as NV<n>.
+  if (opt.nvlink && n.p2p) {
+    std::vector<nvmlDevice_t> handles(count, nullptr);
+    for (unsigned i = 0; i < count; ++i) n.handle(i, &handles[i]);
+    for (unsigned i = 0; i < count; ++i)
+      for (unsigned j = i + 1; j < count; ++j) {
+        uint32_t li = s.gpus[i].nvswitch_links.value_or(0), lj = s.gpus[j].nvswitch_links.value_or(0);
+        int status = -1;
+        if (!li || !lj || !handles[i] || !handles[j]) continue;
+        if (n.p2p(handles[i], handles[j], kNvmlP2pCapsNvlink, &status) != NVML_SUCCESS || status != kNvmlP2pStatusOk)
+          continue;
+        for (uint32_t k = 0; k < std::min(li, lj); ++k) {
+          s.gpus[i].nvlink_peers.push_back(s.gpus[j].uuid);
+          s.gpus[j].nvlink_peers.push_back(s.gpus[i].uuid);
+        }
+      }
+    lap("nvmlDeviceGetP2PStatus");
+  }
   for (const SymbolBinding& b : n.lib->bindings())
     if (!b.bound.empty()) s.bindings.push_back(b.bound);
   // No nvmlShutdown: it costs about 6 ms (measured, driver 580) and frees nothing that the

@@ -8,7 +8,8 @@ namespace gpumap {
 
 struct ReadOptions {
   bool processes = true;  // NVML's compute and graphics process lists
-  bool topology = false;  // CPU affinity and NVLink peers (for pick/run/bind)
+  bool topology = false;  // CPU affinity (for pick/run/bind)
+  bool nvlink = false;    // NVLink peers, through NVSwitches too (pick/run of several GPUs)
   bool mig = true;        // MIG devices of MIG-enabled GPUs
 };
 

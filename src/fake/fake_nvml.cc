@@ -2,6 +2,7 @@
 // It follows NVML's documented contract for each call gpumap makes (return codes,
 // INSUFFICIENT_SIZE sizing, versioned structs) and nothing more.  Built twice: sim/ has
 // every symbol, sim-legacy/ (FAKE_LEGACY) only the unversioned ones of older drivers.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -149,9 +150,11 @@ int nvlink_remote_impl(nvmlDevice_t d, unsigned link, nvmlPciInfo_t* p) {
   if (int rc = injected("nvmlDeviceGetNvLinkRemotePciInfo", h->gpu)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
   if (link >= gpumap::kNvmlMaxNvLinks) return NVML_ERROR_INVALID_ARGUMENT;
-  if (link >= g.nvlink_peers.size()) return NVML_ERROR_NOT_SUPPORTED;
+  if (link >= g.nvlink_peers.size() + g.nvswitch_links) return NVML_ERROR_NOT_SUPPORTED;
   std::memset(p, 0, sizeof *p);
-  std::snprintf(p->busId, sizeof p->busId, "%s", g.nvlink_peers[link].c_str());
+  // Measured on an H200 NVSwitch system: a switch's "bus id" reads FFFFFFFF:FF:FF.0.
+  std::snprintf(p->busId, sizeof p->busId, "%s",
+                link < g.nvlink_peers.size() ? g.nvlink_peers[link].c_str() : "FFFFFFFF:FF:FF.0");
   return NVML_SUCCESS;
 }
 
@@ -304,8 +307,19 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int*
   if (int rc = injected("nvmlDeviceGetNvLinkState", h->gpu)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
   if (link >= gpumap::kNvmlMaxNvLinks) return NVML_ERROR_INVALID_ARGUMENT;
-  if (g.nvlink_peers.empty()) return NVML_ERROR_NOT_SUPPORTED;
-  *active = link < g.nvlink_peers.size() ? 1 : 0;
+  if (g.nvlink_peers.empty() && g.nvswitch_links == 0) return NVML_ERROR_NOT_SUPPORTED;
+  *active = link < g.nvlink_peers.size() + g.nvswitch_links ? 1 : 0;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int caps, int* status) {
+  const Handle *ha = as_handle(a), *hb = as_handle(b);
+  if (!ha || !hb || !status) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetP2PStatus", ha->gpu)) return rc;
+  if (caps != gpumap::kNvmlP2pCapsNvlink) return NVML_ERROR_NOT_SUPPORTED;  // only what gpumap asks
+  const FakeGpu &ga = g_host->gpus[ha->gpu], &gb = g_host->gpus[hb->gpu];
+  bool direct = std::find(ga.nvlink_peers.begin(), ga.nvlink_peers.end(), gb.pci_bus_id) != ga.nvlink_peers.end();
+  bool switched = ga.nvswitch_links > 0 && gb.nvswitch_links > 0 && ha->gpu != hb->gpu;
+  *status = direct || switched ? gpumap::kNvmlP2pStatusOk : gpumap::kNvmlP2pStatusNotSupported;
   return NVML_SUCCESS;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d, unsigned l, nvmlPciInfo_t* p) {
@@ -313,6 +327,15 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d, unsigned l,
 }
 
 #ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned link, int* type) {
+  const Handle* h = as_handle(d);
+  if (!h || !type) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetNvLinkRemoteDeviceType", h->gpu)) return rc;
+  const FakeGpu& g = g_host->gpus[h->gpu];
+  if (link >= g.nvlink_peers.size() + g.nvswitch_links) return NVML_ERROR_NOT_SUPPORTED;
+  *type = link < g.nvlink_peers.size() ? gpumap::kNvLinkRemoteGpu : gpumap::kNvLinkRemoteSwitch;
+  return NVML_SUCCESS;
+}
 EXPORT nvmlReturn_t nvmlInit_v2(void) { return init_impl(); }
 EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) { return nvmlSystemGetCudaDriverVersion(v); }
 EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* n) { return count_impl(n); }

@@ -124,6 +124,8 @@ FakeHost load_host_file(const std::string& path) {
         f.nvlink_peers.push_back(format_pci_nvml(*a));
       }
     }
+    f.nvswitch_links = get_or<uint32_t>(g, "nvswitch_links", 0, path, where);
+    if (f.nvlink_peers.size() + f.nvswitch_links > 18) fail(path, where + " has more than 18 NVLinks");
     if (g.contains("mig_devices")) {
       size_t m = 0;
       for (const json& md : g["mig_devices"]) {

@@ -41,6 +41,7 @@ struct FakeGpu {
   std::vector<FakeProcess> processes, graphics_processes;
   std::string cpu_affinity;                // "0-15"; empty: NOT_SUPPORTED
   std::vector<std::string> nvlink_peers;   // PCI bus ids of the peer at the end of each active link
+  uint32_t nvswitch_links = 0;             // further active links that end at an NVSwitch
   bool cuda_visible = true;                // false: CUDA cannot open it (cgroup-denied, say)
   std::map<std::string, int> errors;       // NVML function -> return code to inject
 };

@@ -42,6 +42,7 @@ struct Gpu {
   std::optional<std::vector<GpuProcess>> processes;  // nullopt: the list could not be read
   std::optional<std::string> cpu_affinity;  // cpu list, "0-15,32-47"
   std::vector<std::string> nvlink_peers;    // UUIDs of GPUs reached by active NVLinks (one per link)
+  std::optional<uint32_t> nvswitch_links;   // active NVLinks whose far end is an NVSwitch
   std::vector<std::string> notes;           // queries that failed, with the driver's code
 };
 

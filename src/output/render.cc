@@ -62,6 +62,7 @@ Json gpu_json(const Gpu& g) {
   j["process_count"] = g.processes ? Json(g.processes->size()) : Json(nullptr);
   if (g.cpu_affinity) j["cpu_affinity"] = *g.cpu_affinity;
   if (!g.nvlink_peers.empty()) j["nvlink_peers"] = g.nvlink_peers;
+  if (g.nvswitch_links) j["nvswitch_links"] = *g.nvswitch_links;
   j["notes"] = g.notes;
   return j;
 }
