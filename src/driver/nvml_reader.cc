@@ -13,6 +13,7 @@
 #include "driver/dynlib.h"
 #include "driver/nvml_api.h"
 #include "model/error.h"
+#include "os/sysfs.h"
 
 namespace gpumap {
 namespace {
@@ -205,7 +206,8 @@ std::string cpu_list(const unsigned long* set, unsigned words) {
   return out;
 }
 
-void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vector<std::string>& link_pcis) {
+void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, Gpu& g,
+              std::vector<std::string>& link_pcis) {
   g.nvml_index = index;
   nvmlDevice_t d = nullptr;
   lap("(other)");
@@ -303,7 +305,13 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, Gpu& g, std::vect
                   "nvmlDeviceGetGraphicsRunningProcesses");
   }
   lap("nvmlDevice*RunningProcesses");
-  if (opt.topology && n.affinity) {
+  if (opt.topology && !simulated && g.pci) {
+    // Measured (H200 x2, driver 580): nvmlDeviceGetCpuAffinity costs about 7.5 ms per GPU and
+    // gave the same CPUs as sysfs's local_cpulist, which costs microseconds: sysfs first.
+    g.cpu_affinity = pci_local_cpulist(*g.pci);
+    lap("sysfs local_cpulist");
+  }
+  if (opt.topology && !g.cpu_affinity && n.affinity) {
     unsigned long set[16] = {};
     if ((rc = n.affinity(d, 16, set)) == NVML_SUCCESS) g.cpu_affinity = cpu_list(set, 16);
     else note(g, n, "nvmlDeviceGetCpuAffinity", rc);
@@ -365,11 +373,11 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   // driver 580: about 7 ms per GPU for the first handle, 3.7 ms for utilisation): read the
   // GPUs in parallel.  Sequential when tracing, so the per-call times stay meaningful.
   if (trace.on || count < 2) {
-    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, s.gpus[i], links[i]);
+    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i]);
   } else {
     std::atomic<unsigned> next{0};
     auto work = [&] {
-      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, s.gpus[i], links[i]);
+      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i]);
     };
     std::vector<std::thread> workers;
     for (unsigned t = 1; t < std::min(count, 8u); ++t) workers.emplace_back(work);

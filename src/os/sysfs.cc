@@ -1,0 +1,21 @@
+#include "os/sysfs.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace gpumap {
+
+std::optional<std::string> pci_local_cpulist(const PciAddress& a) {
+  const char* root = std::getenv("GPUMAP_SYSFS_ROOT");
+  char dev[48];
+  std::snprintf(dev, sizeof dev, "%04x:%02x:%02x.%x", a.domain, a.bus, a.device, a.function);
+  std::ifstream in(std::string(root && *root ? root : "/sys") + "/bus/pci/devices/" + dev + "/local_cpulist");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  if (line.empty() || line.find_first_not_of("0123456789,-") != std::string::npos) return std::nullopt;
+  return line;
+}
+
+}  // namespace gpumap
