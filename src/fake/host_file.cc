@@ -51,11 +51,28 @@ int error_code_from_name(const std::string& name) {
       {"CUDA_ERROR_OPERATING_SYSTEM", 304}, {"CUDA_ERROR_UNKNOWN", 999}};
   auto it = names.find(name);
   if (it != names.end()) return it->second;
-  if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) return std::stoi(name);
+  // A plain number of at most 6 digits (NVML and CUDA codes are below 1000); a longer one
+  // would overflow std::stoi (found by fuzz_host_file).
+  if (!name.empty() && name.size() <= 6 && std::all_of(name.begin(), name.end(), ::isdigit)) return std::stoi(name);
   return -1;
 }
 
+namespace {
+FakeHost load_checked(const std::string& path);
+}
+
 FakeHost load_host_file(const std::string& path) {
+  try {
+    return load_checked(path);
+  } catch (const std::runtime_error&) {
+    throw;
+  } catch (const std::exception& e) {  // anything a malformed file can provoke names the file
+    fail(path, std::string("is not a valid host file: ") + e.what());
+  }
+}
+
+namespace {
+FakeHost load_checked(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail(path, "cannot be read");
   std::stringstream ss;
@@ -162,5 +179,6 @@ FakeHost load_host_file(const std::string& path) {
   }
   return h;
 }
+}  // namespace
 
 }  // namespace gpumap::fake
