@@ -13,3 +13,4 @@ python3 bench/compare.py --runs 30 --out $OUT/bench.jsonl "map-sim-2=$G map --si
   "map-sim-8=$G map --simulate /tmp/h8.json" "map-sim-64=$G map --simulate /tmp/h64.json" \
   "map-sim-64-mixed-cached=GPUMAP_CACHE_DIR=/tmp/c64 $G map --simulate /tmp/h64m.json" > $OUT/flat.txt 2>&1
 for f in $OUT/*.log $OUT/flat.txt; do echo "=== $f"; grep -E "VERDICT|agrees|matches|list ==|seen in NVML|overhead|per run|OK|UNEXPECTED|MISSING|ratio|median|gpumap-|nvidia-smi-|map-sim|c-cuInit|torch-|timing|gpumap ps|nvidia-smi query" $f | tail -40; done
+echo "=== topology and run overhead"; bash tools/device/topo_overhead.sh 2>&1 | grep -v "gpumap trace" 
