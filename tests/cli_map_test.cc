@@ -1,4 +1,6 @@
 // Black-box tests of `gpumap list` and `gpumap map` against simulated hosts.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -177,6 +179,13 @@ TEST(CliList, LegacyDriverSymbolsStillWork) {
   CliRun r = gpumap({"list", "--json", "--simulate", "h200x2"}, {"GPUMAP_SIM_LIBDIR=" GPUMAP_BUILD_DIR "/sim-legacy"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["gpus"].size(), 2u);
+  auto bound = json::parse(r.out)["nvml_symbols"];  // the unversioned fallbacks bound
+  EXPECT_NE(std::find(bound.begin(), bound.end(), "nvmlInit"), bound.end()) << bound.dump();
+  EXPECT_NE(std::find(bound.begin(), bound.end(), "nvmlDeviceGetComputeRunningProcesses"), bound.end()) << bound.dump();
+  CliRun full = gpumap({"list", "--json", "--simulate", "h200x2"});
+  auto newest = json::parse(full.out)["nvml_symbols"];
+  EXPECT_NE(std::find(newest.begin(), newest.end(), "nvmlDeviceGetComputeRunningProcesses_v3"), newest.end());
+  EXPECT_NE(std::find(newest.begin(), newest.end(), "nvmlDeviceGetPciInfo_v3"), newest.end());
   CliRun m = gpumap({"map", "--probe", "--json", "--simulate", "h200x2"}, {"GPUMAP_SIM_LIBDIR=" GPUMAP_BUILD_DIR "/sim-legacy"});
   ASSERT_EQ(m.code, 0) << m.err;
   EXPECT_EQ(json::parse(m.out)["cuda"]["devices"].size(), 2u);

@@ -73,6 +73,7 @@ Json snapshot_json(const Snapshot& s) {
   j["source"] = s.source;
   j["driver_version"] = json_or_null(s.driver_version);
   j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
+  j["nvml_symbols"] = s.bindings;  // which versioned NVML symbol bound for each call
   Json gpus = Json::array();
   for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
   j["gpus"] = gpus;
