@@ -68,8 +68,7 @@ int run(const Args& args, Context& ctx) {
   }
 
   std::cout << host_banner(s);
-  std::cout << "CUDA view: " << device_order_name(m.view.order.order) << " order, " << m.source << " ("
-            << m.order_note << ")\n\n";
+  std::cout << "CUDA view (" << m.source << "): " << m.order_note << "\n\n";
   if (m.view.error != CudaInitError::kNone) {
     std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
               << cuda_error_code(m.view.error) << ")\n  because " << m.view.error_reason << "\n";
