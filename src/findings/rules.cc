@@ -90,6 +90,16 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
               raw.substr(raw.find_first_of("0123456789") + std::to_string(d.entry.index).size()) +
               "`; only commas separate entries",
           "separate entries with commas only, e.g. export CUDA_VISIBLE_DEVICES=1,0");
+    } else if (d.entry.kind == CvdEntryKind::kInteger && !looks_like_bare_uuid(raw) && !parse_pci_address(raw)) {
+      // Measured: `0x1` is GPU 0, `1.5` and `1e0` are GPU 1: only the leading decimal digits count.
+      size_t i = raw.find_first_not_of(" \t\n\r\f\v");
+      if (i != std::string::npos && (raw[i] == '+' || raw[i] == '-')) ++i;
+      size_t tail = raw.find_first_not_of("0123456789", i);
+      if (tail != std::string::npos && raw.find_first_not_of(" \t\n\r\f\v", tail) != std::string::npos)
+        add(out, "index-trailing-text", Severity::kWarning,
+            at + ": CUDA reads the decimal number " + std::to_string(d.entry.index) + " and ignores `" +
+                raw.substr(tail) + "`" + (raw.find("0x") != std::string::npos ? " (hex is not read)" : ""),
+            "write plain decimal indices (or UUIDs): e.g. export CUDA_VISIBLE_DEVICES=" + std::to_string(d.entry.index));
     }
     if (d.entry.kind == CvdEntryKind::kInvalid && !raw.empty() && raw[0] != ' ' && raw[0] != '\t' &&
         raw.find("GPU-") == std::string::npos && !looks_like_bare_uuid(raw) && raw.rfind("MIG-", 0) != 0) {

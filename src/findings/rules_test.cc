@@ -101,6 +101,10 @@ TEST(Rules, MigLegacyForm) {
   expect_rule(Host::kMig, {"CUDA_VISIBLE_DEVICES=MIG-GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2/1/0"}, "mig-legacy-form",
               Severity::kError);
 }
+TEST(Rules, IndexTrailingText) {
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0x1"}, "index-trailing-text", Severity::kWarning);
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1.5"}, "index-trailing-text", Severity::kWarning);
+}
 TEST(Rules, EntrySeparator) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0;1"}, "entry-separator", Severity::kWarning); }
 TEST(Rules, ContainerKeyword) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=all"}, "container-keyword", Severity::kError); }
 TEST(Rules, SpaceBeforeUuid) {
