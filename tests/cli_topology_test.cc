@@ -18,7 +18,13 @@ json pick2(const std::string& host, const std::vector<std::string>& env = {}) {
 
 TEST(CliTopology, SwitchConnectedGpusArePeersThroughTheP2PStatus) {
   json j = pick2("h200x2");
-  EXPECT_EQ(j["notes"][0], "every pair joined by NVLink (18 links)") << j.dump();
+  EXPECT_EQ(j["notes"][0], "every pair joined by NVLink (18 links over 1 pair)") << j.dump();
+}
+
+TEST(CliTopology, EightGpuSwitchHostCountsEveryPair) {
+  CliRun r = gpumap({"pick", "--gpus", "4", "--json", "--simulate", "dgx8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["notes"][0], "every pair joined by NVLink (108 links over 6 pairs)") << r.out;
 }
 
 TEST(CliTopology, WithoutTheRemoteTypeCallSwitchLinksNameNoPeer) {
@@ -30,7 +36,7 @@ TEST(CliTopology, WithoutTheRemoteTypeCallSwitchLinksNameNoPeer) {
 
 TEST(CliTopology, DirectLinksStillCountPerLink) {
   json j = pick2(host_path("pick4"));
-  EXPECT_NE(j["notes"][0].get<std::string>().find("NVLink (2 links)"), std::string::npos) << j.dump();
+  EXPECT_NE(j["notes"][0].get<std::string>().find("NVLink (2 links over 1 pair)"), std::string::npos) << j.dump();
 }
 
 }  // namespace

@@ -196,7 +196,8 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     SetScore sc = score_set(chosen);
     size_t all_pairs = k * (k - 1) / 2;
     if (sc.pairs == static_cast<int>(all_pairs))
-      r.notes.push_back("every pair joined by NVLink (" + std::to_string(sc.links) + " links)");
+      r.notes.push_back("every pair joined by NVLink (" + std::to_string(sc.links) + " links over " +
+                        std::to_string(all_pairs) + (all_pairs == 1 ? " pair)" : " pairs)"));
     else if (sc.pairs > 0)
       r.notes.push_back(std::to_string(sc.pairs) + " of " + std::to_string(all_pairs) + " pairs joined by NVLink");
     else
