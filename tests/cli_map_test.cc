@@ -188,7 +188,10 @@ TEST(CliList, LegacyDriverSymbolsStillWork) {
   EXPECT_NE(std::find(newest.begin(), newest.end(), "nvmlDeviceGetPciInfo_v3"), newest.end());
   CliRun m = gpumap({"map", "--probe", "--json", "--simulate", "h200x2"}, {"GPUMAP_SIM_LIBDIR=" GPUMAP_BUILD_DIR "/sim-legacy"});
   ASSERT_EQ(m.code, 0) << m.err;
-  EXPECT_EQ(json::parse(m.out)["cuda"]["devices"].size(), 2u);
+  auto devs = json::parse(m.out)["cuda"]["devices"];
+  ASSERT_EQ(devs.size(), 2u);
+  EXPECT_EQ(devs[0]["cuda_pci_bus_id"], "0000:00:06.0");  // CUDA's form, as the real driver writes it
+  EXPECT_EQ(devs[0]["cuda_name"], "NVIDIA H200");
 }
 
 }  // namespace

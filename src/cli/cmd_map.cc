@@ -27,6 +27,10 @@ Json cuda_json(const Snapshot& s, const Mapping& m) {
                     {"uuid", u},
                     {"pci_bus_id", g ? Json(g->pci_bus_id) : Json(nullptr)},
                     {"name", g ? Json(g->name) : Json(nullptr)}});
+    if (i < m.driver_devices.size()) {  // CUDA's own words, when the driver was asked directly
+      devs.back()["cuda_pci_bus_id"] = m.driver_devices[i].pci_bus_id;
+      devs.back()["cuda_name"] = m.driver_devices[i].name;
+    }
   }
   c["devices"] = devs;
   c["order_note"] = m.order_note;

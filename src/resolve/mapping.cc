@@ -106,6 +106,7 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
     CudaView model = predict_cuda_view(base, cdo, cvd);  // entry reasons still come from the model
     m.view = model;
     m.view.uuids = from_probe(s, p);
+    m.driver_devices = p.devices;
     m.view.error = cuda_error_from_name(p.error);
     if (m.view.error != CudaInitError::kNone && m.view.error_reason.empty())
       m.view.error_reason = "cuInit returned " + p.error;

@@ -29,6 +29,7 @@ struct Mapping {
   std::string order_note;  // how the base order was obtained, in words
   std::optional<double> driver_ms;  // time the driver took, when it was asked
   std::vector<std::string> base_order;  // every CUDA device in the order the setting selects
+  std::vector<CudaDevice> driver_devices;  // with probe: what CUDA itself reported, per ordinal
 };
 
 /// UUIDs in PCI order (MIG devices in place of their parent).
