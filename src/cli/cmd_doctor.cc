@@ -47,7 +47,7 @@ int run(const Args& args, Context& ctx) {
 
 Command doctor_command() {
   std::vector<OptionSpec> opts = env_options();
-  opts.push_back({"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"});
+  opts.push_back(probe_option());
   return {"doctor", "check the environment for every known GPU-numbering trap",
           "gpumap doctor [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe]",
           "Runs every rule in docs/findings.md against this environment (or the one given with\n"

@@ -175,7 +175,7 @@ int run(const Args& args, Context& ctx) {
 
 Command explain_command() {
   std::vector<OptionSpec> opts = env_options();
-  opts.push_back({"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"});
+  opts.push_back(probe_option());
   return {"explain", "explain, entry by entry, what CUDA and the launchers do with the variables",
           "gpumap explain [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe]",
           "Reads CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES (entry by entry, the way the driver reads\n"

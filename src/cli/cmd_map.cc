@@ -121,7 +121,7 @@ int run(const Args& args, Context& ctx) {
 
 Command map_command() {
   std::vector<OptionSpec> opts = env_options();
-  opts.push_back({"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"});
+  opts.push_back(probe_option());
   opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
   return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
           "gpumap [map] [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",

@@ -84,7 +84,7 @@ Command verify_command() {
   std::vector<OptionSpec> opts = env_options();
   opts.push_back({"--expect", true, true, "GPU[,GPU...]", "the physical GPUs cuda:0, cuda:1, ... must be, in order"});
   opts.push_back({"--prefix", false, false, "", "only cuda:0..n-1 must match; more visible GPUs are allowed"});
-  opts.push_back({"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"});
+  opts.push_back(probe_option());
   return {"verify", "check that cuda:0.. are exactly the expected GPUs (for scripts)",
           "gpumap verify --expect GPU[,GPU...] [--prefix] [--probe] [--json] [--env NAME=VALUE]... [--unset NAME]...",
           "Checks that this environment's visible GPUs are exactly the expected physical GPUs in that\n"

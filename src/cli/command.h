@@ -67,5 +67,7 @@ Command bind_command();
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);
 std::vector<OptionSpec> env_options();
+/// --probe: ask the driver (cuInit in a child process) instead of predicting.
+OptionSpec probe_option();
 
 }  // namespace gpumap

@@ -36,6 +36,10 @@ Environment apply_env_options(const Environment& base, const Args& args) {
   return e;
 }
 
+OptionSpec probe_option() {
+  return {"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"};
+}
+
 std::vector<OptionSpec> env_options() {
   return {{"--env", true, true, "NAME=VALUE", "reason about this value instead of this process's (repeatable)"},
           {"--unset", true, true, "NAME", "reason as if NAME were unset (repeatable)"}};

@@ -207,9 +207,9 @@ std::string cpu_list(const unsigned long* set, unsigned words) {
 }
 
 void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, Gpu& g,
-              std::vector<std::string>& link_pcis) {
+              std::vector<std::string>& link_pcis, nvmlDevice_t& d) {
   g.nvml_index = index;
-  nvmlDevice_t d = nullptr;
+  d = nullptr;
   lap("(other)");
   nvmlReturn_t rc = n.handle(index, &d);
   lap("nvmlDeviceGetHandleByIndex");
@@ -368,16 +368,17 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
     throw Error(kExitError, n.describe("nvmlDeviceGetCount", rc));
   }
   std::vector<std::vector<std::string>> links(count);
+  std::vector<nvmlDevice_t> handles(count, nullptr);
   s.gpus.resize(count);
   // NVML is documented thread-safe, and some queries wait on the GPU (measured on H200,
   // driver 580: about 7 ms per GPU for the first handle, 3.7 ms for utilisation): read the
   // GPUs in parallel.  Sequential when tracing, so the per-call times stay meaningful.
   if (trace.on || count < 2) {
-    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i]);
+    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i], handles[i]);
   } else {
     std::atomic<unsigned> next{0};
     auto work = [&] {
-      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i]);
+      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i], handles[i]);
     };
     std::vector<std::thread> workers;
     for (unsigned t = 1; t < std::min(count, 8u); ++t) workers.emplace_back(work);
@@ -394,8 +395,6 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   // Through NVSwitches: the driver says whether two GPUs can talk over NVLink (P2P status);
   // count min(links) per pair, which is what `nvidia-smi topo -m` prints as NV<n>.
   if (opt.nvlink && n.p2p) {
-    std::vector<nvmlDevice_t> handles(count, nullptr);
-    for (unsigned i = 0; i < count; ++i) n.handle(i, &handles[i]);
     for (unsigned i = 0; i < count; ++i)
       for (unsigned j = i + 1; j < count; ++j) {
         uint32_t li = s.gpus[i].nvswitch_links.value_or(0), lj = s.gpus[j].nvswitch_links.value_or(0);
