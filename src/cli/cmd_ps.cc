@@ -240,7 +240,7 @@ int run(const Args& args, Context& ctx) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   while (!g_stop) {
-    Context frame_ctx(ctx.driver(), ctx.env(), ctx.json());  // a fresh snapshot per frame
+    Context frame_ctx(ctx.driver(), ctx.env(), ctx.json(), ctx.seams());  // a fresh snapshot per frame
     std::string f = one_frame(frame_ctx, proc, true);
     if (ctx.json()) std::cout << f;
     else std::cout << "\033[H\033[2J" << f;

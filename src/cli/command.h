@@ -6,35 +6,19 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "driver/driver_source.h"
-#include "driver/nvml_reader.h"
-#include "env/environment.h"
-#include "model/snapshot.h"
-#include "resolve/mapping.h"
+#include "session/session.h"
 
 namespace gpumap {
 
-/// What every command gets: the driver to use, the environment to reason about, and
-/// the output mode.  The snapshot is read on first use.
-class Context {
+/// What every command gets: a session (driver, environment, seams, snapshot) and the output mode.
+class Context : public Session {
  public:
-  Context(DriverSource driver, Environment env, bool json) : driver_(std::move(driver)), env_(std::move(env)), json_(json) {}
-  const DriverSource& driver() const { return driver_; }
-  const Environment& env() const { return env_; }
-  Environment& env() { return env_; }
+  Context(DriverSource driver, Environment env, bool json, Seams seams)
+      : Session(std::move(driver), std::move(env), std::move(seams)), json_(json) {}
   bool json() const { return json_; }
-  const Snapshot& snapshot(const ReadOptions& opt = {});
-  /// The mapping for `env` (default: the context's), predicted unless probe.
-  Mapping mapping(const Environment& env, bool probe);
-  Mapping mapping(bool probe = false) { return mapping(env_, probe); }
-  /// A DriverAsk bound to this context's driver.
-  DriverAsk driver_ask() const;
 
  private:
-  DriverSource driver_;
-  Environment env_;
   bool json_;
-  std::unique_ptr<Snapshot> snapshot_;
 };
 
 struct Command {

@@ -1,27 +1,7 @@
 #include "cli/command.h"
 #include "model/error.h"
-#include "os/host_id.h"
 
 namespace gpumap {
-
-const Snapshot& Context::snapshot(const ReadOptions& opt) {
-  if (!snapshot_) snapshot_ = std::make_unique<Snapshot>(read_snapshot(driver_, opt));
-  return *snapshot_;
-}
-
-DriverAsk Context::driver_ask() const {
-  DriverSource d = driver_;
-  return [d](const Environment& e) { return probe_cuda(d, e); };
-}
-
-Mapping Context::mapping(const Environment& env, bool probe) {
-  MappingOptions opt;
-  opt.probe = probe;
-  opt.cache_dir = cache_dir();
-  // A simulated host is its own machine: key its cache on the file, not this boot.
-  opt.boot_id = driver_.simulated ? "simulated:" + driver_.host_file : read_boot_id();
-  return resolve_mapping(snapshot(), env, opt, driver_ask());
-}
 
 Environment apply_env_options(const Environment& base, const Args& args) {
   Environment e = base;

@@ -6,10 +6,18 @@
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "os/subprocess.h"
 
 using namespace gpumap;
 
 namespace {
+
+/// The seams of the gpumap binary: from its environment, with the probe child being itself.
+Seams cli_seams(const Environment& env, const std::optional<std::string>& simulate) {
+  Seams seams = seams_from_environment(env, exe_dir(), simulate);
+  seams.probe_command = {self_exe(), "__probe"};
+  return seams;
+}
 
 void print_main_help() {
   std::string s =
@@ -24,7 +32,7 @@ void print_main_help() {
   s += "\ncommon options:\n" + format_options(common_options()) +
        "  --version               print the version\n\n"
        "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a\n"
-       "simulated host: " + bundled_host_names() + ", or a JSON file (docs/host-file.md).\n"
+       "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) + ", or a JSON file (docs/host-file.md).\n"
        "Exit codes: 0 ok, 1 driver/OS error, 2 usage, 3 no driver, 4 verify mismatch, 5 CUDA would fail,\n"
        "6 not enough GPUs, 7 doctor found errors (docs/cli.md).\n";
   std::fputs(s.c_str(), stdout);
@@ -67,7 +75,9 @@ int main(int argc, char** argv) {
       print_command_help(*cmd);
       return kExitOk;
     }
-    Context ctx(select_driver(parsed.value("--simulate")), Environment::current(), parsed.has("--json"));
+    Environment env = Environment::current();
+    Seams seams = cli_seams(env, parsed.value("--simulate"));
+    Context ctx(select_driver(seams), env, parsed.has("--json"), seams);
     std::cout.flush();
     return cmd->run(parsed, ctx);
   } catch (const Error& e) {

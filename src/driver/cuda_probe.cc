@@ -105,7 +105,11 @@ CudaProbe parse_probe(const std::string& text) {
 CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
   Environment env = env_in;
   if (src.simulated) env.set("GPUMAP_FAKE_HOST", src.host_file);
-  ProcResult r = run_capture({self_exe(), "__probe", "--cuda-lib", src.cuda_library}, env.to_strings(), 60000);
+  if (src.probe_command.empty())
+    throw Error(kExitError, "cannot ask the CUDA driver: no probe program is configured (Seams::probe_command)");
+  std::vector<std::string> argv = src.probe_command;
+  argv.insert(argv.end(), {"--cuda-lib", src.cuda_library});
+  ProcResult r = run_capture(argv, env.to_strings(), 60000);
   if (!r.spawn_error.empty()) throw Error(kExitError, "cannot start the CUDA probe: " + r.spawn_error);
   if (r.timed_out) throw Error(kExitError, "the CUDA probe (cuInit in a child process) did not answer within 60 s");
   if (r.exit_code != 0)

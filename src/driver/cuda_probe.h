@@ -1,6 +1,6 @@
 // Asking the CUDA driver itself which GPUs an environment gets.  cuInit reads the
 // environment once per process, so every question runs in a child process (gpumap's
-// hidden `__probe` command).  cuInit plus device queries only: no context, no memory.
+// hidden `__probe` command, or the gpumap-probe helper next to libgpumap.so).  cuInit plus device queries only: no context, no memory.
 #pragma once
 #include <string>
 #include <vector>
@@ -29,8 +29,8 @@ struct CudaProbe {
 /// required symbol is missing.
 CudaProbe probe_in_process(const std::string& cuda_library);
 
-/// In a child process with exactly `env` (plus what the simulated driver needs).
-/// Throws Error(kExitError) when the child cannot run or answers nonsense.
+/// In a child process (src.probe_command + "--cuda-lib" LIB) with exactly `env` (plus what
+/// the simulated driver needs).  Throws Error(kExitError) when the child cannot run or answers nonsense.
 CudaProbe probe_cuda(const DriverSource& src, const Environment& env);
 
 /// The wire format between the two: one line per fact, tab-separated.

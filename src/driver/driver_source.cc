@@ -14,32 +14,14 @@
 namespace gpumap {
 namespace {
 
-std::string exe_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = 0;
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
-}
-
 bool exists(const std::string& p) { return access(p.c_str(), R_OK) == 0; }
 
-std::vector<std::string> hosts_dirs() {
-  std::vector<std::string> dirs;
-  if (const char* d = getenv("GPUMAP_HOSTS_DIR")) dirs.push_back(d);
-  std::string e = exe_dir();
-  dirs.push_back(e + "/hosts");
-  dirs.push_back(e + "/../share/gpumap/hosts");
-  return dirs;
-}
-
-std::string sim_lib_dir() {
-  if (const char* d = getenv("GPUMAP_SIM_LIBDIR")) return d;
-  std::string e = exe_dir();
-  for (const std::string& d : {e + "/sim", e + "/../lib/gpumap/sim"})
+std::string sim_lib_dir(const Seams& seams) {
+  for (const std::string& d : seams.sim_lib_dirs)
     if (exists(d + "/libnvidia-ml.so.1")) return d;
-  throw Error(kExitUsage, "the simulated driver libraries were not found next to gpumap (" + e + "/sim)",
+  std::string tried;
+  for (const std::string& d : seams.sim_lib_dirs) tried += (tried.empty() ? "" : ", ") + d;
+  throw Error(kExitUsage, "the simulated driver libraries were not found (looked in " + tried + ")",
               "build the whole project (cmake --build), or point GPUMAP_SIM_LIBDIR at the folder holding "
               "the fake libnvidia-ml.so.1 and libcuda.so.1");
 }
@@ -52,9 +34,9 @@ std::string absolute(const std::string& p) {
 
 }  // namespace
 
-std::string bundled_host_names() {
+std::string bundled_host_names(const Seams& seams) {
   std::vector<std::string> names;
-  for (const std::string& dir : hosts_dirs()) {
+  for (const std::string& dir : seams.hosts_dirs) {
     DIR* d = opendir(dir.c_str());
     if (!d) continue;
     while (dirent* e = readdir(d)) {
@@ -70,11 +52,10 @@ std::string bundled_host_names() {
   return out;
 }
 
-DriverSource select_driver(const std::optional<std::string>& spec_arg) {
+DriverSource select_driver(const Seams& seams) {
   DriverSource src;
-  std::optional<std::string> spec = spec_arg;
-  if (!spec)
-    if (const char* e = getenv("GPUMAP_SIMULATE"); e && *e) spec = e;
+  src.probe_command = seams.probe_command;
+  const std::optional<std::string>& spec = seams.simulate;
   if (!spec) return src;
   if (spec->empty()) throw Error(kExitUsage, "--simulate needs a host name or file", "e.g. --simulate seed-mixed");
   std::string file;
@@ -82,14 +63,14 @@ DriverSource select_driver(const std::optional<std::string>& spec_arg) {
     file = *spec;
     if (!exists(file)) throw Error(kExitUsage, "--simulate: host file `" + file + "` does not exist");
   } else {
-    for (const std::string& dir : hosts_dirs())
+    for (const std::string& dir : seams.hosts_dirs)
       if (exists(dir + "/" + *spec + ".json")) {
         file = dir + "/" + *spec + ".json";
         break;
       }
     if (file.empty())
       throw Error(kExitUsage, "--simulate: no bundled host named `" + *spec + "`",
-                  "bundled hosts: " + bundled_host_names() + "; or give a path to a host file");
+                  "bundled hosts: " + bundled_host_names(seams) + "; or give a path to a host file");
   }
   file = absolute(file);
   try {
@@ -97,13 +78,12 @@ DriverSource select_driver(const std::optional<std::string>& spec_arg) {
   } catch (const std::exception& e) {
     throw Error(kExitUsage, std::string("--simulate: ") + e.what(), "the format is in docs/host-file.md");
   }
-  std::string dir = sim_lib_dir();
+  std::string dir = sim_lib_dir(seams);
   src.simulated = true;
   src.host_file = file;
   src.host_name = *spec;
   src.nvml_library = dir + "/libnvidia-ml.so.1";
   src.cuda_library = dir + "/libcuda.so.1";
-  setenv("GPUMAP_FAKE_HOST", file.c_str(), 1);
   return src;
 }
 

@@ -2,6 +2,9 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "model/seams.h"
 
 namespace gpumap {
 
@@ -11,15 +14,19 @@ struct DriverSource {
   bool simulated = false;
   std::string host_file;  // absolute path of the simulated host, when simulated
   std::string host_name;  // as the user gave it ("seed-mixed")
+  /// How to ask CUDA in a child process (Seams::probe_command).
+  std::vector<std::string> probe_command;
 };
 
-/// The real driver, or the simulated host `spec` (a bundled name or a file path).
-/// `spec` comes from --simulate, else $GPUMAP_SIMULATE.  Sets $GPUMAP_FAKE_HOST for the
-/// fake libraries (and the children that inherit it).  Throws Error(kExitUsage) when the
-/// host is unknown or its file is invalid, naming the file and the field.
-DriverSource select_driver(const std::optional<std::string>& spec);
+/// The real driver, or the simulated host `seams.simulate` (a bundled name or a file path,
+/// looked up in seams.hosts_dirs; the fake libraries in seams.sim_lib_dirs).  Changes nothing
+/// in the process: the fake NVML is told its host file when it is loaded, the probe child
+/// gets it in its environment.  Throws Error(kExitUsage) when the host is unknown or its
+/// file is invalid, naming the file and the field.
+DriverSource select_driver(const Seams& seams);
 
-/// The bundled simulated hosts' names.
-std::string bundled_host_names();
+/// The bundled simulated hosts' names, from the first of seams.hosts_dirs that has any.
+std::string bundled_host_names(const Seams& seams);
+
 
 }  // namespace gpumap

@@ -19,6 +19,8 @@ DynLib::~DynLib() {
   // Driver libraries are not unloaded: NVML/CUDA keep threads and atexit handlers.
 }
 
+void* DynLib::extra_symbol(const char* name) const { return dlsym(handle_, name); }
+
 void* DynLib::bind_raw(std::initializer_list<const char*> names, bool required) {
   SymbolBinding b;
   b.call = *names.begin();

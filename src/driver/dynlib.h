@@ -28,6 +28,10 @@ class DynLib {
   /// Binds the first of `names` that exists.  A missing required symbol throws
   /// Error(kExitNoDriver) naming the library and the symbols tried; a missing optional
   /// one returns nullptr.
+  /// A symbol that is not part of the driver's API (the simulated driver's extras): not
+  /// recorded in bindings(); nullptr when absent.
+  void* extra_symbol(const char* name) const;
+
   template <class Fn>
   Fn* bind(std::initializer_list<const char*> names, bool required) {
     return reinterpret_cast<Fn*>(bind_raw(names, required));

@@ -348,6 +348,9 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
     ~Reset() { g_trace = nullptr; }
   } reset;
   Nvml n(src.nvml_library);
+  if (src.simulated)
+    if (auto set_host = reinterpret_cast<void (*)(const char*)>(n.lib->extra_symbol("gpumapFakeSetHost")))
+      set_host(src.host_file.c_str());
   lap("dlopen + dlsym");
   nvmlReturn_t rc = n.init();
   lap("nvmlInit");

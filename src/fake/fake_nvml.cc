@@ -1,4 +1,5 @@
-// A fake libnvidia-ml.so.1 that serves the simulated host named by $GPUMAP_FAKE_HOST.
+// A fake libnvidia-ml.so.1 that serves the simulated host gpumap names through
+// gpumapFakeSetHost() (or, for other loaders, $GPUMAP_FAKE_HOST).
 // It follows NVML's documented contract for each call gpumap makes (return codes,
 // INSUFFICIENT_SIZE sizing, versioned structs) and nothing more.  Built twice: sim/ has
 // every symbol, sim-legacy/ (FAKE_LEGACY) only the unversioned ones of older drivers.
@@ -25,6 +26,8 @@ struct Handle {
 std::unique_ptr<FakeHost> g_host;
 std::unique_ptr<Handle[]> g_handles;  // per GPU, then per MIG device: stable addresses
 int g_init_count = 0;
+std::string g_host_path;  // set by gpumapFakeSetHost; "" means $GPUMAP_FAKE_HOST
+std::string g_loaded_path;  // the file g_host came from
 
 std::string base_name(const char* fn) {
   std::string s(fn);
@@ -47,9 +50,15 @@ int injected(const char* fn, int gpu = -1) {
 const Handle* as_handle(nvmlDevice_t d) { return reinterpret_cast<const Handle*>(d); }
 
 int init_impl() {
-  const char* path = std::getenv("GPUMAP_FAKE_HOST");
+  const char* path = g_host_path.empty() ? std::getenv("GPUMAP_FAKE_HOST") : g_host_path.c_str();
   if (!path || !*path) return NVML_ERROR_DRIVER_NOT_LOADED;
+  if (g_host && g_loaded_path != path) {  // another host in the same process (a library user's tests)
+    g_host.reset();
+    g_handles.reset();
+    g_init_count = 0;
+  }
   if (!g_host) {
+    g_loaded_path = path;
     try {
       g_host = std::make_unique<FakeHost>(gpumap::fake::load_host_file(path));
     } catch (const std::exception& e) {
@@ -164,6 +173,8 @@ extern "C" {
 
 #define EXPORT __attribute__((visibility("default")))
 
+// Not NVML: how gpumap tells the fake its host file without touching the process environment.
+EXPORT void gpumapFakeSetHost(const char* path) { g_host_path = path ? path : ""; }
 EXPORT nvmlReturn_t nvmlInit(void) { return init_impl(); }
 EXPORT nvmlReturn_t nvmlShutdown(void) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;

@@ -30,6 +30,12 @@ std::string self_exe() {
   return buf;
 }
 
+std::string exe_dir() {
+  std::string p = self_exe();
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
 ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<std::string>& env, int timeout_ms) {
   ProcResult r;
   int out_pipe[2], err_pipe[2], exec_pipe[2];

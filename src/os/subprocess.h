@@ -17,5 +17,7 @@ ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<s
 
 /// The path of the running gpumap binary (/proc/self/exe).
 std::string self_exe();
+/// The folder holding it, "." when unknown.
+std::string exe_dir();
 
 }  // namespace gpumap

@@ -1,0 +1,29 @@
+// The seams: every path and switch that tests, simulated hosts and library users redirect.
+// One plain struct, built once by the program that owns the process (the CLI's main from
+// its environment, a library user from its own options) and passed down, so no layer below
+// reads GPUMAP_* variables or execs the running program behind its caller's back.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+struct Seams {
+  /// The simulated host (a bundled name or a file), or nullopt for the real driver.
+  std::optional<std::string> simulate;
+  /// Where bundled simulated hosts are looked up by name, first match wins.
+  std::vector<std::string> hosts_dirs;
+  /// Folders searched for the fake libnvidia-ml.so.1 / libcuda.so.1, first match wins.
+  std::vector<std::string> sim_lib_dirs;
+  /// The program (and leading arguments) that answers a CUDA probe: it runs cuInit in a child
+  /// process with the environment in question and prints serialize_probe()'s format.
+  /// The CLI uses {its own binary, "__probe"}; the shared library its gpumap-probe helper.
+  std::vector<std::string> probe_command;
+  /// The lease folder (GPUMAP_LOCK_DIR); "" means the default.
+  std::string lock_dir;
+  /// The per-user cache folder for the driver's order; "" disables the cache.
+  std::string cache_dir;
+};
+
+}  // namespace gpumap

@@ -1,0 +1,54 @@
+#include "session/session.h"
+
+#include "os/host_id.h"
+#include "os/lease.h"
+
+namespace gpumap {
+
+const Snapshot& Session::snapshot(const ReadOptions& opt) {
+  if (!snapshot_) snapshot_ = std::make_unique<Snapshot>(read_snapshot(driver_, opt));
+  return *snapshot_;
+}
+
+const Snapshot& Session::reread(const ReadOptions& opt) {
+  snapshot_ = std::make_unique<Snapshot>(read_snapshot(driver_, opt));
+  return *snapshot_;
+}
+
+DriverAsk Session::driver_ask() const {
+  DriverSource d = driver_;
+  return [d](const Environment& e) { return probe_cuda(d, e); };
+}
+
+Mapping Session::mapping(const Environment& env, bool probe) {
+  MappingOptions opt;
+  opt.probe = probe;
+  opt.cache_dir = seams_.cache_dir;
+  // A simulated host is its own machine: key its cache on the file, not this boot.
+  opt.boot_id = driver_.simulated ? "simulated:" + driver_.host_file : read_boot_id();
+  return resolve_mapping(snapshot(), env, opt, driver_ask());
+}
+
+std::string Session::lease_dir() const { return gpumap::lease_dir(seams_.lock_dir); }
+
+Seams seams_from_environment(const Environment& env, const std::string& install_dir,
+                             const std::optional<std::string>& simulate) {
+  auto nonempty = [&](const char* name) -> std::optional<std::string> {
+    std::optional<std::string> v = env.get(name);
+    return v && !v->empty() ? v : std::nullopt;
+  };
+  Seams s;
+  s.simulate = simulate ? simulate : nonempty("GPUMAP_SIMULATE");
+  if (auto d = nonempty("GPUMAP_HOSTS_DIR")) s.hosts_dirs.push_back(*d);
+  s.hosts_dirs.push_back(install_dir + "/hosts");
+  s.hosts_dirs.push_back(install_dir + "/../share/gpumap/hosts");
+  if (auto d = nonempty("GPUMAP_SIM_LIBDIR")) s.sim_lib_dirs = {*d};
+  else s.sim_lib_dirs = {install_dir + "/sim", install_dir + "/../lib/gpumap/sim"};
+  s.lock_dir = env.get("GPUMAP_LOCK_DIR").value_or("");
+  if (auto d = nonempty("GPUMAP_CACHE_DIR")) s.cache_dir = *d;
+  else if (auto x = nonempty("XDG_CACHE_HOME")) s.cache_dir = *x + "/gpumap";
+  else if (auto h = nonempty("HOME")) s.cache_dir = *h + "/.cache/gpumap";
+  return s;
+}
+
+}  // namespace gpumap

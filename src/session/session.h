@@ -1,0 +1,54 @@
+// The session: one driver, one environment to reason about, the seams, and the host snapshot
+// read on first use.  Every operation of the library takes one; the CLI's Context is a
+// session plus the output mode.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "driver/driver_source.h"
+#include "driver/nvml_reader.h"
+#include "env/environment.h"
+#include "model/seams.h"
+#include "model/snapshot.h"
+#include "resolve/mapping.h"
+
+namespace gpumap {
+
+class Session {
+ public:
+  Session(DriverSource driver, Environment env, Seams seams)
+      : driver_(std::move(driver)), env_(std::move(env)), seams_(std::move(seams)) {}
+  virtual ~Session() = default;
+
+  const DriverSource& driver() const { return driver_; }
+  const Environment& env() const { return env_; }
+  Environment& env() { return env_; }
+  const Seams& seams() const { return seams_; }
+  /// The snapshot, read with `opt` on first use (later calls return the same one).
+  const Snapshot& snapshot(const ReadOptions& opt = {});
+  /// A fresh snapshot (memory, load and processes change), which later snapshot() calls return.
+  const Snapshot& reread(const ReadOptions& opt);
+  /// The mapping for `env`, predicted unless probe (the driver's answer is cached per boot).
+  Mapping mapping(const Environment& env, bool probe);
+  Mapping mapping(bool probe = false) { return mapping(env_, probe); }
+  /// A DriverAsk bound to this session's driver.
+  DriverAsk driver_ask() const;
+  /// The lease folder (Seams::lock_dir, or the default).
+  std::string lease_dir() const;
+
+ private:
+  DriverSource driver_;
+  Environment env_;
+  Seams seams_;
+  std::unique_ptr<Snapshot> snapshot_;
+};
+
+/// The seams the CLI takes from its environment: GPUMAP_SIMULATE (unless `simulate` is given),
+/// GPUMAP_HOSTS_DIR, GPUMAP_SIM_LIBDIR, GPUMAP_LOCK_DIR, the cache folder ($GPUMAP_CACHE_DIR,
+/// else $XDG_CACHE_HOME/gpumap, else $HOME/.cache/gpumap), with bundled hosts and fake driver
+/// libraries looked up next to `install_dir` (the folder of the binary or library) and in
+/// its ../share/gpumap/hosts and ../lib/gpumap/sim.  The probe command is left to the caller.
+Seams seams_from_environment(const Environment& env, const std::string& install_dir,
+                             const std::optional<std::string>& simulate = std::nullopt);
+
+}  // namespace gpumap

@@ -1,0 +1,34 @@
+#include "session/session.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumap {
+namespace {
+
+TEST(SeamsFromEnvironment, ReadsEachVariableOnce) {
+  Environment env = Environment::from_strings({"GPUMAP_SIMULATE=h200x2", "GPUMAP_HOSTS_DIR=/h", "GPUMAP_SIM_LIBDIR=/s",
+                                               "GPUMAP_LOCK_DIR=/l", "GPUMAP_CACHE_DIR=/c", "HOME=/home/u"});
+  Seams s = seams_from_environment(env, "/opt/gpumap/bin");
+  EXPECT_EQ(s.simulate, "h200x2");
+  ASSERT_EQ(s.hosts_dirs.size(), 3u);
+  EXPECT_EQ(s.hosts_dirs[0], "/h");
+  EXPECT_EQ(s.hosts_dirs[1], "/opt/gpumap/bin/hosts");
+  EXPECT_EQ(s.sim_lib_dirs, std::vector<std::string>{"/s"});
+  EXPECT_EQ(s.lock_dir, "/l");
+  EXPECT_EQ(s.cache_dir, "/c");
+  EXPECT_TRUE(s.probe_command.empty());  // the caller's to choose
+}
+
+TEST(SeamsFromEnvironment, DefaultsAndTheSimulateOption) {
+  Seams s = seams_from_environment(Environment::from_strings({"GPUMAP_SIMULATE=", "HOME=/home/u"}), "/b", "mig");
+  EXPECT_EQ(s.simulate, "mig");  // --simulate wins over the variable
+  EXPECT_EQ(s.sim_lib_dirs, (std::vector<std::string>{"/b/sim", "/b/../lib/gpumap/sim"}));
+  EXPECT_EQ(s.cache_dir, "/home/u/.cache/gpumap");
+  EXPECT_EQ(s.lock_dir, "");
+  EXPECT_FALSE(seams_from_environment(Environment::from_strings({"GPUMAP_SIMULATE="}), "/b").simulate);
+  EXPECT_EQ(seams_from_environment(Environment::from_strings({"XDG_CACHE_HOME=/x", "HOME=/h"}), "/b").cache_dir, "/x/gpumap");
+  EXPECT_EQ(seams_from_environment(Environment(), "/b").cache_dir, "");
+}
+
+}  // namespace
+}  // namespace gpumap
