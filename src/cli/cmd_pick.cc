@@ -42,41 +42,6 @@ PickRequest pick_request(const Args& args) {
   return r;
 }
 
-std::vector<std::string> pickable_uuids(Context& ctx, int count) {
-  const Snapshot& s = ctx.snapshot(ReadOptions{.processes = true, .topology = true, .nvlink = count > 1});
-  Mapping m = ctx.mapping();
-  if (m.view.error != CudaInitError::kNone)
-    throw Error(kExitUnavailable, "no GPU is usable: CUDA would fail to initialise here (" +
-                                      std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
-                "run `gpumap map` for the details; fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER");
-  std::vector<std::string> out;
-  for (const std::string& u : m.view.uuids)
-    if (const Gpu* g = s.find_uuid(u)) out.push_back(g->uuid);
-  return out;
-}
-
-std::string context_lease_dir(const Context& ctx) { return lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")); }
-
-std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids) {
-  std::map<std::string, std::string> out;
-  for (const std::string& u : uuids) {
-    LeaseState st = read_lease(dir, u);
-    if (!st.refused.empty()) out[u] = "lock file unsafe: " + st.refused;
-    else if (st.held) out[u] = "leased by " + (st.holder ? describe_lease(*st.holder) : std::string("another gpumap (record not written yet)"));
-  }
-  return out;
-}
-
-std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent) {
-  std::string out;
-  for (size_t i = 0; i < uuids.size(); ++i) {
-    const Gpu* g = s.find_uuid(uuids[i]);
-    out += indent + "cuda:" + std::to_string(i) + " -> GPU " + (g ? std::to_string(g->nvml_index) : "?") + "  " +
-           uuids[i] + (g ? "  " + g->pci_bus_id + "  " + g->name : "") + "\n";
-  }
-  return out;
-}
-
 namespace {
 
 int run(const Args& args, Context& ctx) {
@@ -86,7 +51,7 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
   std::vector<std::string> visible = pickable_uuids(ctx, req.count);
   const Snapshot& s = ctx.snapshot();
-  PickResult r = pick_gpus(s, visible, lease_blockers(context_lease_dir(ctx), visible), req);
+  PickResult r = pick_gpus(s, visible, lease_blockers(ctx.lease_dir(), visible), req);
   if (r.uuids.empty())
     throw Error(kExitUnavailable, "pick: " + r.failure,
                 r.impossible ? "ask for fewer GPUs (--gpus), or relax --include/--exclude/--min-free-mib"

@@ -6,40 +6,16 @@
 // The kernel drops the leases when gpumap exits, however it exits; should gpumap be killed
 // first, the command gets SIGTERM (PR_SET_PDEATHSIG), so a lease never outlives its job
 // unnoticed.
-#include <time.h>
-
-#include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <map>
-#include <random>
-#include <thread>
 
 #include "model/text.h"
 #include "cli/pick_options.h"
-#include "driver/nvml_reader.h"
 #include "model/error.h"
 #include "os/launch.h"
-#include "os/lease.h"
 
 namespace gpumap {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// Takes every lease in `uuids` or none: on a lost race the ones taken are released.  A lock
-/// file found unusable is added to `refused` (UUID -> why) so it is not picked again.
-std::vector<Lease> lease_all(const std::string& dir, const std::vector<std::string>& uuids, const LeaseRecord& rec,
-                             std::map<std::string, std::string>& refused) {
-  std::vector<Lease> held;
-  for (const std::string& u : uuids) {
-    LeaseAttempt a = try_lease(dir, u, rec);
-    if (!a.refused.empty()) refused[u] = "lock file unusable: " + a.refused;
-    if (!a.lease) return {};
-    held.push_back(std::move(*a.lease));
-  }
-  return held;
-}
 
 int run(const Args& args, Context& ctx) {
   if (!args.has_rest() || args.rest().empty())
@@ -48,55 +24,10 @@ int run(const Args& args, Context& ctx) {
   double wait_s = args.number("--wait", 0, 1e7).value_or(0);
   const std::vector<std::string>& cmd = args.rest();
 
-  std::vector<std::string> visible = pickable_uuids(ctx, req.count);
-  std::optional<Snapshot> fresh;  // re-read while waiting: memory, load and processes change
+  LeasedGpus held = lease_gpus(ctx, req, {.wait_s = wait_s, .what = "run", .argv = cmd, .names = {}});
+  const std::vector<std::string>& chosen = held.uuids;
   const Snapshot* s = &ctx.snapshot();
-  std::string dir = context_lease_dir(ctx);
-  prepare_lease_dir(dir);
-  LeaseRecord rec = current_lease_record(cmd);
-
-  auto start = Clock::now();
-  auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
-  auto last_read = start;
-  std::mt19937 rng(static_cast<unsigned>(getpid()));
-  std::vector<Lease> leases;
-  std::vector<std::string> chosen;
-  int lost_races = 0;
-  std::map<std::string, std::string> refused;  // lock files try_lease would not use
-  for (;;) {
-    std::map<std::string, std::string> blockers = lease_blockers(dir, visible);
-    blockers.insert(refused.begin(), refused.end());
-    PickResult r = pick_gpus(*s, visible, blockers, req);
-    if (!r.uuids.empty()) {
-      leases = lease_all(dir, r.uuids, rec, refused);
-      if (!leases.empty()) {
-        chosen = r.uuids;
-        break;
-      }
-      // Another gpumap got there first (or a lock file proved unusable): look again at once.
-      if (++lost_races < 20) continue;
-      if (Clock::now() >= deadline)
-        throw Error(kExitUnavailable, "run: other gpumap processes kept taking the GPUs picked (" + join(r.uuids, ",") + ")",
-                    "add or raise --wait SECONDS");
-    } else {
-      if (r.impossible)
-        throw Error(kExitUnavailable, "run: " + r.failure,
-                    "ask for fewer GPUs (--gpus), or relax --include/--exclude/--min-free-mib");
-      if (Clock::now() >= deadline) {
-        std::string waited = wait_s > 0 ? " (waited " + std::to_string(static_cast<long>(wait_s)) + " s)" : "";
-        throw Error(kExitUnavailable, "run: " + r.failure + waited,
-                    wait_s > 0 ? "wait longer (--wait SECONDS), or relax the limits"
-                               : "add --wait SECONDS to wait for them, relax the limits, or --allow-busy");
-      }
-    }
-    lost_races = 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 100));
-    if (Clock::now() - last_read > std::chrono::seconds(1)) {
-      fresh = read_snapshot(ctx.driver(), ReadOptions{.processes = true, .topology = true, .nvlink = req.count > 1});
-      s = &*fresh;
-      last_read = Clock::now();
-    }
-  }
+  const std::string& dir = held.dir;
 
   Environment env = ctx.env();
   env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
@@ -124,7 +55,7 @@ int run(const Args& args, Context& ctx) {
     std::fprintf(stderr, "gpumap: error: run: %s\n  hint: check the program name and PATH (no shell is used: "
                          "for shell syntax run `sh -c '...'`)\n", res.exec_error.c_str());
   }
-  return res.exit_code;  // the leases close with `leases`, right after the command ended
+  return res.exit_code;  // the leases close with `held`, right after the command ended
 }
 
 }  // namespace

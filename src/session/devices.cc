@@ -1,0 +1,42 @@
+#include "session/devices.h"
+
+#include "findings/rules.h"
+#include "session/verify.h"
+
+namespace gpumap {
+
+std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m) {
+  std::vector<VisibleDevice> out;
+  if (m.view.error != CudaInitError::kNone) return out;
+  for (size_t i = 0; i < m.view.uuids.size(); ++i) {
+    VisibleDevice d;
+    d.ordinal = i;
+    d.uuid = m.view.uuids[i];
+    int idx = nvml_index_of(s, d.uuid);
+    if (idx >= 0) {
+      const Gpu& g = s.gpus[static_cast<size_t>(idx)];
+      d.nvml_index = g.nvml_index;
+      d.pci_bus_id = g.pci_bus_id;
+      d.name = g.name;
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<LocatedGpu> locate_gpus(const Snapshot& s, const Mapping& m, const std::vector<std::string>& specs) {
+  std::vector<LocatedGpu> out;
+  for (const std::string& spec : specs) {
+    LocatedGpu l;
+    l.spec = spec;
+    l.uuid = expected_uuid(s, spec);
+    l.nvml_index = static_cast<uint32_t>(nvml_index_of(s, l.uuid));
+    if (m.view.error == CudaInitError::kNone)
+      for (size_t i = 0; i < m.view.uuids.size(); ++i)
+        if (uuid_hex(m.view.uuids[i]) == uuid_hex(l.uuid)) l.cuda_ordinal = i;
+    out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,119 @@
+#include "session/lease_gpus.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "model/text.h"
+
+namespace gpumap {
+
+std::vector<std::string> pickable_uuids(Session& session, int count) {
+  const Snapshot& s = session.snapshot(ReadOptions{.processes = true, .topology = true, .nvlink = count > 1});
+  Mapping m = session.mapping();
+  if (m.view.error != CudaInitError::kNone)
+    throw Error(kExitUnavailable, "no GPU is usable: CUDA would fail to initialise here (" +
+                                      std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
+                "run `gpumap map` for the details; fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER");
+  std::vector<std::string> out;
+  for (const std::string& u : m.view.uuids)
+    if (const Gpu* g = s.find_uuid(u)) out.push_back(g->uuid);
+  return out;
+}
+
+std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids) {
+  std::map<std::string, std::string> out;
+  for (const std::string& u : uuids) {
+    LeaseState st = read_lease(dir, u);
+    if (!st.refused.empty()) out[u] = "lock file unsafe: " + st.refused;
+    else if (st.held) out[u] = "leased by " + (st.holder ? describe_lease(*st.holder) : std::string("another gpumap (record not written yet)"));
+  }
+  return out;
+}
+
+std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent) {
+  std::string out;
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    const Gpu* g = s.find_uuid(uuids[i]);
+    out += indent + "cuda:" + std::to_string(i) + " -> GPU " + (g ? std::to_string(g->nvml_index) : "?") + "  " +
+           uuids[i] + (g ? "  " + g->pci_bus_id + "  " + g->name : "") + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Takes every lease in `uuids` or none: on a lost race the ones taken are released.  A lock
+/// file found unusable is added to `refused` (UUID -> why) so it is not picked again.
+std::vector<Lease> lease_all(const std::string& dir, const std::vector<std::string>& uuids, const LeaseRecord& rec,
+                             std::map<std::string, std::string>& refused) {
+  std::vector<Lease> held;
+  for (const std::string& u : uuids) {
+    LeaseAttempt a = try_lease(dir, u, rec);
+    if (!a.refused.empty()) refused[u] = "lock file unusable: " + a.refused;
+    if (!a.lease) return {};
+    held.push_back(std::move(*a.lease));
+  }
+  return held;
+}
+
+}  // namespace
+
+LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptions& opt) {
+  std::vector<std::string> visible = pickable_uuids(session, req.count);
+  const Snapshot* s = &session.snapshot();
+  LeasedGpus out;
+  out.dir = session.lease_dir();
+  prepare_lease_dir(out.dir);
+  LeaseRecord rec = current_lease_record(opt.argv);
+
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.wait_s));
+  auto last_read = start;
+  std::mt19937 rng(static_cast<unsigned>(getpid()));
+  int lost_races = 0;
+  std::map<std::string, std::string> refused;  // lock files try_lease would not use
+  for (;;) {
+    std::map<std::string, std::string> blockers = lease_blockers(out.dir, visible);
+    blockers.insert(refused.begin(), refused.end());
+    PickResult r = pick_gpus(*s, visible, blockers, req);
+    if (!r.uuids.empty()) {
+      out.leases = lease_all(out.dir, r.uuids, rec, refused);
+      if (!out.leases.empty()) {
+        out.uuids = r.uuids;
+        return out;
+      }
+      // Another gpumap got there first (or a lock file proved unusable): look again at once.
+      if (++lost_races < 20) continue;
+      if (Clock::now() >= deadline)
+        throw UnavailableError(opt.what + ": other gpumap processes kept taking the GPUs picked (" + join(r.uuids, ",") + ")",
+                               "add or raise " + opt.names.wait, r.rejected);
+    } else {
+      if (r.impossible)
+        throw UnavailableError(opt.what + ": " + r.failure,
+                               "ask for fewer GPUs (" + opt.names.gpus + "), or relax " + opt.names.limits, r.rejected);
+      if (Clock::now() >= deadline) {
+        char waited[48] = "";
+        if (opt.wait_s > 0) std::snprintf(waited, sizeof waited, " (waited %g s)", opt.wait_s);
+        throw UnavailableError(opt.what + ": " + r.failure + waited,
+                               opt.wait_s > 0 ? "wait longer (" + opt.names.wait + "), or relax the limits"
+                                              : "add " + opt.names.wait + " to wait for them, relax the limits, or " +
+                                                    opt.names.allow_busy,
+                               r.rejected);
+      }
+    }
+    lost_races = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 100));
+    if (Clock::now() - last_read > std::chrono::seconds(1)) {
+      s = &session.reread(ReadOptions{.processes = true, .topology = true, .nvlink = req.count > 1});
+      last_read = Clock::now();
+    }
+  }
+}
+
+}  // namespace gpumap

@@ -1,0 +1,66 @@
+// Picking GPUs for this process and holding them: what `gpumap pick`, `gpumap run` and the
+// library's pin share.  The pick policy itself is pure (resolve/picker.h); this adds the
+// session's view, the lease files and the retry loop.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/error.h"
+#include "os/lease.h"
+#include "resolve/picker.h"
+#include "session/session.h"
+
+namespace gpumap {
+
+/// Not enough GPUs qualify (kExitUnavailable), with pick's reasons for each GPU passed over.
+class UnavailableError : public Error {
+ public:
+  UnavailableError(const std::string& message, const std::string& hint, std::vector<Rejection> passed_over)
+      : Error(kExitUnavailable, message, hint), passed_over_(std::move(passed_over)) {}
+  const std::vector<Rejection>& passed_over() const { return passed_over_; }
+
+ private:
+  std::vector<Rejection> passed_over_;
+};
+
+/// Reads the snapshot with processes and topology (the session's first read), and returns the
+/// UUIDs of the whole GPUs this process may use (its CUDA view).  Error(kExitUnavailable) when
+/// CUDA would fail.  NVLink is read only when `count` > 1 (it needs the P2P query, ~19 ms on
+/// first use).
+std::vector<std::string> pickable_uuids(Session& session, int count);
+
+/// UUID -> why its lease is unavailable ("leased by pid 12 (alice) since ...", "lock file ...
+/// is a symbolic link"), for the GPUs among `uuids` that are leased or unsafe.
+std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids);
+
+/// "cuda:0 -> GPU 1  GPU-...  00000000:07:00.0  NVIDIA H200" lines, one per UUID.
+std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent);
+
+/// How the caller spells the request's options in hints (the CLI's flags, or a library's keywords).
+struct OptionNames {
+  std::string gpus = "--gpus", wait = "--wait SECONDS", allow_busy = "--allow-busy";
+  std::string limits = "--include/--exclude/--min-free-mib";
+};
+
+struct LeaseOptions {
+  double wait_s = 0;              // keep trying this long for GPUs to qualify (0: fail at once)
+  std::string what = "run";       // the operation, first word of error messages ("run: ...")
+  std::vector<std::string> argv;  // the command recorded in the lock files
+  OptionNames names;              // for the hints
+};
+
+struct LeasedGpus {
+  std::vector<std::string> uuids;  // the GPUs, in the order pick chose them (cuda:0 first)
+  std::vector<Lease> leases;       // held until destroyed (or the process exits)
+  std::string dir;                 // the lease folder
+};
+
+/// Picks GPUs like `gpumap pick` among the session's visible GPUs, skipping leased ones, and
+/// leases all of them or none.  While waiting it retries every 50-150 ms (random, so racing
+/// processes spread out) and re-reads the snapshot every second; the session's snapshot() is
+/// then the last one read.  Throws UnavailableError when not enough GPUs qualify within
+/// wait_s (at once when more are asked for than could ever qualify).
+LeasedGpus lease_gpus(Session& session, const PickRequest& request, const LeaseOptions& options);
+
+}  // namespace gpumap

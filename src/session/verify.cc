@@ -1,0 +1,78 @@
+#include "session/verify.h"
+
+#include <strings.h>
+
+#include "findings/rules.h"
+#include "model/error.h"
+#include "model/text.h"
+#include "resolve/gpu_selector.h"
+
+namespace gpumap {
+
+std::string expected_uuid(const Snapshot& s, const std::string& spec) {
+  if (strncasecmp(spec.c_str(), "MIG-", 4) == 0) {
+    std::vector<std::string> hits;
+    for (const Gpu& g : s.gpus)
+      for (const MigDevice& m : g.mig_devices)
+        if (strncasecmp(m.uuid.c_str(), spec.c_str(), spec.size()) == 0) hits.push_back(m.uuid);
+    if (hits.size() == 1) return hits[0];
+    if (hits.size() > 1)
+      throw Error(kExitUsage, "`" + spec + "` is the start of " + std::to_string(hits.size()) + " MIG devices' UUIDs (" +
+                                  join(hits, ", ") + ")", "give more of the UUID");
+    throw Error(kExitUsage, "`" + spec + "` names no MIG device of this host", "run `gpumap list` for the MIG devices");
+  }
+  return select_one_gpu(s, spec)->uuid;
+}
+
+std::string gpu_label(const Snapshot& s, const std::string& uuid) { return describe_uuid(s, uuid) + " (" + uuid + ")"; }
+
+namespace {
+
+bool same_gpu(const std::string& a, const std::string& b) { return uuid_hex(a) == uuid_hex(b); }
+
+/// What CUDA_VISIBLE_DEVICES must hold for exactly these UUIDs: a GPU in MIG mode is seen
+/// through its MIG devices.
+std::string uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) {
+  std::vector<std::string> parts;
+  for (const std::string& u : uuids) {
+    const Gpu* g = s.find_uuid(u);
+    if (g && g->mig_enabled.value_or(false) && !g->mig_devices.empty())
+      for (const MigDevice& m : g->mig_devices) parts.push_back(m.uuid);
+    else parts.push_back(u);
+  }
+  return join(parts, ",");
+}
+
+}  // namespace
+
+Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs, bool prefix,
+                         bool probe) {
+  const Snapshot& s = session.snapshot();
+  Verification v;
+  for (const std::string& spec : specs)
+    for (const std::string& piece : split_gpu_specs(spec)) v.expected.push_back(expected_uuid(s, piece));
+  if (v.expected.empty()) throw Error(kExitUsage, "--expect names no GPU", "e.g. gpumap verify --expect 0");
+  v.mapping = session.mapping(env, probe);
+  const std::vector<std::string>& got = v.mapping.view.uuids;
+  if (v.mapping.view.error != CudaInitError::kNone) {
+    v.code = kExitCudaWouldFail;
+    v.differences.push_back(std::string("cuInit would fail with ") + cuda_error_name(v.mapping.view.error) + ": " +
+                            v.mapping.view.error_reason);
+  } else {
+    for (size_t i = 0; i < v.expected.size(); ++i) {
+      std::string n = "cuda:" + std::to_string(i);
+      if (i >= got.size()) v.differences.push_back(n + " does not exist; expected " + gpu_label(s, v.expected[i]));
+      else if (!same_gpu(got[i], v.expected[i]))
+        v.differences.push_back(n + " is " + gpu_label(s, got[i]) + "; expected " + gpu_label(s, v.expected[i]));
+    }
+    if (!prefix)
+      for (size_t i = v.expected.size(); i < got.size(); ++i)
+        v.differences.push_back("cuda:" + std::to_string(i) + " is " + gpu_label(s, got[i]) +
+                                ", not expected (use --prefix to allow more visible GPUs)");
+    v.code = v.differences.empty() ? kExitOk : kExitMismatch;
+  }
+  if (v.code != kExitOk) v.fix = uuid_form(s, v.expected);
+  return v;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,31 @@
+// verify: are cuda:0, cuda:1, ... exactly the expected physical GPUs, in order?
+#pragma once
+#include <string>
+#include <vector>
+
+#include "session/session.h"
+
+namespace gpumap {
+
+/// The UUID `spec` names: a MIG device's UUID (or a unique prefix of one, "MIG-" included)
+/// names that MIG device; anything else is read as select_one_gpu reads it.  Same errors.
+std::string expected_uuid(const Snapshot& s, const std::string& spec);
+
+/// "nvidia-smi GPU 1 (GPU-...)", "nvidia-smi GPU 0 MIG device 1 (MIG-...)".
+std::string gpu_label(const Snapshot& s, const std::string& uuid);
+
+struct Verification {
+  std::vector<std::string> expected;  // UUIDs (GPU or MIG device), in the order given
+  Mapping mapping;                    // what this environment gets
+  std::vector<std::string> differences;  // one line per difference, in words
+  int code = 0;       // kExitOk, kExitMismatch, or kExitCudaWouldFail
+  std::string fix;    // when not ok: the CUDA_VISIBLE_DEVICES value (UUIDs) that gives exactly `expected`
+};
+
+/// Compares `env`'s visible GPUs with `specs` (nvidia-smi indices, UUIDs or unique prefixes,
+/// MIG UUIDs, PCI bus ids).  With `prefix` only cuda:0..n-1 must match.  Error(kExitUsage) for
+/// a spec that names no GPU or several, or for no spec at all.
+Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs,
+                         bool prefix, bool probe);
+
+}  // namespace gpumap
