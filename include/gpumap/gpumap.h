@@ -1,0 +1,105 @@
+/* gpumap C API: which physical GPU a program runs on, and making it the one it meant.
+ *
+ * Version 1.  Link with -lgpumap (pkg-config gpumap, or CMake find_package(gpumap)).
+ *
+ * Conventions
+ *   - Every call that can fail returns a status (GPUMAP_OK or an error below: the same numbers
+ *     as the gpumap command's exit codes).  After a failure gpumap_last_error() describes it.
+ *   - Results are JSON documents (UTF-8, NUL-terminated), in the vocabulary of the command's
+ *     --json output (docs/library.md).  The caller frees them with gpumap_free().
+ *   - Inputs that are lists or options are JSON too; unknown option names are an error.
+ *   - Nothing here creates a CUDA context or initialises CUDA in the calling process.  NVML is
+ *     loaded into the process (like nvidia-smi's library users); when CUDA itself must be asked
+ *     (mixed-model or MIG hosts, once per boot), a child process does it (gpumap-probe, next
+ *     to this library).
+ *   - A session is not thread-safe: use one per thread, or lock around it.  The error state is
+ *     per thread.
+ */
+#ifndef GPUMAP_GPUMAP_H
+#define GPUMAP_GPUMAP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The API version this header describes; gpumap_api_version() is the library's. */
+#define GPUMAP_API_VERSION 1
+
+/* Status codes. */
+#define GPUMAP_OK 0
+#define GPUMAP_ERROR 1             /* a driver call or the OS failed */
+#define GPUMAP_USAGE 2             /* bad input: a GPU that names nothing, malformed JSON, an unknown option */
+#define GPUMAP_NO_DRIVER 3         /* no NVIDIA driver library could be loaded or initialised */
+#define GPUMAP_MISMATCH 4          /* verify: the visible GPUs differ from the expected ones */
+#define GPUMAP_CUDA_WOULD_FAIL 5   /* CUDA would fail to initialise in this environment */
+#define GPUMAP_UNAVAILABLE 6       /* pin: not enough GPUs qualify (or the wait ran out) */
+#define GPUMAP_TOO_LATE 8          /* pin: CUDA is already initialised in this process */
+
+typedef struct gpumap_session gpumap_session;
+
+/* GPUMAP_API_VERSION of the loaded library. */
+int gpumap_api_version(void);
+/* "0.1.0": the gpumap release. */
+const char* gpumap_version(void);
+
+/* Opens a session.  options_json may be NULL or an object with any of:
+ *   "simulate":   a bundled simulated host name or a host file path (default: the real driver)
+ *   "lock_dir":   the lease folder (default /tmp/gpumap-leases, shared with `gpumap run`)
+ *   "cache_dir":  the folder for the driver's order cache (default: none)
+ *   "hosts_dir", "sim_lib_dir": where simulated hosts and the fake driver libraries are
+ *   "probe":      the probe program (default: gpumap-probe next to this library)
+ * The library reads no environment variable of its own: a caller that wants GPUMAP_SIMULATE
+ * to count passes it here (the Python package does).  The environment reasoned about is the
+ * process's own, read at each call (so a CUDA_VISIBLE_DEVICES set since is seen). */
+int gpumap_open(const char* options_json, gpumap_session** session);
+void gpumap_close(gpumap_session* session);
+
+/* This environment's CUDA devices:
+ *   {"devices": [{"ordinal", "nvml_index", "uuid", "pci_bus_id", "name"}...],
+ *    "source": "predicted"|"cache"|"driver", "order_note": "..."}
+ * GPUMAP_CUDA_WOULD_FAIL (no result) when CUDA would fail to initialise. */
+int gpumap_devices(gpumap_session* session, char** result_json);
+
+/* request_json: {"expect": ["0", "GPU-8f3a", "MIG-...", "07:00.0"], "prefix": false}.
+ * GPUMAP_OK when cuda:0.. are exactly those GPUs; GPUMAP_MISMATCH or GPUMAP_CUDA_WOULD_FAIL
+ * otherwise, with gpumap_last_error() listing the differences and the fix.  The result (also
+ * on a mismatch): {"ok", "expected": [uuid...], "actual": [uuid...], "differences": [...],
+ * "fix": {"CUDA_VISIBLE_DEVICES": "..."} or null}. */
+int gpumap_verify(gpumap_session* session, const char* request_json, char** result_json);
+
+/* gpus_json: ["0", "GPU-8f3a", ...].  Result: {"gpus": [{"spec", "uuid", "nvml_index",
+ * "cuda_ordinal" (null when not visible here)}...]}. */
+int gpumap_locate(gpumap_session* session, const char* gpus_json, char** result_json);
+
+/* Picks GPUs exactly as `gpumap pick` and leases them (the lock files `gpumap run` uses), held
+ * by this process until gpumap_release() or its exit.  request_json (every key optional):
+ *   {"gpus": 1, "min_free_mib": null, "max_util": null, "include": [], "exclude": [],
+ *    "allow_busy": false, "wait": 0 (seconds), "command": ["python3", "train.py"]}
+ * Result: {"lease": ID, "lease_dir": "...", "devices": [rows as gpumap_devices, as they will
+ * be once the environment is set], "environment": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+ * "CUDA_VISIBLE_DEVICES": "GPU-..."}}.  The caller sets the environment (setenv) before CUDA
+ * starts.  GPUMAP_TOO_LATE when CUDA is already initialised here; GPUMAP_UNAVAILABLE when not
+ * enough GPUs qualify, gpumap_last_error()'s "passed_over" saying why for each GPU. */
+int gpumap_pin(gpumap_session* session, const char* request_json, char** result_json);
+
+/* Releases a lease from gpumap_pin.  GPUMAP_USAGE for an unknown or already released id. */
+int gpumap_release(int lease);
+
+/* 1 when the CUDA driver library is loaded in this process and initialised (cuInit ran),
+ * 0 otherwise.  Never initialises it. */
+int gpumap_cuda_initialized(void);
+
+/* This thread's last error: {"code": N, "message": "...", "hint": "..."} plus, by kind,
+ * "cuda_error" (GPUMAP_CUDA_WOULD_FAIL), "differences" and "fix" (GPUMAP_MISMATCH),
+ * "passed_over": [{"nvml_index", "uuid", "reasons": [...]}] (GPUMAP_UNAVAILABLE).
+ * "" before any error.  Valid until this thread's next gpumap call. */
+const char* gpumap_last_error(void);
+
+/* Frees a result. */
+void gpumap_free(char* result_json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUMAP_GPUMAP_H */

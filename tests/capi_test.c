@@ -1,0 +1,102 @@
+/* The C API from C: a program that links libgpumap.so and uses it on a simulated host.
+ * usage: capi_test   (run by ctest from the build folder; exits 0 when every check passed) */
+#define _GNU_SOURCE
+#include <gpumap/gpumap.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                \
+  do {                                                  \
+    if (!(cond)) {                                      \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                     \
+      fprintf(stderr, "\n  last error: %s\n", gpumap_last_error()); \
+      ++failures;                                       \
+    }                                                   \
+  } while (0)
+
+static int contains(const char* text, const char* part) { return text && strstr(text, part) != NULL; }
+
+int main(void) {
+  char lock_dir[] = "/tmp/gpumap-capi-XXXXXX";
+  if (!mkdtemp(lock_dir)) return 2;
+  char options[512];
+  snprintf(options, sizeof options, "{\"simulate\": \"h200x2\", \"lock_dir\": \"%s\"}", lock_dir);
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  unsetenv("CUDA_DEVICE_ORDER");
+
+  CHECK(gpumap_api_version() == GPUMAP_API_VERSION, "api version %d", gpumap_api_version());
+  CHECK(strlen(gpumap_version()) > 0, "empty version");
+
+  gpumap_session* s = NULL;
+  CHECK(gpumap_open("{\"simulate\": \"h200x2\", \"colour\": 1}", &s) == GPUMAP_USAGE && s == NULL,
+        "an unknown option is refused");
+  CHECK(contains(gpumap_last_error(), "colour"), "the error names the option");
+  CHECK(gpumap_open("{\"simulate\": \"no-such-host\"}", &s) == GPUMAP_USAGE, "an unknown host is refused");
+  CHECK(contains(gpumap_last_error(), "no-such-host"), "the error names the host");
+
+  int rc = gpumap_open(options, &s);
+  CHECK(rc == GPUMAP_OK && s != NULL, "open: %d", rc);
+  if (!s) return 1;
+
+  char* out = NULL;
+  rc = gpumap_devices(s, &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"ordinal\":1") && contains(out, "GPU-ef612c2c"), "devices: %s", out);
+  gpumap_free(out);
+
+  /* The environment is read at each call. */
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-nothing", 1);
+  out = NULL;
+  rc = gpumap_devices(s, &out);
+  CHECK(rc == GPUMAP_CUDA_WOULD_FAIL && out == NULL, "devices with a bad CUDA_VISIBLE_DEVICES: %d", rc);
+  CHECK(contains(gpumap_last_error(), "CUDA_ERROR_NO_DEVICE"), "the error names CUDA's error");
+  setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+
+  rc = gpumap_verify(s, "{\"expect\": [0]}", &out);
+  CHECK(rc == GPUMAP_MISMATCH, "verify 0 with CUDA_VISIBLE_DEVICES=1: %d", rc);
+  CHECK(contains(gpumap_last_error(), "\"fix\":{\"CUDA_VISIBLE_DEVICES\":\"GPU-ef612c2c"), "the fix names GPU 0's UUID");
+  gpumap_free(out);
+  rc = gpumap_verify(s, "{\"expect\": [\"00000000:00:07.0\"]}", NULL);
+  CHECK(rc == GPUMAP_OK, "verify by PCI bus id: %d", rc);
+  rc = gpumap_verify(s, "{\"expect\": [\"GPU-zzz\"]}", NULL);
+  CHECK(rc == GPUMAP_USAGE && contains(gpumap_last_error(), "GPU-zzz"), "a GPU that names nothing: %d", rc);
+
+  rc = gpumap_locate(s, "[0, \"1\"]", &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"cuda_ordinal\":null") && contains(out, "\"cuda_ordinal\":0"), "locate: %s", out);
+  gpumap_free(out);
+  unsetenv("CUDA_VISIBLE_DEVICES");
+
+  /* Leases: held by this process, exclusive, released on request. */
+  CHECK(gpumap_cuda_initialized() == 0, "CUDA is not initialised here");
+  rc = gpumap_pin(s, "{\"gpus\": 1, \"command\": [\"capi_test\"]}", &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"lease\":1") && contains(out, "PCI_BUS_ID"), "pin: %d %s", rc, out);
+  gpumap_free(out);
+  rc = gpumap_pin(s, "{\"gpus\": 2}", &out);
+  CHECK(rc == GPUMAP_UNAVAILABLE, "a second pin of both GPUs: %d", rc);
+  CHECK(contains(gpumap_last_error(), "passed_over") && contains(gpumap_last_error(), "leased by pid"),
+        "the error says which GPU is leased");
+  CHECK(gpumap_release(1) == GPUMAP_OK, "release");
+  CHECK(gpumap_release(1) == GPUMAP_USAGE, "a second release is refused");
+  rc = gpumap_pin(s, "{\"gpus\": 2}", &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"lease\":2"), "both GPUs after the release: %d", rc);
+  gpumap_free(out);
+  rc = gpumap_pin(s, "{\"gpus\": 1, \"wait\": 0.3}", NULL);
+  CHECK(rc == GPUMAP_UNAVAILABLE && contains(gpumap_last_error(), "waited"), "waiting runs out: %d", rc);
+  CHECK(gpumap_pin(s, "{\"gpus\": 1, \"max_util\": 200}", NULL) == GPUMAP_USAGE, "max_util 200 is refused");
+  CHECK(gpumap_pin(s, "{\"gpus\": \"two\"}", NULL) == GPUMAP_USAGE, "a malformed request is refused");
+  CHECK(gpumap_release(2) == GPUMAP_OK, "release both");
+
+  gpumap_close(s);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", lock_dir);
+  if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", lock_dir);
+  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  else printf("capi_test: all checks passed\n");
+  return failures ? 1 : 0;
+}
