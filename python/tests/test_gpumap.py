@@ -1,0 +1,253 @@
+"""The gpumap Python package on simulated hosts (run by ctest: GPUMAP_BUILD_DIR and PYTHONPATH set).
+
+Each test gets its own lease and cache folders and a clean CUDA environment; processes that
+must not share this interpreter's state (leases held until exit, a loaded libcuda) are children.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import gpumap
+
+BUILD = os.environ.get("GPUMAP_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+GPUMAP = os.environ.get("GPUMAP_BINARY", os.path.join(BUILD, "gpumap"))
+H200_0 = "GPU-ef612c2c"  # h200x2: nvidia-smi GPU 0 (00000000:00:06.0); GPU 1 is GPU-a04764cc (00:07.0)
+CUDA_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+
+
+class SimulatedHost(unittest.TestCase):
+    host = "h200x2"
+
+    def setUp(self):
+        self.saved = dict(os.environ)
+        self.tmp = tempfile.mkdtemp(prefix="gpumap-pytest-")
+        for v in CUDA_VARS:
+            os.environ.pop(v, None)
+        os.environ["GPUMAP_SIMULATE"] = self.host
+        os.environ["GPUMAP_LOCK_DIR"] = os.path.join(self.tmp, "leases")
+        os.environ["GPUMAP_CACHE_DIR"] = os.path.join(self.tmp, "cache")
+
+    def tearDown(self):
+        os.environ.clear()
+        os.environ.update(self.saved)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def child(self, code, **kw):
+        """A Python child with this environment and the package importable."""
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        return subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **kw)
+
+    def cli(self, *args):
+        return subprocess.run([GPUMAP, *args], env=dict(os.environ), capture_output=True, text=True, timeout=60)
+
+
+class Devices(SimulatedHost):
+    def test_lists_the_cuda_view_with_physical_names(self):
+        d = gpumap.devices()
+        self.assertEqual([x["ordinal"] for x in d], [0, 1])
+        self.assertEqual([x["nvml_index"] for x in d], [0, 1])
+        self.assertTrue(d[0]["uuid"].startswith(H200_0))
+        self.assertEqual(d[1]["pci_bus_id"], "00000000:00:07.0")
+        self.assertEqual(d[0]["name"], "NVIDIA H200")
+
+    def test_follows_the_environment_as_it_is_at_each_call(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        self.assertEqual([x["nvml_index"] for x in gpumap.devices()], [1])
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+        self.assertEqual([x["nvml_index"] for x in gpumap.devices()], [1, 0])
+
+    def test_same_answer_as_the_command(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+        cli = json.loads(self.cli("map", "--json").stdout)["cuda"]["devices"]
+        self.assertEqual(gpumap.devices(), [{k: d[k] for k in ("ordinal", "nvml_index", "uuid", "pci_bus_id", "name")}
+                                            for d in cli])
+
+    def test_cuda_init_failure_says_why(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-0000dead"
+        with self.assertRaises(gpumap.CudaInitError) as e:
+            gpumap.devices()
+        self.assertIsInstance(e.exception, gpumap.GpumapError)
+        self.assertEqual(e.exception.cuda_error, "CUDA_ERROR_NO_DEVICE")
+        self.assertIn("CUDA_VISIBLE_DEVICES", e.exception.hint)
+
+    def test_import_is_light(self):
+        code = "import sys; import gpumap; print(sorted(m for m in ('ctypes', 'json', 'subprocess') if m in sys.modules))"
+        out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR),
+                             capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.strip(), "[]")
+
+    def test_missing_library_is_a_clear_error(self):
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR, GPUMAP_LIBRARY="/nonexistent/libgpumap.so.1")
+        code = "import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.NoDriverError as e:\n    print('NoDriverError', e)\n"
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
+        self.assertIn("NoDriverError", out)
+        self.assertIn("/nonexistent/libgpumap.so.1", out)
+        self.assertIn("GPUMAP_BUILD_DIR", out)
+
+
+class MixedHost(SimulatedHost):
+    host = "seed-mixed"  # an A100/H100 mix: CUDA's default order needs the driver
+
+    def test_driver_order_comes_from_a_child_never_this_process(self):
+        d = gpumap.devices()
+        self.assertEqual(d[0]["name"], "NVIDIA H100 80GB HBM3")  # FASTEST_FIRST: the H100 leads
+        self.assertEqual(d[0]["nvml_index"], 1)
+        with open("/proc/self/maps") as f:
+            self.assertNotIn("libcuda", f.read())
+        self.assertFalse(gpumap.cuda_initialized())
+
+    def test_not_enough_gpus_gives_each_reason(self):
+        with self.assertRaises(gpumap.NotEnoughGpusError) as e:
+            gpumap.pin(gpus=4)
+        self.assertIn("runs 1 other process", " ".join(e.exception.passed_over[0]))
+        self.assertIn("allow_busy=True", e.exception.hint)
+        self.assertNotIn("CUDA_VISIBLE_DEVICES", os.environ)
+
+
+class Verify(SimulatedHost):
+    def test_match_by_index_uuid_prefix_and_pci_bus_id(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+        self.assertIsNone(gpumap.verify([1, 0]))
+        self.assertIsNone(gpumap.verify(["GPU-a04764cc", "ef612c2c"]))
+        self.assertIsNone(gpumap.verify(["00:07.0"], prefix=True))
+
+    def test_mismatch_names_the_difference_and_the_fix_works(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        with self.assertRaises(gpumap.MismatchError) as e:
+            gpumap.verify(0)
+        self.assertIn("cuda:0 is nvidia-smi GPU 1", str(e.exception))
+        os.environ.update(e.exception.fix)  # the advice, pasted
+        self.assertIsNone(gpumap.verify(0))
+
+    def test_bad_names_are_usage_errors(self):
+        with self.assertRaises(gpumap.GpumapError) as e:
+            gpumap.verify(["GPU-zzzz"])
+        self.assertEqual(e.exception.code, 2)
+        self.assertIn("GPU-zzzz", str(e.exception))
+        with self.assertRaises(gpumap.GpumapError):
+            gpumap.verify([1.5])
+
+
+class VerifyMig(SimulatedHost):
+    host = "mig"
+
+    def test_mig_device_uuid(self):
+        mig = [d for d in gpumap.devices() if d["uuid"].startswith("MIG-")]
+        self.assertTrue(mig)
+        os.environ["CUDA_VISIBLE_DEVICES"] = mig[0]["uuid"]
+        self.assertIsNone(gpumap.verify(mig[0]["uuid"]))
+        self.assertIsNone(gpumap.verify(mig[0]["uuid"][:12]))
+        with self.assertRaises(gpumap.MismatchError):
+            gpumap.verify(1)
+
+
+class Pin(SimulatedHost):
+    def test_pin_sets_the_environment_and_round_trips(self):
+        p = gpumap.pin()
+        try:
+            self.assertEqual(os.environ["CUDA_DEVICE_ORDER"], "PCI_BUS_ID")
+            self.assertEqual(os.environ["CUDA_VISIBLE_DEVICES"], ",".join(p.uuids))
+            self.assertEqual(len(p.uuids), 1)
+            self.assertEqual(gpumap.devices(), p.devices)
+            self.assertIsNone(gpumap.verify(p.uuids))
+            # `gpumap run` elsewhere never gets a pinned GPU: both GPUs are not available to it.
+            os.environ.pop("CUDA_VISIBLE_DEVICES")
+            run = self.cli("run", "--gpus", "2", "--", "true")
+            self.assertEqual(run.returncode, 6, run.stderr)
+            self.assertIn("leased by pid %d" % os.getpid(), run.stderr)
+        finally:
+            p.release()
+        self.assertFalse(p.held)
+        self.assertEqual(self.cli("run", "--gpus", "2", "--", "true").returncode, 0)
+
+    def test_two_processes_get_disjoint_gpus_and_leases_end_at_exit(self):
+        code = ("import gpumap, json, sys\np = gpumap.pin()\nprint(json.dumps(p.uuids), flush=True)\n"
+                "sys.stdin.read()\n")  # hold until the parent closes stdin, then exit without release()
+        a, b = self.child(code), self.child(code)
+        try:
+            got = [json.loads(c.stdout.readline() or "null") for c in (a, b)]
+            if not (got[0] and got[1]):  # a child failed: it has exited, its stderr says why
+                self.fail([c.stderr.read() for c in (a, b)])
+            self.assertFalse(set(got[0]) & set(got[1]), got)
+            with self.assertRaises(gpumap.NotEnoughGpusError) as e:
+                gpumap.pin()
+            self.assertIn("leased by pid", str(e.exception.passed_over))
+        finally:
+            for c in (a, b):
+                c.stdin.close()
+                c.wait(30)
+                c.stdout.close()
+                c.stderr.close()
+        both = gpumap.pin(gpus=2)  # their leases ended with them
+        self.assertEqual(len(both.uuids), 2)
+        both.release()
+
+    def test_wait_then_give_up(self):
+        with gpumap.pin(gpus=2):
+            with self.assertRaises(gpumap.NotEnoughGpusError) as e:
+                gpumap.pin(wait=0.3)
+            self.assertIn("waited 0.3 s", str(e.exception))
+
+    def test_include_exclude_and_bad_requests(self):
+        with gpumap.pin(include=1) as p:
+            self.assertEqual([d["nvml_index"] for d in p.devices], [1])
+        os.environ.pop("CUDA_VISIBLE_DEVICES")
+        with gpumap.pin(exclude=["00:06.0"]) as p:
+            self.assertEqual([d["nvml_index"] for d in p.devices], [1])
+        os.environ.pop("CUDA_VISIBLE_DEVICES")
+        for bad in ({"max_util": 200}, {"gpus": 0}, {"wait": -1}):
+            with self.assertRaises(gpumap.GpumapError) as e:
+                gpumap.pin(**bad)
+            self.assertEqual(e.exception.code, 2, bad)
+
+    def test_too_late_once_cuda_is_initialised(self):
+        code = ("import ctypes, os, gpumap\n"
+                "cuda = ctypes.CDLL(os.path.join(os.environ['GPUMAP_BUILD_DIR'], 'sim', 'libcuda.so.1'))\n"
+                "print('loaded', gpumap.cuda_initialized())\n"
+                "cuda.cuInit(0)\n"
+                "print('after cuInit', gpumap.cuda_initialized())\n"
+                "try:\n    gpumap.pin()\nexcept gpumap.TooLateError as e:\n    print('TooLateError', e)\n")
+        env = dict(os.environ, GPUMAP_FAKE_HOST=os.path.join(BUILD, "hosts", "h200x2.json"))
+        out = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=PYTHON_DIR),
+                             capture_output=True, text=True, timeout=60)
+        self.assertIn("loaded False", out.stdout, out.stderr)
+        self.assertIn("after cuInit True", out.stdout, out.stderr)
+        self.assertIn("TooLateError CUDA is already initialised", out.stdout, out.stderr)
+
+
+class DeviceMaps(SimulatedHost):
+    def test_max_memory_keys_are_this_process_ordinals(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+        self.assertEqual(gpumap.max_memory({0: "10GiB", 1: "20GiB", "cpu": "64GiB"}),
+                         {1: "10GiB", 0: "20GiB", "cpu": "64GiB"})
+        self.assertEqual(gpumap.max_memory({"00:07.0": 5}), {0: 5})
+
+    def test_max_memory_refuses_an_invisible_gpu(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        with self.assertRaises(gpumap.NotVisibleError) as e:
+            gpumap.max_memory({0: "10GiB"})
+        self.assertIn("nvidia-smi GPU 0", str(e.exception))
+
+    def test_check_device_map(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+        placed = gpumap.check_device_map({"embed": 0, "layers.0": "cuda:1", "lm_head": "cpu"})
+        self.assertEqual(placed["embed"]["nvml_index"], 1)
+        self.assertEqual(placed["layers.0"]["nvml_index"], 0)
+        self.assertEqual(placed["lm_head"], "cpu")
+        with self.assertRaises(gpumap.NotVisibleError) as e:
+            gpumap.check_device_map({"lm_head": 2})
+        self.assertIn("lm_head", str(e.exception))
+        # The round trip: a device_map built from max_memory's keys lands where it was asked.
+        ordinal = next(iter(gpumap.max_memory({0: "1GiB"})))
+        self.assertEqual(gpumap.check_device_map({"m": ordinal})["m"]["nvml_index"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# `pip install ./python` offline into a fresh virtual environment, then use the installed copy
+# from elsewhere (no PYTHONPATH, no GPUMAP_BUILD_DIR): it must find the library it carries.
+# usage: python_install_test.sh PYTHON SOURCE_DIR BUILD_DIR
+set -euo pipefail
+python=$1 src=$2 build=$3
+tmp=$(mktemp -d /tmp/gpumap-pip-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+"$python" -m venv "$tmp/venv"
+# --no-index: nothing may come from the network; the build backend needs only the stdlib.
+GPUMAP_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-index --no-cache-dir -q "$src/python"
+cd "$tmp"
+out=$(env -u PYTHONPATH -u GPUMAP_BUILD_DIR -u GPUMAP_LIBRARY GPUMAP_SIMULATE=h200x2 GPUMAP_LOCK_DIR="$tmp/leases" \
+  "$tmp/venv/bin/python" -c '
+import gpumap
+print(gpumap.__file__)
+print([d["nvml_index"] for d in gpumap.devices()])
+with gpumap.pin() as p:
+    print(len(p.uuids))
+')
+echo "$out"
+grep -q "^$tmp/venv/lib/.*/site-packages/gpumap/__init__.py$" <<<"$out" || { echo "FAIL: not the installed copy"; exit 1; }
+grep -qx '\[0, 1\]' <<<"$out" || { echo "FAIL: devices"; exit 1; }
+grep -qx '1' <<<"$out" || { echo "FAIL: pin"; exit 1; }
+echo "PASS: pip install ./python works offline and the installed package finds its library"
