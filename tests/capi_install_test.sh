@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The installed C API: `cmake --install` into a temporary prefix, then build the C test program
+# against it twice, with pkg-config and with find_package(gpumap), and run both (the installed
+# library must find its probe helper, simulated hosts and fake driver beside it).
+# usage: capi_install_test.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1 build=$2
+tmp=$(mktemp -d /tmp/gpumap-capi-install-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cc -o "$tmp/by-pkg-config" "$src/tests/capi_test.c" \
+  $(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs gpumap)
+LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/by-pkg-config"
+cat >"$tmp/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(uses_gpumap C)
+find_package(gpumap 0.1 REQUIRED)
+add_executable(by-find-package "$src/tests/capi_test.c")
+target_link_libraries(by-find-package PRIVATE gpumap::gpumap)
+CMAKE
+cmake -S "$tmp" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/b" >/dev/null
+"$tmp/b/by-find-package"
+echo "PASS: the installed C API works through pkg-config and find_package"
