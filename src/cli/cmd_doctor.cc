@@ -4,7 +4,6 @@
 #include "cli/command.h"
 #include "findings/rules.h"
 #include "model/error.h"
-#include "os/container.h"
 #include "output/render.h"
 
 namespace gpumap {
@@ -15,7 +14,7 @@ int run(const Args& args, Context& ctx) {
   const Snapshot& s = ctx.snapshot();
   Mapping m = ctx.mapping(env, args.has("--probe"));
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  std::vector<Finding> fs = diagnose({s, env, m, ff, in_container()});
+  std::vector<Finding> fs = diagnose({s, env, m, ff, ctx.seams().in_container});
   int errors = 0, warnings = 0, infos = 0;
   for (const Finding& f : fs) {
     if (f.severity == Severity::kError) ++errors;

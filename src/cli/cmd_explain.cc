@@ -7,7 +7,6 @@
 #include "env/nvidia_visible_devices.h"
 #include "findings/rules.h"
 #include "model/error.h"
-#include "os/container.h"
 #include "output/render.h"
 
 namespace gpumap {
@@ -123,7 +122,7 @@ int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx.env(), args);
   const Snapshot& s = ctx.snapshot();
   Mapping m = ctx.mapping(env, args.has("--probe"));
-  bool container = in_container();
+  bool container = ctx.seams().in_container;
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
   std::vector<Finding> fs = diagnose({s, env, m, ff, container});
   std::vector<std::string> lines = explain_lines(s, env, m, container);

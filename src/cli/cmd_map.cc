@@ -5,7 +5,6 @@
 #include "cli/command.h"
 #include "findings/rules.h"
 #include "model/error.h"
-#include "os/container.h"
 #include "output/render.h"
 
 namespace gpumap {
@@ -46,7 +45,7 @@ int run(const Args& args, Context& ctx) {
   std::optional<Mapping> driver;
   if (check) driver = ctx.mapping(env, true);
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  std::vector<Finding> findings = diagnose({s, env, m, ff, in_container()});
+  std::vector<Finding> findings = diagnose({s, env, m, ff, ctx.seams().in_container});
   bool agree = true;
   if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 

@@ -19,16 +19,10 @@ namespace {
 volatile sig_atomic_t g_stop = 0;
 void on_sigint(int) { g_stop = 1; }
 
-std::optional<std::string> env_value(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-PidNamespaceView pid_view(const ProcFs& proc, bool simulated) {
+PidNamespaceView pid_view(const ProcFs& proc, bool simulated, const std::optional<std::string>& nvml_pid_ns) {
   // NVML reports PIDs of the init namespace; a simulated host's PIDs are this /proc's own.
-  // GPUMAP_NVML_PID_NS names that namespace explicitly ("pid:[...]"), for tests.
-  std::optional<std::string> nvml = env_value("GPUMAP_NVML_PID_NS");
+  // GPUMAP_NVML_PID_NS (Seams::nvml_pid_ns) names that namespace explicitly ("pid:[...]"), for tests.
+  std::optional<std::string> nvml = nvml_pid_ns;
   if (!nvml && !simulated) nvml = kInitPidNamespace;
   return classify_pid_namespace(nvml, proc.pid_ns_link("1"), proc.pid_ns_link("self"), proc.nspid("self"));
 }
@@ -154,14 +148,14 @@ void put_row(std::string& out, const ProcessRow& r, const std::optional<LeaseSta
 /// or the table.  Rows are serialised one at a time: 10 000 processes never build one big tree.
 std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
   const Snapshot& s = ctx.snapshot();
-  PidNamespaceView ns = pid_view(proc, s.simulated);
+  PidNamespaceView ns = pid_view(proc, s.simulated, ctx.seams().nvml_pid_ns);
   PsResult res = build_ps(
       s, ns, [&](uint32_t pid) { return proc.read(pid); },
       [&](const Environment& e) { return ctx.mapping(e, false).view; });
 
   // Leases: one read per GPU that has a row.
   std::map<std::string, std::optional<LeaseState>> leases;
-  std::string dir = lease_dir(env_value("GPUMAP_LOCK_DIR"));
+  std::string dir = ctx.lease_dir();
   for (const ProcessRow& r : res.rows) {
     if (leases.count(r.uuid)) continue;
     try {
@@ -229,7 +223,7 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
 
 int run(const Args& args, Context& ctx) {
   std::optional<double> watch = args.number("--watch", 0.1, 86400);
-  ProcFs proc;
+  ProcFs proc(ctx.seams().proc_root);
   if (!watch) {
     std::cout << one_frame(ctx, proc, false);
     return kExitOk;

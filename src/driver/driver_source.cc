@@ -55,6 +55,8 @@ std::string bundled_host_names(const Seams& seams) {
 DriverSource select_driver(const Seams& seams) {
   DriverSource src;
   src.probe_command = seams.probe_command;
+  src.sysfs_root = seams.sysfs_root;
+  src.trace = seams.trace;
   const std::optional<std::string>& spec = seams.simulate;
   if (!spec) return src;
   if (spec->empty()) throw Error(kExitUsage, "--simulate needs a host name or file", "e.g. --simulate seed-mixed");

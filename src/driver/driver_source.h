@@ -16,6 +16,8 @@ struct DriverSource {
   std::string host_name;  // as the user gave it ("seed-mixed")
   /// How to ask CUDA in a child process (Seams::probe_command).
   std::vector<std::string> probe_command;
+  std::string sysfs_root = "/sys";  // for the GPUs' local CPUs (Seams::sysfs_root)
+  bool trace = false;               // time each NVML call (Seams::trace)
 };
 
 /// The real driver, or the simulated host `seams.simulate` (a bundled name or a file path,

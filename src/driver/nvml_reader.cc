@@ -18,9 +18,10 @@
 namespace gpumap {
 namespace {
 
-// GPUMAP_TRACE=1: time spent in each NVML call, summed, printed to stderr (for benchmarks).
+// GPUMAP_TRACE=1 (DriverSource::trace): time spent in each NVML call, summed, printed to stderr
+// (for benchmarks).
 struct Trace {
-  bool on = std::getenv("GPUMAP_TRACE") != nullptr;
+  bool on = false;
   std::map<std::string, double> ms;
   std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
   void lap(const char* what) {
@@ -34,7 +35,7 @@ struct Trace {
     for (const auto& [k, v] : ms) std::fprintf(stderr, "gpumap trace: %-40s %8.3f ms\n", k.c_str(), v);
   }
 };
-Trace* g_trace = nullptr;
+thread_local Trace* g_trace = nullptr;  // the current read_snapshot's, on this thread
 void lap(const char* what) {
   if (g_trace) g_trace->lap(what);
 }
@@ -206,7 +207,7 @@ std::string cpu_list(const unsigned long* set, unsigned words) {
   return out;
 }
 
-void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, Gpu& g,
+void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, const std::string& sysfs_root, Gpu& g,
               std::vector<std::string>& link_pcis, nvmlDevice_t& d) {
   g.nvml_index = index;
   d = nullptr;
@@ -308,7 +309,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, G
   if (opt.topology && !simulated && g.pci) {
     // Measured (H200 x2, driver 580): nvmlDeviceGetCpuAffinity costs about 7.5 ms per GPU and
     // gave the same CPUs as sysfs's local_cpulist, which costs microseconds: sysfs first.
-    g.cpu_affinity = pci_local_cpulist(*g.pci);
+    g.cpu_affinity = pci_local_cpulist(sysfs_root, *g.pci);
     lap("sysfs local_cpulist");
   }
   if (opt.topology && !g.cpu_affinity && n.affinity) {
@@ -343,6 +344,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, G
 
 Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   Trace trace;
+  trace.on = src.trace;
   g_trace = &trace;
   struct Reset {
     ~Reset() { g_trace = nullptr; }
@@ -377,11 +379,11 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   // driver 580: about 7 ms per GPU for the first handle, 3.7 ms for utilisation): read the
   // GPUs in parallel.  Sequential when tracing, so the per-call times stay meaningful.
   if (trace.on || count < 2) {
-    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i], handles[i]);
+    for (unsigned i = 0; i < count; ++i) read_gpu(n, i, opt, src.simulated, src.sysfs_root, s.gpus[i], links[i], handles[i]);
   } else {
     std::atomic<unsigned> next{0};
     auto work = [&] {
-      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, src.simulated, s.gpus[i], links[i], handles[i]);
+      for (unsigned i; (i = next++) < count;) read_gpu(n, i, opt, src.simulated, src.sysfs_root, s.gpus[i], links[i], handles[i]);
     };
     std::vector<std::thread> workers;
     for (unsigned t = 1; t < std::min(count, 8u); ++t) workers.emplace_back(work);

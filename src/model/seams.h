@@ -24,6 +24,15 @@ struct Seams {
   std::string lock_dir;
   /// The per-user cache folder for the driver's order; "" disables the cache.
   std::string cache_dir;
+  /// Where /proc and /sys are (tests point them at fixtures).
+  std::string proc_root = "/proc";
+  std::string sysfs_root = "/sys";
+  /// The PID namespace NVML's PIDs belong to ("pid:[...]"), when known better than the default.
+  std::optional<std::string> nvml_pid_ns;
+  /// Whether this process runs in a container (detected, or forced for tests).
+  bool in_container = false;
+  /// Print the time of each NVML call to stderr.
+  bool trace = false;
 };
 
 }  // namespace gpumap

@@ -3,8 +3,9 @@
 
 namespace gpumap {
 
-/// True when /.dockerenv or /run/.containerenv exists, or $container is set (podman,
-/// systemd-nspawn), or GPUMAP_IN_CONTAINER=1 (tests).  GPUMAP_IN_CONTAINER=0 forces false.
-bool in_container();
+/// True when /.dockerenv or /run/.containerenv exists (Docker, Podman).  The rest of the
+/// decision ($container set by systemd-nspawn and Podman, GPUMAP_IN_CONTAINER for tests) is the
+/// environment's, made once in seams_from_environment.
+bool container_files_present();
 
 }  // namespace gpumap

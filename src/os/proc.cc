@@ -120,11 +120,6 @@ ProcFs::ProcFs(std::string root) : root_(std::move(root)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
-std::string ProcFs::default_root() {
-  const char* r = std::getenv("GPUMAP_PROC_ROOT");
-  return r && *r ? r : "/proc";
-}
-
 ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
   ProcProcess p;
   p.pid = pid;

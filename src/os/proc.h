@@ -1,6 +1,6 @@
 // The /proc seam: what gpumap reads about other processes (owner, command line, the
 // environment they started with, their PID in each PID namespace).  Everything goes
-// through ProcFs so tests can point it at a fixture directory ($GPUMAP_PROC_ROOT).
+// through ProcFs so tests can point it at a fixture directory (Seams::proc_root, from $GPUMAP_PROC_ROOT).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -31,9 +31,8 @@ struct ProcProcess {
 
 class ProcFs {
  public:
-  /// `root`: a directory laid out like /proc.  Default: $GPUMAP_PROC_ROOT, else "/proc".
-  explicit ProcFs(std::string root = default_root());
-  static std::string default_root();
+  /// `root`: a directory laid out like /proc (Seams::proc_root: /proc, or a test fixture).
+  explicit ProcFs(std::string root = "/proc");
   const std::string& root() const { return root_; }
 
   /// Reads status, cmdline and (when want_environ) environ of <root>/<pid>.  Never throws.

@@ -1,16 +1,14 @@
 #include "os/sysfs.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 
 namespace gpumap {
 
-std::optional<std::string> pci_local_cpulist(const PciAddress& a) {
-  const char* root = std::getenv("GPUMAP_SYSFS_ROOT");
+std::optional<std::string> pci_local_cpulist(const std::string& sysfs_root, const PciAddress& a) {
   char dev[48];
   std::snprintf(dev, sizeof dev, "%04x:%02x:%02x.%x", a.domain, a.bus, a.device, a.function);
-  std::ifstream in(std::string(root && *root ? root : "/sys") + "/bus/pci/devices/" + dev + "/local_cpulist");
+  std::ifstream in(sysfs_root + "/bus/pci/devices/" + dev + "/local_cpulist");
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();

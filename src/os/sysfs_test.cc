@@ -15,12 +15,10 @@ TEST(Sysfs, ReadsLocalCpulistOfThePciDevice) {
   std::string dir = root + "/bus/pci/devices/0000:3b:00.0";
   for (std::string p : {root, root + "/bus", root + "/bus/pci", root + "/bus/pci/devices", dir}) mkdir(p.c_str(), 0755);
   std::ofstream(dir + "/local_cpulist") << "0-15,32-47\n";
-  setenv("GPUMAP_SYSFS_ROOT", root.c_str(), 1);
-  EXPECT_EQ(pci_local_cpulist({0, 0x3b, 0, 0}), "0-15,32-47");
-  EXPECT_EQ(pci_local_cpulist({0, 0x5d, 0, 0}), std::nullopt);  // no such device
+  EXPECT_EQ(pci_local_cpulist(root, {0, 0x3b, 0, 0}), "0-15,32-47");
+  EXPECT_EQ(pci_local_cpulist(root, {0, 0x5d, 0, 0}), std::nullopt);  // no such device
   std::ofstream(dir + "/local_cpulist") << "garbage\n";
-  EXPECT_EQ(pci_local_cpulist({0, 0x3b, 0, 0}), std::nullopt);
-  unsetenv("GPUMAP_SYSFS_ROOT");
+  EXPECT_EQ(pci_local_cpulist(root, {0, 0x3b, 0, 0}), std::nullopt);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "session/session.h"
 
+#include "os/container.h"
 #include "os/host_id.h"
 #include "os/lease.h"
 
@@ -48,6 +49,12 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   if (auto d = nonempty("GPUMAP_CACHE_DIR")) s.cache_dir = *d;
   else if (auto x = nonempty("XDG_CACHE_HOME")) s.cache_dir = *x + "/gpumap";
   else if (auto h = nonempty("HOME")) s.cache_dir = *h + "/.cache/gpumap";
+  if (auto d = nonempty("GPUMAP_PROC_ROOT")) s.proc_root = *d;
+  if (auto d = nonempty("GPUMAP_SYSFS_ROOT")) s.sysfs_root = *d;
+  s.nvml_pid_ns = nonempty("GPUMAP_NVML_PID_NS");
+  if (auto f = env.get("GPUMAP_IN_CONTAINER")) s.in_container = *f == "1";
+  else s.in_container = container_files_present() || env.get("container").has_value();
+  s.trace = env.get("GPUMAP_TRACE").has_value();
   return s;
 }
 

@@ -45,7 +45,9 @@ class Session {
 
 /// The seams the CLI takes from its environment: GPUMAP_SIMULATE (unless `simulate` is given),
 /// GPUMAP_HOSTS_DIR, GPUMAP_SIM_LIBDIR, GPUMAP_LOCK_DIR, the cache folder ($GPUMAP_CACHE_DIR,
-/// else $XDG_CACHE_HOME/gpumap, else $HOME/.cache/gpumap), with bundled hosts and fake driver
+/// else $XDG_CACHE_HOME/gpumap, else $HOME/.cache/gpumap), GPUMAP_PROC_ROOT, GPUMAP_SYSFS_ROOT,
+/// GPUMAP_NVML_PID_NS, GPUMAP_TRACE, and whether this is a container (GPUMAP_IN_CONTAINER=1/0
+/// forces it; else the container files or $container), with bundled hosts and fake driver
 /// libraries looked up next to `install_dir` (the folder of the binary or library) and in
 /// its ../share/gpumap/hosts and ../lib/gpumap/sim.  The probe command is left to the caller.
 Seams seams_from_environment(const Environment& env, const std::string& install_dir,
