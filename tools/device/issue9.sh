@@ -91,17 +91,21 @@ except gpumap.NotVisibleError as e:
 PY
 
 echo "== D: two concurrent pin() processes get disjoint GPUs; the leases end with them"
-code='import gpumap, sys; p = gpumap.pin(); print(p.uuids[0], flush=True); sys.stdin.read()'
-coproc A { python3 -c "$code"; }
-exec {a_in}>&"${A[1]}"; read -r ua <&"${A[0]}"
-coproc B { python3 -c "$code"; }
-exec {b_in}>&"${B[1]}"; read -r ub <&"${B[0]}"
-[ -n "$ua" ] && [ -n "$ub" ] && [ "$ua" != "$ub" ] && echo "PASS: disjoint: $ua / $ub" || echo "FAIL: got '$ua' and '$ub'"
-build/gpumap run --gpus 1 -- true >/dev/null 2>&1; rc=$?
-[ $rc = 6 ] && echo "PASS: gpumap run finds no free GPU while both are pinned (exit 6)" || echo "FAIL: gpumap run exit $rc"
-exec {a_in}>&- {b_in}>&-; wait
-build/gpumap run --gpus 2 -- true >/dev/null 2>&1; rc=$?
-[ $rc = 0 ] && echo "PASS: both leases ended with their processes" || echo "FAIL: gpumap run --gpus 2 exit $rc after exit"
+py <<'PY'
+import subprocess, sys
+code = "import gpumap, sys; p = gpumap.pin(); print(p.uuids[0], flush=True); sys.stdin.read()"
+kids = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)]
+got = [k.stdout.readline().strip() for k in kids]
+print(("PASS" if all(got) and got[0] != got[1] else "FAIL") + f": disjoint: {got}")
+rc = subprocess.run(["build/gpumap", "run", "--gpus", "1", "--", "true"], capture_output=True).returncode
+print(("PASS" if rc == 6 else "FAIL") + f": gpumap run finds no free GPU while both are pinned (exit {rc}, want 6)")
+for k in kids:
+    k.stdin.close()
+    k.wait(30)
+rc = subprocess.run(["build/gpumap", "run", "--gpus", "2", "--", "true"], capture_output=True).returncode
+print(("PASS" if rc == 0 else "FAIL") + f": both leases ended with their processes (gpumap run --gpus 2 exit {rc})")
+PY
 
 echo "== E: timings (best of 10 process runs, ms): import gpumap, devices(); nvitop's select_devices"
 py <<'PY'
