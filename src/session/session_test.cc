@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "os/container.h"
+
 namespace gpumap {
 namespace {
 
@@ -17,6 +19,25 @@ TEST(SeamsFromEnvironment, ReadsEachVariableOnce) {
   EXPECT_EQ(s.lock_dir, "/l");
   EXPECT_EQ(s.cache_dir, "/c");
   EXPECT_TRUE(s.probe_command.empty());  // the caller's to choose
+}
+
+TEST(SeamsFromEnvironment, TestSeamsAndContainerOverride) {
+  Environment env = Environment::from_strings({"GPUMAP_PROC_ROOT=/fixture/proc", "GPUMAP_SYSFS_ROOT=/fixture/sys",
+                                               "GPUMAP_NVML_PID_NS=pid:[1]", "GPUMAP_IN_CONTAINER=1", "GPUMAP_TRACE=1"});
+  Seams s = seams_from_environment(env, "/b");
+  EXPECT_EQ(s.proc_root, "/fixture/proc");
+  EXPECT_EQ(s.sysfs_root, "/fixture/sys");
+  EXPECT_EQ(s.nvml_pid_ns, "pid:[1]");
+  EXPECT_TRUE(s.in_container);
+  EXPECT_TRUE(s.trace);
+  Seams plain = seams_from_environment(Environment::from_strings({"GPUMAP_IN_CONTAINER=0", "container=podman"}), "/b");
+  EXPECT_FALSE(plain.in_container);  // the override wins over $container
+  EXPECT_EQ(plain.proc_root, "/proc");
+  EXPECT_EQ(plain.sysfs_root, "/sys");
+  EXPECT_FALSE(plain.nvml_pid_ns);
+  EXPECT_FALSE(plain.trace);
+  if (!container_files_present())  // on a host without /.dockerenv, $container decides
+    EXPECT_TRUE(seams_from_environment(Environment::from_strings({"container=podman"}), "/b").in_container);
 }
 
 TEST(SeamsFromEnvironment, DefaultsAndTheSimulateOption) {
