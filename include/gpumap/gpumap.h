@@ -68,7 +68,8 @@ int gpumap_devices(gpumap_session* session, char** result_json);
 int gpumap_verify(gpumap_session* session, const char* request_json, char** result_json);
 
 /* gpus_json: ["0", "GPU-8f3a", ...].  Result: {"gpus": [{"spec", "uuid", "nvml_index",
- * "cuda_ordinal" (null when not visible here)}...]}. */
+ * "cuda_ordinal" (null when not visible here)}...], "environment": {"CUDA_VISIBLE_DEVICES": the
+ * value that makes exactly these GPUs cuda:0, cuda:1, ... (`gpumap which`'s UUID form)}}. */
 int gpumap_locate(gpumap_session* session, const char* gpus_json, char** result_json);
 
 /* Picks GPUs exactly as `gpumap pick` and leases them (the lock files `gpumap run` uses), held

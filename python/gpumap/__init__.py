@@ -22,7 +22,7 @@ import threading
 
 __all__ = [
     "GpumapError", "NoDriverError", "CudaInitError", "MismatchError", "NotEnoughGpusError", "TooLateError",
-    "NotVisibleError", "devices", "verify", "pin", "Pinned", "max_memory", "check_device_map",
+    "NotVisibleError", "devices", "verify", "pin", "Pinned", "which", "max_memory", "check_device_map",
     "cuda_initialized", "library_version",
 ]
 
@@ -307,11 +307,28 @@ def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wa
     return Pinned(data)
 
 
-def _locate(gpus):
+def _locate(gpus, whole=False):
     lib = _load()
     with _lock:
         _, data = _call(lib, lib.gpumap_locate, _session(lib), _json().dumps(gpus).encode())
-    return data["gpus"]
+    return data if whole else data["gpus"]
+
+
+def which(gpus):
+    """{"CUDA_VISIBLE_DEVICES": value} that makes exactly these GPUs (one, or a list, named
+    physically) cuda:0, cuda:1, ... in that order (`gpumap which`'s UUID form: it survives
+    reboots and containers).  For a child process's environment, or os.environ before CUDA starts."""
+    names = [_gpu_name(g) for g in ([gpus] if isinstance(gpus, (int, str)) else gpus)]
+    if not names:
+        raise GpumapError("which() needs at least one GPU", "e.g. gpumap.which([2, 3])", 2)
+    data = _locate(names, whole=True)
+    seen = {}
+    for name, loc in zip(names, data["gpus"]):
+        if loc["uuid"] in seen:
+            raise GpumapError(f"GPU {name!r} and {seen[loc['uuid']]!r} are the same GPU ({loc['uuid']}): "
+                              "a repeated GPU makes cuInit fail", "name each GPU once", 2)
+        seen[loc["uuid"]] = name
+    return data["environment"]
 
 
 _NOT_GPUS = ("cpu", "disk", "meta", "mps")

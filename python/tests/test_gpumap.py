@@ -135,6 +135,23 @@ class Verify(SimulatedHost):
             gpumap.verify([1.5])
 
 
+class Which(SimulatedHost):
+    def test_pasting_which_gives_exactly_those_gpus(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"  # which() does not depend on the current view
+        env = gpumap.which([1, "00:06.0"])
+        self.assertEqual(list(env), ["CUDA_VISIBLE_DEVICES"])
+        os.environ.update(env)
+        self.assertIsNone(gpumap.verify([1, 0]))
+        self.assertEqual(gpumap.which(1), {"CUDA_VISIBLE_DEVICES": gpumap.devices()[0]["uuid"]})
+
+    def test_a_repeated_gpu_is_refused(self):
+        with self.assertRaises(gpumap.GpumapError) as e:
+            gpumap.which([0, "GPU-ef612c2c"])
+        self.assertIn("same GPU", str(e.exception))
+        with self.assertRaises(gpumap.GpumapError):
+            gpumap.which([])
+
+
 class VerifyMig(SimulatedHost):
     host = "mig"
 
@@ -146,6 +163,10 @@ class VerifyMig(SimulatedHost):
         self.assertIsNone(gpumap.verify(mig[0]["uuid"][:12]))
         with self.assertRaises(gpumap.MismatchError):
             gpumap.verify(1)
+
+    def test_which_names_a_mig_mode_gpu_by_its_mig_devices(self):
+        os.environ.update(gpumap.which(0))  # GPU 0 is in MIG mode: CUDA shows its MIG devices
+        self.assertTrue(all(d["uuid"].startswith("MIG-") and d["nvml_index"] == 0 for d in gpumap.devices()))
 
 
 class Pin(SimulatedHost):

@@ -251,7 +251,9 @@ int gpumap_locate(gpumap_session* h, const char* gpus_json, char** out) {
     Json a = Json::array();
     for (const LocatedGpu& l : locate_gpus(snap, m, specs))
       a.push_back({{"spec", l.spec}, {"uuid", l.uuid}, {"nvml_index", l.nvml_index}, {"cuda_ordinal", json_or_null(l.cuda_ordinal)}});
-    return give({{"gpus", a}}, out);
+    std::vector<std::string> uuids;
+    for (const Json& g : a) uuids.push_back(g["uuid"].get<std::string>());
+    return give({{"gpus", a}, {"environment", {{"CUDA_VISIBLE_DEVICES", cvd_uuid_form(snap, uuids)}}}}, out);
   });
 }
 

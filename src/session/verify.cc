@@ -30,9 +30,9 @@ namespace {
 
 bool same_gpu(const std::string& a, const std::string& b) { return uuid_hex(a) == uuid_hex(b); }
 
-/// What CUDA_VISIBLE_DEVICES must hold for exactly these UUIDs: a GPU in MIG mode is seen
-/// through its MIG devices.
-std::string uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) {
+}  // namespace
+
+std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) {
   std::vector<std::string> parts;
   for (const std::string& u : uuids) {
     const Gpu* g = s.find_uuid(u);
@@ -42,8 +42,6 @@ std::string uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) 
   }
   return join(parts, ",");
 }
-
-}  // namespace
 
 Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs, bool prefix,
                          bool probe) {
@@ -71,7 +69,7 @@ Verification verify_gpus(Session& session, const Environment& env, const std::ve
                                 ", not expected (use --prefix to allow more visible GPUs)");
     v.code = v.differences.empty() ? kExitOk : kExitMismatch;
   }
-  if (v.code != kExitOk) v.fix = uuid_form(s, v.expected);
+  if (v.code != kExitOk) v.fix = cvd_uuid_form(s, v.expected);
   return v;
 }
 

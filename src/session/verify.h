@@ -11,6 +11,10 @@ namespace gpumap {
 /// names that MIG device; anything else is read as select_one_gpu reads it.  Same errors.
 std::string expected_uuid(const Snapshot& s, const std::string& spec);
 
+/// The CUDA_VISIBLE_DEVICES value that gives exactly these UUIDs as cuda:0, cuda:1, ...: a GPU
+/// in MIG mode is seen through its MIG devices.
+std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uuids);
+
 /// "nvidia-smi GPU 1 (GPU-...)", "nvidia-smi GPU 0 MIG device 1 (MIG-...)".
 std::string gpu_label(const Snapshot& s, const std::string& uuid);
 
