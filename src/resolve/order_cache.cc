@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "os/state_file.h"
+
 namespace gpumap {
 namespace {
 
@@ -60,11 +62,7 @@ std::optional<std::vector<std::string>> cache_lookup(const std::string& dir, con
 
 void cache_store(const std::string& dir, const OrderCacheKey& key, const std::vector<std::string>& order) {
   if (dir.empty() || key.boot_id.empty()) return;
-  // mkdir -p with 0700 for the last part.
-  for (size_t pos = 1; pos != std::string::npos;) {
-    pos = dir.find('/', pos + 1);
-    mkdir(dir.substr(0, pos).c_str(), 0700);
-  }
+  make_dirs(dir, 0700);  // a failure shows when the file is created
   nlohmann::json j = read_all(dir);
   nlohmann::json entries = nlohmann::json::array();
   std::string k = key.text();
