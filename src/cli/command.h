@@ -47,6 +47,11 @@ Command doctor_command();
 Command pick_command();
 Command run_command();
 Command bind_command();
+Command snapshot_command();
+
+/// `snapshot diff` and `verify --snapshot`: compares the host now with the snapshot at `path`
+/// (`is_default`: the default file), prints the differences; returns 0 (same) or 4 (differs).
+int snapshot_check(Context& ctx, const std::string& path, bool is_default);
 
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);

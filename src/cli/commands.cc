@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       pick_command(),
       run_command(),
       bind_command(),
+      snapshot_command(),
   };
   return table;
 }

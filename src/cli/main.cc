@@ -33,7 +33,8 @@ void print_main_help() {
        "  --version               print the version\n\n"
        "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a\n"
        "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) + ", or a JSON file (docs/host-file.md).\n"
-       "Exit codes: 0 ok, 1 driver/OS error, 2 usage, 3 no driver, 4 verify mismatch, 5 CUDA would fail,\n"
+       "Exit codes: 0 ok, 1 driver/OS error, 2 usage, 3 no driver, 4 verify mismatch or snapshot differs,\n"
+       "5 CUDA would fail, "
        "6 not enough GPUs, 7 doctor found errors (docs/cli.md).\n";
   std::fputs(s.c_str(), stdout);
 }

@@ -89,6 +89,7 @@ FakeHost load_checked(const std::string& path) {
   h.driver_version = get_or<std::string>(j, "driver_version", h.driver_version, path, "");
   h.cuda_driver_version = get_or<int>(j, "cuda_driver_version", h.cuda_driver_version, path, "");
   h.boot_id = get_or<std::string>(j, "boot_id", "", path, "");
+  h.hostname = get_or<std::string>(j, "hostname", "", path, "");
   h.errors = read_errors(j, path, "");
   if (!j.contains("gpus") || !j["gpus"].is_array()) fail(path, "needs \"gpus\": [ ... ]");
   std::set<std::string> uuids, pcis;

@@ -53,7 +53,8 @@ struct FakeHost {
   std::vector<FakeGpu> gpus;  // NVML order: sorted by PCI address
   std::vector<std::string> cuda_default_order;  // UUIDs; empty: heuristic
   std::map<std::string, int> errors;  // global NVML/CUDA function -> code ("nvmlInit_v2", "cuInit")
-  std::string boot_id;                // optional, for the order cache key
+  std::string boot_id;                // optional: for the order cache key and mapping snapshots
+  std::string hostname;               // optional: for mapping snapshots
 };
 
 /// Reads and checks a host file.  Throws std::runtime_error("FILE: what is wrong").
