@@ -96,7 +96,8 @@ TEST_F(CliSnapshot, SameHostIsSameForDiffAndVerify) {
 }
 
 TEST_F(CliSnapshot, RebootAloneIsNoDifference) {
-  CliRun r = changed([](json& h) { h["boot_id"] = "another-boot"; });
+  ASSERT_EQ(on(host("seed-mixed", [](json& h) { h["boot_id"] = "boot-1"; }), {"snapshot", "save", file_}).code, 0);
+  CliRun r = on(host("seed-mixed", [](json& h) { h["boot_id"] = "boot-2"; }), {"snapshot", "diff", file_});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "the host was rebooted since the snapshot")) << r.out;
 }

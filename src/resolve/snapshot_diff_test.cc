@@ -42,12 +42,6 @@ std::vector<std::string> kinds(const SnapshotDiff& d) {
   return k;
 }
 
-const SnapshotChange* find(const SnapshotDiff& d, const std::string& kind) {
-  for (const SnapshotChange& c : d.changes)
-    if (c.kind == kind) return &c;
-  return nullptr;
-}
-
 TEST(SnapshotDiff, RebootAndTimeAloneAreNoDifference) {
   MappingSnapshot now = three();
   now.boot_id = "boot-2";
