@@ -1,95 +1,19 @@
 // gpumap snapshot save|diff [FILE]: record this host's GPU numbering, and say later in words what
 // changed since (a replaced board, a moved GPU, a driver update, MIG, CUDA's order).
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <ctime>
 #include <iostream>
 
 #include "cli/command.h"
-#include "env/cuda_device_order.h"
-#include "fake/host_file.h"
 #include "model/error.h"
-#include "os/host_id.h"
-#include "os/state_file.h"
 #include "output/snapshot_file.h"
+#include "session/mapping_snapshot.h"
 
 namespace gpumap {
 namespace {
-
-constexpr size_t kMaxSnapshotBytes = 16u << 20;
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-/// The default snapshot file.  A simulated host gets its own, so that trying gpumap out with
-/// --simulate never replaces the real host's snapshot.
-std::string default_path(const DriverSource& d) {
-  std::string dir = state_dir();
-  if (dir.empty())
-    throw Error(kExitUsage, "snapshot: no default location (HOME and XDG_STATE_HOME are unset)",
-                "name the file: gpumap snapshot save FILE");
-  if (!d.simulated) return dir + "/snapshot.json";
-  std::string stem = d.host_file.substr(d.host_file.rfind('/') + 1);
-  if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".json") stem.resize(stem.size() - 5);
-  return dir + "/snapshot-simulated-" + stem + ".json";
-}
-
-/// This host's mapping now: NVML's numbering plus CUDA's base order under each CUDA_DEVICE_ORDER,
-/// as gpumap knows it (from NVML where that is exact, else from the driver or this boot's cache).
-MappingSnapshot take_snapshot(Context& ctx) {
-  MappingSnapshot m = mapping_snapshot_of(ctx.snapshot());
-  m.gpumap_version = GPUMAP_VERSION;
-  m.saved_at = utc_now();
-  if (ctx.driver().simulated) {
-    fake::FakeHost h = fake::load_host_file(ctx.driver().host_file);
-    m.hostname = h.hostname.empty() ? "simulated" : h.hostname;
-    m.boot_id = h.boot_id;
-  } else {
-    m.hostname = read_hostname();
-    m.boot_id = read_boot_id();
-  }
-  for (DeviceOrder order : {DeviceOrder::kFastestFirst, DeviceOrder::kPciBusId}) {
-    Environment e = ctx.env();
-    e.unset("CUDA_VISIBLE_DEVICES");
-    e.set("CUDA_DEVICE_ORDER", device_order_name(order));
-    SnapshotOrder o;
-    o.order = device_order_name(order);
-    try {
-      Mapping mp = ctx.mapping(e, false);
-      o.devices = mp.base_order;
-      o.source = mp.source;
-    } catch (const Error& err) {  // CUDA failed: NVML's numbering is still worth recording
-      o.error = err.what();
-    }
-    m.cuda_orders.push_back(std::move(o));
-  }
-  return m;
-}
 
 std::string summary(const MappingSnapshot& s) {
   return "saved " + s.saved_at + " on " + (s.hostname.empty() ? std::string("an unnamed host") : s.hostname) +
          ", driver " + s.driver_version.value_or("N/A") + ", " + std::to_string(s.gpus.size()) + " GPU" +
          (s.gpus.size() == 1 ? "" : "s");
-}
-
-MappingSnapshot load_snapshot(const std::string& path, bool is_default) {
-  FileText f = read_small_file(path, kMaxSnapshotBytes);
-  if (f.error == ENOENT)
-    throw Error(kExitUsage, "no snapshot at " + path,
-                "save one first, while the numbering is right: gpumap snapshot save" + (is_default ? "" : " " + path));
-  if (f.error)
-    throw Error(kExitUsage, "cannot read snapshot " + path + ": " + std::strerror(f.error),
-                "name a snapshot file that this user can read");
-  if (f.too_big) throw Error(kExitUsage, "snapshot " + path + " is larger than 16 MiB: not a gpumap snapshot");
-  return parse_mapping_snapshot(f.text, path);
 }
 
 std::string file_arg(const Args& args, Context& ctx, bool* is_default = nullptr) {
@@ -99,31 +23,15 @@ std::string file_arg(const Args& args, Context& ctx, bool* is_default = nullptr)
                 "usage: gpumap snapshot " + p[0] + " [FILE]");
   if (is_default) *is_default = p.size() < 2;
   if (p.size() == 2 && p[1].empty()) throw Error(kExitUsage, "snapshot " + p[0] + ": FILE is empty");
-  return p.size() == 2 ? p[1] : default_path(ctx.driver());
+  return p.size() == 2 ? p[1] : default_snapshot_path(ctx);
 }
 
 int save(const Args& args, Context& ctx) {
   bool is_default = false;
   std::string path = file_arg(args, ctx, &is_default);
-  FileText old = read_small_file(path, kMaxSnapshotBytes);
-  if (old.error == EISDIR)
-    throw Error(kExitUsage, "snapshot save: " + path + " is a folder", "name a file, e.g. " + path + "/snapshot.json");
-  if (old.error && old.error != ENOENT)
-    throw Error(kExitError, "snapshot save: cannot read the existing " + path + ": " + std::strerror(old.error));
-  if (!old.error && (old.too_big || (!old.text.empty() && !looks_like_mapping_snapshot(old.text))))
-    throw Error(kExitUsage, "snapshot save: " + path + " exists and is not a gpumap snapshot; not replacing it",
-                "name another file, or remove that one first if it is yours to lose");
-  if (is_default) {
-    std::string dir = path.substr(0, path.rfind('/'));
-    if (std::string e = make_dirs(dir, geteuid() == 0 ? 0755 : 0700); !e.empty())
-      throw Error(kExitError, "snapshot save: " + e, "name a FILE in a folder you can write");
-  }
-  MappingSnapshot now = take_snapshot(ctx);
-  Json j = mapping_snapshot_json(now);
-  if (std::string e = write_file_atomically(path, dump(j), 0644); !e.empty())
-    throw Error(kExitError, "snapshot save: " + e, "nothing was changed: the previous file, if any, is as it was");
+  MappingSnapshot now = save_mapping_snapshot(ctx, path, is_default);
   if (ctx.json()) {
-    std::cout << dump({{"simulated", now.simulated}, {"saved", path}, {"snapshot", j}});
+    std::cout << dump({{"simulated", now.simulated}, {"saved", path}, {"snapshot", mapping_snapshot_json(now)}});
     return kExitOk;
   }
   std::cout << "Saved the numbering of " << now.gpus.size() << " GPU" << (now.gpus.size() == 1 ? "" : "s")
@@ -151,15 +59,15 @@ int run(const Args& args, Context& ctx) {
 }  // namespace
 
 int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
-  MappingSnapshot saved = load_snapshot(path, is_default);
-  MappingSnapshot now = take_snapshot(ctx);
-  SnapshotDiff d = diff_mapping_snapshots(saved, now);
-  int code = d.changes.empty() ? kExitOk : kExitMismatch;
+  std::string save_command = "gpumap snapshot save" + (is_default ? "" : " " + path);
+  SnapshotCheck check = check_mapping_snapshot(ctx, path, save_command);
+  const SnapshotDiff& d = check.diff;
+  int code = check.code;
   if (ctx.json()) {
-    std::cout << dump(snapshot_diff_json(path, saved, now, d));
+    std::cout << dump(snapshot_diff_json(path, check.saved, check.now, d));
     return code;
   }
-  std::cout << host_banner(ctx.snapshot()) << "Snapshot " << path << ": " << summary(saved) << "\n";
+  std::cout << host_banner(ctx.snapshot()) << "Snapshot " << path << ": " << summary(check.saved) << "\n";
   if (d.changes.empty()) {
     std::cout << "SAME: the GPU numbering matches the snapshot.\n";
   } else {
@@ -168,8 +76,7 @@ int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
   }
   for (const std::string& n : d.notes) std::cout << "  note: " << n << "\n";
   if (!d.changes.empty())
-    std::cout << "When the new numbering is intended, record it: gpumap snapshot save" << (is_default ? "" : " " + path)
-              << "\n";
+    std::cout << "When the new numbering is intended, record it: " << save_command << "\n";
   return code;
 }
 

@@ -33,6 +33,8 @@ struct Seams {
   bool in_container = false;
   /// Print the time of each NVML call to stderr.
   bool trace = false;
+  /// The folder of the default mapping snapshot file (`gpumap snapshot`); "" when there is none.
+  std::string state_dir;
 };
 
 }  // namespace gpumap

@@ -5,21 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace gpumap {
-
-std::string state_dir() { return state_dir(geteuid() == 0); }
-
-std::string state_dir(bool as_root) {
-  if (const char* d = std::getenv("GPUMAP_STATE_DIR"); d && *d) return d;
-  if (as_root) return "/var/lib/gpumap";
-  if (const char* d = std::getenv("XDG_STATE_HOME"); d && *d) return std::string(d) + "/gpumap";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/state/gpumap";
-  return "";
-}
 
 FileText read_small_file(const std::string& path, size_t max_bytes) {
   FileText r;

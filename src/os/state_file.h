@@ -1,17 +1,11 @@
-// Files gpumap keeps between runs (mapping snapshots): where they live by default, and reading
-// and writing them so that a failure never leaves a half-written file.
+// Files gpumap keeps between runs (mapping snapshots): reading them, and writing them so that a
+// failure never leaves a half-written file.  Where they live is Seams::state_dir.
 #pragma once
 #include <sys/types.h>
 
 #include <string>
 
 namespace gpumap {
-
-/// The folder for gpumap's state: $GPUMAP_STATE_DIR; else /var/lib/gpumap for root; else
-/// $XDG_STATE_HOME/gpumap; else $HOME/.local/state/gpumap.  "" when none can be determined.
-std::string state_dir(bool as_root);
-/// state_dir() for this process's effective user.
-std::string state_dir();
 
 struct FileText {
   int error = 0;         // errno of the failed open/read (ENOENT: no such file), 0 on success

@@ -80,21 +80,5 @@ TEST_F(StateFile, FolderThatCannotHoldTheFile) {
   EXPECT_NE(make_dirs(dir_ + "/file/sub", 0700), "");
 }
 
-TEST(StateDir, RootUsesVarLibOthersXdgState) {
-  std::string saved_home = getenv("HOME") ? getenv("HOME") : "";
-  unsetenv("GPUMAP_STATE_DIR");
-  setenv("XDG_STATE_HOME", "/xdg/state", 1);
-  EXPECT_EQ(state_dir(true), "/var/lib/gpumap");
-  EXPECT_EQ(state_dir(false), "/xdg/state/gpumap");
-  unsetenv("XDG_STATE_HOME");
-  setenv("HOME", "/home/u", 1);
-  EXPECT_EQ(state_dir(false), "/home/u/.local/state/gpumap");
-  setenv("GPUMAP_STATE_DIR", "/elsewhere", 1);
-  EXPECT_EQ(state_dir(true), "/elsewhere");
-  EXPECT_EQ(state_dir(false), "/elsewhere");
-  unsetenv("GPUMAP_STATE_DIR");
-  setenv("HOME", saved_home.c_str(), 1);
-}
-
 }  // namespace
 }  // namespace gpumap

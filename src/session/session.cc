@@ -1,5 +1,7 @@
 #include "session/session.h"
 
+#include <unistd.h>
+
 #include "os/container.h"
 #include "os/host_id.h"
 #include "os/lease.h"
@@ -55,7 +57,20 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   if (auto f = env.get("GPUMAP_IN_CONTAINER")) s.in_container = *f == "1";
   else s.in_container = container_files_present() || env.get("container").has_value();
   s.trace = env.get("GPUMAP_TRACE").has_value();
+  s.state_dir = state_dir_from(env, geteuid() == 0);
   return s;
+}
+
+std::string state_dir_from(const Environment& env, bool as_root) {
+  auto nonempty = [&](const char* name) {
+    std::optional<std::string> v = env.get(name);
+    return v && !v->empty() ? v : std::nullopt;
+  };
+  if (auto d = nonempty("GPUMAP_STATE_DIR")) return *d;
+  if (as_root) return "/var/lib/gpumap";
+  if (auto x = nonempty("XDG_STATE_HOME")) return *x + "/gpumap";
+  if (auto h = nonempty("HOME")) return *h + "/.local/state/gpumap";
+  return "";
 }
 
 }  // namespace gpumap

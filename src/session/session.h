@@ -49,8 +49,13 @@ class Session {
 /// GPUMAP_NVML_PID_NS, GPUMAP_TRACE, and whether this is a container (GPUMAP_IN_CONTAINER=1/0
 /// forces it; else the container files or $container), with bundled hosts and fake driver
 /// libraries looked up next to `install_dir` (the folder of the binary or library) and in
-/// its ../share/gpumap/hosts and ../lib/gpumap/sim.  The probe command is left to the caller.
+/// its ../share/gpumap/hosts and ../lib/gpumap/sim, and the state folder (state_dir_from).
+/// The probe command is left to the caller.
 Seams seams_from_environment(const Environment& env, const std::string& install_dir,
                              const std::optional<std::string>& simulate = std::nullopt);
+
+/// The state folder: $GPUMAP_STATE_DIR; else /var/lib/gpumap for root; else $XDG_STATE_HOME/gpumap;
+/// else $HOME/.local/state/gpumap; "" when none can be determined.
+std::string state_dir_from(const Environment& env, bool as_root);
 
 }  // namespace gpumap

@@ -51,5 +51,18 @@ TEST(SeamsFromEnvironment, DefaultsAndTheSimulateOption) {
   EXPECT_EQ(seams_from_environment(Environment(), "/b").cache_dir, "");
 }
 
+TEST(StateDirFrom, RootUsesVarLibOthersTheirXdgStateFolder) {
+  Environment both = Environment::from_strings({"XDG_STATE_HOME=/xdg/state", "HOME=/home/u"});
+  EXPECT_EQ(state_dir_from(both, true), "/var/lib/gpumap");
+  EXPECT_EQ(state_dir_from(both, false), "/xdg/state/gpumap");
+  EXPECT_EQ(state_dir_from(Environment::from_strings({"XDG_STATE_HOME=", "HOME=/home/u"}), false),
+            "/home/u/.local/state/gpumap");
+  Environment set = Environment::from_strings({"GPUMAP_STATE_DIR=/elsewhere", "HOME=/home/u"});
+  EXPECT_EQ(state_dir_from(set, true), "/elsewhere");
+  EXPECT_EQ(state_dir_from(set, false), "/elsewhere");
+  EXPECT_EQ(state_dir_from(Environment(), false), "");
+  EXPECT_EQ(seams_from_environment(set, "/b").state_dir, "/elsewhere");
+}
+
 }  // namespace
 }  // namespace gpumap
