@@ -154,10 +154,12 @@ TEST(CliRun, ManyConcurrentRunsNeverShareAGpu) {
 TEST(CliRun, BusyGpuFailsAtOnceOrIsWaitedFor) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks,
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'touch $L/started; sleep 0.6' &\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "'touch $L/started; while [ ! -e $L/release ]; do sleep 0.02; done' &\n"
                         "while [ ! -e $L/started ]; do sleep 0.02; done\n"
                         "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 | grep -c 'pid .* since'\n"
                         "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo now=$?\n"
+                        "(sleep 0.3; touch $L/release) &\n"
                         "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 --wait 20 -- true; echo waited=$?\n"
                         "wait\n");
   EXPECT_NE(p.out.find("1\n"), std::string::npos) << p.out << p.err;  // list shows the holder
