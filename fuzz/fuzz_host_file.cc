@@ -1,4 +1,6 @@
 // Simulated host files: load_host_file either succeeds or throws std::runtime_error.
+// The input lives in a memfd (a regular file with no name): nothing is left in /tmp.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -9,11 +11,9 @@
 #include "fake/host_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/gpumap-fuzz-host-" + std::to_string(getpid()) + ".json";
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  fwrite(data, 1, size, f);
-  fclose(f);
+  static const int fd = memfd_create("gpumap-fuzz-host", MFD_CLOEXEC);
+  static const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  if (fd < 0 || ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) return 0;
   try {
     (void)gpumap::fake::load_host_file(path);
   } catch (const std::runtime_error&) {

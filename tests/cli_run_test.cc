@@ -220,6 +220,92 @@ TEST(CliRun, CommandGetsSigtermWhenGpumapIsKilled) {
   EXPECT_NE(p.out.find("child-ended"), std::string::npos) << p.out << p.err;
 }
 
+// Shell functions for the job tests: alive PID (running, not a zombie) and until_free (the
+// lease on GPU 0 comes free within 5 s; prints free=CODE).
+const char* kJobShell =
+    "alive() { s=$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null); [ -n \"$s\" ] && [ \"$s\" != Z ]; }\n"
+    "until_free() { GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 --wait 5 -- true; echo free=$?; }\n";
+
+TEST(CliRun, LeaseOutlivesKilledGpumapWhileAnyJobProcessRuns) {
+  // The `bash train.sh` pattern: the shell dies with gpumap (SIGTERM), its child keeps the GPU busy.
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks, std::string(kJobShell) +
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "'sleep 30 & echo $! > $L/worker; echo $$ > $L/job; wait; true' &\n"
+                        "g=$!\n"
+                        "while [ ! -s $L/job ] || [ ! -s $L/worker ]; do sleep 0.02; done\n"
+                        "kill -KILL $g; wait $g; echo gpumap=$?\n"
+                        "for i in $(seq 100); do alive $(cat $L/job) || break; sleep 0.02; done\n"
+                        "alive $(cat $L/job) || echo shell-ended\n"
+                        "alive $(cat $L/worker) && echo worker-runs\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo while=$?\n"
+                        "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 | grep -o 'job [0-9]* ([^)]*)'\n"
+                        "echo jobpid=$(cat $L/job)\n"
+                        "kill -KILL $(cat $L/worker)\n"
+                        "until_free\n");
+  EXPECT_NE(p.out.find("gpumap=137"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("shell-ended"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("worker-runs"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("while=6"), std::string::npos) << "the GPU was leased again while the job ran\n" << p.out << p.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(p.out, m, std::regex("jobpid=([0-9]+)"))) << p.out;
+  EXPECT_NE(p.out.find("job " + m[1].str() + " ("), std::string::npos) << "list names the job\n" << p.out;
+  EXPECT_NE(p.out.find("free=0"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, LeaseOutlivesKilledGpumapWhenTheCommandIgnoresSigterm) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks, std::string(kJobShell) +
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "'trap \"\" TERM; echo $$ > $L/job; while :; do sleep 0.05; done' &\n"
+                        "g=$!\n"
+                        "while [ ! -s $L/job ]; do sleep 0.02; done\n"
+                        "kill -KILL $g; wait $g\n"
+                        "sleep 0.3; alive $(cat $L/job) && echo job-runs\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo while=$?\n"
+                        "kill -KILL -$(cat $L/job)\n"
+                        "until_free\n");
+  EXPECT_NE(p.out.find("job-runs"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("while=6"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("free=0"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, SignalsReachTheWholeJob) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks, std::string(kJobShell) +
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "'sleep 30 & echo $! > $L/worker; wait' &\n"
+                        "g=$!\n"
+                        "while [ ! -s $L/worker ]; do sleep 0.02; done\n"
+                        "kill -TERM $g; wait $g; echo rc=$?\n"
+                        "for i in $(seq 100); do alive $(cat $L/worker) || break; sleep 0.02; done\n"
+                        "alive $(cat $L/worker) && echo worker-survived\n"
+                        "until_free\n");
+  EXPECT_NE(p.out.find("rc=143"), std::string::npos) << p.out << p.err;
+  EXPECT_EQ(p.out.find("worker-survived"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.out.find("free=0"), std::string::npos) << p.out << p.err;
+}
+
+TEST(CliRun, LockHeldByAnotherProgramNamesNoStalePid) {
+  std::string locks = temp_dir("locks");
+  ProcResult p = script(locks,
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'echo $PPID > $L/old'\n"
+                        "flock $L/" + std::string(kGpu0) + ".lock sh -c 'echo $$ > $L/holder; touch $L/locked; exec sleep 30' &\n"
+                        "f=$!\n"
+                        "while [ ! -e $L/locked ]; do sleep 0.02; done\n"
+                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo busy=$?\n"
+                        "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2\n"
+                        "kill $(cat $L/holder); wait\n");
+  std::string old = slurp(locks + "/old");
+  while (!old.empty() && old.back() == '\n') old.pop_back();
+  ASSERT_FALSE(old.empty());
+  EXPECT_NE(p.out.find("busy=6"), std::string::npos) << p.out << p.err;
+  EXPECT_NE(p.err.find("no gpumap record"), std::string::npos) << p.err;
+  EXPECT_NE(p.out.find("no gpumap record"), std::string::npos) << p.out;
+  EXPECT_EQ(p.err.find("pid " + old), std::string::npos) << "names the dead earlier holder\n" << p.err;
+  EXPECT_EQ(p.out.find("pid " + old), std::string::npos) << p.out;
+}
+
 TEST(CliRun, PlantedSymlinkInTheLeaseFolderIsRefused) {
   std::string locks = temp_dir("locks");
   std::string victim = temp_dir("victim") + "/file";

@@ -56,7 +56,7 @@ int run(const Args& args, Context& ctx) {
   Environment env = ctx.env();
   env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
   env.set("CUDA_VISIBLE_DEVICES", join(mine, ","));
-  LaunchSpec spec{args.rest(), env.to_strings(), {}};
+  LaunchSpec spec{args.rest(), env.to_strings(), {}, {}, {}};
   std::string cpu_note = "not bound (--no-cpu-bind)";
   if (!args.has("--no-cpu-bind")) {
     std::vector<std::optional<std::string>> lists;

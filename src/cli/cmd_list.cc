@@ -13,6 +13,10 @@ int run(const Args& args, Context& ctx) {
   if (ctx.json()) {
     Json j = snapshot_json(s);
     for (Json& gj : j["gpus"]) {
+      if (gj["uuid"].get<std::string>().empty()) {  // NVML could not read it (a lost GPU): no lease to name
+        gj["lease"] = nullptr;
+        continue;
+      }
       LeaseState l = read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), gj["uuid"].get<std::string>());  // gpumap run's lease
       gj["lease"] = !l.held ? Json(nullptr)
                             : l.holder ? Json{{"pid", l.holder->pid}, {"user", l.holder->user},
@@ -29,7 +33,7 @@ int run(const Args& args, Context& ctx) {
     std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
     rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
                     na(g.compute_capability), mig, procs,
-                    lease_summary(read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), g.uuid))});
+                    g.uuid.empty() ? "" : lease_summary(read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), g.uuid))});
     if (rows.back().back().empty()) rows.back().back() = "-";
   }
   std::cout << host_banner(s)

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "os/lease.h"
 #include "os/proc.h"
 #include "output/render.h"
@@ -58,7 +59,7 @@ Json opt_json(const std::optional<T>& v) {
 void put_str(std::string& out, const std::string& v) {
   for (unsigned char c : v)
     if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
-      out += Json(v).dump(-1, ' ', false, Json::error_handler_t::replace);
+      out += dump_line(Json(v));
       return;
     }
   out += '"';
@@ -125,7 +126,7 @@ void put_row(std::string& out, const ProcessRow& r, const std::optional<LeaseSta
                                             : std::nullopt);
   put_opt_str(out, "cuda_error", r.cuda_error);
   put_key(out, "lease");
-  out += lease_json(lease, r).dump();
+  out += dump_line(lease_json(lease, r));
   put_key(out, "findings");
   out += '[';
   for (size_t i = 0; i < r.findings.size(); ++i) {
@@ -175,7 +176,7 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
                              {"nvml", opt_json(ns.nvml)},
                              {"note", ns.note}};
     head["unlisted_gpus"] = res.unlisted_gpus;
-    std::string out = head.dump();
+    std::string out = dump_line(head);
     out.pop_back();  // the closing brace: the process list follows
     const char* nl = one_line ? "" : "\n";
     out += std::string(",") + nl + "\"processes\": [";
@@ -205,8 +206,8 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
                      lease_cell(leases[r.uuid]), cmd});
     for (const Finding& fd : r.findings) {
       notes += "  [" + std::string(severity_name(fd.severity)) + "] " + fd.id + " (pid " + std::to_string(r.pid) +
-               ", GPU " + std::to_string(r.nvml_index) + "): " + fd.message + "\n";
-      if (!fd.fix.empty()) notes += "      fix: " + fd.fix + "\n";
+               ", GPU " + std::to_string(r.nvml_index) + "): " + printable(fd.message) + "\n";
+      if (!fd.fix.empty()) notes += "      fix: " + printable(fd.fix) + "\n";
     }
   }
   std::string t = host_banner(s);

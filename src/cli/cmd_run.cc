@@ -1,11 +1,12 @@
 // gpumap run: pick GPUs, lease them, and run a command pinned to them (and to their CPUs).
 //
-// Design: gpumap stays as the parent.  It holds one flock()ed lock file per GPU (O_CLOEXEC, so
-// the command never inherits them) for as long as the command runs, forwards SIGINT, SIGTERM,
-// SIGHUP and SIGQUIT to it, and exits with its status (128+signal when a signal killed it).
-// The kernel drops the leases when gpumap exits, however it exits; should gpumap be killed
-// first, the command gets SIGTERM (PR_SET_PDEATHSIG), so a lease never outlives its job
-// unnoticed.
+// Design: gpumap stays as the parent.  It holds one flock()ed lock file per GPU and the job
+// inherits those descriptors: a flock belongs to the open file description, so the lease
+// lasts until the last process holding it has exited, gpumap or any process of the job,
+// however each of them ends (kill -9 of gpumap included).  The job runs in a process group of
+// its own; gpumap forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to that whole group, and exits
+// with the command's status (128+signal when a signal killed it).  Should gpumap be killed
+// first, the command gets SIGTERM (PR_SET_PDEATHSIG) and the lease stays with the job.
 #include <cstdio>
 #include <iostream>
 
@@ -13,6 +14,7 @@
 #include "cli/pick_options.h"
 #include "model/error.h"
 #include "os/launch.h"
+#include "os/lease.h"
 
 namespace gpumap {
 namespace {
@@ -32,7 +34,12 @@ int run(const Args& args, Context& ctx) {
   Environment env = ctx.env();
   env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
   env.set("CUDA_VISIBLE_DEVICES", join(chosen, ","));
-  LaunchSpec spec{cmd, env.to_strings(), {}};
+  LaunchSpec spec{cmd, env.to_strings(), {}, {}, {}};
+  for (const Lease& l : held.leases) spec.keep_fds.push_back(l.fd());
+  spec.on_started = [&](pid_t job) {  // readers then still name the holder should gpumap die first
+    held.record.job = job;
+    for (const Lease& l : held.leases) rewrite_lease_record(l, held.record);
+  };
   std::string cpu_note;
   if (args.has("--no-cpu-bind")) {
     cpu_note = "CPUs: not bound (--no-cpu-bind)";
@@ -70,8 +77,11 @@ Command run_command() {
           "$GPUMAP_LOCK_DIR, default /tmp/gpumap-leases, shared by every user), then runs CMD directly\n"
           "(PATH lookup, no shell) with CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA_VISIBLE_DEVICES set to the\n"
           "GPUs' UUIDs, and CPU affinity set to the GPUs' local CPUs within the inherited set.  The\n"
-          "mapping is printed on stderr.  gpumap stays as CMD's parent holding the leases, forwards\n"
-          "SIGINT, SIGTERM, SIGHUP and SIGQUIT, and exits with CMD's exit code (128+signal when a signal\n"
+          "mapping is printed on stderr.  gpumap stays as CMD's parent; CMD runs in a process group of\n"
+          "its own (the job), which gets SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpumap, and the\n"
+          "terminal when gpumap has it.  The job inherits the lease descriptors: each GPU stays leased\n"
+          "until the job's last process has exited, even if gpumap is killed (CMD then gets SIGTERM).\n"
+          "gpumap exits with CMD's exit code (128+signal when a signal\n"
           "ended it; 127/126 when CMD cannot be started).  A leased GPU is never picked by another\n"
           "gpumap.  Exit 6 when not enough GPUs qualify now (or within --wait), saying what blocked\n"
           "each; at once when more GPUs are asked for than could ever qualify.",

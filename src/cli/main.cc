@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "os/subprocess.h"
 
 using namespace gpumap;
@@ -83,12 +84,13 @@ int main(int argc, char** argv) {
     return cmd->run(parsed, ctx);
   } catch (const Error& e) {
     std::cout.flush();
-    std::fprintf(stderr, "gpumap: error: %s\n", e.what());
-    if (!e.hint().empty()) std::fprintf(stderr, "  hint: %s\n", e.hint().c_str());
+    // Messages quote inputs (arguments, variables, lease records): print them defanged.
+    std::fprintf(stderr, "gpumap: error: %s\n", printable(e.what()).c_str());
+    if (!e.hint().empty()) std::fprintf(stderr, "  hint: %s\n", printable(e.hint()).c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::fprintf(stderr, "gpumap: internal error: %s\n", e.what());
+    std::fprintf(stderr, "gpumap: internal error: %s\n", printable(e.what()).c_str());
     return kExitError;
   }
 }

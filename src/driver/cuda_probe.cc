@@ -1,7 +1,10 @@
 #include "driver/cuda_probe.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <sstream>
 
 #include "driver/cuda_api.h"
@@ -36,7 +39,8 @@ CudaProbe probe_in_process(const std::string& cuda_library) {
     p.error_code = rc;
   } else {
     int n = 0;
-    count(&n);
+    if (count(&n) != 0) n = 0;
+    n = std::clamp(n, 0, static_cast<int>(kMaxCudaDevices));  // a broken driver's count is not a loop bound
     for (int i = 0; i < n; ++i) {
       CUdevice d;
       CudaDevice dev;
@@ -53,8 +57,11 @@ CudaProbe probe_in_process(const std::string& cuda_library) {
         }
         dev.uuid = "GPU-" + hex;
       }
-      if (pci(buf, sizeof buf, d) == 0) dev.pci_bus_id = buf;
-      if (name(buf, sizeof buf, d) == 0) dev.name = buf;
+      // A driver may fill the buffer without a terminator: read at most its size.
+      auto text_of = [&] { return std::string(buf, strnlen(buf, sizeof buf)); };
+      if (pci(buf, sizeof buf, d) == 0) dev.pci_bus_id = text_of();
+      std::fill(std::begin(buf), std::end(buf), '\0');
+      if (name(buf, sizeof buf, d) == 0) dev.name = text_of();
       p.devices.push_back(dev);
     }
   }
@@ -68,6 +75,7 @@ std::string serialize_probe(const CudaProbe& p) {
   if (!p.error.empty()) o << "error\t" << p.error << "\t" << p.error_code << "\n";
   for (const CudaDevice& d : p.devices) o << "device\t" << d.uuid << "\t" << d.pci_bus_id << "\t" << d.name << "\n";
   o << "elapsed_ms\t" << p.elapsed_ms << "\n";
+  o << "end\n";  // a cut-short answer lacks it
   return o.str();
 }
 
@@ -75,8 +83,12 @@ CudaProbe parse_probe(const std::string& text) {
   CudaProbe p;
   std::istringstream in(text);
   std::string line;
-  bool header = false;
+  bool header = false, end = false;
+  auto nonsense = [&](const std::string& why) {
+    return Error(kExitError, "the CUDA probe child answered nonsense (" + why + "): " + text.substr(0, 200));
+  };
   while (std::getline(in, line)) {
+    if (end) throw nonsense("text after the end");
     std::vector<std::string> f;
     std::string cur;
     for (char c : line) {
@@ -88,17 +100,25 @@ CudaProbe parse_probe(const std::string& text) {
       }
     }
     f.push_back(cur);
-    if (f[0] == "gpumap-probe") header = true;
-    else if (f[0] == "error" && f.size() >= 3) {
+    if (f[0] == "gpumap-probe") {
+      if (header) throw nonsense("two headers");
+      header = true;
+    } else if (!header) {
+      throw nonsense("text before the header");
+    } else if (f[0] == "end") {
+      end = true;
+    } else if (f[0] == "error" && f.size() >= 3) {
       p.error = f[1];
       p.error_code = std::atoi(f[2].c_str());
     } else if (f[0] == "device" && f.size() >= 4) {
+      if (p.devices.size() >= kMaxCudaDevices) throw nonsense("more than " + std::to_string(kMaxCudaDevices) + " devices");
       p.devices.push_back({f[1], f[2], f[3]});
     } else if (f[0] == "elapsed_ms" && f.size() >= 2) {
       p.elapsed_ms = std::atof(f[1].c_str());
     }
   }
   if (!header) throw Error(kExitError, "the CUDA probe child gave no answer: " + text.substr(0, 200));
+  if (!end) throw nonsense("cut short");
   return p;
 }
 

@@ -10,6 +10,9 @@
 
 namespace gpumap {
 
+/// More CUDA devices than this in one process is a broken driver (or an injected answer).
+inline constexpr size_t kMaxCudaDevices = 4096;
+
 struct CudaDevice {
   std::string uuid;        // "GPU-" + the 16 bytes of cuDeviceGetUuid_v2 (a MIG device's too: the
                            // caller relabels it by matching NVML's MIG UUIDs)
@@ -33,7 +36,11 @@ CudaProbe probe_in_process(const std::string& cuda_library);
 /// the simulated driver needs).  Throws Error(kExitError) when the child cannot run or answers nonsense.
 CudaProbe probe_cuda(const DriverSource& src, const Environment& env);
 
-/// The wire format between the two: one line per fact, tab-separated.
+/// The wire format between the two: one line per fact, tab-separated, a header line first and
+/// an "end" line last.  The child writes it on the stdout it started with while descriptor 1
+/// points at stderr, so a driver library's own prints never reach it.  parse_probe throws
+/// Error(kExitError) for anything else (text before the header or after the end, no end, too
+/// many devices).
 std::string serialize_probe(const CudaProbe& p);
 CudaProbe parse_probe(const std::string& text);
 

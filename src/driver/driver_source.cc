@@ -57,6 +57,7 @@ DriverSource select_driver(const Seams& seams) {
   src.probe_command = seams.probe_command;
   src.sysfs_root = seams.sysfs_root;
   src.trace = seams.trace;
+  src.driver_timeout_s = seams.driver_timeout_s;
   const std::optional<std::string>& spec = seams.simulate;
   if (!spec) return src;
   if (spec->empty()) throw Error(kExitUsage, "--simulate needs a host name or file", "e.g. --simulate seed-mixed");

@@ -18,6 +18,7 @@ struct DriverSource {
   std::vector<std::string> probe_command;
   std::string sysfs_root = "/sys";  // for the GPUs' local CPUs (Seams::sysfs_root)
   bool trace = false;               // time each NVML call (Seams::trace)
+  double driver_timeout_s = 60;     // bound on reading NVML (Seams::driver_timeout_s; 0: none)
 };
 
 /// The real driver, or the simulated host `seams.simulate` (a bundled name or a file path,

@@ -13,6 +13,8 @@ DynLib::DynLib(const std::string& name) : name_(name) {
     throw Error(kExitNoDriver, "cannot load " + name + ": " + (why ? why : "unknown dlopen error"),
                 "is the NVIDIA driver installed? On a machine without one, try `gpumap --simulate seed-mixed`");
   }
+  // Only gpumap's simulated driver exports this: it lets a host file declare symbols absent.
+  hides_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "gpumapFakeHidesSymbol"));
 }
 
 DynLib::~DynLib() {
@@ -30,7 +32,7 @@ void* DynLib::bind_raw(std::initializer_list<const char*> names, bool required) 
   std::string tried;
   for (const char* n : names) {
     dlerror();
-    void* p = dlsym(handle_, n);
+    void* p = hides_ && hides_(n) ? nullptr : dlsym(handle_, n);
     if (p) {
       b.bound = n;
       bindings_.push_back(b);

@@ -41,6 +41,7 @@ class DynLib {
   void* bind_raw(std::initializer_list<const char*> names, bool required);
   std::string name_;
   void* handle_ = nullptr;
+  int (*hides_)(const char*) = nullptr;  // the simulated driver's gpumapFakeHidesSymbol
   std::vector<SymbolBinding> bindings_;
 };
 

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "driver/dynlib.h"
@@ -98,8 +100,13 @@ struct Nvml {
   FnP2p* p2p;
   bool v3_compute = false;
 
-  explicit Nvml(const std::string& path) : lib(std::make_unique<DynLib>(path)) {
+  /// fake_host: the simulated host file, told to the fake library before anything binds (it
+  /// decides which symbols the host file declares missing).
+  Nvml(const std::string& path, const std::string& fake_host) : lib(std::make_unique<DynLib>(path)) {
     DynLib& l = *lib;
+    if (!fake_host.empty())
+      if (auto set_host = reinterpret_cast<void (*)(const char*)>(l.extra_symbol("gpumapFakeSetHost")))
+        set_host(fake_host.c_str());
     init = l.bind<FnInit>({"nvmlInit_v2", "nvmlInit"}, true);
     shutdown = l.bind<FnInit>({"nvmlShutdown"}, true);
     error_string = l.bind<FnStr>({"nvmlErrorString"}, false);
@@ -141,21 +148,44 @@ struct Nvml {
   }
 };
 
+// Limits on what a broken or hostile driver may claim: counts beyond them are not loop bounds
+// or allocation sizes.  Real hosts stay far below (NVSwitch systems: 8-16 GPUs per host, MIG:
+// at most 7 devices per GPU).
+constexpr unsigned kMaxGpus = 16384;
+constexpr unsigned kMaxProcesses = 65536;
+constexpr unsigned kMaxMigDevices = 64;
+
+/// A string the driver wrote into `buf`: up to the first NUL, and never past the buffer
+/// (a driver may fill it without a terminator).
+template <size_t N>
+std::string c_text(const char (&buf)[N]) {
+  return std::string(buf, strnlen(buf, N));
+}
+
 // Records a failed optional query; NOT_SUPPORTED is an ordinary N/A and is not noted.
 void note(Gpu& g, const Nvml& n, const char* call, nvmlReturn_t rc) {
   if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) g.notes.push_back(n.describe(call, rc));
 }
 
+/// The process list, sized by asking first.  `absurd` is set (and the list left empty) when
+/// the driver claims more than kMaxProcesses.
 template <class Info, class Fn>
-nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out) {
+nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out, unsigned& absurd) {
   unsigned n = 0;
   nvmlReturn_t rc = fn(d, &n, nullptr);
   for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    if (n > kMaxProcesses) {
+      absurd = n;
+      out.clear();
+      return rc;
+    }
     n += 8;  // processes may start between the two calls
     out.resize(n);
+    unsigned room = n;
     rc = fn(d, &n, out.data());
+    if (rc == NVML_SUCCESS && n > room) n = room;  // never trust a count past the buffer
   }
-  if (rc == NVML_SUCCESS) out.resize(n);
+  if (rc == NVML_SUCCESS) out.resize(std::min<size_t>(n, out.size()));
   else out.clear();
   return rc;
 }
@@ -171,15 +201,22 @@ void add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnPr
     if (mem != kNvmlValueNotAvailable) p.used_memory_mib = mem >> 20;
     found.push_back(p);
   };
+  unsigned absurd = 0;
   if (v3 || v2) {
     std::vector<nvmlProcessInfo_v2_t> infos;
-    rc = read_process_list(v3 ? v3 : v2, d, infos);
+    rc = read_process_list(v3 ? v3 : v2, d, infos, absurd);
     for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
   } else if (v1) {
     std::vector<nvmlProcessInfo_v1_t> infos;
-    rc = read_process_list(v1, d, infos);
+    rc = read_process_list(v1, d, infos, absurd);
     for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
   } else {
+    return;
+  }
+  if (absurd) {
+    g.notes.push_back(n.lib->name() + ": " + call + " claimed " + std::to_string(absurd) + " processes (more than " +
+                      std::to_string(kMaxProcesses) + "): process list unknown");
+    g.processes.reset();
     return;
   }
   if (rc != NVML_SUCCESS) {
@@ -218,17 +255,17 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     g.notes.push_back(n.describe("nvmlDeviceGetHandleByIndex", rc));
     return;
   }
-  char buf[96];
-  if ((rc = n.uuid(d, buf, sizeof buf)) == NVML_SUCCESS) g.uuid = buf;
+  char buf[96] = {};
+  if ((rc = n.uuid(d, buf, sizeof buf)) == NVML_SUCCESS) g.uuid = c_text(buf);
   else note(g, n, "nvmlDeviceGetUUID", rc);
   lap("nvmlDeviceGetUUID");
-  if ((rc = n.name(d, buf, sizeof buf)) == NVML_SUCCESS) g.name = buf;
+  if ((rc = n.name(d, buf, sizeof buf)) == NVML_SUCCESS) g.name = c_text(buf);
   else note(g, n, "nvmlDeviceGetName", rc);
   lap("nvmlDeviceGetName");
   nvmlPciInfo_t pci{};
   if ((rc = n.pci(d, &pci)) == NVML_SUCCESS) {
-    g.pci_bus_id = pci.busId;
-    g.pci = parse_pci_address(pci.busId);
+    g.pci_bus_id = c_text(pci.busId);
+    g.pci = parse_pci_address(g.pci_bus_id);
   } else {
     note(g, n, "nvmlDeviceGetPciInfo", rc);
   }
@@ -287,11 +324,22 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
   if (opt.mig && g.mig_enabled.value_or(false) && n.mig_max && n.mig_handle) {
     unsigned max = 0;
     if (n.mig_max(d, &max) == NVML_SUCCESS) {
+      if (max > kMaxMigDevices) {
+        g.notes.push_back(n.lib->name() + ": nvmlDeviceGetMaxMigDeviceCount claimed " + std::to_string(max) +
+                          " (more than " + std::to_string(kMaxMigDevices) + "): reading the first " +
+                          std::to_string(kMaxMigDevices));
+        max = kMaxMigDevices;
+      }
       for (unsigned i = 0; i < max; ++i) {
         nvmlDevice_t md;
         if (n.mig_handle(d, i, &md) != NVML_SUCCESS) continue;
         MigDevice m;
-        if (n.uuid(md, buf, sizeof buf) == NVML_SUCCESS) m.uuid = buf;
+        std::fill(std::begin(buf), std::end(buf), '\0');
+        if ((rc = n.uuid(md, buf, sizeof buf)) != NVML_SUCCESS) {  // without its UUID nothing can name it
+          g.notes.push_back(n.describe("nvmlDeviceGetUUID", rc) + " for MIG device " + std::to_string(i) + ": left out");
+          continue;
+        }
+        m.uuid = c_text(buf);
         if (n.gi_id && n.gi_id(md, &u) == NVML_SUCCESS) m.gpu_instance_id = u;
         if (n.ci_id && n.ci_id(md, &u) == NVML_SUCCESS) m.compute_instance_id = u;
         nvmlMemory_t mm{};
@@ -333,26 +381,21 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
         continue;
       }
       nvmlPciInfo_t rp{};
-      if (n.link_pci(d, link, &rp) == NVML_SUCCESS) link_pcis.push_back(rp.busId);
+      if (n.link_pci(d, link, &rp) == NVML_SUCCESS) link_pcis.push_back(c_text(rp.busId));
     }
     g.nvswitch_links = to_switch;
     lap("nvmlDeviceGetNvLink*");
   }
 }
 
-}  // namespace
-
-Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
+Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
   Trace trace;
   trace.on = src.trace;
   g_trace = &trace;
   struct Reset {
     ~Reset() { g_trace = nullptr; }
   } reset;
-  Nvml n(src.nvml_library);
-  if (src.simulated)
-    if (auto set_host = reinterpret_cast<void (*)(const char*)>(n.lib->extra_symbol("gpumapFakeSetHost")))
-      set_host(src.host_file.c_str());
+  Nvml n(src.nvml_library, src.simulated ? src.host_file : "");
   lap("dlopen + dlsym");
   nvmlReturn_t rc = n.init();
   lap("nvmlInit");
@@ -363,8 +406,8 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   Snapshot s;
   s.simulated = src.simulated;
   s.source = src.simulated ? "simulated host " + src.host_file : "NVML (" + src.nvml_library + ")";
-  char buf[96];
-  if (n.driver_version && n.driver_version(buf, sizeof buf) == NVML_SUCCESS) s.driver_version = buf;
+  char buf[96] = {};
+  if (n.driver_version && n.driver_version(buf, sizeof buf) == NVML_SUCCESS) s.driver_version = c_text(buf);
   int v;
   if (n.cuda_version && n.cuda_version(&v) == NVML_SUCCESS) s.cuda_driver_version = v;
   unsigned count = 0;
@@ -372,6 +415,9 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
     n.shutdown();
     throw Error(kExitError, n.describe("nvmlDeviceGetCount", rc));
   }
+  if (count > kMaxGpus)
+    throw Error(kExitError, n.lib->name() + ": nvmlDeviceGetCount claimed " + std::to_string(count) +
+                                " GPUs (more than " + std::to_string(kMaxGpus) + "): the driver library is broken");
   std::vector<std::vector<std::string>> links(count);
   std::vector<nvmlDevice_t> handles(count, nullptr);
   s.gpus.resize(count);
@@ -420,6 +466,50 @@ Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   // process's exit does not; gpumap reads the snapshot once.
   lap("(other)");
   return s;
+}
+
+}  // namespace
+
+Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
+  if (src.driver_timeout_s <= 0) return read_unbounded(src, opt);
+  // A hung driver call (nvmlInit on a wedged GPU, a lost GPU's query) must not hang gpumap:
+  // read on a thread of its own and give up at the deadline.  The thread owns what it uses;
+  // when abandoned it ends with the process.
+  struct Shared {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::optional<Snapshot> snapshot;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, src, opt] {
+    std::optional<Snapshot> s;
+    std::exception_ptr e;
+    try {
+      s = read_unbounded(src, opt);
+    } catch (...) {
+      e = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(shared->m);
+    shared->snapshot = std::move(s);
+    shared->error = e;
+    shared->done = true;
+    shared->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->m);
+  auto limit = std::chrono::duration<double>(src.driver_timeout_s);
+  if (!shared->cv.wait_for(lock, limit, [&] { return shared->done; })) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", src.driver_timeout_s);
+    throw Error(kExitNoDriver,
+                "the NVIDIA driver (" + src.nvml_library + ") did not answer within " + secs +
+                    " s (a hung nvmlInit or GPU query)",
+                "check `nvidia-smi` and the kernel log (dmesg) for Xid errors; to wait longer set "
+                "GPUMAP_DRIVER_TIMEOUT=SECONDS (0: no limit)");
+  }
+  if (shared->error) std::rethrow_exception(shared->error);
+  return std::move(*shared->snapshot);
 }
 
 }  // namespace gpumap

@@ -4,8 +4,15 @@ extern char** environ;
 
 namespace gpumap {
 
+namespace {
+bool names(const std::string& entry, const std::string& name) {
+  return entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0;
+}
+}  // namespace
+
 Environment Environment::from_strings(const std::vector<std::string>& entries) {
   Environment e;
+  e.entries_ = entries;
   for (const std::string& s : entries) {
     size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0) continue;
@@ -26,11 +33,25 @@ std::optional<std::string> Environment::get(std::string_view name) const {
   return it->second;
 }
 
-std::vector<std::string> Environment::to_strings() const {
-  std::vector<std::string> out;
-  out.reserve(vars_.size());
-  for (const auto& [k, v] : vars_) out.push_back(k + "=" + v);
-  return out;
+void Environment::set(const std::string& name, const std::string& value) {
+  vars_[name] = value;
+  bool placed = false;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (!names(*it, name)) {
+      ++it;
+    } else if (!placed) {
+      *it++ = name + "=" + value;
+      placed = true;
+    } else {
+      it = entries_.erase(it);
+    }
+  }
+  if (!placed) entries_.push_back(name + "=" + value);
+}
+
+void Environment::unset(const std::string& name) {
+  vars_.erase(name);
+  std::erase_if(entries_, [&](const std::string& e) { return names(e, name); });
 }
 
 const std::vector<std::string>& relevant_variables() {

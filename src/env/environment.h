@@ -19,14 +19,19 @@ class Environment {
 
   /// The value, or nullopt when the variable is unset (set-but-empty is "").
   std::optional<std::string> get(std::string_view name) const;
-  void set(const std::string& name, const std::string& value) { vars_[name] = value; }
-  void unset(const std::string& name) { vars_.erase(name); }
+  /// Sets NAME in place where it first was (later duplicates of NAME are dropped, so no
+  /// program can read the old value), else appends it.
+  void set(const std::string& name, const std::string& value);
+  /// Removes every entry of NAME.
+  void unset(const std::string& name);
   const std::map<std::string, std::string, std::less<>>& vars() const { return vars_; }
-  /// "NAME=VALUE" strings, for execve.
-  std::vector<std::string> to_strings() const;
+  /// The entries for execve: exactly those it was built from, in their order (duplicates and
+  /// entries without '=' included), with set()/unset() applied.
+  const std::vector<std::string>& to_strings() const { return entries_; }
 
  private:
-  std::map<std::string, std::string, std::less<>> vars_;
+  std::vector<std::string> entries_;
+  std::map<std::string, std::string, std::less<>> vars_;  // first entry of each name, like getenv
 };
 
 /// Variables gpumap reports because they change which GPU CUDA work lands on.

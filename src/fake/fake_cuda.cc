@@ -107,6 +107,8 @@ int match_entry(const std::string& e, const std::vector<Dev>& all, bool& uuid_ki
   return idx < all.size() ? static_cast<int>(idx) : -1;
 }
 
+int cuda_fault(const char* fn, CUdevice d = -1);
+
 int init_devices() {
   const char* path = std::getenv("GPUMAP_FAKE_HOST");
   if (!path || !*path) return 100;
@@ -117,6 +119,7 @@ int init_devices() {
     return 999;
   }
   if (auto it = g_host.errors.find("cuInit"); it != g_host.errors.end()) return it->second;
+  if (int rc = cuda_fault("cuInit")) return rc;
   const char* order = std::getenv("CUDA_DEVICE_ORDER");
   std::vector<const FakeGpu*> base;
   if (!order || std::strcmp(order, "FASTEST_FIRST") == 0) {
@@ -155,10 +158,50 @@ int init_devices() {
 
 bool valid(CUdevice d) { return g_init_rc == kSuccess && d >= 0 && d < static_cast<int>(g_devs.size()); }
 
+// The malformed answer ("unterminated", "huge_count") the current call must give, if any.
+std::string g_output;
+
+// An injected fault for a call about device d (-1: none): its error code, or 0 (then g_output
+// may ask for a malformed answer).  Faults name GPUs by NVML index, as everywhere in the file.
+int cuda_fault(const char* fn, CUdevice d) {
+  g_output.clear();
+  int gpu = -1, mig = -1;
+  if (d >= 0 && d < static_cast<int>(g_devs.size())) {
+    gpu = static_cast<int>(g_devs[d].gpu - g_host.gpus.data());
+    mig = g_devs[d].mig;
+  }
+  const gpumap::fake::FakeFault* f = gpumap::fake::apply_fault(g_host, fn, gpu, mig);
+  if (!f) return 0;
+  if (f->output == "stdout") {  // a driver library that prints: it must not reach gpumap's answer
+    std::printf("gpumap-probe\t1\n");
+    for (int i = 0; i < 1000; ++i) std::printf("device\tGPU-%08d-0000-0000-0000-000000000000\t0000:00:00.0\tinjected\n", i);
+    std::printf("end\n");
+    std::fflush(stdout);
+  }
+  g_output = f->output;
+  return f->error;
+}
+
+// Writes `s` into a caller's buffer of len bytes (truncated, terminated), or fills it without
+// a terminator when a fault asks for an unterminated answer.
+void put_string(const std::string& s, char* out, int len) {
+  if (g_output == "unterminated") {
+    for (int i = 0; i < len; ++i) out[i] = s.empty() ? 'X' : s[static_cast<size_t>(i) % s.size()];
+    return;
+  }
+  std::snprintf(out, static_cast<size_t>(len), "%s", s.c_str());
+}
+
 }  // namespace
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
+
+// For gpumap's DynLib: symbols the host file lists in missing_symbols read as absent.
+EXPORT int gpumapFakeHidesSymbol(const char* name) {
+  const char* path = std::getenv("GPUMAP_FAKE_HOST");
+  return gpumap::fake::fake_hides_symbol(path ? path : "", name) ? 1 : 0;
+}
 
 EXPORT CUresult cuInit(unsigned flags) {
   if (flags != 0) return kInvalidValue;
@@ -173,30 +216,36 @@ EXPORT CUresult cuDriverGetVersion(int* v) {
 EXPORT CUresult cuDeviceGetCount(int* n) {
   if (g_init_rc != kSuccess) return kNotInitialized;
   if (!n) return kInvalidValue;
-  *n = static_cast<int>(g_devs.size());
+  if (int rc = cuda_fault("cuDeviceGetCount")) return rc;
+  *n = g_output == "huge_count" ? 100000 : static_cast<int>(g_devs.size());
   return kSuccess;
 }
 EXPORT CUresult cuDeviceGet(CUdevice* d, int ordinal) {
   if (g_init_rc != kSuccess) return kNotInitialized;
   if (!d) return kInvalidValue;
   if (ordinal < 0 || ordinal >= static_cast<int>(g_devs.size())) return kInvalidDevice;
+  if (int rc = cuda_fault("cuDeviceGet", ordinal)) return rc;
   *d = ordinal;
   return kSuccess;
 }
 EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice d) {
   if (!valid(d)) return kInvalidDevice;
   if (!name || len <= 0) return kInvalidValue;
+  if (int rc = cuda_fault("cuDeviceGetName", d)) return rc;
   std::string n = g_devs[d].gpu->name;
   if (g_devs[d].mig >= 0) n += " MIG";
-  std::snprintf(name, static_cast<size_t>(len), "%s", n.c_str());
+  put_string(n, name, len);
   return kSuccess;
 }
 static CUresult uuid_impl(CUuuid* u, CUdevice d, bool v2) {
   if (!valid(d)) return kInvalidDevice;
   if (!u) return kInvalidValue;
+  if (int rc = cuda_fault("cuDeviceGetUuid", d)) return rc;
   // cuDeviceGetUuid (v1) gives the parent GPU's UUID for a MIG device; _v2 the MIG one.
   std::string hex = hex_of(v2 ? g_devs[d].uuid : g_devs[d].gpu->uuid);
-  for (int i = 0; i < 16; ++i) u->bytes[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  if (hex.size() != 32) return 999;  // the host file check makes this unreachable; never throw from C
+  auto nibble = [](char c) { return static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : c - 'a' + 10); };
+  for (int i = 0; i < 16; ++i) u->bytes[i] = static_cast<unsigned char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
   return kSuccess;
 }
 EXPORT CUresult cuDeviceGetUuid(CUuuid* u, CUdevice d) { return uuid_impl(u, d, false); }
@@ -206,8 +255,11 @@ EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* u, CUdevice d) { return uuid_impl(u, 
 EXPORT CUresult cuDeviceGetPCIBusId(char* out, int len, CUdevice d) {
   if (!valid(d)) return kInvalidDevice;
   if (!out || len <= 0) return kInvalidValue;
+  if (int rc = cuda_fault("cuDeviceGetPCIBusId", d)) return rc;
   const auto& p = g_devs[d].gpu->pci;
-  std::snprintf(out, static_cast<size_t>(len), "%04x:%02x:%02x.%x", p.domain, p.bus, p.device, p.function);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", p.domain, p.bus, p.device, p.function);
+  put_string(text, out, len);
   return kSuccess;
 }
 EXPORT CUresult cuDeviceGetAttribute(int* v, int attr, CUdevice d) {

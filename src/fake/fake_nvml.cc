@@ -37,10 +37,19 @@ std::string base_name(const char* fn) {
   return s;
 }
 
-// An injected error for this call, global or for this GPU; NVML_SUCCESS when none.
-int injected(const char* fn, int gpu = -1) {
+// The malformed answer ("unterminated", "huge_count") the current call must give, if any.
+thread_local std::string t_output;
+
+// An injected error for this call (the faults list first, then the errors maps, global or for
+// this GPU); NVML_SUCCESS when none.  Sets t_output for a fault that malforms the answer.
+int injected(const char* fn, int gpu = -1, int mig = -1) {
+  t_output.clear();
   if (!g_host) return NVML_ERROR_UNINITIALIZED;
   std::string b = base_name(fn);
+  if (const gpumap::fake::FakeFault* f = gpumap::fake::apply_fault(*g_host, b, gpu, mig)) {
+    if (f->error) return f->error;
+    t_output = f->output;
+  }
   if (auto it = g_host->errors.find(b); it != g_host->errors.end()) return it->second;
   if (gpu >= 0)
     if (auto it = g_host->gpus[gpu].errors.find(b); it != g_host->gpus[gpu].errors.end()) return it->second;
@@ -65,8 +74,11 @@ int init_impl() {
       std::fprintf(stderr, "fake libnvidia-ml: %s\n", e.what());
       return NVML_ERROR_UNKNOWN;
     }
-    if (auto it = g_host->errors.find("nvmlInit"); it != g_host->errors.end()) {
-      int rc = it->second;
+    int rc = NVML_SUCCESS;
+    if (auto it = g_host->errors.find("nvmlInit"); it != g_host->errors.end()) rc = it->second;
+    if (const gpumap::fake::FakeFault* f = gpumap::fake::apply_fault(*g_host, "nvmlInit", -1))
+      if (f->error) rc = f->error;
+    if (rc != NVML_SUCCESS) {
       g_host.reset();
       return rc;
     }
@@ -92,6 +104,10 @@ nvmlDevice_t mig_handle(int gpu, int mig) {
 
 int copy_string(const std::string& s, char* out, unsigned len) {
   if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  if (t_output == "unterminated") {  // a broken driver: the whole buffer, no terminator
+    for (unsigned i = 0; i < len; ++i) out[i] = s.empty() ? 'X' : s[i % s.size()];
+    return NVML_SUCCESS;
+  }
   if (s.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
   std::memcpy(out, s.c_str(), s.size() + 1);
   return NVML_SUCCESS;
@@ -101,7 +117,7 @@ int count_impl(unsigned* n) {
   if (!g_host) return NVML_ERROR_UNINITIALIZED;
   if (!n) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetCount")) return rc;
-  *n = static_cast<unsigned>(g_host->gpus.size());
+  *n = t_output == "huge_count" ? 0xFFFFFFF0u : static_cast<unsigned>(g_host->gpus.size());
   return NVML_SUCCESS;
 }
 
@@ -116,9 +132,13 @@ int handle_impl(unsigned i, nvmlDevice_t* d) {
 int pci_impl(nvmlDevice_t d, nvmlPciInfo_t* p) {
   const Handle* h = as_handle(d);
   if (!h || !p) return NVML_ERROR_INVALID_ARGUMENT;
-  if (int rc = injected("nvmlDeviceGetPciInfo", h->gpu)) return rc;
+  if (int rc = injected("nvmlDeviceGetPciInfo", h->gpu, h->mig)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
   std::memset(p, 0, sizeof *p);
+  if (t_output == "unterminated") {
+    std::memset(p->busId, 'F', sizeof p->busId);
+    return NVML_SUCCESS;
+  }
   std::snprintf(p->busId, sizeof p->busId, "%s", g.pci_bus_id.c_str());
   std::snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%04X:%02X:%02X.%X", g.pci.domain & 0xffff, g.pci.bus,
                 g.pci.device, g.pci.function);
@@ -133,7 +153,11 @@ template <class Info>
 int processes_impl(const char* fn, nvmlDevice_t d, unsigned* count, Info* infos, bool graphics) {
   const Handle* h = as_handle(d);
   if (!h || !count) return NVML_ERROR_INVALID_ARGUMENT;
-  if (int rc = injected(fn, h->gpu)) return rc;
+  if (int rc = injected(fn, h->gpu, h->mig)) return rc;
+  if (t_output == "huge_count") {
+    *count = 0xFFFFFFF0u;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
   const auto& list = graphics ? g_host->gpus[h->gpu].graphics_processes : g_host->gpus[h->gpu].processes;
   if (*count < list.size() || (!infos && !list.empty())) {
     *count = static_cast<unsigned>(list.size());
@@ -175,6 +199,13 @@ extern "C" {
 
 // Not NVML: how gpumap tells the fake its host file without touching the process environment.
 EXPORT void gpumapFakeSetHost(const char* path) { g_host_path = path ? path : ""; }
+
+// For gpumap's DynLib: symbols the host file lists in missing_symbols read as absent.
+EXPORT int gpumapFakeHidesSymbol(const char* name) {
+  const char* env = std::getenv("GPUMAP_FAKE_HOST");
+  return gpumap::fake::fake_hides_symbol(!g_host_path.empty() ? g_host_path : env ? env : "", name) ? 1 : 0;
+}
+
 EXPORT nvmlReturn_t nvmlInit(void) { return init_impl(); }
 EXPORT nvmlReturn_t nvmlShutdown(void) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
@@ -200,14 +231,14 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t* p) { ret
 EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* out, unsigned len) {
   const Handle* h = as_handle(d);
   if (!h) return NVML_ERROR_INVALID_ARGUMENT;
-  if (int rc = injected("nvmlDeviceGetName", h->gpu)) return rc;
+  if (int rc = injected("nvmlDeviceGetName", h->gpu, h->mig)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
   return copy_string(h->mig < 0 ? g.name : g.name + " MIG", out, len);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* out, unsigned len) {
   const Handle* h = as_handle(d);
   if (!h) return NVML_ERROR_INVALID_ARGUMENT;
-  if (int rc = injected("nvmlDeviceGetUUID", h->gpu)) return rc;
+  if (int rc = injected("nvmlDeviceGetUUID", h->gpu, h->mig)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
   return copy_string(h->mig < 0 ? g.uuid : g.mig_devices[h->mig].uuid, out, len);
 }
@@ -227,7 +258,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned* m) {
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
   const Handle* h = as_handle(d);
   if (!h || !m) return NVML_ERROR_INVALID_ARGUMENT;
-  if (int rc = injected("nvmlDeviceGetMemoryInfo", h->gpu)) return rc;
+  if (int rc = injected("nvmlDeviceGetMemoryInfo", h->gpu, h->mig)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
   uint64_t total = h->mig < 0 ? g.memory_total_mib : g.mig_devices[h->mig].memory_total_mib;
   uint64_t used = h->mig < 0 ? g.memory_used_mib : 0;
@@ -264,7 +295,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned* n) 
   const Handle* h = as_handle(d);
   if (!h || !n) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetMaxMigDeviceCount", h->gpu)) return rc;
-  *n = g_host->gpus[h->gpu].mig_enabled ? 7 : 0;
+  *n = t_output == "huge_count" ? 4000000000u : g_host->gpus[h->gpu].mig_enabled ? 7 : 0;
   return NVML_SUCCESS;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned i, nvmlDevice_t* out) {
@@ -272,6 +303,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned
   if (!h || !out) return NVML_ERROR_INVALID_ARGUMENT;
   const FakeGpu& g = g_host->gpus[h->gpu];
   if (!g.mig_enabled) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetMigDeviceHandleByIndex", h->gpu, static_cast<int>(i))) return rc;
   if (i >= g.mig_devices.size()) return NVML_ERROR_NOT_FOUND;
   *out = mig_handle(h->gpu, static_cast<int>(i));
   return NVML_SUCCESS;
@@ -279,12 +311,14 @@ EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned
 EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned* id) {
   const Handle* h = as_handle(d);
   if (!h || !id || h->mig < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetGpuInstanceId", h->gpu, h->mig)) return rc;
   *id = g_host->gpus[h->gpu].mig_devices[h->mig].gpu_instance_id;
   return NVML_SUCCESS;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned* id) {
   const Handle* h = as_handle(d);
   if (!h || !id || h->mig < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetComputeInstanceId", h->gpu, h->mig)) return rc;
   *id = g_host->gpus[h->gpu].mig_devices[h->mig].compute_instance_id;
   return NVML_SUCCESS;
 }

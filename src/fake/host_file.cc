@@ -1,9 +1,19 @@
 #include "fake/host_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cctype>
+#include <chrono>
+#include <thread>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <type_traits>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +22,9 @@ namespace gpumap::fake {
 namespace {
 
 using nlohmann::json;
+
+constexpr uint64_t kMaxMib = 1ull << 30;  // 1 PiB: more than any GPU; keeps MiB << 20 within 64 bits
+constexpr uint32_t kMaxPid = 1u << 22;    // PID_MAX_LIMIT on 64-bit Linux
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw std::runtime_error(path + ": " + what);
@@ -27,19 +40,152 @@ T get_or(const json& j, const char* key, T def, const std::string& path, const s
   }
 }
 
+/// A whole number in [lo, hi]: a fraction, a negative number where none is allowed, or one
+/// beyond the range (JSON numbers past 2^64 parse as floating point) is an error naming it.
+template <class T>
+T get_num(const json& j, const char* key, T def, const std::string& path, const std::string& where,
+          T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max()) {
+  if (!j.contains(key) || j[key].is_null()) return def;
+  const json& v = j[key];
+  std::string name = where + "." + key;
+  auto range = [&] { return " (" + std::to_string(lo) + " to " + std::to_string(hi) + ")"; };
+  if (!v.is_number()) fail(path, name + " must be a number");
+  if (!v.is_number_integer()) fail(path, name + " must be a whole number" + range());
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi)) fail(path, name + " is out of range" + range());
+    return static_cast<T>(u);
+  }
+  int64_t i = v.get<int64_t>();
+  if (i < 0 && (std::is_unsigned_v<T> || i < static_cast<int64_t>(lo))) fail(path, name + " is out of range" + range());
+  if (i >= 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(hi)) fail(path, name + " is out of range" + range());
+  return static_cast<T>(i);
+}
+
+/// NVML's UUID form: PREFIX then 8-4-4-4-12 hex digits ("GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab").
+bool is_uuid(const std::string& s, const char* prefix) {
+  static const size_t groups[] = {8, 4, 4, 4, 12};
+  size_t plen = std::strlen(prefix);
+  if (s.compare(0, plen, prefix) != 0) return false;
+  size_t pos = plen;
+  for (size_t g = 0; g < 5; ++g) {
+    if (g > 0 && (pos >= s.size() || s[pos++] != '-')) return false;
+    for (size_t k = 0; k < groups[g]; ++k, ++pos)
+      if (pos >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[pos]))) return false;
+  }
+  return pos == s.size();
+}
+
+/// The file's text: a regular file only (not a FIFO, a device like /dev/zero, a folder), at
+/// most kMaxHostFileBytes.
+std::string read_host_text(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) fail(path, std::string("cannot be read: ") + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    fail(path, "is not a regular file");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxHostFileBytes) {
+      close(fd);
+      fail(path, "is larger than " + std::to_string(kMaxHostFileBytes >> 20) + " MiB");
+    }
+  }
+  close(fd);
+  return text;
+}
+
 std::map<std::string, int> read_errors(const json& j, const std::string& path, const std::string& where) {
   std::map<std::string, int> out;
   if (!j.contains("errors")) return out;
   if (!j["errors"].is_object()) fail(path, where + ".errors must be an object {\"nvmlFunction\": \"NVML_ERROR_...\"}");
   for (auto& [k, v] : j["errors"].items()) {
-    int code = v.is_number_integer() ? v.get<int>() : error_code_from_name(v.is_string() ? v.get<std::string>() : "");
+    int code = v.is_number_unsigned() && v.get<uint64_t>() <= 999999 ? v.get<int>()
+               : v.is_string()                                       ? error_code_from_name(v.get<std::string>())
+                                                                     : -1;
     if (code < 0) fail(path, where + ".errors." + k + " is not an NVML/CUDA error name or code");
     out[k] = code;
   }
   return out;
 }
 
+std::vector<FakeFault> read_faults(const json& j, const std::string& path) {
+  std::vector<FakeFault> out;
+  if (!j.contains("faults")) return out;
+  if (!j["faults"].is_array()) fail(path, "faults must be an array of {\"call\": ..., ...}");
+  size_t i = 0;
+  for (const json& f : j["faults"]) {
+    std::string where = "faults[" + std::to_string(i++) + "]";
+    if (!f.is_object()) fail(path, where + " must be an object");
+    for (auto& [k, v] : f.items())
+      if (k != "call" && k != "gpu" && k != "mig" && k != "error" && k != "after" && k != "times" && k != "delay_ms" &&
+          k != "hang" && k != "output")
+        fail(path, where + " has an unknown key `" + k + "`");
+    FakeFault x;
+    x.call = get_or<std::string>(f, "call", "", path, where);
+    if (x.call.empty()) fail(path, where + " needs \"call\" (a function name, or \"*\")");
+    x.gpu = get_num<int>(f, "gpu", -1, path, where, -1, 1 << 20);
+    x.mig = get_num<int>(f, "mig", -1, path, where, -1, 6);
+    if (f.contains("error")) {
+      const json& e = f["error"];
+      x.error = e.is_number_unsigned() && e.get<uint64_t>() <= 999999 ? e.get<int>()
+                : e.is_string()                                       ? error_code_from_name(e.get<std::string>())
+                                                                      : -1;
+      if (x.error <= 0) fail(path, where + ".error is not an NVML/CUDA error name or code");
+    }
+    x.after = get_num<uint64_t>(f, "after", 0, path, where);
+    x.times = get_num<uint64_t>(f, "times", 0, path, where);
+    x.delay_ms = get_num<uint32_t>(f, "delay_ms", 0, path, where, 0, 3600000);
+    x.hang = get_or<bool>(f, "hang", false, path, where);
+    x.output = get_or<std::string>(f, "output", "", path, where);
+    if (!x.output.empty() && x.output != "unterminated" && x.output != "huge_count" && x.output != "stdout")
+      fail(path, where + ".output must be \"unterminated\", \"huge_count\" or \"stdout\"");
+    if (!x.error && !x.hang && !x.delay_ms && x.output.empty())
+      fail(path, where + " does nothing: give error, delay_ms, hang or output");
+    out.push_back(x);
+  }
+  return out;
+}
+
 }  // namespace
+
+const FakeFault* apply_fault(const FakeHost& host, const std::string& call, int gpu, int mig) {
+  const FakeFault* hit = nullptr;
+  for (const FakeFault& f : host.faults) {
+    if (f.call != "*" && f.call != call) continue;
+    if (f.gpu >= 0 && f.gpu != gpu) continue;
+    if (f.mig >= 0 && f.mig != mig) continue;
+    uint64_t n = (*f.seen)++;  // this call is the n-th (from 0) that matched f
+    if (!hit && n >= f.after && (f.times == 0 || n < f.after + f.times)) hit = &f;
+  }
+  if (hit && hit->delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(hit->delay_ms));
+  while (hit && hit->hang) std::this_thread::sleep_for(std::chrono::hours(1));
+  return hit;
+}
+
+bool fake_hides_symbol(const std::string& host_path, const char* symbol) {
+  static std::mutex m;
+  static std::map<std::string, std::set<std::string>> missing;  // per host file
+  std::lock_guard<std::mutex> lock(m);
+  auto it = missing.find(host_path);
+  if (it == missing.end()) {
+    std::set<std::string> names;
+    try {
+      if (!host_path.empty()) names = load_host_file(host_path).missing_symbols;
+    } catch (const std::exception&) {
+      // nvmlInit/cuInit report the bad file
+    }
+    it = missing.emplace(host_path, std::move(names)).first;
+  }
+  return symbol && it->second.count(symbol) > 0;
+}
 
 int error_code_from_name(const std::string& name) {
   static const std::map<std::string, int> names = {
@@ -73,13 +219,10 @@ FakeHost load_host_file(const std::string& path) {
 
 namespace {
 FakeHost load_checked(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text = read_host_text(path);
   json j;
   try {
-    j = json::parse(ss.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     fail(path, std::string("is not valid JSON: ") + e.what());
   }
@@ -87,10 +230,15 @@ FakeHost load_checked(const std::string& path) {
   FakeHost h;
   h.path = path;
   h.driver_version = get_or<std::string>(j, "driver_version", h.driver_version, path, "");
-  h.cuda_driver_version = get_or<int>(j, "cuda_driver_version", h.cuda_driver_version, path, "");
+  h.cuda_driver_version = get_num<int>(j, "cuda_driver_version", h.cuda_driver_version, path, "", 1000, 999999);
   h.boot_id = get_or<std::string>(j, "boot_id", "", path, "");
   h.hostname = get_or<std::string>(j, "hostname", "", path, "");
   h.errors = read_errors(j, path, "");
+  h.faults = read_faults(j, path);
+  if (j.contains("missing_symbols")) {
+    auto names = get_or<std::vector<std::string>>(j, "missing_symbols", {}, path, "");
+    h.missing_symbols.insert(names.begin(), names.end());
+  }
   if (!j.contains("gpus") || !j["gpus"].is_array()) fail(path, "needs \"gpus\": [ ... ]");
   std::set<std::string> uuids, pcis;
   size_t i = 0;
@@ -102,7 +250,8 @@ FakeHost load_checked(const std::string& path) {
     f.uuid = get_or<std::string>(g, "uuid", "", path, where);
     std::string pci = get_or<std::string>(g, "pci_bus_id", "", path, where);
     if (f.name.empty()) fail(path, where + " needs \"name\"");
-    if (f.uuid.rfind("GPU-", 0) != 0) fail(path, where + ".uuid must start with \"GPU-\"");
+    if (!is_uuid(f.uuid, "GPU-"))
+      fail(path, where + ".uuid `" + f.uuid + "` is not a GPU UUID like GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab");
     auto addr = parse_pci_address(pci);
     if (!addr) fail(path, where + ".pci_bus_id `" + pci + "` is not a PCI address like 00000000:3B:00.0");
     f.pci = *addr;
@@ -112,13 +261,13 @@ FakeHost load_checked(const std::string& path) {
     std::string cc = get_or<std::string>(g, "compute_capability", "9.0", path, where);
     if (std::sscanf(cc.c_str(), "%d.%d", &f.cc_major, &f.cc_minor) != 2)
       fail(path, where + ".compute_capability must look like \"9.0\"");
-    f.multiprocessor_count = get_or<uint32_t>(g, "multiprocessor_count", 0, path, where);
-    f.memory_total_mib = get_or<uint64_t>(g, "memory_total_mib", 0, path, where);
-    f.memory_used_mib = get_or<uint64_t>(g, "memory_used_mib", 0, path, where);
+    f.multiprocessor_count = get_num<uint32_t>(g, "multiprocessor_count", 0, path, where, 0, 65536);
+    f.memory_total_mib = get_num<uint64_t>(g, "memory_total_mib", 0, path, where, 0, kMaxMib);
+    f.memory_used_mib = get_num<uint64_t>(g, "memory_used_mib", 0, path, where, 0, kMaxMib);
     if (f.memory_used_mib > f.memory_total_mib) fail(path, where + ".memory_used_mib exceeds memory_total_mib");
-    f.utilization_gpu = get_or<uint32_t>(g, "utilization_gpu", 0, path, where);
-    f.utilization_memory = get_or<uint32_t>(g, "utilization_memory", 0, path, where);
-    f.minor_number = get_or<uint32_t>(g, "minor_number", static_cast<uint32_t>(i - 1), path, where);
+    f.utilization_gpu = get_num<uint32_t>(g, "utilization_gpu", 0, path, where, 0, 100);
+    f.utilization_memory = get_num<uint32_t>(g, "utilization_memory", 0, path, where, 0, 100);
+    f.minor_number = get_num<uint32_t>(g, "minor_number", static_cast<uint32_t>(i - 1), path, where, 0, 1u << 20);
     f.mig_enabled = get_or<bool>(g, "mig_enabled", false, path, where);
     f.cpu_affinity = get_or<std::string>(g, "cpu_affinity", "", path, where);
     f.cuda_visible = get_or<bool>(g, "cuda_visible", true, path, where);
@@ -128,34 +277,38 @@ FakeHost load_checked(const std::string& path) {
       if (!g[key].is_array()) fail(path, where + "." + key + " must be an array");
       for (const json& p : g[key]) {
         FakeProcess fp;
-        fp.pid = get_or<uint32_t>(p, "pid", 0, path, where + "." + key);
+        fp.pid = get_num<uint32_t>(p, "pid", 0, path, where + "." + key, 0, kMaxPid);
         if (fp.pid == 0) fail(path, where + "." + key + " entries need a non-zero \"pid\"");
         if (p.contains("used_memory_mib") && !p["used_memory_mib"].is_null())
-          fp.used_memory_mib = get_or<uint64_t>(p, "used_memory_mib", 0, path, where + "." + key);
+          fp.used_memory_mib = get_num<uint64_t>(p, "used_memory_mib", 0, path, where + "." + key, 0, kMaxMib);
         (std::string(key) == "processes" ? f.processes : f.graphics_processes).push_back(fp);
       }
     }
     if (g.contains("nvlink_peers")) {
+      if (!g["nvlink_peers"].is_array()) fail(path, where + ".nvlink_peers must be an array");
       for (const json& p : g["nvlink_peers"]) {
         auto a = p.is_string() ? parse_pci_address(p.get<std::string>()) : std::nullopt;
         if (!a) fail(path, where + ".nvlink_peers entries must be PCI bus ids");
         f.nvlink_peers.push_back(format_pci_nvml(*a));
       }
     }
-    f.nvswitch_links = get_or<uint32_t>(g, "nvswitch_links", 0, path, where);
+    f.nvswitch_links = get_num<uint32_t>(g, "nvswitch_links", 0, path, where, 0, 18);
     if (f.nvlink_peers.size() + f.nvswitch_links > 18) fail(path, where + " has more than 18 NVLinks");
     if (g.contains("mig_devices")) {
       size_t m = 0;
+      if (!g["mig_devices"].is_array()) fail(path, where + ".mig_devices must be an array");
+      if (g["mig_devices"].size() > 7) fail(path, where + " has more than 7 mig_devices (the most a GPU has)");
       for (const json& md : g["mig_devices"]) {
         std::string mw = where + ".mig_devices[" + std::to_string(m++) + "]";
         FakeMig fm;
         fm.uuid = get_or<std::string>(md, "uuid", "", path, mw);
-        if (fm.uuid.rfind("MIG-", 0) != 0) fail(path, mw + ".uuid must start with \"MIG-\"");
+        if (!is_uuid(fm.uuid, "MIG-"))
+          fail(path, mw + ".uuid `" + fm.uuid + "` is not a MIG UUID like MIG-7a360cfe-db46-0c91-2ca2-81816070806d");
         if (!uuids.insert(fm.uuid).second) fail(path, mw + ".uuid repeats another device's");
-        fm.gpu_instance_id = get_or<uint32_t>(md, "gpu_instance_id", 0, path, mw);
-        fm.compute_instance_id = get_or<uint32_t>(md, "compute_instance_id", 0, path, mw);
-        fm.memory_total_mib = get_or<uint64_t>(md, "memory_total_mib", 0, path, mw);
-        fm.multiprocessor_count = get_or<uint32_t>(md, "multiprocessor_count", 0, path, mw);
+        fm.gpu_instance_id = get_num<uint32_t>(md, "gpu_instance_id", 0, path, mw, 0, 65535);
+        fm.compute_instance_id = get_num<uint32_t>(md, "compute_instance_id", 0, path, mw, 0, 65535);
+        fm.memory_total_mib = get_num<uint64_t>(md, "memory_total_mib", 0, path, mw, 0, kMaxMib);
+        fm.multiprocessor_count = get_num<uint32_t>(md, "multiprocessor_count", 0, path, mw, 0, 65536);
         f.mig_devices.push_back(fm);
       }
       if (!f.mig_devices.empty() && !f.mig_enabled) fail(path, where + " has mig_devices but mig_enabled is false");
@@ -169,6 +322,10 @@ FakeHost load_checked(const std::string& path) {
     for (const std::string& p : g.nvlink_peers)
       if (!pci_set.count(p) || p == g.pci_bus_id)
         fail(path, g.uuid + ".nvlink_peers: " + p + " is not another GPU of this host");
+  for (size_t k = 0; k < h.faults.size(); ++k)
+    if (h.faults[k].gpu >= static_cast<int>(h.gpus.size()))
+      fail(path, "faults[" + std::to_string(k) + "].gpu is " + std::to_string(h.faults[k].gpu) + " but the host has " +
+                     std::to_string(h.gpus.size()) + " GPUs (NVML indices from 0)");
   if (j.contains("cuda_default_order")) {
     h.cuda_default_order = get_or<std::vector<std::string>>(j, "cuda_default_order", {}, path, "");
     std::set<std::string> want, got(h.cuda_default_order.begin(), h.cuda_default_order.end());

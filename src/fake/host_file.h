@@ -2,8 +2,11 @@
 // (format: docs/host-file.md).  Loaded by the fake libraries and checked by gpumap
 // before it loads them, so a bad file gets a message naming the file and the field.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +49,24 @@ struct FakeGpu {
   std::map<std::string, int> errors;       // NVML function -> return code to inject
 };
 
+/// One injected fault: the host file's "faults" list (docs/host-file.md).  A call matches when
+/// its name (without a _vN suffix) is `call` (or `call` is "*"), and `gpu`/`mig` (when set)
+/// are the GPU (NVML index) and MIG device it was asked about.
+struct FakeFault {
+  std::string call;
+  int gpu = -1;          // -1: any GPU, and calls about no GPU (nvmlInit, cuInit, counts)
+  int mig = -1;          // -1: the GPU or any of its MIG devices
+  int error = 0;         // the code the call returns; 0: it answers (late, or malformed)
+  uint64_t after = 0;    // matching calls let through first: fail the Nth call with after = N-1
+  uint64_t times = 0;    // matching calls it then applies to; 0: all later ones
+  uint32_t delay_ms = 0; // answer this much later (a slow call)
+  bool hang = false;     // never answer (a hung driver)
+  std::string output;    // "" or a malformed answer: "unterminated" (a string fills the buffer,
+                         // no NUL), "huge_count" (a count of 0xFFFFFFF0), "stdout" (the call
+                         // prints lines that look like a CUDA probe answer to stdout)
+  std::shared_ptr<std::atomic<uint64_t>> seen = std::make_shared<std::atomic<uint64_t>>(0);
+};
+
 struct FakeHost {
   std::string path;
   std::string driver_version = "580.159.04";
@@ -55,9 +76,24 @@ struct FakeHost {
   std::map<std::string, int> errors;  // global NVML/CUDA function -> code ("nvmlInit_v2", "cuInit")
   std::string boot_id;                // optional: for the order cache key and mapping snapshots
   std::string hostname;               // optional: for mapping snapshots
+  std::vector<FakeFault> faults;      // injected faults, in file order (the first that applies wins)
+  std::set<std::string> missing_symbols;  // exported, but reported absent (gpumapFakeHidesSymbol)
 };
 
-/// Reads and checks a host file.  Throws std::runtime_error("FILE: what is wrong").
+/// The fault that applies to this call now, or nullptr.  Counts the call against every fault
+/// it matches; sleeps delay_ms, or forever for hang, before returning.
+const FakeFault* apply_fault(const FakeHost& host, const std::string& call, int gpu, int mig = -1);
+
+/// Whether host file `host_path` lists `symbol` in missing_symbols (each file read once).  The
+/// fake libraries export it as gpumapFakeHidesSymbol for gpumap's DynLib.
+bool fake_hides_symbol(const std::string& host_path, const char* symbol);
+
+/// The largest host file accepted (a 1024-GPU host is about 0.5 MiB).
+inline constexpr size_t kMaxHostFileBytes = 16u << 20;
+
+/// Reads and checks a host file: a regular file of at most kMaxHostFileBytes, every number a
+/// whole number in its field's range, UUIDs in NVML's form.  Throws
+/// std::runtime_error("FILE: what is wrong").
 FakeHost load_host_file(const std::string& path);
 
 /// NVML/CUDA code from a name ("NVML_ERROR_NOT_SUPPORTED", "CUDA_ERROR_NO_DEVICE") or a number.

@@ -26,14 +26,14 @@ TEST(HostFile, HugeErrorCodeIsAnErrorNamingTheFileNotACrash) {
 
 TEST(HostFile, SortsGpusIntoPciOrderAndChecksTheDefaultOrder) {
   std::string p = write("order.json", R"({"gpus": [
-    {"name": "B", "uuid": "GPU-bb", "pci_bus_id": "0000:81:00.0"},
-    {"name": "A", "uuid": "GPU-aa", "pci_bus_id": "0000:01:00.0"}],
-    "cuda_default_order": ["GPU-bb", "GPU-aa"]})");
+    {"name": "B", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000", "pci_bus_id": "0000:81:00.0"},
+    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0"}],
+    "cuda_default_order": ["GPU-bbbbbbbb-0000-0000-0000-000000000000", "GPU-aaaaaaaa-0000-0000-0000-000000000000"]})");
   FakeHost h = load_host_file(p);
   EXPECT_EQ(h.gpus[0].name, "A");
   EXPECT_EQ(h.gpus[0].pci_bus_id, "00000000:01:00.0");
   std::string bad = write("bad-order.json", R"({"gpus": [
-    {"name": "A", "uuid": "GPU-aa", "pci_bus_id": "0000:01:00.0"}], "cuda_default_order": ["GPU-aa", "GPU-aa"]})");
+    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0"}], "cuda_default_order": ["GPU-aaaaaaaa-0000-0000-0000-000000000000", "GPU-aaaaaaaa-0000-0000-0000-000000000000"]})");
   EXPECT_THROW(load_host_file(bad), std::runtime_error);
 }
 

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <cctype>
+#include <optional>
 #include <set>
 
 #include "env/launcher.h"
@@ -13,6 +14,7 @@
 namespace gpumap {
 
 int nvml_index_of(const Snapshot& s, const std::string& uuid) {
+  if (uuid.empty()) return -1;  // a GPU whose UUID NVML could not read matches nothing
   for (const Gpu& g : s.gpus) {
     if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return static_cast<int>(g.nvml_index);
     for (const MigDevice& m : g.mig_devices)
@@ -22,6 +24,7 @@ int nvml_index_of(const Snapshot& s, const std::string& uuid) {
 }
 
 std::string describe_uuid(const Snapshot& s, const std::string& uuid) {
+  if (uuid.empty()) return "a GPU NVML could not identify";
   for (const Gpu& g : s.gpus) {
     if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return "nvidia-smi GPU " + std::to_string(g.nvml_index);
     for (size_t i = 0; i < g.mig_devices.size(); ++i)
@@ -58,6 +61,26 @@ std::string uuid_fix(const CudaView& v) {
 void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
   const CudaView& v = in.mapping.view;
   const Snapshot& s = in.snapshot;
+  // Fixes that cover the whole list are built once, not once per entry: a list of 65 000
+  // entries stays linear.
+  std::optional<std::string> whole_uuid_fix, whole_case_fix;
+  auto all_uuids_fix = [&]() -> const std::string& {
+    if (!whole_uuid_fix) whole_uuid_fix = uuid_fix(v);
+    return *whole_uuid_fix;
+  };
+  auto case_fix = [&]() -> const std::string& {
+    if (!whole_case_fix) {
+      std::string fixed;
+      for (const EntryDecision& e : v.entries) {
+        std::string r = e.entry.raw;
+        if (r.size() >= 4 && strncasecmp(r.c_str(), "gpu-", 4) == 0) r = "GPU-" + r.substr(4);
+        else if (r.size() >= 4 && strncasecmp(r.c_str(), "mig-", 4) == 0) r = "MIG-" + r.substr(4);
+        fixed += (fixed.empty() ? "" : ",") + r;
+      }
+      whole_case_fix = "export CUDA_VISIBLE_DEVICES=" + fixed;
+    }
+    return *whole_case_fix;
+  };
   for (size_t i = 0; i < v.entries.size(); ++i) {
     const EntryDecision& d = v.entries[i];
     const std::string& raw = d.entry.raw;
@@ -113,7 +136,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
         raw.find("GPU-") != std::string::npos)
       add(out, "space-before-uuid", Severity::kError,
           at + " has white space before `GPU-`: CUDA accepts spaces before numbers but not before UUIDs",
-          uuid_fix(v).empty() ? "remove the spaces after the commas" : uuid_fix(v));
+          all_uuids_fix().empty() ? "remove the spaces after the commas" : all_uuids_fix());
     if (d.outcome == EntryOutcome::kMixedKind)
       add(out, "mixed-entry-kinds", Severity::kError,
           at + " mixes an index with UUIDs: CUDA stops reading the list there, so it and every later entry are dropped",
@@ -123,16 +146,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       add(out, "uuid-prefix-case", Severity::kError,
           at + ": the `" + raw.substr(0, 4) + "` word is case-sensitive (only `GPU-`/`MIG-` are read as UUIDs; the hex "
                "digits may be any case), so CUDA reads this entry as no GPU",
-          "export CUDA_VISIBLE_DEVICES=" + [&] {
-            std::string fixed;
-            for (const EntryDecision& e : v.entries) {
-              std::string r = e.entry.raw;
-              if (r.size() >= 4 && strncasecmp(r.c_str(), "gpu-", 4) == 0) r = "GPU-" + r.substr(4);
-              else if (r.size() >= 4 && strncasecmp(r.c_str(), "mig-", 4) == 0) r = "MIG-" + r.substr(4);
-              fixed += (fixed.empty() ? "" : ",") + r;
-            }
-            return fixed;
-          }());
+          case_fix());
     if (d.entry.kind == CvdEntryKind::kUuid && raw.rfind("MIG-", 0) == 0 && raw.rfind("MIG-GPU-", 0) != 0 &&
         d.outcome == EntryOutcome::kVisible && !d.uuid.empty() && d.uuid.rfind("GPU-", 0) == 0)
       add(out, "mig-word-on-gpu", Severity::kWarning,
@@ -172,7 +186,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
     if (d.outcome == EntryOutcome::kDuplicate)
       add(out, "duplicate-gpu", Severity::kError,
           at + " names " + describe_uuid(s, d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
-          uuid_fix(v));
+          all_uuids_fix());
   }
   if (v.cut_at && v.error != CudaInitError::kInvalidDevice) {
     size_t i = *v.cut_at;
@@ -218,7 +232,9 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
     std::vector<std::string> diffs;
     for (size_t i = 0; i < in.fastest_first_order->size(); ++i) {
       int idx = nvml_index_of(s, (*in.fastest_first_order)[i]);
-      if (idx != static_cast<int>(i)) diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
+      if (idx < 0) diffs.push_back("cuda:" + std::to_string(i) + " is a GPU NVML could not identify");
+      else if (idx != static_cast<int>(i))
+        diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
     }
     bool uses_default = v.order.order == DeviceOrder::kFastestFirst;
     if (uses_default) {

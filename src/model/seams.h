@@ -35,6 +35,8 @@ struct Seams {
   bool trace = false;
   /// The folder of the default mapping snapshot file (`gpumap snapshot`); "" when there is none.
   std::string state_dir;
+  /// How long reading NVML may take before gpumap gives up ($GPUMAP_DRIVER_TIMEOUT; 0: no limit).
+  double driver_timeout_s = 60;
 };
 
 }  // namespace gpumap

@@ -5,6 +5,7 @@
 namespace gpumap {
 
 const Gpu* Snapshot::find_uuid(const std::string& uuid) const {
+  if (uuid.empty()) return nullptr;  // a GPU whose UUID NVML could not read (lost) has none to find
   for (const Gpu& g : gpus)
     if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return &g;
   return nullptr;

@@ -23,3 +23,65 @@ bool parse_small_uint(std::string_view s, uint32_t& out) {
 }
 
 }  // namespace gpumap
+
+namespace gpumap {
+
+size_t utf8_sequence_length(std::string_view s, size_t i, size_t* bad_length) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte (Unicode table 3-7)
+  if (b >= 0xC2 && b <= 0xDF) n = 2;
+  else if (b >= 0xE0 && b <= 0xEF) n = 3, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+  else if (b >= 0xF0 && b <= 0xF4) n = 4, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+  else n = 0;  // a continuation byte, C0/C1 (overlong 2-byte leads), or F5-FF
+  size_t k = 1;
+  if (n > 0)
+    for (; k < n && i + k < s.size(); ++k) {
+      unsigned char c = byte(i + k);
+      if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) break;
+    }
+  if (n > 0 && k == n) return n;
+  if (bad_length) *bad_length = k;  // the maximal subpart: a start of a sequence, cut short
+  return 0;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t bad = 1;
+    size_t n = utf8_sequence_length(s, i, &bad);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      i += bad;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t bad = 1;
+    size_t n = utf8_sequence_length(s, i, &bad);
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    bool c0 = n == 1 && (b < 0x20 || b == 0x7F);
+    bool c1 = n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;  // U+0080-U+009F
+    if (n == 0 || c0 || c1) {
+      out += '?';
+      i += n == 0 ? bad : n;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpumap

@@ -15,3 +15,23 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep);
 bool parse_small_uint(std::string_view s, uint32_t& out);
 
 }  // namespace gpumap
+
+namespace gpumap {
+
+/// Length of the well-formed UTF-8 sequence starting at s[i] (1-4), or 0 when none starts there
+/// (a stray continuation byte, an overlong form, a surrogate, > U+10FFFF, or a sequence cut
+/// short); then *bad_length is the length of the malformed part (its "maximal subpart", >= 1).
+size_t utf8_sequence_length(std::string_view s, size_t i, size_t* bad_length = nullptr);
+
+/// `s` as valid UTF-8: each malformed part (a maximal subpart, Unicode 15 section 3.9: usually
+/// one byte; a valid start cut short counts once) becomes U+FFFD, exactly as nlohmann::json's
+/// error_handler_t::replace writes it.  For any byte string from outside (environment, /proc,
+/// lease records, driver strings, paths).
+std::string valid_utf8(std::string_view s);
+
+/// `s` safe to print on someone's terminal, as procps `ps` prints command lines: every control
+/// character (C0, DEL, and the C1 range U+0080-U+009F, which includes the 8-bit CSI) and every
+/// byte of malformed UTF-8 becomes '?'.  Printable UTF-8 passes unchanged.
+std::string printable(std::string_view s);
+
+}  // namespace gpumap

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <termios.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +51,17 @@ struct CpuMask {
     if (set) sched_setaffinity(0, size, set);  // best effort: a refused mask leaves the inherited one
   }
 };
+
+/// The controlling terminal when gpumap's process group is its foreground group, else -1.
+int foreground_terminal() {
+  int tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (tty < 0) return -1;
+  if (tcgetpgrp(tty) != getpgrp()) {
+    close(tty);
+    return -1;
+  }
+  return tty;
+}
 
 int exec_errno_code(int e) { return e == ENOENT || e == ENOTDIR ? 127 : 126; }
 
@@ -161,16 +173,26 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
   dfl.sa_handler = SIG_DFL;
   sigaction(SIGCHLD, &dfl, &old_chld);
 
-  sigset_t watched, old;
+  sigset_t watched, old, with_ttou;
   sigemptyset(&watched);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&watched, s);
-  sigprocmask(SIG_BLOCK, &watched, &old);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGCONT}) sigaddset(&watched, s);
+  with_ttou = watched;
+  sigaddset(&with_ttou, SIGTTOU);  // tcsetpgrp from a background group is allowed while SIGTTOU is blocked
+  sigprocmask(SIG_BLOCK, &with_ttou, &old);
+  int tty = foreground_terminal();
+  auto restore = [&] {
+    if (tty >= 0) {
+      tcsetpgrp(tty, getpgrp());  // the terminal back to gpumap's group
+      close(tty);
+    }
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    sigaction(SIGCHLD, &old_chld, nullptr);
+  };
 
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
     int e = errno;
-    sigprocmask(SIG_SETMASK, &old, nullptr);
-    sigaction(SIGCHLD, &old_chld, nullptr);
+    restore();
     throw Error(kExitError, std::string("pipe: ") + std::strerror(e));
   }
   pid_t parent = getpid();
@@ -179,15 +201,18 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     int e = errno;
     close(status_pipe[0]);
     close(status_pipe[1]);
-    sigprocmask(SIG_SETMASK, &old, nullptr);
-    sigaction(SIGCHLD, &old_chld, nullptr);
+    restore();
     throw Error(kExitError, std::string("fork: ") + std::strerror(e));
   }
   if (pid == 0) {
     close(status_pipe[0]);
-    // Should gpumap die (even by SIGKILL), its leases go with it: end the command too.
+    // Should gpumap die (even by SIGKILL), end the command too; the leases it inherited stay
+    // held until the job's last process has exited, whatever the command does with SIGTERM.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(128 + SIGTERM);
+    setpgid(0, 0);  // the job: one group that gpumap's forwarded signals reach as a whole
+    if (tty >= 0) tcsetpgrp(tty, getpid());
+    for (int fd : spec.keep_fds) fcntl(fd, F_SETFD, 0);
     sigaction(SIGCHLD, &old_chld, nullptr);  // the command inherits what gpumap inherited
     sigprocmask(SIG_SETMASK, &old, nullptr);
     mask.apply();
@@ -197,6 +222,9 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     (void)ignored;
     _exit(exec_errno_code(e));
   }
+  setpgid(pid, pid);  // also here: whichever runs first, the group exists before signals go to it
+  if (tty >= 0) tcsetpgrp(tty, pid);
+  if (spec.on_started) spec.on_started(pid);
   close(status_pipe[1]);
   int exec_errno = 0;
   ssize_t n;
@@ -207,7 +235,16 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
 
   int status = 0;
   for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
+    pid_t w = waitpid(pid, &status, WNOHANG | (tty >= 0 ? WUNTRACED : 0));
+    if (w == pid && WIFSTOPPED(status)) {
+      // Ctrl-Z stopped the job: stop gpumap's group too, so the shell sees the job stopped;
+      // on `fg` take the terminal for the job again, and continue it.
+      tcsetpgrp(tty, getpgrp());
+      kill(0, SIGSTOP);
+      if (tcgetpgrp(tty) == getpgrp()) tcsetpgrp(tty, pid);
+      kill(-pid, SIGCONT);
+      continue;
+    }
     if (w == pid) break;
     if (w < 0 && errno != EINTR) {
       status = 0;
@@ -217,16 +254,16 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     struct timespec ts{0, 250 * 1000 * 1000};
     int sig = sigtimedwait(&watched, &si, &ts);
     if (sig <= 0 || sig == SIGCHLD) continue;
-    // A terminal signal (Ctrl-C, hangup) went to the whole foreground group, the child included.
-    if (si.si_code == SI_KERNEL) continue;
-    kill(pid, sig);
+    // A terminal signal (Ctrl-C, hangup) that reached gpumap's group while the job was in the
+    // same foreground reached the job too; with the job holding the terminal it never comes here.
+    if (si.si_code == SI_KERNEL && tty >= 0) continue;
+    kill(-pid, sig);
   }
   // Drop what arrived after the child ended (it has nobody to go to), then restore the mask.
   struct timespec zero{0, 0};
   while (sigtimedwait(&watched, nullptr, &zero) > 0) {
   }
-  sigprocmask(SIG_SETMASK, &old, nullptr);
-  sigaction(SIGCHLD, &old_chld, nullptr);
+  restore();
   if (WIFSIGNALED(status)) {
     r.term_signal = WTERMSIG(status);
     r.exit_code = 128 + r.term_signal;

@@ -1,6 +1,9 @@
 // The launch seam: CPU lists and affinity, exec of a user's command (PATH lookup, never a
 // shell), and fork+exec with gpumap staying as the parent that forwards signals.
 #pragma once
+#include <sys/types.h>
+
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +26,8 @@ struct LaunchSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH like execvp
   std::vector<std::string> env;   // the whole environment, "NAME=VALUE"
   std::vector<int> cpus;          // empty: keep the inherited affinity
+  std::vector<int> keep_fds;      // launch_and_wait: O_CLOEXEC descriptors the command inherits (leases)
+  std::function<void(pid_t)> on_started;  // launch_and_wait: called with the job's pid (= its group)
 };
 
 struct LaunchResult {
@@ -32,11 +37,13 @@ struct LaunchResult {
   std::string exec_error;  // non-empty when the program could not be started
 };
 
-/// Forks, execs spec in the child (affinity set first, signal mask and dispositions reset,
-/// and SIGTERM sent to it should gpumap die first: PR_SET_PDEATHSIG), and waits, forwarding
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpumap by another process.  A signal the
-/// terminal sent to the whole foreground group reached the child already and is not sent twice.
-/// Descriptors gpumap opened O_CLOEXEC (leases) are never inherited by the command.
+/// Forks, execs spec in the child as the leader of a process group of its own, the job (affinity
+/// set first, signal mask and dispositions reset, keep_fds made inheritable, and SIGTERM sent
+/// to it should gpumap die first: PR_SET_PDEATHSIG), and waits for it, forwarding SIGINT,
+/// SIGTERM, SIGHUP, SIGQUIT and SIGCONT sent to gpumap to the whole job's group.  When gpumap runs in
+/// the terminal's foreground, the job gets the terminal (Ctrl-C and Ctrl-Z reach the job's
+/// group directly; a stopped job stops gpumap's own group and resumes with it) and gets it back
+/// afterwards.  Other descriptors gpumap opened O_CLOEXEC are never inherited by the command.
 LaunchResult launch_and_wait(const LaunchSpec& spec);
 
 /// Replaces this process with spec (affinity first).  Returns only on failure: throws

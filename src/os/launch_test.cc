@@ -37,16 +37,16 @@ TEST(RunLaunch, CpusNearIntersectsWithTheInheritedSet) {
 TEST(RunLaunch, ExitCodesAndExecFailure) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.push_back(*e);
-  EXPECT_EQ(launch_and_wait({{"sh", "-c", "exit 7"}, env, {}}).exit_code, 7);
-  LaunchResult k = launch_and_wait({{"sh", "-c", "kill -TERM $$"}, env, {}});
+  EXPECT_EQ(launch_and_wait({{"sh", "-c", "exit 7"}, env, {}, {}, {}}).exit_code, 7);
+  LaunchResult k = launch_and_wait({{"sh", "-c", "kill -TERM $$"}, env, {}, {}, {}});
   EXPECT_EQ(k.exit_code, 143);
   EXPECT_EQ(k.term_signal, 15);
   struct sigaction ign{}, old{};
   ign.sa_handler = SIG_IGN;
   sigaction(SIGCHLD, &ign, &old);  // inherited "ignore children" must not lose the status
-  EXPECT_EQ(launch_and_wait({{"sh", "-c", "exit 5"}, env, {}}).exit_code, 5);
+  EXPECT_EQ(launch_and_wait({{"sh", "-c", "exit 5"}, env, {}, {}, {}}).exit_code, 5);
   sigaction(SIGCHLD, &old, nullptr);
-  LaunchResult m = launch_and_wait({{"gpumap-no-such-program"}, env, {}});
+  LaunchResult m = launch_and_wait({{"gpumap-no-such-program"}, env, {}, {}, {}});
   EXPECT_EQ(m.exit_code, 127);
   EXPECT_NE(m.exec_error.find("gpumap-no-such-program"), std::string::npos);
 }

@@ -8,11 +8,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "model/error.h"
+#include "model/text.h"
 
 namespace gpumap {
 namespace {
@@ -99,6 +105,30 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
   return -1;
 }
 
+/// When process `pid` started (Unix seconds, from /proc: boot time + start ticks); nullopt if unknown.
+std::optional<int64_t> process_start_unix(int64_t pid) {
+  std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  size_t paren = text.rfind(')');  // comm may hold spaces and parentheses
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string f;
+  long long ticks = -1;
+  for (int i = 3; i <= 22 && fields >> f; ++i)  // field 22: starttime in clock ticks since boot
+    if (i == 22) ticks = std::atoll(f.c_str());
+  std::ifstream kstat("/proc/stat");
+  std::string key;
+  long long btime = -1;
+  while (kstat >> key)
+    if (key == "btime" && kstat >> btime) break;
+  long hz = sysconf(_SC_CLK_TCK);
+  if (ticks < 0 || btime < 0 || hz <= 0) return std::nullopt;
+  return btime + ticks / hz;
+}
+
+/// kill(target, 0): a process (target > 0) or a process group (target < -1) with a live member.
+bool process_exists(pid_t target) { return target != 0 && target != -1 && (kill(target, 0) == 0 || errno == EPERM); }
+
 std::string read_all(int fd) {
   std::string out;
   char buf[4096];
@@ -120,7 +150,8 @@ std::string format_lease_record(const LeaseRecord& r) {
   for (char& c : cmd)
     if (c == '\n' || c == '\r') c = ' ';
   return "pid=" + std::to_string(r.pid) + "\nuid=" + std::to_string(r.uid) + "\nuser=" + r.user +
-         "\nstart=" + std::to_string(r.start_unix) + "\ncommand=" + cmd + "\n";
+         "\nstart=" + std::to_string(r.start_unix) + "\n" + (r.job > 0 ? "job=" + std::to_string(r.job) + "\n" : "") +
+         "command=" + cmd + "\n";
 }
 
 std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
@@ -139,6 +170,7 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
       else if (k == "uid") r.uid = std::stoll(v);
       else if (k == "user") r.user = v;
       else if (k == "start") r.start_unix = std::stoll(v);
+      else if (k == "job") r.job = std::stoll(v);
       else if (k == "command") r.command = v;
     } catch (const std::exception&) {
       return std::nullopt;
@@ -149,15 +181,32 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
 }
 
 std::string describe_lease(const LeaseRecord& r) {
-  std::string s = "pid " + std::to_string(r.pid) + " (" + (r.user.empty() ? "?" : r.user) + ")";
+  // Records are written by other users: printable() keeps their bytes off the reader's terminal.
+  std::string s = (r.launcher_gone ? "job " + std::to_string(r.job) : "pid " + std::to_string(r.pid)) + " (" +
+                  (r.user.empty() ? "?" : printable(r.user)) + ")";
   if (r.start_unix > 0) {
     time_t t = static_cast<time_t>(r.start_unix);
     struct tm tm;
     char buf[32];
     if (localtime_r(&t, &tm) && strftime(buf, sizeof buf, "%H:%M:%S", &tm)) s += std::string(" since ") + buf;
   }
-  if (!r.command.empty()) s += ": " + (r.command.size() > 60 ? r.command.substr(0, 57) + "..." : r.command);
+  if (!r.command.empty()) s += ": " + printable(r.command.size() > 60 ? r.command.substr(0, 57) + "..." : r.command);
+  if (r.launcher_gone) s += " (its gpumap has exited)";
   return s;
+}
+
+std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r) {
+  if (!r) return r;
+  if (r->pid > 0 && r->pid <= INT32_MAX && process_exists(static_cast<pid_t>(r->pid))) {
+    // A live process with that pid that started after the record was written is someone else.
+    std::optional<int64_t> started = process_start_unix(r->pid);
+    if (!started || r->start_unix <= 0 || *started <= r->start_unix + 1) return r;
+  }
+  if (r->job > 1 && r->job <= INT32_MAX && process_exists(-static_cast<pid_t>(r->job))) {
+    r->launcher_gone = true;
+    return r;
+  }
+  return std::nullopt;
 }
 
 std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir) {
@@ -185,9 +234,12 @@ void prepare_lease_dir(const std::string& dir) {
   if (!S_ISDIR(st.st_mode))
     throw Error(kExitError, "the lease folder " + dir + " is not a directory",
                 "remove it, or set GPUMAP_LOCK_DIR to a folder");
-  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
-    throw Error(kExitError, "the lease folder " + dir + " is writable by everyone but not sticky: anyone could replace a lock file",
-                "chmod 1777 " + dir);
+  if ((st.st_mode & (S_IWOTH | S_IWGRP)) && !(st.st_mode & S_ISVTX))
+    throw Error(kExitError,
+                "the lease folder " + dir + " is writable by " + (st.st_mode & S_IWOTH ? "everyone" : "its group") +
+                    " but not sticky: any of them could delete a lock file someone holds and lease the same GPU",
+                "chmod 1777 " + dir + " (sticky, like /tmp), or have root create it at boot with a tmpfiles.d "
+                "entry: `d " + dir + " 1777 root root -`");
 }
 
 std::string lease_path(const std::string& dir, const std::string& uuid) {
@@ -235,7 +287,7 @@ LeaseAttempt try_lease(const std::string& dir, const std::string& uuid, const Le
   }
   if (!locked) {
     a.busy = true;
-    a.holder = parse_lease_record(read_all(fd));
+    a.holder = live_holder(parse_lease_record(read_all(fd)));
     close(fd);
     return a;
   }
@@ -246,12 +298,17 @@ LeaseAttempt try_lease(const std::string& dir, const std::string& uuid, const Le
     a.busy = true;  // lost a race with a replacement: let the caller try again
     return a;
   }
-  std::string text = format_lease_record(record);
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-    // The lock holds without a record; readers then say "record not written".
-  }
   a.lease.emplace(fd, uuid);
+  rewrite_lease_record(*a.lease, record);
   return a;
+}
+
+void rewrite_lease_record(const Lease& lease, const LeaseRecord& record) {
+  std::string text = format_lease_record(record);
+  if (ftruncate(lease.fd(), 0) != 0 ||
+      pwrite(lease.fd(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    // The lock holds without a record; readers then show kUnknownHolder.
+  }
 }
 
 LeaseState read_lease(const std::string& dir, const std::string& uuid) {
@@ -269,7 +326,7 @@ LeaseState read_lease(const std::string& dir, const std::string& uuid) {
       s.refused = path + " is not writable by this user; its owner or root must remove it";
   } else if (errno == EWOULDBLOCK) {
     s.held = true;
-    s.holder = parse_lease_record(read_all(fd));
+    s.holder = live_holder(parse_lease_record(read_all(fd)));
   } else {
     s.refused = sys_error("flock " + path);
   }
@@ -280,7 +337,7 @@ LeaseState read_lease(const std::string& dir, const std::string& uuid) {
 std::string lease_summary(const LeaseState& st) {
   if (!st.refused.empty()) return "unsafe lock file: " + st.refused;
   if (!st.held) return "";
-  return st.holder ? describe_lease(*st.holder) : "held (no record yet)";
+  return st.holder ? describe_lease(*st.holder) : kUnknownHolder;
 }
 
 LeaseRecord current_lease_record(const std::vector<std::string>& argv) {

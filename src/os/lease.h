@@ -24,21 +24,34 @@ struct LeaseRecord {
   std::string user;     // login name, or the uid as text
   std::string command;  // argv joined by spaces, newlines replaced
   int64_t start_unix = 0;
+  int64_t job = 0;      // the job's process group once started (0: not started yet)
+  bool launcher_gone = false;  // set by readers: gpumap (pid) has exited, the job still holds it
 };
 
-/// "pid=..\nuid=..\nuser=..\nstart=..\ncommand=..\n"
+/// "pid=..\nuid=..\nuser=..\nstart=..\n[job=..\n]command=..\n"
 std::string format_lease_record(const LeaseRecord& r);
 /// Parses what format_lease_record wrote; nullopt for an empty or unreadable record.
 std::optional<LeaseRecord> parse_lease_record(const std::string& text);
 
-/// One line for people: "pid 123 (alice) since 18:02:11: python3 train.py".
+/// One line for people: "pid 123 (alice) since 18:02:11: python3 train.py"; when gpumap has
+/// exited and its job holds the lease: "job 456 (alice) since ...: cmd (its gpumap has exited)".
 std::string describe_lease(const LeaseRecord& r);
+
+/// Whether a record read from a held lock file still describes the holder: its gpumap (pid)
+/// lives and started no later than the record, or its job's process group has a live member
+/// (then launcher_gone is set).  nullopt otherwise: the lock is held by a process that is not
+/// gpumap (e.g. flock(1)), and the file still carries an earlier holder's record.
+std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r);
+
+/// The text for a held lease without a live record.
+inline constexpr const char* kUnknownHolder = "held by a process with no gpumap record";
 
 /// The lease folder for this environment value of GPUMAP_LOCK_DIR (nullopt or "": the default).
 std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir);
 
 /// Creates the folder (mode 1777) when missing and checks it: a directory, not a symlink,
-/// and not writable by others unless sticky.  Throws Error(kExitError) naming it.
+/// and not writable by its group or others unless sticky (else a member could delete a lock
+/// file someone holds and lease the same GPU).  Throws Error(kExitError) naming it and the fix.
 void prepare_lease_dir(const std::string& dir);
 
 /// The lock file of a GPU: DIR/UUID.lock.  Throws Error(kExitUsage) for a UUID with
@@ -65,19 +78,23 @@ class Lease {
 
 struct LeaseAttempt {
   std::optional<Lease> lease;           // set: acquired
-  std::optional<LeaseRecord> holder;    // busy: who holds it (nullopt: record not written yet)
+  std::optional<LeaseRecord> holder;    // busy: who holds it (nullopt: no live gpumap record)
   bool busy = false;                    // another process holds it
   std::string refused;                  // non-empty: the lock file is unsafe or unusable (why)
 };
 
 /// Tries once (LOCK_EX|LOCK_NB, a few quick retries so a reader's brief shared lock does not
 /// look like a holder) to lease `uuid`, and writes `record` into the file when it gets it.
-/// The descriptor is O_CLOEXEC: a program gpumap executes never inherits it.
+/// The descriptor is O_CLOEXEC: only a command launched with it in LaunchSpec::keep_fds (the
+/// leased job) inherits it, and then the lease lasts until the job's last process has exited.
 LeaseAttempt try_lease(const std::string& dir, const std::string& uuid, const LeaseRecord& record);
+
+/// Rewrites a held lease's record (e.g. with the job's process group once it started).
+void rewrite_lease_record(const Lease& lease, const LeaseRecord& record);
 
 struct LeaseState {
   bool held = false;
-  std::optional<LeaseRecord> holder;  // when held and the record was readable
+  std::optional<LeaseRecord> holder;  // when held and the record is readable and live
   std::string refused;                // the lock file is unsafe (same checks as try_lease)
 };
 
@@ -85,7 +102,7 @@ struct LeaseState {
 /// nobody holds it.  Never creates the folder or the file.
 LeaseState read_lease(const std::string& dir, const std::string& uuid);
 
-/// For listings: "" when free, else "pid 123 (alice) since 18:02:11: cmd", "held (no record)"
+/// For listings: "" when free, else "pid 123 (alice) since 18:02:11: cmd", kUnknownHolder
 /// or "unsafe lock file: why".
 std::string lease_summary(const LeaseState& state);
 

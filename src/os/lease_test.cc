@@ -1,8 +1,12 @@
 #include "os/lease.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include <fstream>
 
@@ -33,6 +37,22 @@ LeaseRecord rec(int64_t pid) {
   return r;
 }
 
+/// A record of this (live) test process: readers trust it; `user` tells holders apart.
+LeaseRecord live_rec(const std::string& user) {
+  LeaseRecord r = rec(getpid());
+  r.user = user;
+  r.start_unix = time(nullptr);
+  return r;
+}
+
+/// The pid of a process that has exited and been reaped.
+pid_t dead_pid() {
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  waitpid(p, nullptr, 0);
+  return p;
+}
+
 TEST(Lease, RecordRoundTripsAndFlattensNewlines) {
   auto r = parse_lease_record(format_lease_record(rec(42)));
   ASSERT_TRUE(r);
@@ -50,26 +70,102 @@ TEST(Lease, SecondHolderIsRefusedUntilTheFirstCloses) {
   EXPECT_FALSE(read_lease(dir, kUuid).held);  // no file yet: free, and nothing created
   EXPECT_NE(access(lease_path(dir, kUuid).c_str(), F_OK), 0);
   {
-    LeaseAttempt a = try_lease(dir, kUuid, rec(111));
+    LeaseAttempt a = try_lease(dir, kUuid, live_rec("first"));
     ASSERT_TRUE(a.lease) << a.refused;
     int flags = fcntl(a.lease->fd(), F_GETFD);
-    EXPECT_TRUE(flags & FD_CLOEXEC) << "a lease descriptor must not leak into the command";
-    LeaseAttempt b = try_lease(dir, kUuid, rec(222));  // a second open file description: flock conflicts
+    EXPECT_TRUE(flags & FD_CLOEXEC) << "a lease descriptor must not leak into other programs gpumap runs";
+    LeaseAttempt b = try_lease(dir, kUuid, live_rec("second"));  // a second open file description: flock conflicts
     EXPECT_FALSE(b.lease);
     EXPECT_TRUE(b.busy);
     ASSERT_TRUE(b.holder);
-    EXPECT_EQ(b.holder->pid, 111);
+    EXPECT_EQ(b.holder->user, "first");
     LeaseState st = read_lease(dir, kUuid);
     EXPECT_TRUE(st.held);
     ASSERT_TRUE(st.holder);
-    EXPECT_EQ(st.holder->pid, 111);
-    EXPECT_NE(lease_summary(st).find("pid 111"), std::string::npos);
+    EXPECT_EQ(st.holder->user, "first");
+    EXPECT_NE(lease_summary(st).find("pid " + std::to_string(getpid()) + " (first)"), std::string::npos);
   }
   EXPECT_FALSE(read_lease(dir, kUuid).held);
   EXPECT_EQ(lease_summary(read_lease(dir, kUuid)), "");
-  LeaseAttempt c = try_lease(dir, kUuid, rec(333));
+  LeaseAttempt c = try_lease(dir, kUuid, live_rec("third"));
   ASSERT_TRUE(c.lease);
-  EXPECT_EQ(read_lease(dir, kUuid).holder->pid, 333);  // truncated and rewritten
+  EXPECT_EQ(read_lease(dir, kUuid).holder->user, "third");  // truncated and rewritten
+}
+
+TEST(Lease, AnInheritedDescriptorKeepsTheLeaseAfterTheTakerExits) {
+  std::string dir = fresh_dir();
+  int done[2];
+  ASSERT_EQ(pipe(done), 0);
+  pid_t taker = fork();
+  if (taker == 0) {  // takes the lease, hands the descriptor to a child of its own, and exits
+    LeaseRecord r = live_rec("taker");
+    LeaseAttempt a = try_lease(dir, kUuid, r);
+    if (!a.lease) _exit(1);
+    pid_t job = fork();
+    if (job == 0) {
+      char c;
+      if (read(done[0], &c, 1) < 0) _exit(2);  // holds the inherited descriptor until told
+      _exit(0);
+    }
+    r.job = job;
+    rewrite_lease_record(*a.lease, r);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(taker, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  LeaseState st = read_lease(dir, kUuid);
+  EXPECT_TRUE(st.held) << "the taker's child still holds the open file description";
+  EXPECT_FALSE(try_lease(dir, kUuid, live_rec("late")).lease);
+  // The record's gpumap pid is dead; its job is not a process group here, so nobody is named.
+  EXPECT_FALSE(st.holder);
+  EXPECT_EQ(lease_summary(st), kUnknownHolder);
+  ASSERT_EQ(write(done[1], "x", 1), 1);
+  for (int i = 0; i < 200 && read_lease(dir, kUuid).held; ++i) usleep(10000);
+  EXPECT_FALSE(read_lease(dir, kUuid).held);
+  close(done[0]);
+  close(done[1]);
+}
+
+TEST(Lease, ARecordOfADeadHolderIsNotNamed) {
+  std::string dir = fresh_dir();
+  LeaseRecord old = live_rec("gone");
+  old.pid = dead_pid();
+  {
+    LeaseAttempt a = try_lease(dir, kUuid, old);  // an earlier gpumap left its record behind
+    ASSERT_TRUE(a.lease);
+  }
+  int fd = open(lease_path(dir, kUuid).c_str(), O_RDONLY);  // a program that is not gpumap locks it
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
+  LeaseState st = read_lease(dir, kUuid);
+  EXPECT_TRUE(st.held);
+  EXPECT_FALSE(st.holder);
+  EXPECT_EQ(lease_summary(st), kUnknownHolder);
+  EXPECT_EQ(lease_summary(st).find(std::to_string(old.pid)), std::string::npos);
+  LeaseAttempt b = try_lease(dir, kUuid, live_rec("next"));
+  EXPECT_TRUE(b.busy);
+  EXPECT_FALSE(b.holder);
+  close(fd);
+}
+
+TEST(Lease, LiveHolderNamesTheJobWhenItsGpumapHasExited) {
+  LeaseRecord r = live_rec("alice");
+  ASSERT_TRUE(live_holder(r));
+  EXPECT_FALSE(live_holder(r)->launcher_gone);
+  r.pid = dead_pid();
+  EXPECT_FALSE(live_holder(r));
+  r.job = getpgrp();  // this test's own group has a live member: this process
+  auto j = live_holder(r);
+  ASSERT_TRUE(j);
+  EXPECT_TRUE(j->launcher_gone);
+  EXPECT_NE(describe_lease(*j).find("job " + std::to_string(getpgrp()) + " (alice)"), std::string::npos);
+  EXPECT_NE(describe_lease(*j).find("its gpumap has exited"), std::string::npos);
+  EXPECT_EQ(describe_lease(*j).find("pid "), std::string::npos);
+  LeaseRecord reused = live_rec("x");
+  reused.start_unix = 1000;  // this pid's process started long after the record: pid reused
+  EXPECT_FALSE(live_holder(reused));
+  EXPECT_EQ(parse_lease_record(format_lease_record(r))->job, getpgrp());
 }
 
 TEST(Lease, FilesAreWorldLockableWhateverTheUmask) {
@@ -125,6 +221,17 @@ TEST(Lease, FolderChecks) {
   ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);  // writable by all, not sticky
   EXPECT_THROW(prepare_lease_dir(open_dir), Error);
   ASSERT_EQ(chmod(open_dir.c_str(), 01777), 0);
+  EXPECT_NO_THROW(prepare_lease_dir(open_dir));
+  ASSERT_EQ(chmod(open_dir.c_str(), 0775), 0);  // group-writable, not sticky: a member could delete a lock
+  try {
+    prepare_lease_dir(open_dir);
+    ADD_FAILURE() << "a group-writable non-sticky folder was trusted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its group"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("tmpfiles.d"), std::string::npos) << e.hint();
+    EXPECT_NE(e.hint().find("chmod 1777"), std::string::npos) << e.hint();
+  }
+  ASSERT_EQ(chmod(open_dir.c_str(), 01775), 0);
   EXPECT_NO_THROW(prepare_lease_dir(open_dir));
   EXPECT_THROW(lease_path(base, "../etc/passwd"), Error);
   EXPECT_EQ(lease_dir(std::nullopt), "/tmp/gpumap-leases");

@@ -134,6 +134,10 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
   }
   p.uid = parse_status_uid(*status);
   p.nspid = parse_nspid(*status);
+  if (auto state = line_value(*status, "State:")) {  // "\tZ (zombie)"; X: dead, being reaped
+    size_t c = state->find_first_not_of(" \t");
+    p.zombie = c != std::string::npos && ((*state)[c] == 'Z' || (*state)[c] == 'X');
+  }
   if (p.uid) {
     auto it = users_.find(*p.uid);
     if (it == users_.end()) {

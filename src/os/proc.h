@@ -20,6 +20,7 @@ const char* proc_access_name(ProcAccess a);
 struct ProcProcess {
   uint32_t pid = 0;                           // the directory name under the proc root
   ProcAccess access = ProcAccess::kOk;        // of <root>/<pid>/status: kGone means exited
+  bool zombie = false;                        // status "State: Z": exited, not yet reaped
   std::optional<uint32_t> uid;                // real uid (status "Uid:")
   std::optional<std::string> user;            // login name, else the uid as digits
   std::optional<std::string> command;         // cmdline, arguments joined by spaces; "[comm]" when empty

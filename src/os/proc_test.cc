@@ -36,6 +36,17 @@ TEST(ProcParse, SplitNul) {
   EXPECT_EQ(split_nul(std::string("x\0\0y", 4)), (std::vector<std::string>{"x", "", "y"}));
 }
 
+TEST(ProcFsFixture, AZombieIsMarked) {
+  std::string root = fixture_root();
+  mkdir((root + "/12").c_str(), 0755);
+  write(root + "/12/status", "Name:\tpython3\nState:\tZ (zombie)\nUid:\t0\t0\t0\t0\n");
+  mkdir((root + "/13").c_str(), 0755);
+  write(root + "/13/status", "Name:\tpython3\nState:\tS (sleeping)\nUid:\t0\t0\t0\t0\n");
+  ProcFs fs(root);
+  EXPECT_TRUE(fs.read(12, false).zombie);
+  EXPECT_FALSE(fs.read(13, false).zombie);
+}
+
 TEST(ProcFsFixture, ReadsAProcessExitedAndUnreadableEnviron) {
   std::string root = fixture_root();
   mkdir((root + "/10").c_str(), 0755);

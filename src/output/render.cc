@@ -1,5 +1,7 @@
 #include "output/render.h"
 
+#include "model/text.h"
+
 namespace gpumap {
 
 const char* severity_name(Severity s) {
@@ -18,7 +20,16 @@ Severity worst(const std::vector<Finding>& fs) {
   return w;
 }
 
-std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
+std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows) {
+  // Cells carry other users' command lines, lease records and driver strings: never let them
+  // drive the viewer's terminal.
+  std::vector<std::string> headers;
+  for (const std::string& h : raw_headers) headers.push_back(printable(h));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : raw_rows) {
+    rows.emplace_back();
+    for (const std::string& c : r) rows.back().push_back(printable(c));
+  }
   std::vector<size_t> w(headers.size());
   for (size_t c = 0; c < headers.size(); ++c) w[c] = headers[c].size();
   for (const auto& r : rows)
@@ -91,8 +102,8 @@ std::string render_findings(const std::vector<Finding>& fs) {
   if (fs.empty()) return "";
   std::string out = "\nFindings:\n";
   for (const Finding& f : fs) {
-    out += "  [" + std::string(severity_name(f.severity)) + "] " + f.id + ": " + f.message + "\n";
-    if (!f.fix.empty()) out += "      fix: " + f.fix + "\n";
+    out += "  [" + std::string(severity_name(f.severity)) + "] " + f.id + ": " + printable(f.message) + "\n";
+    if (!f.fix.empty()) out += "      fix: " + printable(f.fix) + "\n";
   }
   return out;
 }
@@ -110,9 +121,11 @@ std::string host_banner(const Snapshot& s) {
     b += ", CUDA " + std::to_string(*s.cuda_driver_version / 1000) + "." +
          std::to_string(*s.cuda_driver_version % 1000 / 10);
   b += ", " + std::to_string(s.gpus.size()) + " GPU" + (s.gpus.size() == 1 ? "" : "s");
-  return b + "\n";
+  return printable(b) + "\n";
 }
 
-std::string dump(const Json& j) { return j.dump(2) + "\n"; }
+std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+std::string dump_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace gpumap

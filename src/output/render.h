@@ -14,6 +14,7 @@ namespace gpumap {
 using Json = nlohmann::ordered_json;
 
 /// Columns padded to their widest cell; a header row underlined by nothing (nvidia-smi style).
+/// Control characters and malformed UTF-8 in cells show as '?' (printable(), as procps does).
 std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
 
 template <class T>
@@ -42,7 +43,10 @@ std::string memory_cell(const Gpu& g);
 /// The first line of table output: what host this is.
 std::string host_banner(const Snapshot& s);
 
-/// JSON text with a trailing newline.
+/// JSON text with a trailing newline.  Never throws on a string that is not UTF-8: each
+/// malformed part becomes U+FFFD (valid_utf8() in model/text.h says exactly how).
 std::string dump(const Json& j);
+/// The same on one line, without the newline.
+std::string dump_line(const Json& j);
 
 }  // namespace gpumap

@@ -62,7 +62,11 @@ std::optional<std::vector<std::string>> cache_lookup(const std::string& dir, con
 
 void cache_store(const std::string& dir, const OrderCacheKey& key, const std::vector<std::string>& order) {
   if (dir.empty() || key.boot_id.empty()) return;
-  make_dirs(dir, 0700);  // a failure shows when the file is created
+  // The folder and at most its parent (~/.cache on a fresh account), mode 0700: never a whole
+  // tree wherever GPUMAP_CACHE_DIR points.  A cache that cannot be written is just not kept.
+  if (size_t slash = dir.find_last_of('/'); slash != std::string::npos && slash > 0)
+    mkdir(dir.substr(0, slash).c_str(), 0700);
+  mkdir(dir.c_str(), 0700);
   nlohmann::json j = read_all(dir);
   nlohmann::json entries = nlohmann::json::array();
   std::string k = key.text();

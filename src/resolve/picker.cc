@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "model/error.h"
 
@@ -23,13 +25,6 @@ std::optional<uint64_t> free_mib(const Gpu& g) {
 }
 
 bool has_processes(const Gpu& g) { return g.processes && !g.processes->empty(); }
-
-int links_between(const Gpu& a, const Gpu& b) {
-  int n = 0;
-  std::string ub = upper(b.uuid);
-  for (const std::string& p : a.nvlink_peers) n += upper(p) == ub;
-  return n;
-}
 
 std::string gpu_label(const Gpu& g) { return "GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")"; }
 
@@ -51,24 +46,64 @@ struct SetScore {
   }
 };
 
-SetScore score_set(const std::vector<const Gpu*>& set) {
-  SetScore s;
-  std::set<std::string> groups;
-  for (size_t i = 0; i < set.size(); ++i) {
-    for (size_t j = i + 1; j < set.size(); ++j) {
-      int l = links_between(*set[i], *set[j]);
-      s.pairs += l > 0;
-      s.links += l;
+/// What scoring needs of the candidates, computed once: the NVLink count of every pair (a
+/// matrix, not a string scan per pair per set), CPU group ids, busy flags and free memory.
+struct Candidates {
+  std::vector<const Gpu*> gpus;
+  size_t n = 0;
+  std::vector<int> links;  // n*n
+  std::vector<int> group;  // CPU affinity group id
+  std::vector<int> busy;
+  std::vector<int64_t> free;
+  int groups = 0;
+
+  explicit Candidates(const std::vector<const Gpu*>& q) : gpus(q), n(q.size()), links(n * n, 0), group(n), busy(n), free(n) {
+    std::unordered_map<std::string, size_t> pos;
+    for (size_t i = 0; i < n; ++i) pos[upper(q[i]->uuid)] = i;
+    for (size_t i = 0; i < n; ++i) {
+      // A peer appears once per link, repeats next to each other (18 per pair through NVSwitches):
+      // look a run up once.
+      const std::string* last = nullptr;
+      size_t at = n;
+      for (const std::string& p : q[i]->nvlink_peers) {
+        if (!last || p != *last) {
+          auto it = pos.find(upper(p));
+          at = it == pos.end() ? n : it->second;
+          last = &p;
+        }
+        if (at < n && at != i) ++links[i * n + at];
+      }
     }
-    groups.insert(set[i]->cpu_affinity.value_or("?" + set[i]->uuid));
-    s.busy += has_processes(*set[i]);
-    s.free += static_cast<int64_t>(free_mib(*set[i]).value_or(0));
-    s.indices.push_back(set[i]->nvml_index);
+    std::map<std::string, int> ids;
+    for (size_t i = 0; i < n; ++i) {
+      std::string key = q[i]->cpu_affinity.value_or("?" + q[i]->uuid);
+      group[i] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
+      busy[i] = has_processes(*q[i]);
+      free[i] = static_cast<int64_t>(free_mib(*q[i]).value_or(0));
+    }
+    groups = static_cast<int>(ids.size());
   }
-  s.groups = static_cast<int>(groups.size());
-  std::sort(s.indices.begin(), s.indices.end());
-  return s;
-}
+  int link(size_t i, size_t j) const { return links[i * n + j]; }
+
+  SetScore score(const std::vector<size_t>& set) const {
+    SetScore s;
+    std::vector<char> seen(static_cast<size_t>(groups), 0);
+    for (size_t a = 0; a < set.size(); ++a) {
+      for (size_t b = a + 1; b < set.size(); ++b) {
+        int l = link(set[a], set[b]);
+        s.pairs += l > 0;
+        s.links += l;
+      }
+      s.groups += !seen[static_cast<size_t>(group[set[a]])];
+      seen[static_cast<size_t>(group[set[a]])] = 1;
+      s.busy += busy[set[a]];
+      s.free += free[set[a]];
+      s.indices.push_back(gpus[set[a]]->nvml_index);
+    }
+    std::sort(s.indices.begin(), s.indices.end());
+    return s;
+  }
+};
 
 double combinations(size_t n, size_t k) {
   double c = 1;
@@ -76,41 +111,80 @@ double combinations(size_t n, size_t k) {
   return c;
 }
 
-std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
-  std::vector<const Gpu*> best;
-  SetScore best_score;
-  if (combinations(q.size(), k) <= 50000) {
-    std::vector<bool> sel(q.size(), false);
-    std::fill(sel.begin(), sel.begin() + static_cast<long>(k), true);
-    do {
-      std::vector<const Gpu*> set;
-      for (size_t i = 0; i < q.size(); ++i)
-        if (sel[i]) set.push_back(q[i]);
-      SetScore sc = score_set(set);
-      if (best.empty() || sc.better_than(best_score)) best = set, best_score = sc;
-    } while (std::prev_permutation(sel.begin(), sel.end()));
-    return best;
-  }
-  // Many GPUs: grow greedily from each GPU in turn and keep the best set grown.
-  for (const Gpu* seed : q) {
-    std::vector<const Gpu*> set = {seed};
-    while (set.size() < k) {
-      const Gpu* pick = nullptr;
-      SetScore pick_score;
-      for (const Gpu* g : q) {
-        if (std::find(set.begin(), set.end(), g) != set.end()) continue;
-        std::vector<const Gpu*> trial = set;
-        trial.push_back(g);
-        SetScore sc = score_set(trial);
-        if (!pick || sc.better_than(pick_score)) pick = g, pick_score = sc;
-      }
-      set.push_back(pick);
+/// Greedy growth from `seed`: each step adds the candidate that most improves the set, judged
+/// incrementally (what joining adds to pairs, links, groups, busy and free), O(n) per step.
+std::vector<size_t> grow(const Candidates& c, size_t seed, size_t k) {
+  std::vector<size_t> set = {seed};
+  std::vector<char> in(c.n, 0), group_used(static_cast<size_t>(c.groups), 0);
+  std::vector<int> pairs(c.n, 0), links(c.n, 0);  // with the current set, per candidate
+  auto add = [&](size_t m) {
+    in[m] = 1;
+    group_used[static_cast<size_t>(c.group[m])] = 1;
+    for (size_t g = 0; g < c.n; ++g) {
+      int l = c.link(m, g);
+      pairs[g] += l > 0;
+      links[g] += l;
     }
-    std::sort(set.begin(), set.end(), [](const Gpu* a, const Gpu* b) { return a->nvml_index < b->nvml_index; });
-    SetScore sc = score_set(set);
-    if (best.empty() || sc.better_than(best_score)) best = set, best_score = sc;
+  };
+  add(seed);
+  while (set.size() < k) {
+    size_t pick = c.n;
+    for (size_t g = 0; g < c.n; ++g) {
+      if (in[g]) continue;
+      if (pick == c.n) {
+        pick = g;
+        continue;
+      }
+      auto key = [&](size_t x) {
+        return std::make_tuple(-pairs[x], -links[x], group_used[static_cast<size_t>(c.group[x])] ? 0 : 1, c.busy[x],
+                               -c.free[x], c.gpus[x]->nvml_index);
+      };
+      if (key(g) < key(pick)) pick = g;
+    }
+    set.push_back(pick);
+    add(pick);
   }
-  return best;
+  return set;
+}
+
+std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
+  Candidates c(q);
+  std::vector<size_t> best;
+  SetScore best_score;
+  auto consider = [&](const std::vector<size_t>& set) {
+    SetScore sc = c.score(set);
+    if (best.empty() || sc.better_than(best_score)) best = set, best_score = sc;
+  };
+  if (k >= c.n) {
+    std::vector<size_t> all(c.n);
+    for (size_t i = 0; i < c.n; ++i) all[i] = i;
+    consider(all);
+  } else if (combinations(c.n, k) <= 50000) {
+    std::vector<bool> sel(c.n, false);
+    std::fill(sel.begin(), sel.begin() + static_cast<long>(k), true);
+    std::vector<size_t> set;
+    do {
+      set.clear();
+      for (size_t i = 0; i < c.n; ++i)
+        if (sel[i]) set.push_back(i);
+      consider(set);
+    } while (std::prev_permutation(sel.begin(), sel.end()));
+  } else {
+    // Many GPUs: grow greedily from several seeds and keep the best set grown.  Seeds (pruned
+    // so 1024 GPUs stay fast): the first 32 candidates (they come sorted best-first) and the
+    // best of each CPU affinity group.
+    std::vector<char> seeded(c.n, 0), group_seeded(static_cast<size_t>(c.groups), 0);
+    for (size_t i = 0; i < c.n; ++i) {
+      bool first_of_group = !group_seeded[static_cast<size_t>(c.group[i])];
+      group_seeded[static_cast<size_t>(c.group[i])] = 1;
+      if (i < 32 || first_of_group) seeded[i] = 1;
+    }
+    for (size_t i = 0; i < c.n; ++i)
+      if (seeded[i]) consider(grow(c, i, k));
+  }
+  std::vector<const Gpu*> out;
+  for (size_t i : best) out.push_back(q[i]);
+  return out;
 }
 
 }  // namespace
@@ -193,7 +267,9 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     r.notes.push_back("most free memory, least busy");
   } else {
     chosen = best_set(qualified, k);
-    SetScore sc = score_set(chosen);
+    std::vector<size_t> all(chosen.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    SetScore sc = Candidates(chosen).score(all);
     size_t all_pairs = k * (k - 1) / 2;
     if (sc.pairs == static_cast<int>(all_pairs))
       r.notes.push_back("every pair joined by NVLink (" + std::to_string(sc.links) + " links over " +

@@ -141,11 +141,12 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
       }
       const ProcProcess& pp = procs.at(p.pid);
       r.nspid = pp.nspid;
-      if (pp.access == ProcAccess::kGone) {
+      if (pp.access == ProcAccess::kGone || pp.zombie) {
         r.state = ProcessState::kExited;
         r.findings.push_back({"process-exited", Severity::kInfo,
                               "pid " + std::to_string(p.pid) + " is in NVML's list for " + gpu_words(r) +
-                                  " but has no /proc entry: it exited after NVML listed it",
+                                  (pp.zombie ? " but has exited (a zombie its parent has not reaped yet)"
+                                             : " but has no /proc entry: it exited after NVML listed it"),
                               ""});
         res.rows.push_back(std::move(r));
         continue;

@@ -131,6 +131,21 @@ TEST(PsView, ExitedAndUnreadable) {
   EXPECT_FALSE(has(r.rows[1], "gpu-shared", Severity::kInfo)) << "an exited pid shares nothing";
 }
 
+TEST(PsView, AZombieIsExitedNotRunningWithAnUnreadableEnvironment) {
+  Snapshot s = two_gpus({{9}, {}});
+  World w;
+  ProcProcess z;
+  z.pid = 9;
+  z.user = "dave";
+  z.zombie = true;  // status "State: Z (zombie)"; its environ reads empty
+  z.environ_access = ProcAccess::kError;
+  w.procs[9] = z;
+  PsResult r = build_ps(s, {}, w.reader(), w.viewer());
+  EXPECT_EQ(r.rows[0].state, ProcessState::kExited);
+  EXPECT_TRUE(has(r.rows[0], "process-exited", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[0], "environ-unreadable", Severity::kInfo));
+}
+
 TEST(PsView, UnlistedGpu) {
   Snapshot s = two_gpus({{}, {}});
   s.gpus[1].processes.reset();

@@ -29,7 +29,7 @@ std::map<std::string, std::string> lease_blockers(const std::string& dir, const 
   for (const std::string& u : uuids) {
     LeaseState st = read_lease(dir, u);
     if (!st.refused.empty()) out[u] = "lock file unsafe: " + st.refused;
-    else if (st.held) out[u] = "leased by " + (st.holder ? describe_lease(*st.holder) : std::string("another gpumap (record not written yet)"));
+    else if (st.held) out[u] = st.holder ? "leased by " + describe_lease(*st.holder) : std::string(kUnknownHolder);
   }
   return out;
 }
@@ -86,6 +86,7 @@ LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptio
       out.leases = lease_all(out.dir, r.uuids, rec, refused);
       if (!out.leases.empty()) {
         out.uuids = r.uuids;
+        out.record = rec;
         return out;
       }
       // Another gpumap got there first (or a lock file proved unusable): look again at once.

@@ -54,6 +54,7 @@ struct LeasedGpus {
   std::vector<std::string> uuids;  // the GPUs, in the order pick chose them (cuda:0 first)
   std::vector<Lease> leases;       // held until destroyed (or the process exits)
   std::string dir;                 // the lease folder
+  LeaseRecord record;              // what the lock files say (rewritten with the job's group once it runs)
 };
 
 /// Picks GPUs like `gpumap pick` among the session's visible GPUs, skipping leased ones, and

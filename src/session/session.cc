@@ -1,6 +1,9 @@
 #include "session/session.h"
 
 #include <unistd.h>
+#include <cstdlib>
+
+#include "model/error.h"
 
 #include "os/container.h"
 #include "os/host_id.h"
@@ -58,6 +61,14 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   else s.in_container = container_files_present() || env.get("container").has_value();
   s.trace = env.get("GPUMAP_TRACE").has_value();
   s.state_dir = state_dir_from(env, geteuid() == 0);
+  if (auto t = nonempty("GPUMAP_DRIVER_TIMEOUT")) {
+    char* end = nullptr;
+    double v = std::strtod(t->c_str(), &end);
+    if (*end != '\0' || !(v >= 0 && v <= 86400))
+      throw Error(kExitUsage, "GPUMAP_DRIVER_TIMEOUT=`" + *t + "` is not a number of seconds (0 to 86400)",
+                  "unset it (60 s), or 0 for no limit");
+    s.driver_timeout_s = v;
+  }
   return s;
 }
 

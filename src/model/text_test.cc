@@ -1,0 +1,50 @@
+#include "model/text.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace gpumap {
+namespace {
+
+TEST(Text, ValidUtf8PassesAndMalformedBytesAreReplaced) {
+  EXPECT_EQ(valid_utf8("plain ascii"), "plain ascii");
+  EXPECT_EQ(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + r);                  // Latin-1 e-acute
+  EXPECT_EQ(valid_utf8("\xFF"), r);
+  EXPECT_EQ(valid_utf8("\x80x"), r + "x");                      // stray continuation byte
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                     // overlong '/'
+  EXPECT_EQ(valid_utf8("\xE0\x80\xAF"), r + r + r);             // overlong, 3 bytes
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);             // a surrogate
+  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);     // above U+10FFFF
+  EXPECT_EQ(valid_utf8("\xE2\x82"), r);                         // cut short: one replacement
+  EXPECT_EQ(valid_utf8("\xE2\x82z"), r + "z");
+  EXPECT_EQ(valid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
+}
+
+TEST(Text, ValidUtf8AgreesWithTheJsonLibrary) {
+  // Every pair and triple of lead bytes with interesting followers: our replacement is exactly
+  // what nlohmann's replace handler writes.
+  const int follow[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xF0, 0xFF};
+  for (int a = 0; a < 256; ++a)
+    for (int b : follow)
+      for (int c : follow) {
+      std::string s{static_cast<char>(a), static_cast<char>(b), static_cast<char>(c), 'z'};
+      std::string ours = nlohmann::json(valid_utf8(s)).dump();
+      std::string theirs = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      ASSERT_EQ(ours, theirs) << std::hex << a << " " << b << " " << c;
+    }
+}
+
+TEST(Text, PrintableEscapesControlsLikeProcps) {
+  EXPECT_EQ(printable("python3 train.py --lr 0.1"), "python3 train.py --lr 0.1");
+  EXPECT_EQ(printable("\x1B[2J\x1B[Hrm -rf"), "?[2J?[Hrm -rf");   // clear screen + home
+  EXPECT_EQ(printable("a\tb\nc\rd\x7F"), "a?b?c?d?");
+  EXPECT_EQ(printable("\xC2\x9B" "31m"), "?31m");                 // 8-bit CSI (U+009B)
+  EXPECT_EQ(printable("caf\xC3\xA9 \xC2\xA0"), "caf\xC3\xA9 \xC2\xA0");  // printable UTF-8 kept
+  EXPECT_EQ(printable("caf\xE9\xFF"), "caf??");                   // malformed bytes
+  EXPECT_EQ(printable(std::string("a\0b", 3)), "a?b");
+}
+
+}  // namespace
+}  // namespace gpumap
