@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "model/text.h"
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "findings/rules.h"
@@ -155,7 +156,7 @@ int run(const Args& args, Context& ctx) {
     return kExitOk;
   }
   std::cout << host_banner(s) << "\n";
-  for (const std::string& l : lines) std::cout << l << "\n";
+  for (const std::string& l : lines) std::cout << printable(l) << "\n";  // entries quote the raw variable
   std::cout << "\nResult (" << m.source << "): ";
   if (v.error != CudaInitError::kNone)
     std::cout << "cuInit fails with " << cuda_error_name(v.error) << " (" << v.error_reason << ")\n";
