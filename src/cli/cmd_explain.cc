@@ -27,26 +27,31 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
   std::string at = "entry " + std::to_string(i + 1) + " " + q(d.entry.raw) + " ";
   std::string read;
   switch (d.entry.kind) {
-    case CvdEntryKind::kInteger: read = "is read as index " + std::to_string(d.entry.index); break;
+    case CvdEntryKind::kInteger:
+      read = d.entry.negative ? std::string("is a negative number") : "is read as index " + std::to_string(d.entry.index);
+      break;
     case CvdEntryKind::kUuid: read = "is read as a UUID prefix"; break;
     case CvdEntryKind::kInvalid: read = "is unreadable (" + d.entry.reason + ")"; break;
   }
-  if (d.entry.kind != CvdEntryKind::kInvalid && !d.entry.reason.empty()) read += " (" + d.entry.reason + ")";
+  if (d.entry.kind != CvdEntryKind::kInvalid && !d.entry.reason.empty() && !d.entry.negative)
+    read += " (" + d.entry.reason + ")";
   switch (d.outcome) {
     case EntryOutcome::kVisible:
-      return at + read + ": it becomes cuda:" + std::to_string(d.ordinal.value_or(0)) + " = " + describe_uuid(s, d.uuid);
+      if (!d.ordinal)  // a later entry repeats a GPU: cuInit fails, so no entry becomes a cuda:N
+        return at + read + " and names " + describe_uuid(s, d.uuid) + ": never used (the list fails: " + v.error_reason + ")";
+      return at + read + ": it becomes cuda:" + std::to_string(*d.ordinal) + " = " + describe_uuid(s, d.uuid);
     case EntryOutcome::kNoMatch: return at + read + " but names no GPU: " + cut_consequence(v, i);
     case EntryOutcome::kAmbiguous:
       return at + read + " that starts " + std::to_string(d.candidates.size()) + " GPUs' UUIDs: " + cut_consequence(v, i);
     case EntryOutcome::kOutOfRange:
-      return at + read + ", past the last GPU: " + cut_consequence(v, i);
+      return at + read + (d.entry.negative ? ", which names no GPU: " : ", past the last GPU: ") + cut_consequence(v, i);
     case EntryOutcome::kInvalid: return at + read + ": " + cut_consequence(v, i);
     case EntryOutcome::kMixedKind:
       return at + read + " after entries of the other kind (indices and UUIDs cannot be mixed): " + cut_consequence(v, i);
     case EntryOutcome::kAfterCut: return at + "is never read: the list already ended";
     case EntryOutcome::kDuplicate:
       return at + read + " and names " + describe_uuid(s, d.uuid) +
-             " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)";
+             " again: never used (a repeated GPU makes cuInit fail with CUDA_ERROR_INVALID_DEVICE)";
   }
   return at + read;
 }

@@ -66,6 +66,7 @@ CvdEntry parse_integer_entry(std::string_view e) {
   uint64_t ul = overflow ? max : (negative ? (~v + 1) : v);
   out.kind = CvdEntryKind::kInteger;
   out.index = ul & 0xffffffffull;  // the driver keeps 32 bits (measured: 4294967297 -> 1)
+  out.negative = negative && (v != 0 || overflow);
   std::string notes;
   if (overflow) notes = "overflows, which CUDA reads as no GPU";
   else if (negative && v != 0) notes = "negative";

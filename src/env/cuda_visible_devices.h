@@ -27,6 +27,7 @@ struct CvdEntry {
   std::string raw;       // the entry exactly as written
   CvdEntryKind kind = CvdEntryKind::kInvalid;
   uint64_t index = 0;    // kInteger: the value CUDA uses (after the 32-bit cut)
+  bool negative = false; // kInteger: written with a minus sign and not zero (`-1`): names no GPU
   std::string uuid_hex;  // kUuid: lower-case hex digits of the prefix, no dashes
   std::string reason;    // kInvalid: why; otherwise a quirk worth telling ("';0' ignored"), or ""
 };

@@ -3,6 +3,7 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "model/pci.h"
+#include "resolve/launch_env.h"
 
 namespace gpumap {
 
@@ -34,6 +36,18 @@ std::string describe_uuid(const Snapshot& s, const std::string& uuid) {
   return "unknown GPU " + uuid;
 }
 
+bool bound_by_gpumap(const Environment& env) {
+  auto mark = env.get("GPUMAP_BOUND");
+  return mark && env.get("CUDA_VISIBLE_DEVICES") == mark;
+}
+
+std::string bound_rank_advice(const std::string& rank_variable) {
+  return "this rank sees only its own GPU(s), numbered from cuda:0: use cuda:0 (torch.cuda.set_device(0)), not "
+         "cuda:$" + rank_variable + " (set_device(" + rank_variable + ") fails with `invalid device ordinal` on every rank "
+         "but 0); code that must keep the rank can use int(os.environ[\"" + rank_variable +
+         "\"]) % torch.cuda.device_count()";
+}
+
 namespace {
 
 bool looks_like_bare_uuid(const std::string& raw) {
@@ -46,6 +60,19 @@ bool looks_like_bare_uuid(const std::string& raw) {
 
 void add(std::vector<Finding>& out, const char* id, Severity sev, std::string msg, std::string fix) {
   out.push_back({id, sev, std::move(msg), std::move(fix)});
+}
+
+// Why an entry that ends the list names no GPU, in the words a user reads.
+std::string cut_reason(const EntryDecision& d) {
+  switch (d.outcome) {
+    case EntryOutcome::kOutOfRange:
+      return d.entry.negative ? "a negative number names no GPU"
+                              : "index " + std::to_string(d.entry.index) + " is past the last GPU";
+    case EntryOutcome::kNoMatch: return "no GPU's UUID starts with it";
+    case EntryOutcome::kAmbiguous: return "it is the start of " + std::to_string(d.candidates.size()) + " GPUs' UUIDs";
+    case EntryOutcome::kMixedKind: return "it mixes an index with UUIDs";
+    default: return d.entry.reason.empty() ? "it names no GPU" : d.entry.reason;
+  }
 }
 
 // What the user most likely wanted, as a UUID list: the entries that named a GPU.
@@ -130,7 +157,8 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       if (words.count(raw))
         add(out, "container-keyword", Severity::kError,
             at + " is a container-toolkit keyword (NVIDIA_VISIBLE_DEVICES); CUDA reads it as no GPU",
-            raw == "all" ? "unset CUDA_VISIBLE_DEVICES" : "export CUDA_VISIBLE_DEVICES= (really no GPU) or unset it");
+            raw == "all" ? "unset CUDA_VISIBLE_DEVICES"
+                         : "export CUDA_VISIBLE_DEVICES=-1   (no GPU on purpose; unset it to see every GPU)");
     }
     if (d.outcome == EntryOutcome::kInvalid && !raw.empty() && (raw[0] == ' ' || raw[0] == '\t') &&
         raw.find("GPU-") != std::string::npos)
@@ -191,14 +219,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
   if (v.cut_at && v.error != CudaInitError::kInvalidDevice) {
     size_t i = *v.cut_at;
     const EntryDecision& d = v.entries[i];
-    std::string why;
-    switch (d.outcome) {
-      case EntryOutcome::kOutOfRange: why = "index " + std::to_string(d.entry.index) + " is past the last GPU"; break;
-      case EntryOutcome::kNoMatch: why = "no GPU's UUID starts with it"; break;
-      case EntryOutcome::kAmbiguous: why = "it is the start of " + std::to_string(d.candidates.size()) + " GPUs' UUIDs"; break;
-      case EntryOutcome::kMixedKind: why = "it mixes an index with UUIDs"; break;
-      default: why = d.entry.reason.empty() ? "it names no GPU" : d.entry.reason; break;
-    }
+    std::string why = cut_reason(d);
     size_t dropped = v.entries.size() - i - 1;
     std::string msg = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " `" + d.entry.raw + "` names no GPU (" +
                       why + "): CUDA ignores it" + (dropped ? " and the " + std::to_string(dropped) + " entr" +
@@ -209,52 +230,147 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
   }
 }
 
+bool gpus_hidden_on_purpose(const CudaView& v) {
+  if (!v.visible_set || v.entries.size() != 1) return false;
+  const CvdEntry& e = v.entries.front().entry;
+  bool blank = e.raw.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
+  return blank || (e.kind == CvdEntryKind::kInteger && e.negative);
+}
+
+// Slurm GPU id k as the k-th /dev/nvidiaN by minor number (gres.conf `File=/dev/nvidia[0-N]`, the
+// common layout; without minor numbers, nvidia-smi's order).  nullptr when there is no such GPU.
+const Gpu* gpu_for_slurm_id(const Snapshot& s, uint32_t id) {
+  std::vector<const Gpu*> gpus;
+  for (const Gpu& g : s.gpus) gpus.push_back(&g);
+  std::stable_sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
+    if (a->minor_number && b->minor_number) return *a->minor_number < *b->minor_number;
+    return a->nvml_index < b->nvml_index;
+  });
+  return id < gpus.size() ? gpus[id] : nullptr;
+}
+
+void slurm_rules(const DiagnosisInput& in, const LauncherEnv& launch, std::vector<Finding>& out) {
+  const CudaView& v = in.mapping.view;
+  const Snapshot& s = in.snapshot;
+  // The step's ids when set, else the job's.
+  bool step = launch.slurm_step_gpus.has_value();
+  const std::optional<IntList>& ids = step ? launch.slurm_step_gpus : launch.slurm_job_gpus;
+  if (!ids || !ids->error.empty() || ids->values.empty()) return;
+  std::string name = step ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+  std::vector<std::string> global;
+  for (uint32_t id : ids->values) global.push_back(std::to_string(id));
+  if (v.visible_set) {
+    // Slurm's GPU ids are node-global; inside the step CUDA numbers the allocated GPUs from 0.
+    if (bound_by_gpumap(in.env)) return;  // bind narrowed the step on purpose: bound-rank says what to use
+    bool beyond = false;
+    for (uint32_t id : ids->values) beyond |= id >= v.uuids.size();
+    add(out, "slurm-global-ids", Severity::kInfo,
+        name + "=" + join(global, ",") + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
+               "from 0 (CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +
+               "). Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
+        "use cuda:0..cuda:" + std::to_string(v.uuids.empty() ? 0 : v.uuids.size() - 1) + " (or $SLURM_LOCALID for one GPU per task)");
+    return;
+  }
+  if (v.error != CudaInitError::kNone) return;
+  // CUDA_VISIBLE_DEVICES unset: CUDA sees every GPU this process can open, not only the allocation.
+  std::vector<std::string> allocated;
+  std::vector<std::string> names;
+  for (uint32_t id : ids->values) {
+    const Gpu* g = gpu_for_slurm_id(s, id);
+    if (!g) {
+      allocated.clear();
+      break;
+    }
+    allocated.push_back(g->uuid);
+    names.push_back(std::to_string(g->nvml_index));
+  }
+  std::string assume = " (assuming Slurm's GPU id k is the k-th /dev/nvidiaN, as with gres.conf `File=/dev/nvidia[0-" +
+                       std::to_string(s.gpus.empty() ? 0 : s.gpus.size() - 1) +
+                       "]`; `scontrol show job -d $SLURM_JOB_ID` shows the real IDX)";
+  if (allocated.empty()) {
+    // Ids beyond this process's GPUs: a device cgroup renumbered them; only the count can be checked.
+    if (v.uuids.size() > ids->values.size())
+      add(out, "slurm-gpus-not-applied", Severity::kWarning,
+          name + "=" + join(global, ",") + " allocates " + std::to_string(ids->values.size()) +
+              " GPU(s), but CUDA_VISIBLE_DEVICES is unset and CUDA sees " + std::to_string(v.uuids.size()) +
+              ": cuda:" + std::to_string(ids->values.size()) + " and above are GPUs outside the allocation",
+          "export CUDA_VISIBLE_DEVICES=<the allocated GPUs' UUIDs>   (gpumap which ...; srun sets it when the "
+          "step asks for GPUs: srun --gpus=N)");
+    return;
+  }
+  std::vector<std::string> sorted_now = v.uuids, sorted_alloc = allocated;
+  std::sort(sorted_now.begin(), sorted_now.end());
+  std::sort(sorted_alloc.begin(), sorted_alloc.end());
+  if (sorted_now == sorted_alloc) return;
+  std::vector<std::string> outside;
+  for (size_t i = 0; i < v.uuids.size(); ++i)
+    if (std::find(allocated.begin(), allocated.end(), v.uuids[i]) == allocated.end())
+      outside.push_back("cuda:" + std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+  add(out, "slurm-gpus-not-applied", Severity::kWarning,
+      name + "=" + join(global, ",") + " allocates nvidia-smi GPU(s) " + join(names, ",") + assume +
+          ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(outside, ", ") +
+          (outside.size() == 1 ? " is" : " are") + " outside the allocation (another job's GPUs)",
+      "export " + launch_visibility(s, allocated, CvdForm::kIndex).assignments());
+}
+
 }  // namespace
 
 std::vector<Finding> diagnose(const DiagnosisInput& in) {
   std::vector<Finding> out;
   const Snapshot& s = in.snapshot;
   const CudaView& v = in.mapping.view;
+  const bool hidden = gpus_hidden_on_purpose(v);
+  const bool bound = bound_by_gpumap(in.env);
   if (v.order.order == DeviceOrder::kInvalid)
     add(out, "device-order-invalid", Severity::kError,
         "CUDA_DEVICE_ORDER: " + v.order.reason + ". cuInit fails with CUDA_ERROR_INVALID_DEVICE; PyTorch then reports "
         "is_available() == False while nvidia-smi shows the GPUs",
         "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
-  entry_rules(in, out);
-  if (v.error != CudaInitError::kNone && v.order.order != DeviceOrder::kInvalid)
+  if (hidden && v.order.order != DeviceOrder::kInvalid)
+    add(out, "gpus-hidden", Severity::kInfo,
+        "CUDA_VISIBLE_DEVICES=`" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +
+            "` hides every GPU from CUDA: this process runs without a GPU (cuInit returns CUDA_ERROR_NO_DEVICE, "
+            "torch.cuda.is_available() is False). That is the usual way to run CPU-only",
+        "to use GPUs: unset CUDA_VISIBLE_DEVICES, or name them: gpumap which GPU...");
+  if (!hidden) entry_rules(in, out);
+  if (!hidden && v.error != CudaInitError::kNone && v.order.order != DeviceOrder::kInvalid)
     add(out, "cuda-init-fails", Severity::kError,
         std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason,
         uuid_fix(v).empty() ? "unset CUDA_VISIBLE_DEVICES, or list GPUs that exist: gpumap which GPU..." : uuid_fix(v));
 
-  // CUDA's default order against nvidia-smi's.
+  // CUDA's default order against nvidia-smi's, quoting the mapping the table shows.
   std::vector<std::string> pci = pci_order(s);
-  if (in.fastest_first_order && *in.fastest_first_order != pci) {
-    std::vector<std::string> diffs;
-    for (size_t i = 0; i < in.fastest_first_order->size(); ++i) {
-      int idx = nvml_index_of(s, (*in.fastest_first_order)[i]);
-      if (idx < 0) diffs.push_back("cuda:" + std::to_string(i) + " is a GPU NVML could not identify");
-      else if (idx != static_cast<int>(i))
-        diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
-    }
-    bool uses_default = v.order.order == DeviceOrder::kFastestFirst;
-    if (uses_default) {
+  if (in.fastest_first_order && *in.fastest_first_order != pci && v.order.order == DeviceOrder::kFastestFirst &&
+      v.error == CudaInitError::kNone) {
+    if (!v.visible_set) {
+      std::vector<std::string> diffs;
+      for (size_t i = 0; i < v.uuids.size(); ++i) {
+        int idx = nvml_index_of(s, v.uuids[i]);
+        if (idx < 0) diffs.push_back("cuda:" + std::to_string(i) + " is a GPU NVML could not identify");
+        else if (idx != static_cast<int>(i))
+          diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
+      }
       add(out, "order-differs", Severity::kWarning,
           "CUDA's order differs from nvidia-smi's (FASTEST_FIRST puts the fastest GPU first): " + join(diffs, ", ") +
               ". Code that takes numbers from nvidia-smi lands on the wrong GPU",
           "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+    } else {
+      // UUID entries do not depend on the order; index entries count in CUDA's order.
       bool integer_entries = false;
       for (const EntryDecision& d : v.entries) integer_entries |= d.entry.kind == CvdEntryKind::kInteger;
-      if (v.visible_set && integer_entries)
-        add(out, "visible-devices-without-pci-order", Severity::kWarning,
+      if (integer_entries) {
+        CudaView by_pci = predict_cuda_view(pci, std::string("PCI_BUS_ID"), in.env.get("CUDA_VISIBLE_DEVICES"));
+        bool same = by_pci.error == CudaInitError::kNone && by_pci.uuids == v.uuids;
+        std::vector<std::string> parts;
+        for (size_t i = 0; i < v.uuids.size(); ++i)
+          parts.push_back("cuda:" + std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+        add(out, "visible-devices-without-pci-order", same ? Severity::kInfo : Severity::kWarning,
             "CUDA_VISIBLE_DEVICES uses indices, and without CUDA_DEVICE_ORDER=PCI_BUS_ID they count in CUDA's "
             "order, not nvidia-smi's: `" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") + "` gives " +
-                [&] {
-                  std::vector<std::string> parts;
-                  for (size_t i = 0; i < v.uuids.size(); ++i)
-                    parts.push_back("cuda:" + std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
-                  return parts.empty() ? std::string("no GPU") : join(parts, ", ");
-                }(),
+                join(parts, ", ") +
+                (same ? " (the same GPUs as in nvidia-smi's order here, by luck of which indices were chosen)" : ""),
             "export CUDA_DEVICE_ORDER=PCI_BUS_ID   (or name GPUs by UUID: gpumap which ...)");
+      }
     }
   }
 
@@ -262,32 +378,25 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   LauncherEnv launch = parse_launcher_env(in.env);
   for (const LocalRank& r : launch.local_ranks)
     if (!r.error.empty()) add(out, "local-rank-invalid", Severity::kError, r.error, "");
-  if (const LocalRank* r = launch.rank(); r && v.error == CudaInitError::kNone && *r->value >= v.uuids.size())
+  const LocalRank* rank = launch.rank();
+  if (bound && v.error == CudaInitError::kNone) {
+    std::string who = rank ? "local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")" : "this process";
+    add(out, "bound-rank", Severity::kInfo,
+        "gpumap bind gave " + who + " its own GPU(s) (GPUMAP_BOUND matches CUDA_VISIBLE_DEVICES): " +
+            bound_rank_advice(rank ? rank->variable : "LOCAL_RANK"),
+        "torch.cuda.set_device(0)   # or: int(os.environ[\"" + (rank ? rank->variable : std::string("LOCAL_RANK")) +
+            "\"]) % torch.cuda.device_count()");
+  } else if (rank && v.error == CudaInitError::kNone && *rank->value >= v.uuids.size()) {
     add(out, "local-rank-exceeds-visible", Severity::kError,
-        r->variable + "=" + std::to_string(*r->value) + " but this process sees only " + std::to_string(v.uuids.size()) +
-            " GPU(s): cuda:{" + r->variable + "} does not exist (each rank sees the same list; one GPU per rank "
+        rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " + std::to_string(v.uuids.size()) +
+            " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees the same list; one GPU per rank "
             "needs as many visible GPUs as ranks, or per-rank CUDA_VISIBLE_DEVICES)",
         "gpumap bind -- CMD   (gives each rank its own GPU)");
-  // Slurm's GPU ids are node-global; inside the step CUDA numbers the allocated GPUs from 0.
-  for (const auto* ids : {&launch.slurm_step_gpus, &launch.slurm_job_gpus}) {
-    if (!*ids || !(*ids)->error.empty() || (*ids)->values.empty() || !v.visible_set) continue;
-    std::vector<std::string> global;
-    bool beyond = false;
-    for (uint32_t id : (*ids)->values) {
-      global.push_back(std::to_string(id));
-      beyond |= id >= v.uuids.size();
-    }
-    std::string name = ids == &launch.slurm_step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-    add(out, "slurm-global-ids", beyond ? Severity::kWarning : Severity::kInfo,
-        name + "=" + join(global, ",") + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
-               "from 0 (CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +
-               "). Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
-        "use cuda:0..cuda:" + std::to_string(v.uuids.empty() ? 0 : v.uuids.size() - 1) + " (or $SLURM_LOCALID for one GPU per task)");
-    break;  // one report: the step's ids when set, else the job's
   }
+  slurm_rules(in, launch, out);
 
   // torchrun: LOCAL_WORLD_SIZE processes on this node, one GPU each by convention.
-  if (launch.local_world_size && v.error == CudaInitError::kNone && *launch.local_world_size > v.uuids.size())
+  if (!bound && launch.local_world_size && v.error == CudaInitError::kNone && *launch.local_world_size > v.uuids.size())
     add(out, "world-size-exceeds-visible", Severity::kError,
         "LOCAL_WORLD_SIZE=" + std::to_string(*launch.local_world_size) + " processes on this node, but " +
             (v.visible_set ? "CUDA_VISIBLE_DEVICES=" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") + " leaves "

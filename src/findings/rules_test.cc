@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "resolve/mapping.h"
 
 namespace gpumap {
@@ -128,15 +130,99 @@ TEST(Rules, OrderDiffers) {
   expect_rule(Host::kMixed, {"CUDA_DEVICE_ORDER=FASTEST_FIRST"}, "order-differs", Severity::kWarning);
 }
 TEST(Rules, VisibleDevicesWithoutPciOrder) {
-  expect_rule(Host::kMixed, {"CUDA_VISIBLE_DEVICES=2"}, "visible-devices-without-pci-order", Severity::kWarning);
+  // `1` under FASTEST_FIRST is GPU 0, not nvidia-smi's GPU 1: a warning quoting the real mapping.
+  expect_rule(Host::kMixed, {"CUDA_VISIBLE_DEVICES=1"}, "visible-devices-without-pci-order", Severity::kWarning);
+  // `2` lands on GPU 2 either way: only a note.
+  expect_rule(Host::kMixed, {"CUDA_VISIBLE_DEVICES=2"}, "visible-devices-without-pci-order", Severity::kInfo);
+}
+TEST(Rules, OrderRulesQuoteTheMappingTheTableShows) {
+  // Issue 8: with CUDA_VISIBLE_DEVICES=1, cuda:0 is GPU 0; no finding may say it is GPU 1.
+  Diag one = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=1"});
+  for (const Finding& f : one.fs) EXPECT_NE(f.id, "order-differs") << dump(one.fs);
+  // UUID entries do not depend on the order: nothing about the order at all.
+  Diag uuid = diag(Host::kMixed, {std::string("CUDA_VISIBLE_DEVICES=") + kUuids[1]});
+  for (const Finding& f : uuid.fs) EXPECT_EQ(f.severity, Severity::kInfo) << dump(uuid.fs);
+  // Every "cuda:N is/= nvidia-smi GPU M" in any finding agrees with the mapping.
+  const std::regex quote("cuda:([0-9]+) (?:is|=) nvidia-smi GPU ([0-9]+)");
+  for (const char* cvd : {"", "1", "2", "0,1", "1,0", "3,1,2", "1,1", "0,9", "GPU-df9e,GPU-2855", "-1", "2,x"})
+    for (const char* order : {"", "FASTEST_FIRST", "PCI_BUS_ID"}) {
+      std::vector<std::string> vars;
+      if (*cvd) vars.push_back(std::string("CUDA_VISIBLE_DEVICES=") + cvd);
+      if (*order) vars.push_back(std::string("CUDA_DEVICE_ORDER=") + order);
+      Diag d = diag(Host::kMixed, vars);
+      for (const Finding& f : d.fs)
+        for (std::sregex_iterator it(f.message.begin(), f.message.end(), quote), end; it != end; ++it) {
+          size_t n = std::stoul((*it)[1]);
+          ASSERT_LT(n, d.m.view.uuids.size()) << cvd << " " << order << ": " << f.message;
+          EXPECT_EQ(nvml_index_of(d.s, d.m.view.uuids[n]), std::stoi((*it)[2])) << cvd << " " << order << ": " << f.message;
+        }
+    }
+}
+TEST(Rules, GpusHiddenOnPurposeIsANoteNotAnError) {
+  for (const char* v : {"CUDA_VISIBLE_DEVICES=", "CUDA_VISIBLE_DEVICES=-1", "CUDA_VISIBLE_DEVICES= "}) {
+    Diag d = diag(Host::kMixed, {v});
+    ASSERT_EQ(d.fs.size(), 1u) << v << dump(d.fs);
+    EXPECT_EQ(d.fs[0].id, "gpus-hidden");
+    EXPECT_EQ(d.fs[0].severity, Severity::kInfo);
+    EXPECT_EQ(d.fs[0].message.find("4294967295"), std::string::npos) << d.fs[0].message;
+  }
+  // A keyword meant for the container runtime is still an error, and its fix is one gpumap accepts.
+  Diag none = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=none"});
+  for (const Finding& f : none.fs)
+    if (f.id == "container-keyword") {
+      EXPECT_EQ(f.fix.rfind("export CUDA_VISIBLE_DEVICES=-1", 0), 0u) << f.fix;
+    }
+  // A negative entry later in a list is described in words, not as 4294967295.
+  for (const Finding& f : diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,-1"}).fs)
+    EXPECT_EQ(f.message.find("4294967295"), std::string::npos) << f.message;
 }
 TEST(Rules, LocalRankInvalid) { expect_rule(Host::kUniform, {"LOCAL_RANK=one"}, "local-rank-invalid", Severity::kError); }
 TEST(Rules, LocalRankExceedsVisible) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2", "LOCAL_RANK=1"}, "local-rank-exceeds-visible", Severity::kError);
 }
 TEST(Rules, SlurmGlobalIds) {
-  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3", "SLURM_STEP_GPUS=2,3"}, "slurm-global-ids", Severity::kWarning);
+  // A note, not a warning: nothing in the environment is wrong (the fix for slurm-gpus-not-applied leads here).
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3", "SLURM_STEP_GPUS=2,3"}, "slurm-global-ids", Severity::kInfo);
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_JOB_GPUS=0,1"}, "slurm-global-ids", Severity::kInfo);
+}
+TEST(Rules, SlurmGpusNotApplied) {
+  expect_rule(Host::kUniform, {"SLURM_STEP_GPUS=2,3"}, "slurm-gpus-not-applied", Severity::kWarning);
+  Diag d = diag(Host::kUniform, {"SLURM_STEP_GPUS=2,3"});
+  for (const Finding& f : d.fs)
+    if (f.id == "slurm-gpus-not-applied") {
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("assuming"), std::string::npos) << f.message;  // says what it assumes
+      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+    }
+  // Pasting the fix leaves nothing to warn about.
+  Diag fixed = diag(Host::kUniform, {"SLURM_STEP_GPUS=2,3", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=2,3"});
+  for (const Finding& f : fixed.fs) EXPECT_EQ(f.severity, Severity::kInfo) << dump(fixed.fs);
+  // The job's ids when the step's are absent; a device cgroup that shows only the allocation is fine.
+  expect_rule(Host::kUniform, {"SLURM_JOB_GPUS=1"}, "slurm-gpus-not-applied", Severity::kWarning);
+  EXPECT_TRUE(diag(Host::kUniform, {"SLURM_STEP_GPUS=0-3"}).fs.empty()) << dump(diag(Host::kUniform, {"SLURM_STEP_GPUS=0-3"}).fs);
+  Diag cgroup = diag(Host::kUniform, {"SLURM_STEP_GPUS=6,7,8,9"});  // ids past this host's 4 GPUs, 4 allocated
+  EXPECT_TRUE(cgroup.fs.empty()) << dump(cgroup.fs);
+  expect_rule(Host::kUniform, {"SLURM_STEP_GPUS=6,7"}, "slurm-gpus-not-applied", Severity::kWarning);
+}
+TEST(Rules, BoundRankIsANoteWithWhatToWrite) {
+  // What `gpumap bind` hands rank 1 of 2 (torchrun-style): no error, and the note says cuda:0.
+  std::vector<std::string> vars = {"LOCAL_RANK=1", "RANK=1", "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2",
+                                   "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1"};
+  Diag d = diag(Host::kUniform, vars);
+  ASSERT_EQ(d.fs.size(), 2u) << dump(d.fs);  // bound-rank and ordinals-are-relative
+  expect_rule(Host::kUniform, vars, "bound-rank", Severity::kInfo);
+  for (const Finding& f : d.fs)
+    if (f.id == "bound-rank") {
+      EXPECT_NE(f.fix.find("torch.cuda.set_device(0)"), std::string::npos) << f.fix;
+      EXPECT_NE(f.fix.find("int(os.environ[\"LOCAL_RANK\"]) % torch.cuda.device_count()"), std::string::npos) << f.fix;
+    }
+  // srun-style, with Slurm's ids for the whole step.
+  Diag srun = diag(Host::kUniform, {"SLURM_LOCALID=1", "SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_STEP_GPUS=0,1",
+                                    "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1"});
+  for (const Finding& f : srun.fs) EXPECT_EQ(f.severity, Severity::kInfo) << dump(srun.fs);
+  // A marker that no longer matches CUDA_VISIBLE_DEVICES proves nothing: the usual error.
+  vars[6] = "GPUMAP_BOUND=0";
+  expect_rule(Host::kUniform, vars, "local-rank-exceeds-visible", Severity::kError);
 }
 TEST(Rules, NvidiaVisibleDevicesOutsideContainer) {
   expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"}, "nvidia-visible-devices-outside-container", Severity::kWarning);
