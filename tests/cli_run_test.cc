@@ -59,9 +59,14 @@ TEST(CliPick, FormatsAndJson) {
   std::string locks = temp_dir("locks");
   CliRun env = gpumap({"pick", "--simulate", "h200x2", "--format", "env"}, {"GPUMAP_LOCK_DIR=" + locks});
   ASSERT_EQ(env.code, 0) << env.err;
-  EXPECT_EQ(env.out, std::string("export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=") + kGpu0 + "\n");
+  EXPECT_EQ(env.out, "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=0\n");
+  CliRun env_uuid = gpumap({"pick", "--simulate", "h200x2", "--format", "env", "--cvd-form", "uuid"},
+                           {"GPUMAP_LOCK_DIR=" + locks});
+  EXPECT_EQ(env_uuid.out, std::string("export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=") + kGpu0 + "\n");
+  // Indices are right only with PCI order: the index format carries it.
   CliRun idx = gpumap({"pick", "--simulate", "h200x2", "--format", "index", "--gpus", "2"}, {"GPUMAP_LOCK_DIR=" + locks});
-  EXPECT_EQ(idx.out, "0,1\n");
+  EXPECT_EQ(idx.out, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1\n");
+  EXPECT_EQ(gpumap({"pick", "--simulate", "h200x2", "--cvd-form", "indices"}).code, 2);
   CliRun uuid = gpumap({"pick", "--simulate", "h200x2", "--format", "uuid", "--exclude", "GPU-ef61"},
                        {"GPUMAP_LOCK_DIR=" + locks});
   EXPECT_EQ(uuid.out, std::string(kGpu1) + "\n");
@@ -81,7 +86,7 @@ TEST(CliPick, OnlyGpusThisProcessCanSee) {
   std::string locks = temp_dir("locks");
   CliRun r = gpumap({"pick", "--simulate", "h200x2", "--format", "index"},
                     {"GPUMAP_LOCK_DIR=" + locks, "CUDA_VISIBLE_DEVICES=1"});
-  EXPECT_EQ(r.out, "1\n") << r.err;
+  EXPECT_EQ(r.out, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1\n") << r.err;
   CliRun two = gpumap({"pick", "--simulate", "h200x2", "--gpus", "2"}, {"GPUMAP_LOCK_DIR=" + locks, "CUDA_VISIBLE_DEVICES=1"});
   EXPECT_EQ(two.code, 6);
   EXPECT_NE(two.err.find("can see only 1"), std::string::npos) << two.err;
@@ -91,12 +96,14 @@ TEST(CliPick, OnlyGpusThisProcessCanSee) {
   EXPECT_NE(hidden.err.find("not visible"), std::string::npos) << hidden.err;
 }
 
-TEST(CliRun, ChildSeesOneFullUuidAndPciOrderAndArgvUnchanged) {
+TEST(CliRun, ChildSeesPciOrderIndexOrUuidOnRequestAndArgvUnchanged) {
   std::string locks = temp_dir("locks");
   CliRun r = run_on(locks, {}, {"sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_ORDER\"; printf '[%s]' \"$@\"", "sh",
                                 "a b", "it's", "\"q\"", "", "$HOME", "*"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, std::string(kGpu0) + "|PCI_BUS_ID\n[a b][it's][\"q\"][][$HOME][*]");
+  EXPECT_EQ(r.out, "0|PCI_BUS_ID\n[a b][it's][\"q\"][][$HOME][*]");
+  CliRun u = run_on(locks, {"--cvd-form", "uuid"}, {"sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_ORDER\""});
+  EXPECT_EQ(u.out, std::string(kGpu0) + "|PCI_BUS_ID\n") << u.err;
   EXPECT_NE(r.err.find(std::string("cuda:0 -> GPU 0  ") + kGpu0), std::string::npos) << r.err;
 }
 
@@ -140,7 +147,7 @@ TEST(CliRun, ManyConcurrentRunsNeverShareAGpu) {
     Span s;
     std::string order;
     in >> s.uuid >> order >> s.start >> s.end;
-    EXPECT_TRUE(s.uuid == kGpu0 || s.uuid == kGpu1) << s.uuid;
+    EXPECT_TRUE(s.uuid == "0" || s.uuid == "1") << s.uuid;  // PCI-order indices (h200x2: 0 and 1)
     EXPECT_EQ(order, "PCI_BUS_ID");
     spans.push_back(s);
   }
@@ -316,7 +323,7 @@ TEST(CliRun, PlantedSymlinkInTheLeaseFolderIsRefused) {
   EXPECT_NE(pinned.err.find("symbolic link"), std::string::npos) << pinned.err;
   CliRun other = run_on(locks, {}, {"sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
   EXPECT_EQ(other.code, 0) << other.err;
-  EXPECT_EQ(other.out, std::string(kGpu1) + "\n");
+  EXPECT_EQ(other.out, "1\n");  // GPU 1, as a PCI-order index
   EXPECT_EQ(slurp(victim), "precious\n");
   CliRun list = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_LOCK_DIR=" + locks});
   EXPECT_NE(list.out.find("unsafe lock file"), std::string::npos) << list.out;

@@ -6,6 +6,7 @@
 #include "model/text.h"
 #include "cli/command.h"
 #include "env/launcher.h"
+#include "findings/rules.h"
 #include "model/error.h"
 #include "os/launch.h"
 
@@ -17,6 +18,7 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "bind: no command given",
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
   long per_rank = args.integer("--gpus-per-rank", 1, 4096).value_or(1);
+  CvdForm form = cvd_form(args);
 
   // The innermost launcher wins (parse_launcher_env lists it first).
   LauncherEnv le = parse_launcher_env(ctx.env());
@@ -54,8 +56,10 @@ int run(const Args& args, Context& ctx) {
   std::vector<std::string> mine(view.begin() + static_cast<long>(first), view.begin() + static_cast<long>(last));
 
   Environment env = ctx.env();
-  env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-  env.set("CUDA_VISIBLE_DEVICES", join(mine, ","));
+  LaunchVisibility vis = launch_visibility(s, mine, form);
+  env.set("CUDA_DEVICE_ORDER", vis.cuda_device_order);
+  env.set("CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices);
+  env.set("GPUMAP_BOUND", vis.cuda_visible_devices);  // tells `gpumap doctor` the narrowing is deliberate
   LaunchSpec spec{args.rest(), env.to_strings(), {}, {}, {}};
   std::string cpu_note = "not bound (--no-cpu-bind)";
   if (!args.has("--no-cpu-bind")) {
@@ -78,7 +82,8 @@ int run(const Args& args, Context& ctx) {
     line += (i ? ", " : ": ") + std::string("cuda:") + std::to_string(i) + " -> GPU " +
             (g ? std::to_string(g->nvml_index) : "?") + " " + mine[i];
   }
-  line += "; CPUs " + cpu_note + "\n";
+  line += "; CPUs " + cpu_note + "; " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") +
+          "\ngpumap bind: " + bound_rank_advice(rank->variable) + "\n";
   std::cout.flush();
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
@@ -89,17 +94,22 @@ int run(const Args& args, Context& ctx) {
 
 Command bind_command() {
   return {"bind", "give each launcher rank its own GPU(s) and nearby CPUs, then exec the command",
-          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] -- CMD [ARGS...]",
+          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] [--cvd-form index|uuid] -- CMD [ARGS...]",
           "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
           "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
           "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
           "never assumes 0).  Rank r gets the GPUs\n"
-          "cuda:[r*N, r*N+N) of those the job can see, sets CUDA_VISIBLE_DEVICES to their UUIDs and\n"
-          "CUDA_DEVICE_ORDER=PCI_BUS_ID, binds CPUs local to them (within the inherited set), prints the\n"
-          "binding on stderr and execs CMD (PATH lookup, no shell).  Takes no lease.  Exit 6 when the job\n"
+          "cuda:[r*N, r*N+N) of those the job can see: it sets CUDA_DEVICE_ORDER=PCI_BUS_ID and\n"
+          "CUDA_VISIBLE_DEVICES to their PCI-order indices (--cvd-form uuid: their UUIDs; MIG devices\n"
+          "always by UUID), GPUMAP_BOUND to the same value (so `gpumap doctor` in the rank knows the\n"
+          "narrowing is deliberate), binds CPUs local to them (within the inherited set), prints the\n"
+          "binding on stderr and execs CMD (PATH lookup, no shell).  The rank keeps LOCAL_RANK etc., but\n"
+          "sees only its own GPU(s): its program must use cuda:0, not cuda:LOCAL_RANK (stderr says so).\n"
+          "Takes no lease.  Exit 6 when the job\n"
           "sees too few GPUs for this rank; 127/126 when CMD cannot be started.  See docs/launch.md.",
           {{"--gpus-per-rank", true, false, "N", "GPUs per rank (default 1)"},
-           {"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"}},
+           {"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"},
+           cvd_form_option()},
           false, run};
 }
 

@@ -49,6 +49,7 @@ int run(const Args& args, Context& ctx) {
   std::string format = args.value("--format").value_or("");
   if (!format.empty() && format != "env" && format != "uuid" && format != "index")
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
+  CvdForm form = cvd_form(args);
   std::vector<std::string> visible = pickable_uuids(ctx, req.count);
   const Snapshot& s = ctx.snapshot();
   PickResult r = pick_gpus(s, visible, lease_blockers(ctx.lease_dir(), visible), req);
@@ -56,8 +57,11 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUnavailable, "pick: " + r.failure,
                 r.impossible ? "ask for fewer GPUs (--gpus), or relax --include/--exclude/--min-free-mib"
                              : "wait for them (`gpumap run --wait SECONDS`), relax the limits, or --allow-busy");
-  std::vector<std::string> indices;
-  for (const std::string& u : r.uuids) indices.push_back(std::to_string(s.find_uuid(u)->nvml_index));
+  LaunchVisibility vis = launch_visibility(s, r.uuids, form);
+  // --format index always writes indices: they are only right together with CUDA_DEVICE_ORDER=PCI_BUS_ID.
+  LaunchVisibility by_index = launch_visibility(s, r.uuids, CvdForm::kIndex);
+  std::string exports = "export CUDA_DEVICE_ORDER=" + vis.cuda_device_order + "\nexport CUDA_VISIBLE_DEVICES=" +
+                        vis.cuda_visible_devices + "\n";
 
   if (ctx.json()) {
     Json j;
@@ -71,7 +75,7 @@ int run(const Args& args, Context& ctx) {
                       {"cpu_affinity", json_or_null(g->cpu_affinity)}});
     }
     j["gpus"] = gpus;
-    j["environment"] = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"CUDA_VISIBLE_DEVICES", join(r.uuids, ",")}};
+    j["environment"] = {{"CUDA_DEVICE_ORDER", vis.cuda_device_order}, {"CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices}};
     j["notes"] = r.notes;
     Json rej = Json::array();
     for (const Rejection& x : r.rejected) rej.push_back({{"nvml_index", x.nvml_index}, {"uuid", x.uuid}, {"reasons", x.reasons}});
@@ -81,11 +85,13 @@ int run(const Args& args, Context& ctx) {
     return kExitOk;
   }
   if (format == "env") {
-    std::cout << "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=" << join(r.uuids, ",") << "\n";
+    std::cout << exports;
   } else if (format == "uuid") {
     std::cout << join(r.uuids, ",") << "\n";
   } else if (format == "index") {
-    std::cout << join(indices, ",") << "\n";
+    if (by_index.form != CvdForm::kIndex)
+      throw Error(kExitUsage, "pick: no index form on this host (" + by_index.note + ")", "use --format uuid or env");
+    std::cout << by_index.assignments() << "\n";
   } else {
     std::cout << "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n"
               << describe_choice(s, r.uuids, "  ");
@@ -95,7 +101,7 @@ int run(const Args& args, Context& ctx) {
       for (size_t i = 0; i < x.reasons.size(); ++i) std::cout << (i ? ", " : "") << x.reasons[i];
       std::cout << "\n";
     }
-    std::cout << "\nexport CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=" << join(r.uuids, ",") << "\n";
+    std::cout << "\n" << exports;
   }
   return kExitOk;
 }
@@ -104,10 +110,13 @@ int run(const Args& args, Context& ctx) {
 
 Command pick_command() {
   std::vector<OptionSpec> opts = pick_options();
-  opts.push_back({"--format", true, false, "env|uuid|index", "print only: shell exports, UUIDs, or nvidia-smi indices"});
+  opts.push_back({"--format", true, false, "env|uuid|index",
+                  "print only: shell exports, UUIDs, or `CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=<indices>` "
+                  "(indices are right only with that order: use it whole, e.g. env $(gpumap pick --format index) CMD)"});
+  opts.push_back(cvd_form_option());
   return {"pick", "choose free GPUs (memory, load, processes, leases, NVLink/CPU topology)",
           "gpumap pick [--gpus N] [--min-free-mib M] [--max-util PERCENT] [--include GPU]... [--exclude GPU]...\n"
-          "            [--allow-busy] [--json | --format env|uuid|index]",
+          "            [--allow-busy] [--cvd-form index|uuid] [--json | --format env|uuid|index]",
           "Chooses GPUs among those this process can see (CUDA_VISIBLE_DEVICES or the scheduler may\n"
           "restrict them): never one leased by a running `gpumap run`, nor one in MIG mode; by default\n"
           "not one running other processes; then the most free memory and least load.  For several GPUs,\n"

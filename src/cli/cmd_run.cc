@@ -24,6 +24,7 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "run: no command given", "put the command after `--`: gpumap run --gpus 1 -- python3 train.py");
   PickRequest req = pick_request(args);
   double wait_s = args.number("--wait", 0, 1e7).value_or(0);
+  CvdForm form = cvd_form(args);
   const std::vector<std::string>& cmd = args.rest();
 
   LeasedGpus held = lease_gpus(ctx, req, {.wait_s = wait_s, .what = "run", .argv = cmd, .names = {}});
@@ -32,8 +33,9 @@ int run(const Args& args, Context& ctx) {
   const std::string& dir = held.dir;
 
   Environment env = ctx.env();
-  env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-  env.set("CUDA_VISIBLE_DEVICES", join(chosen, ","));
+  LaunchVisibility vis = launch_visibility(*s, chosen, form);
+  env.set("CUDA_DEVICE_ORDER", vis.cuda_device_order);
+  env.set("CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices);
   LaunchSpec spec{cmd, env.to_strings(), {}, {}, {}};
   for (const Lease& l : held.leases) spec.keep_fds.push_back(l.fd());
   spec.on_started = [&](pid_t job) {  // readers then still name the holder should gpumap die first
@@ -51,7 +53,7 @@ int run(const Args& args, Context& ctx) {
     cpu_note = spec.cpus.empty() ? "CPUs: not bound (" + why + ")" : "CPUs: " + format_cpu_list(spec.cpus);
   }
   std::string msg = "gpumap run: leased " + std::to_string(chosen.size()) + " GPU" + (chosen.size() == 1 ? "" : "s") +
-                    " (" + dir + "); CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=" + join(chosen, ",") + "\n" +
+                    " (" + dir + "); " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" +
                     describe_choice(*s, chosen, "  ") + "  " + cpu_note + "\n";
   std::cout.flush();
   std::fputs(msg.c_str(), stderr);
@@ -71,17 +73,20 @@ Command run_command() {
   std::vector<OptionSpec> opts = pick_options();
   opts.push_back({"--wait", true, false, "SECONDS", "wait up to this long for GPUs to qualify (default: fail at once)"});
   opts.push_back({"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"});
+  opts.push_back(cvd_form_option());
   return {"run", "pick GPUs, lease them, and run a command pinned to them",
-          "gpumap run [--gpus N] [pick options] [--wait SECONDS] [--no-cpu-bind] -- CMD [ARGS...]",
+          "gpumap run [--gpus N] [pick options] [--wait SECONDS] [--no-cpu-bind] [--cvd-form index|uuid] -- CMD [ARGS...]",
           "Picks GPUs like `gpumap pick`, takes a lease on each (a lock file per GPU in\n"
           "$GPUMAP_LOCK_DIR, default /tmp/gpumap-leases, shared by every user), then runs CMD directly\n"
-          "(PATH lookup, no shell) with CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA_VISIBLE_DEVICES set to the\n"
-          "GPUs' UUIDs, and CPU affinity set to the GPUs' local CPUs within the inherited set.  The\n"
-          "mapping is printed on stderr.  gpumap stays as CMD's parent; CMD runs in a process group of\n"
-          "its own (the job), which gets SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpumap, and the\n"
-          "terminal when gpumap has it.  The job inherits the lease descriptors: each GPU stays leased\n"
-          "until the job's last process has exited, even if gpumap is killed (CMD then gets SIGTERM).\n"
-          "gpumap exits with CMD's exit code (128+signal when a signal\n"
+          "(PATH lookup, no shell) with CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA_VISIBLE_DEVICES naming the\n"
+          "GPUs by their PCI-order index (every program accepts plain indices; --cvd-form uuid writes\n"
+          "UUIDs instead, which survive renumbering but break programs that int() the entries; MIG\n"
+          "devices are always named by UUID), and CPU affinity set to the GPUs' local CPUs within the\n"
+          "inherited set.  The mapping is printed on stderr.  gpumap stays as CMD's parent; CMD runs in\n"
+          "a process group of its own (the job), which gets SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
+          "gpumap, and the terminal when gpumap has it.  The job inherits the lease descriptors: each\n"
+          "GPU stays leased until the job's last process has exited, even if gpumap is killed (CMD then\n"
+          "gets SIGTERM).  gpumap exits with CMD's exit code (128+signal when a signal\n"
           "ended it; 127/126 when CMD cannot be started).  A leased GPU is never picked by another\n"
           "gpumap.  Exit 6 when not enough GPUs qualify now (or within --wait), saying what blocked\n"
           "each; at once when more GPUs are asked for than could ever qualify.",

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "resolve/launch_env.h"
 #include "session/session.h"
 
 namespace gpumap {
@@ -56,6 +57,10 @@ int snapshot_check(Context& ctx, const std::string& path, bool is_default);
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);
 std::vector<OptionSpec> env_options();
+/// --cvd-form index|uuid: how run/bind/pick write CUDA_VISIBLE_DEVICES (default index).
+OptionSpec cvd_form_option();
+/// The form --cvd-form asks for; Error(kExitUsage) naming a bad value.
+CvdForm cvd_form(const Args& args);
 /// --probe: ask the driver (cuInit in a child process) instead of predicting.
 OptionSpec probe_option();
 

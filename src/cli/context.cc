@@ -16,6 +16,19 @@ Environment apply_env_options(const Environment& base, const Args& args) {
   return e;
 }
 
+OptionSpec cvd_form_option() {
+  return {"--cvd-form", true, false, "index|uuid",
+          "CUDA_VISIBLE_DEVICES as PCI-order indices with CUDA_DEVICE_ORDER=PCI_BUS_ID (default: every program "
+          "accepts it), or as UUIDs (stable across renumbering, but programs that int() the entries fail)"};
+}
+
+CvdForm cvd_form(const Args& args) {
+  std::string text = args.value("--cvd-form").value_or("index");
+  if (auto f = parse_cvd_form(text)) return *f;
+  throw Error(kExitUsage, "--cvd-form `" + text + "` is not index or uuid",
+              "--cvd-form index (plain indices, for programs that int() the entries) or --cvd-form uuid");
+}
+
 OptionSpec probe_option() {
   return {"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"};
 }

@@ -1,0 +1,54 @@
+#include "resolve/launch_env.h"
+
+#include "model/text.h"
+#include "resolve/cuda_view.h"
+#include "resolve/mapping.h"
+
+namespace gpumap {
+
+std::optional<CvdForm> parse_cvd_form(const std::string& text) {
+  if (text == "index") return CvdForm::kIndex;
+  if (text == "uuid") return CvdForm::kUuid;
+  return std::nullopt;
+}
+
+std::string LaunchVisibility::assignments() const {
+  return "CUDA_DEVICE_ORDER=" + cuda_device_order + " CUDA_VISIBLE_DEVICES=" + cuda_visible_devices;
+}
+
+std::optional<size_t> pci_index_of(const Snapshot& s, const std::string& uuid) {
+  // Indices under PCI_BUS_ID follow from NVML only when its order is exact (no MIG, every GPU placed).
+  if (!order_is_exact(s, DeviceOrder::kPciBusId)) return std::nullopt;
+  std::vector<std::string> pci = pci_order(s);
+  std::string hex = uuid_hex(uuid);
+  for (size_t i = 0; i < pci.size(); ++i)
+    if (uuid_hex(pci[i]) == hex) return i;
+  return std::nullopt;
+}
+
+LaunchVisibility launch_visibility(const Snapshot& s, const std::vector<std::string>& uuids, CvdForm wanted) {
+  LaunchVisibility out;
+  std::vector<std::string> indices;
+  if (wanted == CvdForm::kIndex) {
+    for (const std::string& u : uuids) {
+      std::optional<size_t> i = pci_index_of(s, u);
+      if (!i) {
+        out.note = s.any_mig() ? "UUIDs, not indices: MIG devices have no index, and a list cannot mix both"
+                               : "UUIDs, not indices: NVML could not place every GPU on the PCI bus";
+        indices.clear();
+        break;
+      }
+      indices.push_back(std::to_string(*i));
+    }
+  }
+  if (wanted == CvdForm::kIndex && out.note.empty()) {
+    out.form = CvdForm::kIndex;
+    out.cuda_visible_devices = join(indices, ",");
+  } else {
+    out.form = CvdForm::kUuid;
+    out.cuda_visible_devices = join(uuids, ",");
+  }
+  return out;
+}
+
+}  // namespace gpumap
