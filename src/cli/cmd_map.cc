@@ -6,6 +6,7 @@
 #include "findings/rules.h"
 #include "model/error.h"
 #include "output/render.h"
+#include "resolve/gpu_selector.h"
 
 namespace gpumap {
 namespace {
@@ -42,6 +43,13 @@ int run(const Args& args, Context& ctx) {
   const Snapshot& s = ctx.snapshot();
   bool check = args.has("--check");
   Mapping m = ctx.mapping(env, args.has("--probe"));
+  std::vector<CudaOrdinalAnswer> asked;
+  for (const std::string& spec : args.positionals()) {
+    if (!parse_cuda_ordinal(spec))
+      throw Error(kExitUsage, "map: `" + spec + "` is not cuda:N",
+                  "gpumap map cuda:4 says which GPU cuda:4 is here; to name GPUs another way use gpumap which " + spec);
+    asked.push_back(answer_cuda_ordinal(s, m.view, spec));
+  }
   std::optional<Mapping> driver;
   if (check) driver = ctx.mapping(env, true);
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
@@ -53,6 +61,13 @@ int run(const Args& args, Context& ctx) {
   if (ctx.json()) {
     Json j = snapshot_json(s);
     j["cuda"] = cuda_json(s, m);
+    if (!asked.empty()) {
+      Json a = Json::array();
+      for (const CudaOrdinalAnswer& x : asked)
+        a.push_back({{"spec", x.spec}, {"cuda_ordinal", x.ordinal}, {"uuid", x.uuid},
+                     {"nvml_index", x.nvml_index >= 0 ? Json(x.nvml_index) : Json(nullptr)}, {"text", x.sentence}});
+      j["asked_cuda"] = a;
+    }
     Json hidden = Json::array();
     for (const Gpu& g : s.gpus)
       if (!visible.count(g.uuid) && nvml_index_of(s, g.uuid) >= 0) {
@@ -71,7 +86,8 @@ int run(const Args& args, Context& ctx) {
   }
 
   std::cout << host_banner(s);
-  std::cout << "CUDA view (" << m.source << "): " << m.order_note << "\n\n";
+  for (const CudaOrdinalAnswer& x : asked) std::cout << "\nIn" << x.sentence.substr(2) << ".\n";
+  std::cout << (asked.empty() ? "" : "\n") << "CUDA view (" << m.source << "): " << m.order_note << "\n\n";
   if (m.view.error != CudaInitError::kNone) {
     std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
               << cuda_error_code(m.view.error) << ")\n  because " << m.view.error_reason << "\n";
@@ -123,13 +139,15 @@ Command map_command() {
   opts.push_back(probe_option());
   opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
   return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
-          "gpumap [map] [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
+          "gpumap [map] [cuda:N]... [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
           "Shows, for this process's environment (or the one given with --env/--unset), which physical GPU\n"
           "each cuda:N is: the nvidia-smi index, UUID, PCI bus id and name; the GPUs it cannot see; the\n"
           "variables in force; and every trap found.  When CUDA would fail to initialise it says which\n"
           "error and why.  The view is predicted from NVML without cuInit wherever that is exact; on\n"
-          "mixed-model or MIG hosts the driver's order is asked once per boot and cached.",
-          opts, false, run};
+          "mixed-model or MIG hosts the driver's order is asked once per boot and cached.  With cuda:N\n"
+          "(`gpumap map cuda:4`, or `gpumap cuda:4`) it first says which GPU that cuda:N is here; exit 2\n"
+          "when it does not exist.",
+          opts, true, run};
 }
 
 }  // namespace gpumap

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "resolve/gpu_selector.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "os/subprocess.h"
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
       else print_main_help();
       return kExitOk;
     }
-    if (args.empty() || args[0].rfind("-", 0) == 0) {
+    if (args.empty() || args[0].rfind("-", 0) == 0 || parse_cuda_ordinal(args[0])) {
       cmd = find_command("map");
     } else {
       cmd = find_command(args[0]);

@@ -87,4 +87,45 @@ std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::st
   return out;
 }
 
+std::optional<unsigned> parse_cuda_ordinal(const std::string& spec) {
+  if (spec.size() < 6 || lower(spec.substr(0, 5)) != "cuda:" || !all_digits(spec.substr(5)) || spec.size() > 14)
+    return std::nullopt;
+  return static_cast<unsigned>(std::stoul(spec.substr(5)));
+}
+
+CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, const std::string& spec) {
+  CudaOrdinalAnswer a;
+  a.spec = spec;
+  a.ordinal = parse_cuda_ordinal(spec).value();
+  if (view.error != CudaInitError::kNone)
+    throw Error(kExitUnavailable,
+                "`" + spec + "`: no cuda:N exists in this environment: cuInit would fail (" +
+                    std::string(cuda_error_name(view.error)) + ": " + view.error_reason + ")",
+                "run `gpumap doctor` for the fix");
+  if (a.ordinal >= view.uuids.size())
+    throw Error(kExitUsage,
+                "`" + spec + "` does not exist in this environment: it has " +
+                    (view.uuids.empty() ? std::string("no GPU")
+                                        : "cuda:0..cuda:" + std::to_string(view.uuids.size() - 1)),
+                "`gpumap map` shows each cuda:N; use --env/--unset to ask about another environment");
+  a.uuid = view.uuids[a.ordinal];
+  std::string hex = uuid_hex(a.uuid);
+  std::string what = "unknown GPU";
+  for (const Gpu& g : s.gpus) {
+    if (uuid_hex(g.uuid) == hex) {
+      a.nvml_index = static_cast<int>(g.nvml_index);
+      what = "nvidia-smi GPU " + std::to_string(g.nvml_index) + ", UUID " + g.uuid + ", PCI bus id " + g.pci_bus_id +
+             (g.name.empty() ? "" : ", " + g.name);
+    }
+    for (size_t i = 0; i < g.mig_devices.size(); ++i)
+      if (uuid_hex(g.mig_devices[i].uuid) == hex) {
+        a.nvml_index = static_cast<int>(g.nvml_index);
+        what = "MIG device " + std::to_string(i) + " of nvidia-smi GPU " + std::to_string(g.nvml_index) + ", UUID " +
+               g.mig_devices[i].uuid;
+      }
+  }
+  a.sentence = "in this environment cuda:" + std::to_string(a.ordinal) + " is " + what;
+  return a;
+}
+
 }  // namespace gpumap

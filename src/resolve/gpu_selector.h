@@ -2,10 +2,12 @@
 // unique prefix of one ("GPU-28554ffd", "28554ffd", any case), or a PCI bus id in any
 // form ("3b:00.0", "0000:3B:00.0", "00000000:3B:00.0").  Pure: no I/O.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/snapshot.h"
+#include "resolve/cuda_view.h"
 
 namespace gpumap {
 
@@ -16,6 +18,22 @@ std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::st
 
 /// One spec; same errors as select_gpus.
 const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec);
+
+/// "cuda:4" (any case, as people write device_map keys) -> 4; nullopt for anything else.
+std::optional<unsigned> parse_cuda_ordinal(const std::string& spec);
+
+/// What "cuda:N" is in one environment.
+struct CudaOrdinalAnswer {
+  std::string spec;        // as given
+  unsigned ordinal = 0;
+  std::string uuid;        // the GPU or MIG device
+  int nvml_index = -1;     // the GPU, or the MIG device's parent
+  std::string sentence;    // "in this environment cuda:4 is nvidia-smi GPU 3, UUID GPU-..., PCI bus id ..."
+};
+
+/// Answers a "cuda:N" spec from `view` (the mapping the table shows).  Error(kExitUsage) when
+/// cuda:N does not exist there (saying which do), Error(kExitUnavailable) when CUDA would fail.
+CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, const std::string& spec);
 
 /// Splits "a,b c" on commas and white space, dropping empty pieces.
 std::vector<std::string> split_gpu_specs(const std::string& text);

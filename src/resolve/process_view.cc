@@ -1,8 +1,12 @@
 #include "resolve/process_view.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
+#include "env/launcher.h"
 #include "findings/rules.h"
+#include "model/text.h"
 
 namespace gpumap {
 namespace {
@@ -32,6 +36,53 @@ std::string visible_words(const Snapshot& s, const CudaView& v) {
   for (size_t i = 0; i < v.uuids.size(); ++i)
     out += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + "=" + describe_uuid(s, v.uuids[i]);
   return out;
+}
+
+// Processes of one job share these (the innermost launcher's first); "" when none is set.
+std::string job_key(const Environment& env) {
+  if (auto id = env.get("TORCHELASTIC_RUN_ID")) return "torchrun " + *id;
+  if (auto id = env.get("SLURM_JOB_ID")) return "slurm " + *id + "." + env.get("SLURM_STEP_ID").value_or("");
+  if (auto a = env.get("MASTER_ADDR"); a && env.get("MASTER_PORT")) return "master " + *a + ":" + *env.get("MASTER_PORT");
+  return "";
+}
+
+// One process that carries a local rank, on one GPU.
+struct RankSeen {
+  size_t row;
+  std::string variable;
+  uint32_t value;
+  size_t visible;  // how many GPUs it sees
+};
+
+// Several local ranks of one job on one GPU: the program ignores its local rank (the second
+// field guide's trap).  Adds a finding to each of those rows.
+void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>>& groups,
+                       std::vector<ProcessRow>& rows) {
+  for (const auto& [key, seen] : groups) {
+    std::set<uint32_t> values;
+    size_t min_visible = SIZE_MAX;
+    for (const RankSeen& r : seen) {
+      values.insert(r.value);
+      min_visible = std::min(min_visible, r.visible);
+    }
+    if (values.size() < 2) continue;
+    std::vector<std::string> parts;
+    for (const RankSeen& r : seen)
+      parts.push_back(std::to_string(rows[r.row].pid) + " (" + r.variable + "=" + std::to_string(r.value) + ")");
+    const std::string& var = seen.front().variable;
+    std::string msg = "pids " + join(parts, ", ") + (key.second.empty() ? "" : " of one job (" + key.second + ")") +
+                      " all run on nvidia-smi GPU " + std::to_string(key.first) +
+                      ": the ranks share one GPU, so the program ignores its local rank (it uses cuda:0 or the "
+                      "default device)";
+    std::string fix =
+        *values.rbegin() < min_visible
+            ? "at the start of the program: torch.cuda.set_device(int(os.environ[\"" + var + "\"])) and use "
+              "f\"cuda:{local_rank}\" (or start each rank with `gpumap bind -- CMD`, then cuda:0 is its own GPU)"
+            : std::to_string(values.size()) + " ranks but each sees only " + std::to_string(min_visible) +
+                  " GPU(s): start each rank with `gpumap bind -- CMD` (gives it its own GPU as cuda:0; the job needs "
+                  "as many GPUs as ranks per node)";
+    for (const RankSeen& r : seen) rows[r.row].findings.push_back({"ranks-share-gpu", Severity::kWarning, msg, fix});
+  }
 }
 
 }  // namespace
@@ -93,6 +144,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
   const bool shared_host = all_pids.size() > 1 || users.size() > 1;
 
   std::map<std::pair<std::optional<std::string>, std::optional<std::string>>, CudaView> views;
+  std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>> rank_groups;  // (GPU, job) -> ranks on it
 
   // "More than one process on this GPU", worded once per GPU.
   std::map<uint32_t, std::string> shared_words;
@@ -216,6 +268,20 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
              "set the GPU by UUID in the launcher, before the process starts: CUDA_VISIBLE_DEVICES=" + r.uuid + " " +
                  command_or(r)});
       }
+      if (r.ordinal && *r.ordinal != static_cast<int>(r.nvml_index)) {
+        r.findings.push_back(
+            {"cuda-number-differs", Severity::kInfo,
+             who(r) + " calls " + gpu_words(r) + " cuda:" + std::to_string(*r.ordinal) + " (CUDA_VISIBLE_DEVICES=" +
+                 quoted(r.cuda_visible_devices) + ", CUDA_DEVICE_ORDER=" + quoted(r.cuda_device_order) +
+                 "): its logs, errors and device_map say cuda:" + std::to_string(*r.ordinal) + " for nvidia-smi GPU " +
+                 std::to_string(r.nvml_index),
+             "match GPUs by UUID (" + r.uuid + "), not by number; its whole mapping: gpumap map" +
+                 (r.cuda_visible_devices ? " --env CUDA_VISIBLE_DEVICES=" + *r.cuda_visible_devices : std::string(" --unset CUDA_VISIBLE_DEVICES")) +
+                 (r.cuda_device_order ? " --env CUDA_DEVICE_ORDER=" + *r.cuda_device_order : std::string(" --unset CUDA_DEVICE_ORDER"))});
+      }
+      LauncherEnv launch = parse_launcher_env(env);
+      if (const LocalRank* lr = launch.rank(); lr && !r.cuda_error)
+        rank_groups[{g.nvml_index, job_key(env)}].push_back({res.rows.size(), lr->variable, *lr->value, v.uuids.size()});
       if (!r.cuda_visible_devices && shared_host) {
         r.findings.push_back(
             {"no-visibility-shared-host", Severity::kInfo,
@@ -227,6 +293,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
       res.rows.push_back(std::move(r));
     }
   }
+  ranks_sharing_gpu(rank_groups, res.rows);
   res.distinct_views = views.size();
   return res;
 }

@@ -154,6 +154,57 @@ TEST(PsView, UnlistedGpu) {
   EXPECT_EQ(r.unlisted_gpus, std::vector<uint32_t>{1});
 }
 
+TEST(PsView, CudaNumberThatDiffersFromNvidiaSmiIsExplained) {
+  Snapshot s = two_gpus({{20}, {21, 22}});
+  World w;
+  w.add(20, {"CUDA_VISIBLE_DEVICES=1,0"});  // calls GPU 0 cuda:1
+  w.add(21, {"CUDA_VISIBLE_DEVICES=1"});    // calls GPU 1 cuda:0
+  w.add(22, {});                            // calls GPU 1 cuda:1: the same number
+  PsResult r = build_ps(s, {}, w.reader(), w.viewer());
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_TRUE(has(r.rows[0], "cuda-number-differs", Severity::kInfo));
+  EXPECT_TRUE(has(r.rows[1], "cuda-number-differs", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[2], "cuda-number-differs", Severity::kInfo));
+  for (const Finding& f : r.rows[1].findings)
+    if (f.id == "cuda-number-differs") {
+      EXPECT_NE(f.message.find("cuda:0"), std::string::npos) << f.message;
+      EXPECT_NE(f.fix.find(kU1), std::string::npos) << f.fix;
+      EXPECT_NE(f.fix.find("gpumap map --env CUDA_VISIBLE_DEVICES=1"), std::string::npos) << f.fix;
+    }
+}
+
+TEST(PsView, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
+  // The second field guide: four ranks of one torchrun job, all on GPU 0.
+  Snapshot s = two_gpus({{30, 31, 40}, {41}});
+  World w;
+  for (uint32_t i = 0; i < 2; ++i)
+    w.add(30 + i, {"LOCAL_RANK=" + std::to_string(i), "TORCHELASTIC_RUN_ID=job7", "LOCAL_WORLD_SIZE=2"});
+  // Two ranks of a job that set their GPUs right: GPU 0 and GPU 1.
+  w.add(40, {"LOCAL_RANK=0", "TORCHELASTIC_RUN_ID=ok"});
+  w.add(41, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=ok"});
+  PsResult r = build_ps(s, {}, w.reader(), w.viewer());
+  ASSERT_EQ(r.rows.size(), 4u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has(r.rows[i], "ranks-share-gpu", Severity::kWarning)) << i;
+  EXPECT_FALSE(has(r.rows[2], "ranks-share-gpu", Severity::kWarning));
+  EXPECT_FALSE(has(r.rows[3], "ranks-share-gpu", Severity::kWarning));
+  for (const Finding& f : r.rows[0].findings)
+    if (f.id == "ranks-share-gpu") {
+      EXPECT_NE(f.message.find("31 (LOCAL_RANK=1)"), std::string::npos) << f.message;
+      EXPECT_NE(f.fix.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f.fix;
+    }
+  // Ranks that each see a single GPU cannot pick another: the fix is per-rank visibility (srun-style).
+  Snapshot one = two_gpus({{50, 51, 52, 53}, {}});
+  World w1;
+  for (uint32_t i = 0; i < 4; ++i)
+    w1.add(50 + i, {"SLURM_LOCALID=" + std::to_string(i), "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "CUDA_VISIBLE_DEVICES=0"});
+  PsResult r1 = build_ps(one, {}, w1.reader(), w1.viewer());
+  ASSERT_TRUE(has(r1.rows[0], "ranks-share-gpu", Severity::kWarning));
+  for (const Finding& f : r1.rows[0].findings)
+    if (f.id == "ranks-share-gpu") {
+      EXPECT_NE(f.fix.find("gpumap bind"), std::string::npos) << f.fix;
+    }
+}
+
 TEST(PsPidNamespace, Classify) {
   const std::string init = kInitPidNamespace, other = "pid:[4026532178]";
   EXPECT_TRUE(classify_pid_namespace(std::nullopt, other, other, std::vector<uint32_t>{2}).joinable);
