@@ -117,13 +117,16 @@ TEST(CliAdvice, WhichFormsGiveTheAskedGpusAndACleanDoctor) {
       ASSERT_EQ(r.code, 0) << what << ": " << r.err;
       json j = json::parse(r.out);
       std::vector<std::string> want = split(j["uuid_form"]["CUDA_VISIBLE_DEVICES"], ',');
-      for (size_t k = 0; k < set.size(); ++k) {
-        ASSERT_EQ(j["gpus"][k]["nvml_index"], std::stoi(set[k])) << what;
-        if (hs.host != "mig" || set[k] != "0") {
-          std::string u = j["gpus"][k]["uuid"];
-          EXPECT_NE(std::find(want.begin(), want.end(), u), want.end()) << what << ": " << u;
-        }
+      // devices: what CUDA shows, in the order asked (a MIG-mode GPU: its MIG devices, together).
+      std::vector<int> asked;
+      for (const json& d : j["devices"]) {
+        int n = d["nvml_index"];
+        if (asked.empty() || asked.back() != n || d["mig"].is_null()) asked.push_back(n);
+        std::string u = d["uuid"];
+        EXPECT_NE(std::find(want.begin(), want.end(), u), want.end()) << what << ": " << u;
       }
+      ASSERT_EQ(asked.size(), set.size()) << what;
+      for (size_t k = 0; k < set.size(); ++k) EXPECT_EQ(asked[k], std::stoi(set[k])) << what;
       // The UUID form, as printed (CUDA_DEVICE_ORDER left as it was: unset).
       std::map<std::string, std::string> uuid_vars = {
           {"CUDA_VISIBLE_DEVICES", j["uuid_form"]["CUDA_VISIBLE_DEVICES"].get<std::string>()}};
@@ -202,7 +205,7 @@ TEST(CliAdvice, PickFormatsLandOnThePickedGpus) {
     ASSERT_EQ(j.code, 0) << j.err;
     std::vector<std::string> want;
     json picked = json::parse(j.out);
-    for (auto& g : picked["gpus"]) want.push_back(g["uuid"]);
+    for (auto& g : picked["devices"]) want.push_back(g["uuid"]);
     ASSERT_EQ(want.size(), 2u);
     for (const char* format : {"index", "env"}) {
       CliRun p = on("seed-mixed", with({"pick", "--gpus", "2", "--include", "2,1", "--format", format}, extra),
@@ -368,7 +371,7 @@ TEST(CliAdvice, AskAboutCudaN) {
   CliRun wj = on("dgx8", with({"which", "--json", "cuda:4"}, env));
   json j = json::parse(wj.out);
   EXPECT_EQ(j["asked_cuda"][0]["nvml_index"], 3);
-  EXPECT_EQ(j["gpus"][0]["nvml_index"], 3);
+  EXPECT_EQ(j["devices"][0]["nvml_index"], 3);
   // Pasting which's UUID form makes that GPU cuda:0.
   EXPECT_EQ(mapped("dgx8", {{"CUDA_VISIBLE_DEVICES", j["uuid_form"]["CUDA_VISIBLE_DEVICES"].get<std::string>()}}),
             std::vector<std::string>{j["asked_cuda"][0]["uuid"].get<std::string>()});

@@ -241,8 +241,8 @@ TEST(CliHostFile, NumbersUuidsAndFileKindsAreValidated) {
                {"memory_total_mib", json::parse("18446744073709551616"), "must be a whole number"},
                {"utilization_gpu", 101, "gpus[0].utilization_gpu is out of range"},
                {"minor_number", -3, "gpus[0].minor_number is out of range"},
-               {"uuid", "GPU-1234", "is not a GPU UUID"},
-               {"uuid", "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceaX", "is not a GPU UUID"}};
+               {"uuid", "GPU-1234", "is not \"GPU-\" and 32 hex digits"},
+               {"uuid", "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceaX", "is not \"GPU-\" and 32 hex digits"}};
   for (const Case& c : cases) {
     CliRun r = gpumap({"map", "--simulate", bad_gpu(c.key, c.value)});
     EXPECT_EQ(r.code, 2) << c.key << "=" << c.value.dump() << ": " << r.err;

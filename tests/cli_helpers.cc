@@ -33,9 +33,34 @@ std::string host_path(const std::string& name) {
   return src + "/tests/hosts/" + name + ".json";
 }
 
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
 CliRun gpumap(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<std::string> argv = {GPUMAP_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, env);
+}
+
+CliRun gpumap_tty(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::string cmd = shell_quote(GPUMAP_BINARY);
+  for (const std::string& a : args) cmd += " " + shell_quote(a);
+  CliRun r = run_program({"/usr/bin/script", "-qec", cmd, "/dev/null"}, env);
+  std::string out;
+  for (size_t i = 0; i < r.out.size(); ++i)
+    if (!(r.out[i] == '\r' && i + 1 < r.out.size() && r.out[i + 1] == '\n')) out += r.out[i];
+  r.out = out;
+  return r;
+}
+
+CliRun run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   std::vector<std::string> e = {"PATH=/usr/bin:/bin", "HOME=" + temp_dir("home"),
                                 "GPUMAP_CACHE_DIR=" + temp_dir("cache")};
   for (const std::string& kv : env) {  // a later NAME= replaces the default

@@ -16,6 +16,13 @@ struct CliRun {
 /// ("NAME=VALUE") set.  Aborts the test on a 60 s timeout.
 CliRun gpumap(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
+/// Runs any program with the same clean environment as gpumap().
+CliRun run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
+/// The same with stdout (and stderr) on a pseudo-terminal, through util-linux `script` (package
+/// bsdutils, Essential in Debian).  `out` is what the terminal showed, "\r\n" turned into "\n".
+CliRun gpumap_tty(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
 /// A fresh empty directory under the test temp dir.
 std::string temp_dir(const std::string& tag);
 

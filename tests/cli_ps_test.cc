@@ -96,7 +96,7 @@ TEST(CliPs, EachProcessSeesItsOwnCudaOrdinal) {
   ASSERT_EQ(j["processes"].size(), 5u) << j.dump();
 
   const json& a = *row(j, full.pid(), 1);
-  EXPECT_EQ(a["ordinal"], 0);
+  EXPECT_EQ(a["cuda_ordinal"], 0);
   EXPECT_EQ(a["uuid"], kU1);
   EXPECT_EQ(a["cuda_visible_devices"], kU1);
   EXPECT_EQ(a["used_memory_mib"], 256);
@@ -105,17 +105,17 @@ TEST(CliPs, EachProcessSeesItsOwnCudaOrdinal) {
   EXPECT_EQ(a["state"], "running");
   EXPECT_TRUE(a.contains("lease"));
 
-  EXPECT_EQ((*row(j, swapped.pid(), 0))["ordinal"], 1);
-  EXPECT_EQ((*row(j, swapped.pid(), 1))["ordinal"], 0);
+  EXPECT_EQ((*row(j, swapped.pid(), 0))["cuda_ordinal"], 1);
+  EXPECT_EQ((*row(j, swapped.pid(), 1))["cuda_ordinal"], 0);
 
   const json& u = *row(j, unset.pid(), 0);
-  EXPECT_EQ(u["ordinal"], 0);
+  EXPECT_EQ(u["cuda_ordinal"], 0);
   EXPECT_EQ(u["cuda_visible_devices"], nullptr);
   EXPECT_TRUE(has_finding(u, "no-visibility-shared-host", "info")) << u.dump();
   EXPECT_TRUE(has_finding(u, "gpu-shared", "info"));
 
   const json& o = *row(j, outside.pid(), 0);
-  EXPECT_EQ(o["ordinal"], nullptr);
+  EXPECT_EQ(o["cuda_ordinal"], nullptr);
   EXPECT_EQ(o["cuda_visible_devices"], "1");
   EXPECT_TRUE(has_finding(o, "outside-visible-set", "error")) << o.dump();
   EXPECT_FALSE(has_finding(a, "outside-visible-set", "error"));
@@ -140,7 +140,7 @@ TEST(CliPs, ExitedPidShowsAsExited) {
   const json& r = *row(j, p, 0);
   EXPECT_EQ(r["state"], "exited");
   EXPECT_EQ(r["user"], nullptr);
-  EXPECT_EQ(r["ordinal"], nullptr);
+  EXPECT_EQ(r["cuda_ordinal"], nullptr);
   EXPECT_TRUE(has_finding(r, "process-exited", "info"));
   CliRun t = gpumap({"ps", "--simulate", host_with({p}, {})});
   EXPECT_NE(t.out.find("(exited)"), std::string::npos) << t.out;
@@ -177,12 +177,12 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
   const json& c = *row(j, 4242, 1);
   EXPECT_EQ(c["nspid"], json::array({4242, 7}));
   EXPECT_EQ(c["command"], "python3 train.py");
-  EXPECT_EQ(c["ordinal"], nullptr);
+  EXPECT_EQ(c["cuda_ordinal"], nullptr);
   EXPECT_TRUE(has_finding(c, "outside-visible-set", "warning")) << c.dump();
   const json& d = *row(j, 4343, 0);
   EXPECT_EQ(d["state"], "running");
   EXPECT_EQ(d["cuda_visible_devices"], nullptr);
-  EXPECT_EQ(d["ordinal"], nullptr);
+  EXPECT_EQ(d["cuda_ordinal"], nullptr);
   EXPECT_NE(d["environ"], "ok");
   EXPECT_TRUE(has_finding(d, "environ-unreadable", "info"));
   CliRun t = gpumap({"ps", "--simulate", host}, {"GPUMAP_PROC_ROOT=" + root});
@@ -232,7 +232,7 @@ TEST(CliPs, AnotherUsersEnvironIsUnknownNotACrash) {
   EXPECT_EQ(p["state"], "running");
   EXPECT_EQ(p["environ"], "denied");
   EXPECT_EQ(p["cuda_visible_devices"], nullptr);
-  EXPECT_EQ(p["ordinal"], nullptr);
+  EXPECT_EQ(p["cuda_ordinal"], nullptr);
   EXPECT_EQ(p["command"], "sleep 30");
   EXPECT_TRUE(has_finding(p, "environ-unreadable", "info"));
 }
@@ -278,7 +278,7 @@ TEST(CliPs, RealPidNamespaceSeeingTheParentProc) {
   EXPECT_TRUE((*j)["pid_namespace"]["joinable"].get<bool>()) << j->dump();
   const json& r = *row(*j, s.pid(), 0);
   EXPECT_EQ(r["state"], "running");
-  EXPECT_EQ(r["ordinal"], 0);
+  EXPECT_EQ(r["cuda_ordinal"], 0);
   EXPECT_EQ(r["local_pid"], nullptr);
 }
 

@@ -73,10 +73,10 @@ TEST(CliPick, FormatsAndJson) {
   CliRun j = gpumap({"pick", "--simulate", host_path("pick4"), "--gpus", "2", "--json"}, {"GPUMAP_LOCK_DIR=" + locks});
   ASSERT_EQ(j.code, 0) << j.err;
   json p = json::parse(j.out);
-  ASSERT_EQ(p["gpus"].size(), 2u);
-  EXPECT_EQ(p["gpus"][0]["nvml_index"], 2);  // the idle NVLink pair on CPU 1 (GPU 1 runs a process)
-  EXPECT_EQ(p["gpus"][1]["nvml_index"], 3);
-  EXPECT_EQ(p["environment"]["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+  ASSERT_EQ(p["devices"].size(), 2u);
+  EXPECT_EQ(p["devices"][0]["nvml_index"], 2);  // the idle NVLink pair on CPU 1 (GPU 1 runs a process)
+  EXPECT_EQ(p["devices"][1]["nvml_index"], 3);
+  EXPECT_EQ(p["exports"]["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
   EXPECT_EQ(p["passed_over"][0]["nvml_index"], 1);
   CliRun bad = gpumap({"pick", "--simulate", "h200x2", "--format", "yaml"});
   EXPECT_EQ(bad.code, 2);

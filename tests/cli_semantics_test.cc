@@ -33,8 +33,13 @@ TEST(CliWhich, UuidAndPciOrderIndexFormsAndCurrentOrdinals) {
   EXPECT_EQ(j["uuid_form"]["CUDA_VISIBLE_DEVICES"], kGpu2 + "," + kGpu0);
   EXPECT_EQ(j["index_form"]["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
   EXPECT_EQ(j["index_form"]["CUDA_VISIBLE_DEVICES"], "2,0");
-  EXPECT_EQ(j["gpus"][0]["cuda_ordinal_now"], 2);
-  EXPECT_EQ(j["gpus"][1]["cuda_ordinal_now"], 1);  // FASTEST_FIRST puts GPU 1 first
+  ASSERT_EQ(j["devices"].size(), 2u);
+  EXPECT_EQ(j["devices"][0]["cuda_ordinal"], 0);  // what it will be
+  EXPECT_EQ(j["devices"][0]["nvml_index"], 2);
+  EXPECT_EQ(j["devices"][1]["nvml_index"], 0);
+  // Now (the current environment): FASTEST_FIRST puts GPU 1 first, so GPU 2 is cuda:2, GPU 0 cuda:1.
+  EXPECT_EQ(j["cuda"]["devices"][2]["uuid"], kGpu2);
+  EXPECT_EQ(j["cuda"]["devices"][1]["uuid"], kGpu0);
 }
 
 TEST(CliWhich, AcceptsPciAndPrefixAndSaysNotVisible) {
@@ -130,7 +135,7 @@ TEST(CliExplain, JsonHasEntriesMappingAndFindings) {
   json j = json::parse(r.out);
   ASSERT_EQ(j["entries"].size(), 2u);
   EXPECT_EQ(j["entries"][0]["outcome"], "visible");
-  EXPECT_EQ(j["mapping"]["devices"].size(), 2u);
+  EXPECT_EQ(j["cuda"]["devices"].size(), 2u);
   EXPECT_TRUE(has_finding(j, "visible-devices-without-pci-order")) << r.out;
   EXPECT_TRUE(has_finding(j, "nvidia-visible-devices-outside-container")) << r.out;
   std::string all = j["explanation"].dump();

@@ -53,7 +53,7 @@ TEST(CliVerifyFix, MigDeviceUuidsAndPrefixes) {
   EXPECT_NE(none.err.find("MIG-0000"), std::string::npos) << none.err;
   CliRun ambiguous = verify({"--expect", "MIG-"}, {}, "mig");
   EXPECT_EQ(ambiguous.code, 2);
-  EXPECT_NE(ambiguous.err.find("start of 2 MIG devices"), std::string::npos) << ambiguous.err;
+  EXPECT_NE(ambiguous.err.find("starts 2 MIG device UUIDs"), std::string::npos) << ambiguous.err;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "model/error.h"
@@ -7,7 +8,7 @@
 namespace gpumap {
 
 Args::Args(const std::string& command, const std::vector<OptionSpec>& specs, const std::vector<std::string>& argv,
-           bool allow_positionals)
+           bool allow_positionals, bool runs_command)
     : command_(command) {
   auto usage = [&](const std::string& msg) {
     return Error(kExitUsage, command + ": " + msg, "see `gpumap " + command + " --help`");
@@ -45,6 +46,12 @@ Args::Args(const std::string& command, const std::vector<OptionSpec>& specs, con
       v.push_back(val);
       continue;
     }
+    if (!allow_positionals && runs_command) {
+      std::string cmd;
+      for (size_t k = i; k < argv.size(); ++k) cmd += " " + argv[k];
+      throw Error(kExitUsage, command + ": `" + a + "` is not an option of gpumap " + command + ": the command to run goes after `--`",
+                  "gpumap " + command + " [options] --" + cmd);
+    }
     if (!allow_positionals) throw usage("unexpected argument `" + a + "`");
     positionals_.push_back(a);
   }
@@ -73,21 +80,31 @@ std::optional<long> Args::integer(const std::string& name, long min, long max) c
   return n;
 }
 
+namespace {
+/// 0.1 -> "0.1", 86400 -> "86400".
+std::string short_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", x);
+  return buf;
+}
+}  // namespace
+
 std::optional<double> Args::number(const std::string& name, double min, double max) const {
   auto v = value(name);
   if (!v) return std::nullopt;
   char* end = nullptr;
   double n = std::strtod(v->c_str(), &end);
   if (v->empty() || *end || !(n >= min && n <= max))
-    throw Error(kExitUsage, command_ + ": " + name + " `" + *v + "` must be a number from " +
-                                std::to_string(static_cast<long>(min)) + " to " + std::to_string(static_cast<long>(max)));
+    throw Error(kExitUsage, command_ + ": " + name + " `" + *v + "` must be a number from " + short_number(min) + " to " +
+                                short_number(max));
   return n;
 }
 
 std::vector<OptionSpec> common_options() {
   return {
       {"--simulate", true, false, "HOST", "use a simulated host (bundled name or JSON file); also $GPUMAP_SIMULATE"},
-      {"--json", false, false, "", "print JSON (the stable contract) instead of a table"},
+      {"--json", false, false, "", "print JSON (the contract in docs/cli.md) instead of a table"},
+      {"--wide", false, false, "", "full UUIDs and names, no wrapping (what a pipe gets); a terminal gets tables that fit"},
       {"--help", false, false, "", "show this help"},
   };
 }

@@ -21,8 +21,10 @@ class Args {
   /// Parses argv (after the command name).  Options may come in any order, as
   /// `--opt VALUE` or `--opt=VALUE`; `--` ends options and the rest is `rest()`.
   /// Throws Error(kExitUsage) for an unknown option or a missing value.
+  /// `runs_command`: the command takes a program after `--` (run, bind); a stray word then
+  /// gets an error that says so.
   Args(const std::string& command, const std::vector<OptionSpec>& specs, const std::vector<std::string>& argv,
-       bool allow_positionals);
+       bool allow_positionals, bool runs_command = false);
 
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::optional<std::string> value(const std::string& name) const;

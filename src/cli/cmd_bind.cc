@@ -84,9 +84,14 @@ int run(const Args& args, Context& ctx) {
   }
   line += "; CPUs " + cpu_note + "; " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") +
           "\ngpumap bind: " + bound_rank_advice(rank->variable) + "\n";
-  std::cout.flush();
-  std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
+  std::vector<std::pair<std::string, std::string>> exports = vis.variables();
+  exports.emplace_back("GPUMAP_BOUND", vis.cuda_visible_devices);
+  Json doc = launch_json(s, mine, exports);
+  doc["command"] = args.rest();
+  doc["cpus"] = spec.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(spec.cpus));
+  doc["lease"] = nullptr;  // bind takes none: the launcher owns the allocation
+  doc["local_rank"] = {{"variable", rank->variable}, {"value", *rank->value}};
+  report_launch(args, ctx, doc, line);
   exec_replace(spec);
 }
 
@@ -94,7 +99,8 @@ int run(const Args& args, Context& ctx) {
 
 Command bind_command() {
   return {"bind", "give each launcher rank its own GPU(s) and nearby CPUs, then exec the command",
-          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] [--cvd-form index|uuid] -- CMD [ARGS...]",
+          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] [--cvd-form index|uuid] [--json] [--json-file FILE]\n"
+          "            -- CMD [ARGS...]",
           "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
           "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
           "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
@@ -103,14 +109,15 @@ Command bind_command() {
           "CUDA_VISIBLE_DEVICES to their PCI-order indices (--cvd-form uuid: their UUIDs; MIG devices\n"
           "always by UUID), GPUMAP_BOUND to the same value (so `gpumap doctor` in the rank knows the\n"
           "narrowing is deliberate), binds CPUs local to them (within the inherited set), prints the\n"
-          "binding on stderr and execs CMD (PATH lookup, no shell).  The rank keeps LOCAL_RANK etc., but\n"
+          "binding on stderr (--json: as one JSON document; --json-file FILE: also to FILE) and execs\n"
+          "CMD (PATH lookup, no shell).  The rank keeps LOCAL_RANK etc., but\n"
           "sees only its own GPU(s): its program must use cuda:0, not cuda:LOCAL_RANK (stderr says so).\n"
           "Takes no lease.  Exit 6 when the job\n"
           "sees too few GPUs for this rank; 127/126 when CMD cannot be started.  See docs/launch.md.",
           {{"--gpus-per-rank", true, false, "N", "GPUs per rank (default 1)"},
            {"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"},
-           cvd_form_option()},
-          false, run};
+           cvd_form_option(), json_file_option()},
+          false, run, false, true};
 }
 
 }  // namespace gpumap

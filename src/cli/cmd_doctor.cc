@@ -10,11 +10,11 @@ namespace gpumap {
 namespace {
 
 int run(const Args& args, Context& ctx) {
-  Environment env = apply_env_options(ctx.env(), args);
+  Environment env = apply_env_options(ctx, args);
   const Snapshot& s = ctx.snapshot();
   Mapping m = ctx.mapping(env, args.has("--probe"));
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  std::vector<Finding> fs = diagnose({s, env, m, ff, ctx.seams().in_container});
+  std::vector<Finding> fs = diagnose({s, env, m, ff, ctx.in_container()});
   int errors = 0, warnings = 0, infos = 0;
   for (const Finding& f : fs) {
     if (f.severity == Severity::kError) ++errors;
@@ -23,12 +23,8 @@ int run(const Args& args, Context& ctx) {
   }
   int code = errors ? kExitFindings : kExitOk;
   if (ctx.json()) {
-    Json j;
-    j["simulated"] = s.simulated;
-    j["source"] = s.source;
-    Json vars = Json::object();
-    for (const std::string& n : relevant_variables()) vars[n] = json_or_null(env.get(n));
-    j["environment"] = vars;
+    Json j = document(s);
+    j["environment"] = environment_json(env);
     j["findings"] = findings_json(fs);
     j["counts"] = {{"error", errors}, {"warning", warnings}, {"info", infos}};
     j["ok"] = errors == 0;

@@ -125,17 +125,17 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
 }
 
 int run(const Args& args, Context& ctx) {
-  Environment env = apply_env_options(ctx.env(), args);
+  Environment env = apply_env_options(ctx, args);
   const Snapshot& s = ctx.snapshot();
   Mapping m = ctx.mapping(env, args.has("--probe"));
-  bool container = ctx.seams().in_container;
+  bool container = ctx.in_container();
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
   std::vector<Finding> fs = diagnose({s, env, m, ff, container});
   std::vector<std::string> lines = explain_lines(s, env, m, container);
   const CudaView& v = m.view;
   if (ctx.json()) {
-    Json j;
-    j["simulated"] = s.simulated;
+    Json j = document(s);
+    j["environment"] = environment_json(env);
     j["explanation"] = lines;
     Json entries = Json::array();
     for (size_t i = 0; i < v.entries.size(); ++i) {
@@ -143,25 +143,18 @@ int run(const Args& args, Context& ctx) {
       entries.push_back({{"position", i + 1},
                          {"raw", d.entry.raw},
                          {"outcome", entry_outcome_name(d.outcome)},
-                         {"ordinal", d.ordinal ? Json(*d.ordinal) : Json(nullptr)},
+                         {"cuda_ordinal", d.ordinal ? Json(*d.ordinal) : Json(nullptr)},
                          {"uuid", d.uuid.empty() ? Json(nullptr) : Json(d.uuid)},
                          {"text", v.order.order == DeviceOrder::kInvalid ? "" : explain_entry(s, v, i)}});
     }
     j["entries"] = entries;
-    Json devs = Json::array();
-    for (size_t i = 0; i < v.uuids.size(); ++i) {
-      int idx = nvml_index_of(s, v.uuids[i]);
-      devs.push_back({{"ordinal", i}, {"nvml_index", idx >= 0 ? Json(idx) : Json(nullptr)}, {"uuid", v.uuids[i]}});
-    }
-    j["mapping"] = {{"source", m.source},
-                    {"error", v.error == CudaInitError::kNone ? Json(nullptr) : Json(cuda_error_name(v.error))},
-                    {"devices", devs}};
+    j["cuda"] = mapping_json(s, m);
     j["findings"] = findings_json(fs);
     std::cout << dump(j);
     return kExitOk;
   }
   std::cout << host_banner(s) << "\n";
-  for (const std::string& l : lines) std::cout << printable(l) << "\n";  // entries quote the raw variable
+  for (const std::string& l : lines) std::cout << fit_line(printable(l));
   std::cout << "\nResult (" << m.source << "): ";
   if (v.error != CudaInitError::kNone)
     std::cout << "cuInit fails with " << cuda_error_name(v.error) << " (" << v.error_reason << ")\n";

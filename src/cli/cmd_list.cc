@@ -18,10 +18,7 @@ int run(const Args& args, Context& ctx) {
         continue;
       }
       LeaseState l = read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), gj["uuid"].get<std::string>());  // gpumap run's lease
-      gj["lease"] = !l.held ? Json(nullptr)
-                            : l.holder ? Json{{"pid", l.holder->pid}, {"user", l.holder->user},
-                                              {"command", l.holder->command}, {"start_unix", l.holder->start_unix}}
-                                       : Json::object();
+      gj["lease"] = lease_json(l);
     }
     std::cout << dump(j);
     return 0;

@@ -11,37 +11,13 @@
 namespace gpumap {
 namespace {
 
-Json cuda_json(const Snapshot& s, const Mapping& m) {
-  Json c;
-  c["source"] = m.source;
-  c["order"] = device_order_name(m.view.order.order);
-  c["error"] = m.view.error == CudaInitError::kNone ? Json(nullptr) : Json(cuda_error_name(m.view.error));
-  c["error_reason"] = m.view.error == CudaInitError::kNone ? Json(nullptr) : Json(m.view.error_reason);
-  Json devs = Json::array();
-  for (size_t i = 0; i < m.view.uuids.size(); ++i) {
-    const std::string& u = m.view.uuids[i];
-    int idx = nvml_index_of(s, u);
-    const Gpu* g = idx >= 0 ? &s.gpus[static_cast<size_t>(idx)] : nullptr;
-    devs.push_back({{"ordinal", i},
-                    {"nvml_index", idx >= 0 ? Json(idx) : Json(nullptr)},
-                    {"uuid", u},
-                    {"pci_bus_id", g ? Json(g->pci_bus_id) : Json(nullptr)},
-                    {"name", g ? Json(g->name) : Json(nullptr)}});
-    if (i < m.driver_devices.size()) {  // CUDA's own words, when the driver was asked directly
-      devs.back()["cuda_pci_bus_id"] = m.driver_devices[i].pci_bus_id;
-      devs.back()["cuda_name"] = m.driver_devices[i].name;
-    }
-  }
-  c["devices"] = devs;
-  c["order_note"] = m.order_note;
-  if (m.driver_ms) c["driver_ms"] = *m.driver_ms;
-  return c;
-}
-
 int run(const Args& args, Context& ctx) {
-  Environment env = apply_env_options(ctx.env(), args);
+  Environment env = apply_env_options(ctx, args);
   const Snapshot& s = ctx.snapshot();
   bool check = args.has("--check");
+  if (check && args.has("--probe"))
+    throw Error(kExitUsage, "map: --probe and --check together: --check already asks the driver and compares it with the prediction",
+                "use --check to compare, or --probe to show only the driver's answer");
   Mapping m = ctx.mapping(env, args.has("--probe"));
   std::vector<CudaOrdinalAnswer> asked;
   for (const std::string& spec : args.positionals()) {
@@ -53,14 +29,14 @@ int run(const Args& args, Context& ctx) {
   std::optional<Mapping> driver;
   if (check) driver = ctx.mapping(env, true);
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  std::vector<Finding> findings = diagnose({s, env, m, ff, ctx.seams().in_container});
+  std::vector<Finding> findings = diagnose({s, env, m, ff, ctx.in_container()});
   bool agree = true;
   if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 
   std::set<std::string> visible(m.view.uuids.begin(), m.view.uuids.end());
   if (ctx.json()) {
     Json j = snapshot_json(s);
-    j["cuda"] = cuda_json(s, m);
+    j["cuda"] = mapping_json(s, m);
     if (!asked.empty()) {
       Json a = Json::array();
       for (const CudaOrdinalAnswer& x : asked)
@@ -76,18 +52,16 @@ int run(const Args& args, Context& ctx) {
         if (!mig_visible) hidden.push_back(g.nvml_index);
       }
     j["not_visible"] = hidden;
-    Json vars = Json::object();
-    for (const std::string& n : relevant_variables()) vars[n] = json_or_null(env.get(n));
-    j["environment"] = vars;
+    j["environment"] = environment_json(env);
     j["findings"] = findings_json(findings);
-    if (driver) j["check"] = {{"agree", agree}, {"predicted", cuda_json(s, m)}, {"driver", cuda_json(s, *driver)}};
+    if (driver) j["check"] = {{"agree", agree}, {"predicted", mapping_json(s, m)}, {"driver", mapping_json(s, *driver)}};
     std::cout << dump(j);
     return check && !agree ? kExitMismatch : kExitOk;
   }
 
   std::cout << host_banner(s);
-  for (const CudaOrdinalAnswer& x : asked) std::cout << "\nIn" << x.sentence.substr(2) << ".\n";
-  std::cout << (asked.empty() ? "" : "\n") << "CUDA view (" << m.source << "): " << m.order_note << "\n\n";
+  for (const CudaOrdinalAnswer& x : asked) std::cout << "\n" << fit_line("In" + x.sentence.substr(2) + ".");
+  std::cout << (asked.empty() ? "" : "\n") << fit_line("CUDA view (" + m.source + "): " + m.order_note) << "\n";
   if (m.view.error != CudaInitError::kNone) {
     std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
               << cuda_error_code(m.view.error) << ")\n  because " << m.view.error_reason << "\n";
@@ -97,7 +71,7 @@ int run(const Args& args, Context& ctx) {
       int idx = nvml_index_of(s, m.view.uuids[i]);
       const Gpu* g = idx >= 0 ? &s.gpus[static_cast<size_t>(idx)] : nullptr;
       rows.push_back({"cuda:" + std::to_string(i), idx >= 0 ? std::to_string(idx) : "?", m.view.uuids[i],
-                      g ? g->pci_bus_id : "?", g ? g->name : "?", g ? memory_cell(*g) : "N/A"});
+                      g ? g->pci_bus_id : "?", device_name(s, m.view.uuids[i]), memory_cell(s, m.view.uuids[i])});
     }
     std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows);
   }
@@ -108,19 +82,19 @@ int run(const Args& args, Context& ctx) {
     if (!seen) hidden.push_back("GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")");
   }
   if (!hidden.empty() && m.view.error == CudaInitError::kNone) {
-    std::cout << "\nNot visible to this process:";
-    for (const std::string& h : hidden) std::cout << " " << h;
-    std::cout << "\n";
+    std::string line = "Not visible to this process:";
+    for (const std::string& h : hidden) line += " " + h;
+    std::cout << "\n" << fit_line(line);
   }
-  std::cout << "\nVariables:";
+  std::string vars = "Variables:";
   bool any = false;
   for (const std::string& n : relevant_variables())
     if (auto v = env.get(n)) {
-      std::cout << (any ? "  " : " ") << n << "=" << (v->empty() ? "''" : *v);
+      vars += (any ? "  " : " ") + n + "=" + (v->empty() ? "''" : *v);
       any = true;
     }
-  if (!any) std::cout << " none set (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset)";
-  std::cout << "\n" << render_findings(findings);
+  if (!any) vars += " none set (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset)";
+  std::cout << "\n" << fit_line(vars) << render_findings(findings);
   if (driver) {
     std::cout << "\nCheck against the driver: " << (agree ? "AGREE" : "DISAGREE") << " (driver said ";
     if (driver->view.error != CudaInitError::kNone) std::cout << cuda_error_name(driver->view.error);

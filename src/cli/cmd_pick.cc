@@ -14,7 +14,7 @@ std::vector<OptionSpec> pick_options() {
       {"--gpus", true, false, "N", "how many GPUs (default 1)"},
       {"--min-free-mib", true, false, "MIB", "only GPUs with at least this much free memory"},
       {"--max-util", true, false, "PERCENT", "only GPUs at most this busy"},
-      {"--include", true, true, "GPU", "only these GPUs: nvidia-smi index, UUID (prefix) or PCI bus id (repeatable, or comma-separated)"},
+      {"--include", true, true, "GPU", "only these GPUs: nvidia-smi index, UUID (prefix), PCI bus id, or MIG device UUID (repeatable, or comma-separated)"},
       {"--exclude", true, true, "GPU", "never these GPUs (repeatable, or comma-separated)"},
       {"--allow-busy", false, false, "", "also pick GPUs that run other processes (ranked after idle ones)"},
   };
@@ -64,21 +64,13 @@ int run(const Args& args, Context& ctx) {
                         vis.cuda_visible_devices + "\n";
 
   if (ctx.json()) {
-    Json j;
-    j["simulated"] = s.simulated;
-    Json gpus = Json::array();
-    for (size_t i = 0; i < r.uuids.size(); ++i) {
-      const Gpu* g = s.find_uuid(r.uuids[i]);
-      gpus.push_back({{"cuda_ordinal", i}, {"nvml_index", g->nvml_index}, {"uuid", g->uuid},
-                      {"pci_bus_id", g->pci_bus_id}, {"name", g->name},
-                      {"memory_free_mib", json_or_null(g->memory_free_mib)},
-                      {"cpu_affinity", json_or_null(g->cpu_affinity)}});
-    }
-    j["gpus"] = gpus;
-    j["environment"] = {{"CUDA_DEVICE_ORDER", vis.cuda_device_order}, {"CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices}};
+    Json j = launch_json(s, r.uuids, vis.variables());
     j["notes"] = r.notes;
     Json rej = Json::array();
-    for (const Rejection& x : r.rejected) rej.push_back({{"nvml_index", x.nvml_index}, {"uuid", x.uuid}, {"reasons", x.reasons}});
+    for (const Rejection& x : r.rejected) {
+      rej.push_back(device_json(s, x.uuid));
+      rej.back()["reasons"] = x.reasons;
+    }
     j["passed_over"] = rej;
     j["reserved"] = false;
     std::cout << dump(j);

@@ -11,6 +11,7 @@
 #include "model/text.h"
 #include "os/lease.h"
 #include "os/proc.h"
+#include "output/ps_view.h"
 #include "output/render.h"
 #include "resolve/process_view.h"
 
@@ -28,121 +29,10 @@ PidNamespaceView pid_view(const ProcFs& proc, bool simulated, const std::optiona
   return classify_pid_namespace(nvml, proc.pid_ns_link("1"), proc.pid_ns_link("self"), proc.nspid("self"));
 }
 
-Json lease_json(const std::optional<LeaseState>& st, const ProcessRow& r) {
-  if (!st || !st->held) return nullptr;
-  Json j;
-  j["held"] = true;
-  if (st->holder) {
-    j["holder_pid"] = st->holder->pid;
-    j["holder_user"] = st->holder->user;
-    j["holder_command"] = st->holder->command;
-    j["this_process"] = r.local_pid && st->holder->pid == static_cast<int64_t>(*r.local_pid);
-  } else {
-    j["holder_pid"] = nullptr;
-  }
-  return j;
-}
-
 std::string lease_cell(const std::optional<LeaseState>& st) {
   if (!st || !st->held) return "-";
   if (!st->holder) return "held";
   return "pid " + std::to_string(st->holder->pid);
-}
-
-template <class T>
-Json opt_json(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-
-/// Appends `v` as a JSON string.  Plain ASCII (the usual case) is copied as is; anything
-/// else goes through nlohmann's escaper.  10 000 rows make ~10 MB: this path keeps it fast.
-void put_str(std::string& out, const std::string& v) {
-  for (unsigned char c : v)
-    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
-      out += dump_line(Json(v));
-      return;
-    }
-  out += '"';
-  out += v;
-  out += '"';
-}
-
-void put_key(std::string& out, const char* key, bool first = false) {
-  if (!first) out += ',';
-  out += '"';
-  out += key;
-  out += "\":";
-}
-
-void put_opt_str(std::string& out, const char* key, const std::optional<std::string>& v) {
-  put_key(out, key);
-  if (v) put_str(out, *v);
-  else out += "null";
-}
-
-template <class T>
-void put_opt_num(std::string& out, const char* key, const std::optional<T>& v) {
-  put_key(out, key);
-  out += v ? std::to_string(*v) : "null";
-}
-
-/// One process row as a JSON object on one line (the contract in docs/ps.md).
-void put_row(std::string& out, const ProcessRow& r, const std::optional<LeaseState>& lease) {
-  out += '{';
-  put_key(out, "pid", true);
-  out += std::to_string(r.pid);
-  put_opt_num(out, "local_pid", r.local_pid);
-  put_key(out, "nspid");
-  if (r.nspid) {
-    out += '[';
-    for (size_t i = 0; i < r.nspid->size(); ++i) out += (i ? "," : "") + std::to_string((*r.nspid)[i]);
-    out += ']';
-  } else {
-    out += "null";
-  }
-  put_key(out, "state");
-  put_str(out, process_state_name(r.state));
-  put_key(out, "nvml_index");
-  out += std::to_string(r.nvml_index);
-  put_key(out, "uuid");
-  put_str(out, r.uuid);
-  put_key(out, "type");
-  put_str(out, r.type);
-  put_opt_num(out, "used_memory_mib", r.used_memory_mib);
-  put_opt_str(out, "user", r.user);
-  put_opt_num(out, "uid", r.uid);
-  put_opt_str(out, "command", r.command);
-  put_key(out, "environ");
-  put_str(out, r.environ_known                        ? "ok"
-               : r.state == ProcessState::kRunning ? proc_access_name(r.environ_access)
-                                                   : "unknown");
-  put_opt_str(out, "cuda_visible_devices", r.cuda_visible_devices);
-  put_opt_str(out, "cuda_device_order", r.cuda_device_order);
-  put_opt_str(out, "nvidia_visible_devices", r.nvidia_visible_devices);
-  put_opt_str(out, "local_rank", r.local_rank);
-  put_opt_str(out, "slurm_localid", r.slurm_localid);
-  put_opt_num(out, "ordinal", r.ordinal);
-  put_opt_str(out, "cuda_device", r.ordinal ? std::optional<std::string>("cuda:" + std::to_string(*r.ordinal))
-                                            : std::nullopt);
-  put_opt_str(out, "cuda_error", r.cuda_error);
-  put_key(out, "lease");
-  out += dump_line(lease_json(lease, r));
-  put_key(out, "findings");
-  out += '[';
-  for (size_t i = 0; i < r.findings.size(); ++i) {
-    const Finding& f = r.findings[i];
-    out += i ? ",{" : "{";
-    put_key(out, "id", true);
-    put_str(out, f.id);
-    put_key(out, "severity");
-    put_str(out, severity_name(f.severity));
-    put_key(out, "message");
-    put_str(out, f.message);
-    put_key(out, "fix");
-    put_str(out, f.fix);
-    out += '}';
-  }
-  out += "]}";
 }
 
 /// One frame as text: a JSON document (one line per process; a single line when `one_line`)
@@ -167,23 +57,21 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
   }
 
   if (ctx.json()) {
-    Json head;
-    head["simulated"] = s.simulated;
-    head["source"] = s.source;
+    Json head = document(s);
     head["proc_root"] = proc.root();
     head["pid_namespace"] = {{"joinable", ns.joinable},
-                             {"procfs", opt_json(ns.procfs)},
-                             {"nvml", opt_json(ns.nvml)},
+                             {"procfs", json_or_null(ns.procfs)},
+                             {"nvml", json_or_null(ns.nvml)},
                              {"note", ns.note}};
     head["unlisted_gpus"] = res.unlisted_gpus;
-    std::string out = dump_line(head);
-    out.pop_back();  // the closing brace: the process list follows
+    std::string out = dump(head, true);
+    out.resize(out.size() - 2);  // the newline and the closing brace: the process list follows
     const char* nl = one_line ? "" : "\n";
     out += std::string(",") + nl + "\"processes\": [";
     bool first = true;
     for (const ProcessRow& r : res.rows) {
       out += first ? nl : std::string(",") + nl;
-      put_row(out, r, leases[r.uuid]);
+      out += ps_row_json(r, leases[r.uuid]);
       first = false;
     }
     out += std::string(first ? "" : nl) + "]}\n";
@@ -197,18 +85,14 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
     std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
                       : r.state == ProcessState::kNotVisible ? "(not visible from here)"
                                                              : r.command.value_or("?");
-    if (cmd.size() > 60) cmd = cmd.substr(0, 57) + "...";
     std::string cvd = !r.environ_known ? "?" : r.cuda_visible_devices ? (r.cuda_visible_devices->empty() ? "''" : *r.cuda_visible_devices) : "unset";
     std::string pid = std::to_string(r.pid);
     if (r.local_pid && *r.local_pid != r.pid) pid += " (" + std::to_string(*r.local_pid) + " here)";
     table.push_back({pid, r.user.value_or("?"), std::to_string(r.nvml_index), r.uuid,
                      r.used_memory_mib ? std::to_string(*r.used_memory_mib) + " MiB" : "N/A", cuda, cvd,
                      lease_cell(leases[r.uuid]), cmd});
-    for (const Finding& fd : r.findings) {
-      notes += "  [" + std::string(severity_name(fd.severity)) + "] " + fd.id + " (pid " + std::to_string(r.pid) +
-               ", GPU " + std::to_string(r.nvml_index) + "): " + printable(fd.message) + "\n";
-      if (!fd.fix.empty()) notes += "      fix: " + printable(fd.fix) + "\n";
-    }
+    for (const Finding& fd : r.findings)
+      notes += render_finding(fd, "pid " + std::to_string(r.pid) + ", GPU " + std::to_string(r.nvml_index));
   }
   std::string t = host_banner(s);
   if (!ns.joinable) t += "PID namespace: " + ns.note + "\n";
@@ -234,11 +118,14 @@ int run(const Args& args, Context& ctx) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  bool first = true;
   while (!g_stop) {
     Context frame_ctx(ctx.driver(), ctx.env(), ctx.json(), ctx.seams());  // a fresh snapshot per frame
     std::string f = one_frame(frame_ctx, proc, true);
     if (ctx.json()) std::cout << f;
-    else std::cout << "\033[H\033[2J" << f;
+    else if (term_style().tty) std::cout << "\033[H\033[2J" << f;  // redraw in place
+    else std::cout << (first ? "" : "\n") << f;  // a pipe gets plain frames, one after another
+    first = false;
     std::cout.flush();
     timespec ts{static_cast<time_t>(*watch), static_cast<long>((*watch - static_cast<time_t>(*watch)) * 1e9)};
     while (!g_stop && nanosleep(&ts, &ts) != 0) {
@@ -259,8 +146,9 @@ Command ps_command() {
           "the process's visible set, no visibility on a shared host, a shared GPU, a CUDA_DEVICE_ORDER that\n"
           "breaks CUDA.  Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
           "name the host PIDs NVML reports, rows say so.  $GPUMAP_PROC_ROOT replaces /proc (tests).\n"
-          "--watch refreshes every SECONDS until Ctrl-C (JSON: one document per line per frame).",
-          {{"--watch", true, false, "SECONDS", "refresh every SECONDS until interrupted"}},
+          "--watch refreshes every SECONDS until Ctrl-C: on a terminal in place, into a pipe as plain frames\n"
+          "separated by a blank line (JSON: one document per line per frame).",
+          {{"--watch", true, false, "SECONDS", "refresh every SECONDS (0.1 to 86400, fractions allowed) until interrupted"}},
           false,
           run};
 }

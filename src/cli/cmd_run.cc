@@ -15,6 +15,7 @@
 #include "model/error.h"
 #include "os/launch.h"
 #include "os/lease.h"
+#include "output/json_view.h"
 
 namespace gpumap {
 namespace {
@@ -47,7 +48,8 @@ int run(const Args& args, Context& ctx) {
     cpu_note = "CPUs: not bound (--no-cpu-bind)";
   } else {
     std::vector<std::optional<std::string>> lists;
-    for (const std::string& u : chosen) lists.push_back(s->find_uuid(u) ? s->find_uuid(u)->cpu_affinity : std::nullopt);
+    for (const std::string& u : chosen)  // a MIG device: its GPU's CPUs
+      lists.push_back(s->find_device(u).gpu ? s->find_device(u).gpu->cpu_affinity : std::nullopt);
     std::string why;
     spec.cpus = cpus_near(lists, current_affinity(), &why);
     cpu_note = spec.cpus.empty() ? "CPUs: not bound (" + why + ")" : "CPUs: " + format_cpu_list(spec.cpus);
@@ -55,9 +57,12 @@ int run(const Args& args, Context& ctx) {
   std::string msg = "gpumap run: leased " + std::to_string(chosen.size()) + " GPU" + (chosen.size() == 1 ? "" : "s") +
                     " (" + dir + "); " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" +
                     describe_choice(*s, chosen, "  ") + "  " + cpu_note + "\n";
-  std::cout.flush();
-  std::fputs(msg.c_str(), stderr);
-  std::fflush(stderr);
+  Json doc = launch_json(*s, chosen, vis.variables());
+  doc["command"] = cmd;
+  doc["cpus"] = spec.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(spec.cpus));
+  doc["lease"] = lease_json(held.record);
+  doc["lease"]["dir"] = dir;
+  report_launch(args, ctx, doc, msg);
 
   LaunchResult res = launch_and_wait(spec);
   if (!res.exec_error.empty()) {
@@ -74,15 +79,18 @@ Command run_command() {
   opts.push_back({"--wait", true, false, "SECONDS", "wait up to this long for GPUs to qualify (default: fail at once)"});
   opts.push_back({"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"});
   opts.push_back(cvd_form_option());
+  opts.push_back(json_file_option());
   return {"run", "pick GPUs, lease them, and run a command pinned to them",
-          "gpumap run [--gpus N] [pick options] [--wait SECONDS] [--no-cpu-bind] [--cvd-form index|uuid] -- CMD [ARGS...]",
+          "gpumap run [--gpus N] [pick options] [--wait SECONDS] [--no-cpu-bind] [--cvd-form index|uuid]\n"
+          "           [--json] [--json-file FILE] -- CMD [ARGS...]",
           "Picks GPUs like `gpumap pick`, takes a lease on each (a lock file per GPU in\n"
           "$GPUMAP_LOCK_DIR, default /tmp/gpumap-leases, shared by every user), then runs CMD directly\n"
           "(PATH lookup, no shell) with CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA_VISIBLE_DEVICES naming the\n"
           "GPUs by their PCI-order index (every program accepts plain indices; --cvd-form uuid writes\n"
           "UUIDs instead, which survive renumbering but break programs that int() the entries; MIG\n"
           "devices are always named by UUID), and CPU affinity set to the GPUs' local CPUs within the\n"
-          "inherited set.  The mapping is printed on stderr.  gpumap stays as CMD's parent; CMD runs in\n"
+          "inherited set.  The mapping is printed on stderr (with --json as one JSON document;\n"
+          "--json-file FILE also writes that document to FILE before CMD starts; docs/cli.md).  gpumap stays as CMD's parent; CMD runs in\n"
           "a process group of its own (the job), which gets SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
           "gpumap, and the terminal when gpumap has it.  The job inherits the lease descriptors: each\n"
           "GPU stays leased until the job's last process has exited, even if gpumap is killed (CMD then\n"
@@ -90,7 +98,7 @@ Command run_command() {
           "ended it; 127/126 when CMD cannot be started).  A leased GPU is never picked by another\n"
           "gpumap.  Exit 6 when not enough GPUs qualify now (or within --wait), saying what blocked\n"
           "each; at once when more GPUs are asked for than could ever qualify.",
-          opts, false, run};
+          opts, false, run, false, true};
 }
 
 }  // namespace gpumap

@@ -24,7 +24,7 @@ int run(const Args& args, Context& ctx) {
   if (specs.empty())
     throw Error(kExitUsage, "verify needs --expect GPU[,GPU...] or --snapshot FILE",
                 "e.g. gpumap verify --expect 2,3   (nvidia-smi indices, UUIDs or PCI bus ids)");
-  Environment env = apply_env_options(ctx.env(), args);
+  Environment env = apply_env_options(ctx, args);
   bool prefix = args.has("--prefix");
   Verification v = verify_gpus(ctx, env, specs, prefix, args.has("--probe"));
   const Snapshot& s = ctx.snapshot();
@@ -33,20 +33,11 @@ int run(const Args& args, Context& ctx) {
   const std::vector<std::string>& diffs = v.differences;
   int code = v.code;
   if (ctx.json()) {
-    Json j;
+    Json j = document(s);
     j["ok"] = code == kExitOk;
-    j["source"] = m.source;
     j["prefix"] = prefix;
-    Json e = Json::array(), a = Json::array();
-    auto entry = [&](const std::string& u) {
-      int idx = nvml_index_of(s, u);
-      return Json{{"nvml_index", idx >= 0 ? Json(idx) : Json(nullptr)}, {"uuid", u}};
-    };
-    for (const std::string& u : v.expected) e.push_back(entry(u));
-    for (const std::string& u : got) a.push_back(entry(u));
-    j["expected"] = e;
-    j["actual"] = a;
-    j["error"] = m.view.error == CudaInitError::kNone ? Json(nullptr) : Json(cuda_error_name(m.view.error));
+    j["expected"] = cuda_devices_json(s, v.expected);
+    j["cuda"] = mapping_json(s, m);
     j["differences"] = diffs;
     j["fix"] = v.fix.empty() ? Json(nullptr) : Json({{"CUDA_VISIBLE_DEVICES", v.fix}});
     std::cout << dump(j);

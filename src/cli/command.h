@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "resolve/launch_env.h"
+#include "output/json_view.h"
 #include "session/session.h"
 
 namespace gpumap {
@@ -31,6 +32,7 @@ struct Command {
   bool positionals = false;
   int (*run)(const Args& args, Context& ctx);
   bool hidden = false;
+  bool runs_command = false;  // takes CMD [ARGS...] after `--` (run, bind)
 };
 
 const std::vector<Command>& commands();
@@ -56,11 +58,21 @@ int snapshot_check(Context& ctx, const std::string& path, bool is_default);
 
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);
+/// The same on the context's environment; then, on a host outside a container, `--env
+/// NVIDIA_VISIBLE_DEVICES=...` makes the session predict that container's view
+/// (Session::enter_container).
+Environment apply_env_options(Context& ctx, const Args& args);
 std::vector<OptionSpec> env_options();
 /// --cvd-form index|uuid: how run/bind/pick write CUDA_VISIBLE_DEVICES (default index).
 OptionSpec cvd_form_option();
 /// The form --cvd-form asks for; Error(kExitUsage) naming a bad value.
 CvdForm cvd_form(const Args& args);
+/// --json-file FILE for run and bind, whose stdout belongs to the command they start.
+OptionSpec json_file_option();
+/// Says how a launch is set up, before the command starts: `doc` to the --json-file FILE when
+/// given, and on stderr `doc` with --json, else `text`.  Error(kExitError) naming FILE when it
+/// cannot be written (the command is then not started).
+void report_launch(const Args& args, const Context& ctx, const Json& doc, const std::string& text);
 /// --probe: ask the driver (cuInit in a child process) instead of predicting.
 OptionSpec probe_option();
 

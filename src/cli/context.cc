@@ -1,3 +1,9 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
 #include "cli/command.h"
 #include "model/error.h"
 
@@ -29,12 +35,40 @@ CvdForm cvd_form(const Args& args) {
               "--cvd-form index (plain indices, for programs that int() the entries) or --cvd-form uuid");
 }
 
+Environment apply_env_options(Context& ctx, const Args& args) {
+  Environment e = apply_env_options(ctx.env(), args);
+  std::optional<std::string> nvd;
+  for (const std::string& kv : args.values("--env"))
+    if (kv.rfind("NVIDIA_VISIBLE_DEVICES=", 0) == 0) nvd = kv.substr(std::string("NVIDIA_VISIBLE_DEVICES=").size());
+  if (nvd && !ctx.in_container()) ctx.enter_container(*nvd);  // inside one, the runtime already read it
+  return e;
+}
+
+OptionSpec json_file_option() {
+  return {"--json-file", true, false, "FILE", "also write the mapping (and lease) as one JSON document to FILE"};
+}
+
+void report_launch(const Args& args, const Context& ctx, const Json& doc, const std::string& text) {
+  if (auto path = args.value("--json-file")) {
+    std::ofstream f(*path, std::ios::trunc);
+    if (f) f << dump(doc);
+    if (!f || !f.flush())
+      throw Error(kExitError, "cannot write --json-file " + *path + ": " + std::strerror(errno),
+                  "give a writable path (the command was not started)");
+  }
+  std::string out = ctx.json() ? dump(doc) : text;
+  std::cout.flush();
+  std::fputs(out.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 OptionSpec probe_option() {
   return {"--probe", false, false, "", "ask the CUDA driver (cuInit in a child process) instead of predicting"};
 }
 
 std::vector<OptionSpec> env_options() {
-  return {{"--env", true, true, "NAME=VALUE", "reason about this value instead of this process's (repeatable)"},
+  return {{"--env", true, true, "NAME=VALUE", "reason about this value instead of this process's (repeatable); "
+           "NVIDIA_VISIBLE_DEVICES=... on a host outside a container: what a container started with it sees"},
           {"--unset", true, true, "NAME", "reason as if NAME were unset (repeatable)"}};
 }
 

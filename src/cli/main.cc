@@ -1,6 +1,7 @@
 // gpumap: which physical GPU your code will run on.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "model/error.h"
 #include "model/text.h"
 #include "os/subprocess.h"
+#include "output/style.h"
 
 using namespace gpumap;
 
@@ -41,6 +43,28 @@ void print_main_help() {
   std::fputs(s.c_str(), stdout);
 }
 
+/// Edit distance (insert, delete, substitute, swap two neighbours): how far a typo is.
+size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+/// " (did you mean `list`?)" for the closest visible command within two edits; "" otherwise.
+std::string did_you_mean(const std::string& typed) {
+  const Command* best = nullptr;
+  size_t best_d = 3;
+  for (const Command& c : commands())
+    if (!c.hidden && distance(typed, c.name) < best_d) best = &c, best_d = distance(typed, c.name);
+  return best ? std::string(" (did you mean `") + best->name + "`?)" : "";
+}
+
 void print_command_help(const Command& c) {
   std::vector<OptionSpec> opts = c.options;
   for (const OptionSpec& o : common_options()) opts.push_back(o);
@@ -68,16 +92,18 @@ int main(int argc, char** argv) {
     } else {
       cmd = find_command(args[0]);
       if (!cmd)
-        throw Error(kExitUsage, "gpumap: unknown command `" + args[0] + "`", "run `gpumap --help` for the list");
+        throw Error(kExitUsage, "unknown command `" + args[0] + "`" + did_you_mean(args[0]),
+                    "run `gpumap --help` for the list");
       args.erase(args.begin());
     }
     std::vector<OptionSpec> opts = cmd->options;
     for (const OptionSpec& o : common_options()) opts.push_back(o);
-    Args parsed(cmd->name, opts, args, cmd->positionals);
+    Args parsed(cmd->name, opts, args, cmd->positionals, cmd->runs_command);
     if (parsed.has("--help")) {
       print_command_help(*cmd);
       return kExitOk;
     }
+    set_term_style(term_style_from_env(parsed.has("--wide")));
     Environment env = Environment::current();
     Seams seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_driver(seams), env, parsed.has("--json"), seams);

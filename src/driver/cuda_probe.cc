@@ -124,6 +124,10 @@ CudaProbe parse_probe(const std::string& text) {
 
 CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
   Environment env = env_in;
+  // The child asks exactly the driver this process uses: the library is on its command line and a
+  // simulated host in GPUMAP_FAKE_HOST; a GPUMAP_SIMULATE in the environment in question (one that
+  // --simulate overrode) must not send it to another host.
+  env.unset("GPUMAP_SIMULATE");
   if (src.simulated) env.set("GPUMAP_FAKE_HOST", src.host_file);
   if (src.probe_command.empty())
     throw Error(kExitError, "cannot ask the CUDA driver: no probe program is configured (Seams::probe_command)");

@@ -340,10 +340,15 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
           continue;
         }
         m.uuid = c_text(buf);
+        std::fill(std::begin(buf), std::end(buf), '\0');
+        if (n.name(md, buf, sizeof buf) == NVML_SUCCESS) m.name = c_text(buf);  // "<GPU> MIG 3g.40gb": the profile
         if (n.gi_id && n.gi_id(md, &u) == NVML_SUCCESS) m.gpu_instance_id = u;
         if (n.ci_id && n.ci_id(md, &u) == NVML_SUCCESS) m.compute_instance_id = u;
         nvmlMemory_t mm{};
-        if (n.mem && n.mem(md, &mm) == NVML_SUCCESS) m.memory_total_mib = mm.total >> 20;
+        if (n.mem && n.mem(md, &mm) == NVML_SUCCESS) {
+          m.memory_total_mib = mm.total >> 20;
+          m.memory_used_mib = mm.used >> 20;
+        }
         g.mig_devices.push_back(m);
       }
     }

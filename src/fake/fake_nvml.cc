@@ -233,7 +233,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* out, unsigned len) {
   if (!h) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetName", h->gpu, h->mig)) return rc;
   const FakeGpu& g = g_host->gpus[h->gpu];
-  return copy_string(h->mig < 0 ? g.name : g.name + " MIG", out, len);
+  return copy_string(h->mig < 0 ? g.name : g.mig_devices[h->mig].name, out, len);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* out, unsigned len) {
   const Handle* h = as_handle(d);

@@ -84,7 +84,7 @@ std::string read_host_text(const std::string& path) {
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    fail(path, "is not a regular file");
+    fail(path, S_ISDIR(st.st_mode) ? "is a directory, not a host file" : "is not a regular file");
   }
   std::string text;
   char buf[65536];
@@ -251,7 +251,8 @@ FakeHost load_checked(const std::string& path) {
     std::string pci = get_or<std::string>(g, "pci_bus_id", "", path, where);
     if (f.name.empty()) fail(path, where + " needs \"name\"");
     if (!is_uuid(f.uuid, "GPU-"))
-      fail(path, where + ".uuid `" + f.uuid + "` is not a GPU UUID like GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab");
+      fail(path, where + ".uuid `" + f.uuid + "` is not \"GPU-\" and 32 hex digits (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
+    if (!g.contains("pci_bus_id")) fail(path, where + " needs \"pci_bus_id\" (like \"00000000:3B:00.0\")");
     auto addr = parse_pci_address(pci);
     if (!addr) fail(path, where + ".pci_bus_id `" + pci + "` is not a PCI address like 00000000:3B:00.0");
     f.pci = *addr;
@@ -303,8 +304,9 @@ FakeHost load_checked(const std::string& path) {
         FakeMig fm;
         fm.uuid = get_or<std::string>(md, "uuid", "", path, mw);
         if (!is_uuid(fm.uuid, "MIG-"))
-          fail(path, mw + ".uuid `" + fm.uuid + "` is not a MIG UUID like MIG-7a360cfe-db46-0c91-2ca2-81816070806d");
+          fail(path, mw + ".uuid `" + fm.uuid + "` is not \"MIG-\" and 32 hex digits (MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
         if (!uuids.insert(fm.uuid).second) fail(path, mw + ".uuid repeats another device's");
+        fm.name = get_or<std::string>(md, "name", f.name + " MIG", path, mw);
         fm.gpu_instance_id = get_num<uint32_t>(md, "gpu_instance_id", 0, path, mw, 0, 65535);
         fm.compute_instance_id = get_num<uint32_t>(md, "compute_instance_id", 0, path, mw, 0, 65535);
         fm.memory_total_mib = get_num<uint64_t>(md, "memory_total_mib", 0, path, mw, 0, kMaxMib);

@@ -22,6 +22,7 @@ struct FakeProcess {
 
 struct FakeMig {
   std::string uuid;  // MIG-...
+  std::string name;  // what nvmlDeviceGetName returns for it ("... MIG 3g.40gb")
   uint32_t gpu_instance_id = 0;
   uint32_t compute_instance_id = 0;
   uint64_t memory_total_mib = 0;

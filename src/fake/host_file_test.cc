@@ -37,5 +37,47 @@ TEST(HostFile, SortsGpusIntoPciOrderAndChecksTheDefaultOrder) {
   EXPECT_THROW(load_host_file(bad), std::runtime_error);
 }
 
+/// The message load_host_file throws for `text`, or "" when it accepts it.
+std::string error_for(const std::string& name, const std::string& text) {
+  try {
+    load_host_file(write(name, text));
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HostFile, PreciseErrorsForUuidsPciAndDirectories) {
+  EXPECT_NE(error_for("short-uuid.json", R"({"gpus": [{"name": "A", "uuid": "GPU-aa", "pci_bus_id": "0000:01:00.0"}]})")
+                .find("gpus[0].uuid `GPU-aa` is not \"GPU-\" and 32 hex digits"),
+            std::string::npos);
+  EXPECT_NE(error_for("bad-hex.json",
+                      R"({"gpus": [{"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-00000000000g", "pci_bus_id": "0000:01:00.0"}]})")
+                .find("32 hex digits"),
+            std::string::npos);
+  EXPECT_NE(error_for("no-pci.json", R"({"gpus": [{"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000"}]})")
+                .find("gpus[0] needs \"pci_bus_id\""),
+            std::string::npos);
+  EXPECT_NE(error_for("bad-mig.json", R"({"gpus": [{"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000",
+      "pci_bus_id": "0000:01:00.0", "mig_enabled": true, "mig_devices": [{"uuid": "MIG-1"}]}]})")
+                .find("mig_devices[0].uuid `MIG-1` is not \"MIG-\" and 32 hex digits"),
+            std::string::npos);
+  try {
+    load_host_file(::testing::TempDir());
+    FAIL() << "a directory was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory, not a host file"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostFile, MigDeviceNameDefaultsToTheGpusName) {
+  FakeHost h = load_host_file(write("mig-name.json", R"({"gpus": [{"name": "A100", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000",
+      "pci_bus_id": "0000:01:00.0", "mig_enabled": true, "mig_devices": [
+      {"uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000001", "name": "A100 MIG 3g.40gb"},
+      {"uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000002"}]}]})"));
+  EXPECT_EQ(h.gpus[0].mig_devices[0].name, "A100 MIG 3g.40gb");
+  EXPECT_EQ(h.gpus[0].mig_devices[1].name, "A100 MIG");
+}
+
 }  // namespace
 }  // namespace gpumap::fake

@@ -142,9 +142,9 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
           "separate entries with commas only, e.g. export CUDA_VISIBLE_DEVICES=1,0");
     } else if (d.entry.kind == CvdEntryKind::kInteger && !looks_like_bare_uuid(raw) && !parse_pci_address(raw)) {
       // Measured: `0x1` is GPU 0, `1.5` and `1e0` are GPU 1: only the leading decimal digits count.
-      size_t i = raw.find_first_not_of(" \t\n\r\f\v");
-      if (i != std::string::npos && (raw[i] == '+' || raw[i] == '-')) ++i;
-      size_t tail = raw.find_first_not_of("0123456789", i);
+      size_t start = raw.find_first_not_of(" \t\n\r\f\v");
+      if (start != std::string::npos && (raw[start] == '+' || raw[start] == '-')) ++start;
+      size_t tail = raw.find_first_not_of("0123456789", start);
       if (tail != std::string::npos && raw.find_first_not_of(" \t\n\r\f\v", tail) != std::string::npos)
         add(out, "index-trailing-text", Severity::kWarning,
             at + ": CUDA reads the decimal number " + std::to_string(d.entry.index) + " and ignores `" +
@@ -333,10 +333,15 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
             "torch.cuda.is_available() is False). That is the usual way to run CPU-only",
         "to use GPUs: unset CUDA_VISIBLE_DEVICES, or name them: gpumap which GPU...");
   if (!hidden) entry_rules(in, out);
-  if (!hidden && v.error != CudaInitError::kNone && v.order.order != DeviceOrder::kInvalid)
+  if (!hidden && v.error != CudaInitError::kNone && v.order.order != DeviceOrder::kInvalid) {
+    // Never advise unsetting a variable that is not set (a host with no GPU at all).
+    std::string fix = !uuid_fix(v).empty()                         ? uuid_fix(v)
+                      : in.env.get("CUDA_VISIBLE_DEVICES")          ? "unset CUDA_VISIBLE_DEVICES, or list GPUs that exist: gpumap which GPU..."
+                      : s.gpus.empty()                              ? "check the driver and the GPUs: nvidia-smi (gpumap list shows none)"
+                                                                    : "run `gpumap list` and `nvidia-smi`: NVML lists GPUs that CUDA cannot use";
     add(out, "cuda-init-fails", Severity::kError,
-        std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason,
-        uuid_fix(v).empty() ? "unset CUDA_VISIBLE_DEVICES, or list GPUs that exist: gpumap which GPU..." : uuid_fix(v));
+        std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason, fix);
+  }
 
   // CUDA's default order against nvidia-smi's, quoting the mapping the table shows.
   std::vector<std::string> pci = pci_order(s);

@@ -30,7 +30,7 @@ Snapshot host(Host h) {
     g.name = h == Host::kMixed && i == 1 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB";
     g.compute_capability = h == Host::kMixed && i == 1 ? "9.0" : "8.0";
     g.mig_enabled = h == Host::kMig && i == 0;
-    if (h == Host::kMig && i == 0) g.mig_devices = {{"MIG-11111111-2222-3333-4444-555555555555", 1, 0, 40000}};
+    if (h == Host::kMig && i == 0) g.mig_devices = {{"MIG-11111111-2222-3333-4444-555555555555", "NVIDIA A100-SXM4-80GB MIG 3g.40gb", 1, 0, 40000}};
     s.gpus.push_back(g);
   }
   return s;
@@ -235,7 +235,9 @@ TEST(Rules, UuidPrefixCase) {
   Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"});
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"}, "uuid-prefix-case", Severity::kError);
   for (const Finding& f : r.fs)
-    if (f.id == "uuid-prefix-case") EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd");
+    if (f.id == "uuid-prefix-case") {
+      EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd");
+    }
 }
 TEST(Rules, MigWordOnGpu) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=MIG-df9ecf4c-79e5-ad77-701c-fc88c196632b"}, "mig-word-on-gpu",

@@ -31,6 +31,9 @@ struct Seams {
   std::optional<std::string> nvml_pid_ns;
   /// Whether this process runs in a container (detected, or forced for tests).
   bool in_container = false;
+  /// in_container was forced (GPUMAP_IN_CONTAINER): it then holds for a simulated host too,
+  /// which otherwise is bare metal whatever this machine is.
+  bool in_container_forced = false;
   /// Print the time of each NVML call to stderr.
   bool trace = false;
   /// The folder of the default mapping snapshot file (`gpumap snapshot`); "" when there is none.

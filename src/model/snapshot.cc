@@ -11,6 +11,15 @@ const Gpu* Snapshot::find_uuid(const std::string& uuid) const {
   return nullptr;
 }
 
+Snapshot::DeviceRef Snapshot::find_device(const std::string& uuid) const {
+  for (const Gpu& g : gpus) {
+    if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return {&g, nullptr};
+    for (const MigDevice& m : g.mig_devices)
+      if (strcasecmp(m.uuid.c_str(), uuid.c_str()) == 0) return {&g, &m};
+  }
+  return {};
+}
+
 bool Snapshot::any_mig() const {
   for (const Gpu& g : gpus)
     if (g.mig_enabled.value_or(false)) return true;

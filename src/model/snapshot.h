@@ -19,9 +19,11 @@ struct GpuProcess {
 
 struct MigDevice {
   std::string uuid;  // "MIG-..."
+  std::string name;  // NVML's name for the MIG device, with its profile: "NVIDIA A100-SXM4-80GB MIG 3g.40gb"
   std::optional<uint32_t> gpu_instance_id;
   std::optional<uint32_t> compute_instance_id;
   std::optional<uint64_t> memory_total_mib;
+  std::optional<uint64_t> memory_used_mib;
 };
 
 struct Gpu {
@@ -56,6 +58,13 @@ struct Snapshot {
 
   /// The GPU with this UUID (case-insensitive), or nullptr.
   const Gpu* find_uuid(const std::string& uuid) const;
+  /// The GPU or MIG device with this UUID (case-insensitive); `gpu` is a MIG device's parent.
+  /// Both null when unknown.
+  struct DeviceRef {
+    const Gpu* gpu = nullptr;
+    const MigDevice* mig = nullptr;
+  };
+  DeviceRef find_device(const std::string& uuid) const;
   bool any_mig() const;
   /// True when every GPU has the same name and compute capability.
   bool all_same_model() const;

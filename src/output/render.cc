@@ -1,6 +1,7 @@
 #include "output/render.h"
 
 #include "model/text.h"
+#include <algorithm>
 
 namespace gpumap {
 
@@ -20,7 +21,8 @@ Severity worst(const std::vector<Finding>& fs) {
   return w;
 }
 
-std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows) {
+std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows,
+                         const TermStyle& st) {
   // Cells carry other users' command lines, lease records and driver strings: never let them
   // drive the viewer's terminal.
   std::vector<std::string> headers;
@@ -30,16 +32,40 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
     rows.emplace_back();
     for (const std::string& c : r) rows.back().push_back(printable(c));
   }
-  std::vector<size_t> w(headers.size());
-  for (size_t c = 0; c < headers.size(); ++c) w[c] = headers[c].size();
-  for (const auto& r : rows)
-    for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], r[c].size());
+  auto widths = [&] {
+    std::vector<size_t> w(headers.size());
+    for (size_t c = 0; c < headers.size(); ++c) w[c] = display_width(headers[c]);
+    for (const auto& r : rows)
+      for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
+    return w;
+  };
+  auto total = [](const std::vector<size_t>& w) {
+    size_t t = w.empty() ? 0 : 2 * (w.size() - 1);
+    for (size_t x : w) t += x;
+    return t;
+  };
+  std::vector<size_t> w = widths();
+  if (st.fit && total(w) > st.width) {
+    // First the short forms (a UUID prefix or a bus id names the GPU as well), then the widest columns.
+    for (auto& r : rows)
+      for (std::string& cell : r) cell = short_cell(cell);
+    w = widths();
+    while (total(w) > st.width) {
+      size_t widest = w.size();
+      for (size_t c = 0; c < w.size(); ++c)
+        if (w[c] > std::max<size_t>(display_width(headers[c]), 6) && (widest == w.size() || w[c] > w[widest])) widest = c;
+      if (widest == w.size()) break;  // nothing left to shorten: the terminal wraps
+      --w[widest];
+    }
+    for (auto& r : rows)
+      for (size_t c = 0; c < r.size() && c < w.size(); ++c) r[c] = ellipsize(r[c], w[c]);
+  }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s;
     for (size_t c = 0; c < w.size(); ++c) {
       std::string cell = c < cells.size() ? cells[c] : "";
       s += cell;
-      if (c + 1 < w.size()) s += std::string(w[c] - cell.size() + 2, ' ');
+      if (c + 1 < w.size()) s += std::string(w[c] - display_width(cell) + 2, ' ');
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";
@@ -49,62 +75,20 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
   return out;
 }
 
-Json gpu_json(const Gpu& g) {
-  Json j;
-  j["nvml_index"] = g.nvml_index;
-  j["uuid"] = g.uuid;
-  j["pci_bus_id"] = g.pci_bus_id;
-  j["name"] = g.name;
-  j["memory_total_mib"] = json_or_null(g.memory_total_mib);
-  j["memory_used_mib"] = json_or_null(g.memory_used_mib);
-  j["memory_free_mib"] = json_or_null(g.memory_free_mib);
-  j["minor_number"] = json_or_null(g.minor_number);
-  j["utilization_gpu"] = json_or_null(g.utilization_gpu);
-  j["utilization_memory"] = json_or_null(g.utilization_memory);
-  j["compute_capability"] = json_or_null(g.compute_capability);
-  j["mig_enabled"] = json_or_null(g.mig_enabled);
-  Json mig = Json::array();
-  for (const MigDevice& m : g.mig_devices)
-    mig.push_back({{"uuid", m.uuid},
-                   {"gpu_instance_id", json_or_null(m.gpu_instance_id)},
-                   {"compute_instance_id", json_or_null(m.compute_instance_id)},
-                   {"memory_total_mib", json_or_null(m.memory_total_mib)}});
-  j["mig_devices"] = mig;
-  j["process_count"] = g.processes ? Json(g.processes->size()) : Json(nullptr);
-  if (g.cpu_affinity) j["cpu_affinity"] = *g.cpu_affinity;
-  if (!g.nvlink_peers.empty()) j["nvlink_peers"] = g.nvlink_peers;
-  if (g.nvswitch_links) j["nvswitch_links"] = *g.nvswitch_links;
-  j["notes"] = g.notes;
-  return j;
+std::string render_finding(const Finding& f, const std::string& where, const TermStyle& st) {
+  std::string tag = "[" + std::string(severity_name(f.severity)) + "]";
+  std::string head = tag + " " + f.id + (where.empty() ? "" : " (" + printable(where) + ")") + ": " + printable(f.message);
+  std::string text = st.fit ? wrap(head, st.width, 2, 6) : "  " + head;
+  text.replace(2, tag.size(), colored(tag, severity_name(f.severity), st));
+  std::string out = text + "\n";
+  if (!f.fix.empty()) out += "      fix: " + printable(f.fix) + "\n";  // never wrapped: it is pasted
+  return out;
 }
 
-Json snapshot_json(const Snapshot& s) {
-  Json j;
-  j["simulated"] = s.simulated;
-  j["source"] = s.source;
-  j["driver_version"] = json_or_null(s.driver_version);
-  j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
-  j["nvml_symbols"] = s.bindings;  // which versioned NVML symbol bound for each call
-  Json gpus = Json::array();
-  for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(g));
-  j["gpus"] = gpus;
-  return j;
-}
-
-Json findings_json(const std::vector<Finding>& fs) {
-  Json a = Json::array();
-  for (const Finding& f : fs)
-    a.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"message", f.message}, {"fix", f.fix}});
-  return a;
-}
-
-std::string render_findings(const std::vector<Finding>& fs) {
+std::string render_findings(const std::vector<Finding>& fs, const TermStyle& st) {
   if (fs.empty()) return "";
   std::string out = "\nFindings:\n";
-  for (const Finding& f : fs) {
-    out += "  [" + std::string(severity_name(f.severity)) + "] " + f.id + ": " + printable(f.message) + "\n";
-    if (!f.fix.empty()) out += "      fix: " + printable(f.fix) + "\n";
-  }
+  for (const Finding& f : fs) out += render_finding(f, "", st);
   return out;
 }
 
@@ -113,19 +97,40 @@ std::string memory_cell(const Gpu& g) {
   return na(g.memory_used_mib) + " / " + std::to_string(*g.memory_total_mib) + " MiB";
 }
 
-std::string host_banner(const Snapshot& s) {
-  std::string b = s.simulated ? "SIMULATED host (" + s.source.substr(std::string("simulated host ").size()) + ")"
+std::string memory_cell(const Snapshot& s, const std::string& uuid) {
+  Snapshot::DeviceRef d = s.find_device(nvml_uuid_for(s, uuid));
+  if (!d.mig) return d.gpu ? memory_cell(*d.gpu) : "N/A";
+  if (!d.mig->memory_total_mib) return "N/A";
+  return na(d.mig->memory_used_mib) + " / " + std::to_string(*d.mig->memory_total_mib) + " MiB";
+}
+
+std::string device_name(const Snapshot& s, const std::string& uuid) {
+  Snapshot::DeviceRef d = s.find_device(nvml_uuid_for(s, uuid));
+  if (d.mig) return d.mig->name.empty() ? d.gpu->name + " MIG" : d.mig->name;
+  return d.gpu ? d.gpu->name : "?";
+}
+
+std::string fit_line(const std::string& line, const TermStyle& st) {
+  if (!st.fit) return line + "\n";
+  size_t lead = std::min(line.find_first_not_of(' '), line.size());  // keep the line's own indent
+  return wrap(line.substr(lead), st.width, lead, lead + 2) + "\n";
+}
+
+std::string host_banner(const Snapshot& s, const TermStyle& st) {
+  // A container what-if (resolve/container_view.h) appends ", inside a container ..." to the source.
+  size_t what_if = s.source.find(", inside a container");
+  std::string origin = s.source.substr(0, what_if);
+  if (st.fit && origin.rfind('/') != std::string::npos) origin = "simulated host " + origin.substr(origin.rfind('/') + 1);
+  std::string b = s.simulated ? "SIMULATED host (" + origin.substr(std::min(origin.size(), std::string("simulated host ").size())) + ")"
                               : "this host";
   b += ", driver " + s.driver_version.value_or("N/A");
   if (s.cuda_driver_version)
     b += ", CUDA " + std::to_string(*s.cuda_driver_version / 1000) + "." +
          std::to_string(*s.cuda_driver_version % 1000 / 10);
   b += ", " + std::to_string(s.gpus.size()) + " GPU" + (s.gpus.size() == 1 ? "" : "s");
-  return printable(b) + "\n";
+  std::string out = fit_line(printable(b), st);
+  if (what_if != std::string::npos) out += fit_line(printable("PREDICTED: the view" + s.source.substr(what_if + 1)), st);
+  return out;
 }
-
-std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
-
-std::string dump_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace gpumap

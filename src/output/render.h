@@ -4,18 +4,19 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "findings/finding.h"
 #include "model/snapshot.h"
+#include "output/json_view.h"
+#include "output/style.h"
 
 namespace gpumap {
 
-using Json = nlohmann::ordered_json;
-
 /// Columns padded to their widest cell; a header row underlined by nothing (nvidia-smi style).
 /// Control characters and malformed UTF-8 in cells show as '?' (printable(), as procps does).
-std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
+/// When `st.fit` and the table is wider than `st.width`: UUIDs shortened to a unique-looking
+/// prefix ("GPU-df9ecf4c…"), then the widest columns cut with "…" (never below their header).
+std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
+                         const TermStyle& st = term_style());
 
 template <class T>
 std::string na(const std::optional<T>& v) {
@@ -24,29 +25,25 @@ std::string na(const std::optional<T>& v) {
   else return std::to_string(*v);
 }
 
-template <class T>
-Json json_or_null(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-
-/// The list/map per-GPU object: nvml_index, uuid, pci_bus_id, name, memory_*, ...
-Json gpu_json(const Gpu& g);
-/// The host part every inventory-like command starts with: simulated, source, driver_version,
-/// cuda_driver_version and "gpus" (gpu_json of each).
-Json snapshot_json(const Snapshot& s);
-Json findings_json(const std::vector<Finding>& fs);
-std::string render_findings(const std::vector<Finding>& fs);
+/// "  [warning] id (where): message" (wrapped with a hanging indent and the tag coloured as `st`
+/// says) and "      fix: ..." (never wrapped: it is pasted).
+std::string render_finding(const Finding& f, const std::string& where, const TermStyle& st = term_style());
+/// "\nFindings:\n" and each finding; "" for none.
+std::string render_findings(const std::vector<Finding>& fs, const TermStyle& st = term_style());
 
 /// "MiB used / total" for tables.
 std::string memory_cell(const Gpu& g);
+/// The same for a GPU or MIG device by UUID (a MIG device's own memory); "N/A" when unknown.
+std::string memory_cell(const Snapshot& s, const std::string& uuid);
+/// A GPU's or MIG device's own name ("NVIDIA A100-SXM4-80GB MIG 3g.40gb"); "?" when unknown.
+std::string device_name(const Snapshot& s, const std::string& uuid);
 
-/// The first line of table output: what host this is.
-std::string host_banner(const Snapshot& s);
+/// The first line of table output: what host this is (on a terminal: the host file's name
+/// without its folder, wrapped to fit).
+std::string host_banner(const Snapshot& s, const TermStyle& st = term_style());
 
-/// JSON text with a trailing newline.  Never throws on a string that is not UTF-8: each
-/// malformed part becomes U+FFFD (valid_utf8() in model/text.h says exactly how).
-std::string dump(const Json& j);
-/// The same on one line, without the newline.
-std::string dump_line(const Json& j);
+/// One line of prose with its newline: when `st.fit`, wrapped at words, its leading spaces kept
+/// and continuation lines indented 2 more; else as is.
+std::string fit_line(const std::string& line, const TermStyle& st = term_style());
 
 }  // namespace gpumap

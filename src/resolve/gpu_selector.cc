@@ -15,8 +15,10 @@ std::string lower(std::string s) {
 
 std::string gpu_list(const Snapshot& s) {
   std::string out = "GPUs on this host:";
-  for (const Gpu& g : s.gpus)
+  for (const Gpu& g : s.gpus) {
     out += "\n  " + std::to_string(g.nvml_index) + "  " + g.uuid + "  " + g.pci_bus_id + "  " + g.name;
+    for (const MigDevice& m : g.mig_devices) out += "\n     MIG device " + m.uuid + (m.name.empty() ? "" : "  " + m.name);
+  }
   if (s.gpus.empty()) out += " none";
   return out;
 }
@@ -78,6 +80,40 @@ const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec) {
   throw Error(kExitUsage, "GPU `" + spec + "` is ambiguous: it starts the UUIDs of nvidia-smi GPUs " + which +
                               "; give more of the UUID",
               gpu_list(s));
+}
+
+std::string select_device(const Snapshot& s, const std::string& spec) {
+  std::string want = lower(spec);
+  if (want.rfind("mig-", 0) != 0) return select_one_gpu(s, spec)->uuid;
+  std::vector<const MigDevice*> hits;
+  for (const Gpu& g : s.gpus)
+    for (const MigDevice& m : g.mig_devices) {
+      std::string u = lower(m.uuid);
+      if (u == want) return m.uuid;
+      if (u.rfind(want, 0) == 0) hits.push_back(&m);
+    }
+  if (hits.size() == 1) return hits[0]->uuid;
+  if (hits.empty())
+    throw Error(kExitUsage, "GPU `" + spec + "` names no MIG device here (MIG device UUIDs are listed by `nvidia-smi -L`)",
+                gpu_list(s));
+  throw Error(kExitUsage, "GPU `" + spec + "` is ambiguous: it starts " + std::to_string(hits.size()) +
+                              " MIG device UUIDs; give more of the UUID",
+              gpu_list(s));
+}
+
+std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std::string>& specs) {
+  std::vector<std::string> out;
+  for (const std::string& spec : specs)
+    for (const std::string& one : split_gpu_specs(spec)) out.push_back(select_device(s, one));
+  return out;
+}
+
+void require_distinct(const std::vector<std::string>& uuids) {
+  for (size_t i = 0; i < uuids.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (lower(uuids[k]) == lower(uuids[i]))
+        throw Error(kExitUsage, "GPU `" + uuids[i] + "` is named twice: a repeated GPU makes cuInit fail",
+                    "name each GPU once");
 }
 
 std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::string>& specs) {

@@ -35,6 +35,16 @@ struct CudaOrdinalAnswer {
 /// cuda:N does not exist there (saying which do), Error(kExitUnavailable) when CUDA would fail.
 CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, const std::string& spec);
 
+/// A GPU or a MIG device: what select_one_gpu takes, and also a MIG device UUID or a unique
+/// prefix of one ("MIG-d280783e", any case).  Returns the UUID as NVML names it.
+std::string select_device(const Snapshot& s, const std::string& spec);
+/// select_device of each spec (comma- or space-separated), in the order given.
+std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std::string>& specs);
+
+/// Error(kExitUsage) when a UUID repeats: a repeated GPU makes cuInit fail, so no list given
+/// to CUDA may name one twice.
+void require_distinct(const std::vector<std::string>& uuids);
+
 /// Splits "a,b c" on commas and white space, dropping empty pieces.
 std::vector<std::string> split_gpu_specs(const std::string& text);
 

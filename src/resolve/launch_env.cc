@@ -16,6 +16,10 @@ std::string LaunchVisibility::assignments() const {
   return "CUDA_DEVICE_ORDER=" + cuda_device_order + " CUDA_VISIBLE_DEVICES=" + cuda_visible_devices;
 }
 
+std::vector<std::pair<std::string, std::string>> LaunchVisibility::variables() const {
+  return {{"CUDA_DEVICE_ORDER", cuda_device_order}, {"CUDA_VISIBLE_DEVICES", cuda_visible_devices}};
+}
+
 std::optional<size_t> pci_index_of(const Snapshot& s, const std::string& uuid) {
   // Indices under PCI_BUS_ID follow from NVML only when its order is exact (no MIG, every GPU placed).
   if (!order_is_exact(s, DeviceOrder::kPciBusId)) return std::nullopt;

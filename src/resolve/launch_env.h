@@ -11,6 +11,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/snapshot.h"
@@ -29,6 +30,8 @@ struct LaunchVisibility {
   std::string note;                // why the UUID form was used although index was asked; "" otherwise
   /// "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=..." (an `env` prefix or `export` argument).
   std::string assignments() const;
+  /// The two variables, CUDA_DEVICE_ORDER first (JSON `exports`, `export` lines).
+  std::vector<std::pair<std::string, std::string>> variables() const;
 };
 
 /// The position of a CUDA device (GPU or MIG device UUID) in PCI bus order, as a

@@ -94,6 +94,9 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
         throw Error(kExitError, "the CUDA driver failed to list its devices with CUDA_VISIBLE_DEVICES unset: " + p.error,
                     "run `nvidia-smi` to check the driver; `gpumap list` still works without CUDA");
       base = from_probe(s, p);
+      if (opt.subset)
+        base.erase(std::remove_if(base.begin(), base.end(), [&](const std::string& u) { return !s.find_device(u).gpu; }),
+                   base.end());
       cache_store(opt.cache_dir, key, base);
       m.source = "driver";
       m.order_note = std::string(device_order_name(setting.order)) + " order asked from the driver (mixed models or MIG)";

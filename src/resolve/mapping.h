@@ -21,6 +21,8 @@ struct MappingOptions {
   bool probe = false;      // ask the driver for this environment directly
   std::string cache_dir;   // "" disables the order cache
   std::string boot_id;     // part of the cache key
+  bool subset = false;     // the snapshot lists only some of the driver's devices (a container
+                           // what-if): the driver's order keeps only those
 };
 
 struct Mapping {

@@ -187,6 +187,52 @@ std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
   return out;
 }
 
+/// --include names MIG devices: choose among exactly those, in the order given.  NVML gives no
+/// process list or utilisation per MIG device, so only leases, --exclude and memory count.
+PickResult pick_mig_devices(const Snapshot& s, const std::set<std::string>& vis, const std::vector<std::string>& include,
+                            const std::set<std::string>& excluded, const std::map<std::string, std::string>& leases,
+                            const PickRequest& req) {
+  PickResult r;
+  std::vector<std::string> qualified;
+  size_t possible = 0;
+  for (const std::string& u : include) {
+    Snapshot::DeviceRef d = s.find_device(u);
+    if (!vis.count(upper(u)))
+      throw Error(kExitUsage, "--include " + u + ": this MIG device is not visible to this process",
+                  "CUDA_VISIBLE_DEVICES (or the scheduler) hides it; `gpumap map` shows what this process sees");
+    Rejection rej{d.gpu->nvml_index, u, {}};
+    bool permanent = false;
+    if (excluded.count(upper(u))) rej.reasons.push_back("excluded by --exclude"), permanent = true;
+    auto lease = leases.find(u);
+    if (lease != leases.end()) rej.reasons.push_back(lease->second);
+    if (req.min_free_mib && d.mig->memory_total_mib) {
+      uint64_t free = *d.mig->memory_total_mib - std::min(*d.mig->memory_total_mib, d.mig->memory_used_mib.value_or(0));
+      if (free < *req.min_free_mib) {
+        rej.reasons.push_back(std::to_string(free) + " MiB free, want " + std::to_string(*req.min_free_mib));
+        permanent |= *d.mig->memory_total_mib < *req.min_free_mib;
+      }
+    }
+    if (!permanent) ++possible;
+    if (rej.reasons.empty()) qualified.push_back(u);
+    else r.rejected.push_back(rej);
+  }
+  size_t k = static_cast<size_t>(req.count);
+  if (qualified.size() < k) {
+    r.impossible = possible < k;
+    r.failure = "need " + std::to_string(k) + " MIG device" + (k == 1 ? "" : "s") + ", " +
+                std::to_string(qualified.size()) + " of the " + std::to_string(include.size()) + " included qualif" +
+                (qualified.size() == 1 ? "ies" : "y");
+    for (const Rejection& rej : r.rejected) {
+      r.failure += "; " + rej.uuid + ": ";
+      for (size_t i = 0; i < rej.reasons.size(); ++i) r.failure += (i ? ", " : "") + rej.reasons[i];
+    }
+    return r;
+  }
+  r.uuids.assign(qualified.begin(), qualified.begin() + static_cast<long>(k));
+  r.notes.push_back("MIG devices from --include, in the order given");
+  return r;
+}
+
 }  // namespace
 
 PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
@@ -200,15 +246,32 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
   for (const Gpu& g : s.gpus)
     if (vis.count(upper(g.uuid))) pool.push_back(&g);
 
+  // MIG devices are named by their own UUIDs (select_device); whole GPUs as before.
+  std::vector<std::string> mig_include;
+  std::vector<std::string> gpu_include;
+  std::set<std::string> mig_excluded;
+  for (const std::string& sel : req.include)
+    (upper(sel).rfind("MIG-", 0) == 0 ? mig_include.push_back(select_device(s, sel)) : gpu_include.push_back(sel));
+  std::vector<std::string> gpu_exclude;
+  for (const std::string& sel : req.exclude)
+    if (upper(sel).rfind("MIG-", 0) == 0) mig_excluded.insert(upper(select_device(s, sel)));
+    else gpu_exclude.push_back(sel);
+  if (!mig_include.empty()) {
+    if (!gpu_include.empty())
+      throw Error(kExitUsage, "--include names both MIG devices and whole GPUs",
+                  "pick either MIG devices (MIG-...) or whole GPUs for one job");
+    return pick_mig_devices(s, vis, mig_include, mig_excluded, leases, req);
+  }
+
   std::set<const Gpu*> included, excluded;
-  for (const std::string& sel : req.include) {
+  for (const std::string& sel : gpu_include) {
     const Gpu& g = *select_gpus(s, {sel}).front();
     if (!vis.count(upper(g.uuid)))
       throw Error(kExitUsage, "--include " + sel + ": " + gpu_label(g) + " is not visible to this process",
                   "CUDA_VISIBLE_DEVICES (or the scheduler) hides it; `gpumap map` shows what this process sees");
     included.insert(&g);
   }
-  for (const std::string& sel : req.exclude) excluded.insert(select_gpus(s, {sel}).front());
+  for (const std::string& sel : gpu_exclude) excluded.insert(select_gpus(s, {sel}).front());
 
   std::vector<const Gpu*> qualified;
   size_t possible = 0;  // GPUs that could ever qualify (ignoring leases, load and processes)

@@ -36,8 +36,8 @@ struct PickResult {
   bool impossible = false;             // asked for more GPUs than could ever qualify (not leases/load)
 };
 
-/// Chooses request.count GPUs among `visible` (UUIDs this process can use; MIG devices and
-/// unknown UUIDs are skipped).  `leases` maps a UUID to why its lease is unavailable
+/// Chooses request.count GPUs among `visible` (UUIDs this process can use; unknown UUIDs are
+/// skipped, and MIG devices unless --include names them: then only those, in the order given).  `leases` maps a UUID to why its lease is unavailable
 /// ("leased by pid 12 (alice) ...").
 /// Policy: drop leased, excluded, MIG-enabled, too-full, too-busy GPUs (and, unless
 /// allow_busy, those running processes); then for one GPU the most free memory and lowest

@@ -14,13 +14,19 @@ namespace gpumap {
 std::vector<std::string> pickable_uuids(Session& session, int count) {
   const Snapshot& s = session.snapshot(ReadOptions{.processes = true, .topology = true, .nvlink = count > 1});
   Mapping m = session.mapping();
-  if (m.view.error != CudaInitError::kNone)
+  if (m.view.error != CudaInitError::kNone) {
+    // Only name the variables that are set: advice to unset a variable that is not set helps nobody.
+    std::vector<std::string> set;
+    for (const char* v : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
+      if (session.env().get(v)) set.push_back(v);
     throw Error(kExitUnavailable, "no GPU is usable: CUDA would fail to initialise here (" +
                                       std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
-                "run `gpumap map` for the details; fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER");
-  std::vector<std::string> out;
+                set.empty() ? std::string("run `gpumap list` to see the GPUs the driver knows (there may be none)")
+                            : "run `gpumap map` for the details; fix or unset " + join(set, " / "));
+  }
+  std::vector<std::string> out;  // NVML's names: GPUs, and MIG devices (pickable only when included by name)
   for (const std::string& u : m.view.uuids)
-    if (const Gpu* g = s.find_uuid(u)) out.push_back(g->uuid);
+    if (s.find_device(u).gpu) out.push_back(nvml_uuid_for(s, u));
   return out;
 }
 
@@ -37,9 +43,11 @@ std::map<std::string, std::string> lease_blockers(const std::string& dir, const 
 std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent) {
   std::string out;
   for (size_t i = 0; i < uuids.size(); ++i) {
-    const Gpu* g = s.find_uuid(uuids[i]);
+    Snapshot::DeviceRef d = s.find_device(uuids[i]);  // a MIG device: its GPU's index and bus id, its own name
+    const Gpu* g = d.gpu;
+    std::string name = d.mig ? (d.mig->name.empty() ? g->name + " MIG" : d.mig->name) : g ? g->name : "";
     out += indent + "cuda:" + std::to_string(i) + " -> GPU " + (g ? std::to_string(g->nvml_index) : "?") + "  " +
-           uuids[i] + (g ? "  " + g->pci_bus_id + "  " + g->name : "") + "\n";
+           uuids[i] + (g ? "  " + g->pci_bus_id + "  " + name : "") + "\n";
   }
   return out;
 }
@@ -71,6 +79,7 @@ LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptio
   out.dir = session.lease_dir();
   prepare_lease_dir(out.dir);
   LeaseRecord rec = current_lease_record(opt.argv);
+  out.record = rec;
 
   auto start = Clock::now();
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.wait_s));

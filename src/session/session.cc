@@ -5,9 +5,11 @@
 
 #include "model/error.h"
 
+#include "model/error.h"
 #include "os/container.h"
 #include "os/host_id.h"
 #include "os/lease.h"
+#include "resolve/container_view.h"
 
 namespace gpumap {
 
@@ -32,7 +34,24 @@ Mapping Session::mapping(const Environment& env, bool probe) {
   opt.cache_dir = seams_.cache_dir;
   // A simulated host is its own machine: key its cache on the file, not this boot.
   opt.boot_id = driver_.simulated ? "simulated:" + driver_.host_file : read_boot_id();
+  opt.subset = container_what_if_;
+  if (probe && container_what_if_)
+    throw Error(kExitUsage, "--probe cannot ask about a container that does not exist: this driver sees the host's GPUs",
+                "drop --probe (the container's view is predicted), or run gpumap inside the container");
   return resolve_mapping(snapshot(), env, opt, driver_ask());
+}
+
+bool Session::in_container() const {
+  // A simulated host is bare metal: this machine's marks say nothing about it (a test may still
+  // force it with GPUMAP_IN_CONTAINER=1).
+  if (container_what_if_) return true;
+  return driver_.simulated ? seams_.in_container_forced && seams_.in_container : seams_.in_container;
+}
+
+void Session::enter_container(const std::string& value) {
+  ContainerView v = container_view(snapshot(), value);
+  snapshot_ = std::make_unique<Snapshot>(std::move(v.snapshot));
+  container_what_if_ = true;
 }
 
 std::string Session::lease_dir() const { return gpumap::lease_dir(seams_.lock_dir); }
@@ -57,7 +76,7 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   if (auto d = nonempty("GPUMAP_PROC_ROOT")) s.proc_root = *d;
   if (auto d = nonempty("GPUMAP_SYSFS_ROOT")) s.sysfs_root = *d;
   s.nvml_pid_ns = nonempty("GPUMAP_NVML_PID_NS");
-  if (auto f = env.get("GPUMAP_IN_CONTAINER")) s.in_container = *f == "1";
+  if (auto f = env.get("GPUMAP_IN_CONTAINER")) s.in_container = *f == "1", s.in_container_forced = true;
   else s.in_container = container_files_present() || env.get("container").has_value();
   s.trace = env.get("GPUMAP_TRACE").has_value();
   s.state_dir = state_dir_from(env, geteuid() == 0);

@@ -35,12 +35,21 @@ class Session {
   DriverAsk driver_ask() const;
   /// The lease folder (Seams::lock_dir, or the default).
   std::string lease_dir() const;
+  /// Whether the process reasoned about runs in a container: this machine's marks (never for a
+  /// simulated host, which is bare metal), or a container what-if.
+  bool in_container() const;
+  /// Predicts what a container started with NVIDIA_VISIBLE_DEVICES=`value` on this host sees:
+  /// from then on snapshot() is the container's (only the injected GPUs, renumbered from 0,
+  /// host UUIDs kept) and mapping() keeps only those of the driver's devices; probe is refused
+  /// (this driver sees the host).  Error(kExitUsage) for an entry the runtime would refuse.
+  void enter_container(const std::string& value);
 
  private:
   DriverSource driver_;
   Environment env_;
   Seams seams_;
   std::unique_ptr<Snapshot> snapshot_;
+  bool container_what_if_ = false;
 };
 
 /// The seams the CLI takes from its environment: GPUMAP_SIMULATE (unless `simulate` is given),

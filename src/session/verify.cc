@@ -9,20 +9,7 @@
 
 namespace gpumap {
 
-std::string expected_uuid(const Snapshot& s, const std::string& spec) {
-  if (strncasecmp(spec.c_str(), "MIG-", 4) == 0) {
-    std::vector<std::string> hits;
-    for (const Gpu& g : s.gpus)
-      for (const MigDevice& m : g.mig_devices)
-        if (strncasecmp(m.uuid.c_str(), spec.c_str(), spec.size()) == 0) hits.push_back(m.uuid);
-    if (hits.size() == 1) return hits[0];
-    if (hits.size() > 1)
-      throw Error(kExitUsage, "`" + spec + "` is the start of " + std::to_string(hits.size()) + " MIG devices' UUIDs (" +
-                                  join(hits, ", ") + ")", "give more of the UUID");
-    throw Error(kExitUsage, "`" + spec + "` names no MIG device of this host", "run `gpumap list` for the MIG devices");
-  }
-  return select_one_gpu(s, spec)->uuid;
-}
+std::string expected_uuid(const Snapshot& s, const std::string& spec) { return select_device(s, spec); }
 
 std::string gpu_label(const Snapshot& s, const std::string& uuid) { return describe_uuid(s, uuid) + " (" + uuid + ")"; }
 
@@ -50,6 +37,7 @@ Verification verify_gpus(Session& session, const Environment& env, const std::ve
   for (const std::string& spec : specs)
     for (const std::string& piece : split_gpu_specs(spec)) v.expected.push_back(expected_uuid(s, piece));
   if (v.expected.empty()) throw Error(kExitUsage, "--expect names no GPU", "e.g. gpumap verify --expect 0");
+  require_distinct(v.expected);  // a repeated GPU makes cuInit fail: no CUDA view can match it
   v.mapping = session.mapping(env, probe);
   const std::vector<std::string>& got = v.mapping.view.uuids;
   if (v.mapping.view.error != CudaInitError::kNone) {

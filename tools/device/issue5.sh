@@ -62,8 +62,8 @@ for t, want in [("A", (1, 0, None)), ("B", (0, 0, None)), ("C", (0, 0, None)), (
     rows = [r for r in j["processes"] if r["pid"] == pid]
     for r in rows:
         ids = [f["id"] for f in r["findings"]]
-        ok = (r["nvml_index"], r["ordinal"]) == want[:2] and (want[2] is None or want[2] in ids)
-        print(t, "pid", pid, "gpu", r["nvml_index"], "ordinal", r["ordinal"], "cvd", r["cuda_visible_devices"],
+        ok = (r["nvml_index"], r["cuda_ordinal"]) == want[:2] and (want[2] is None or want[2] in ids)
+        print(t, "pid", pid, "gpu", r["nvml_index"], "ordinal", r["cuda_ordinal"], "cvd", r["cuda_visible_devices"],
               "findings", ids, "OK" if ok else "UNEXPECTED (want gpu %s ordinal %s %s)" % want)
     if not rows: print(t, "pid", pid, "MISSING from gpumap ps")
 PY

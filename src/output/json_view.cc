@@ -1,0 +1,142 @@
+#include "output/json_view.h"
+
+#include "findings/rules.h"
+
+namespace gpumap {
+
+Json document(const Snapshot& s) {
+  Json j;
+  j["simulated"] = s.simulated;
+  j["source"] = s.source;
+  return j;
+}
+
+Json device_json(const Snapshot& s, const std::string& uuid) {
+  // CUDA names a MIG device "GPU-<hex>" when the driver is asked: label it as NVML does.
+  Snapshot::DeviceRef d = s.find_device(nvml_uuid_for(s, uuid));
+  Json j;
+  j["nvml_index"] = d.gpu ? Json(d.gpu->nvml_index) : Json(nullptr);
+  j["uuid"] = d.mig ? d.mig->uuid : d.gpu ? d.gpu->uuid : uuid;
+  j["pci_bus_id"] = d.gpu ? Json(d.gpu->pci_bus_id) : Json(nullptr);
+  if (d.mig) {
+    j["name"] = d.mig->name.empty() ? Json(nullptr) : Json(d.mig->name);
+    j["memory_total_mib"] = json_or_null(d.mig->memory_total_mib);
+    j["memory_used_mib"] = json_or_null(d.mig->memory_used_mib);
+    j["mig"] = {{"parent_uuid", d.gpu->uuid},
+                {"gpu_instance_id", json_or_null(d.mig->gpu_instance_id)},
+                {"compute_instance_id", json_or_null(d.mig->compute_instance_id)}};
+  } else {
+    j["name"] = d.gpu ? Json(d.gpu->name) : Json(nullptr);
+    j["memory_total_mib"] = d.gpu ? json_or_null(d.gpu->memory_total_mib) : Json(nullptr);
+    j["memory_used_mib"] = d.gpu ? json_or_null(d.gpu->memory_used_mib) : Json(nullptr);
+    j["mig"] = nullptr;
+  }
+  return j;
+}
+
+Json cuda_device_json(const Snapshot& s, size_t ordinal, const std::string& uuid) {
+  Json j;
+  j["cuda_ordinal"] = ordinal;
+  j.update(device_json(s, uuid));
+  return j;
+}
+
+Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids) {
+  Json a = Json::array();
+  for (size_t i = 0; i < uuids.size(); ++i) a.push_back(cuda_device_json(s, i, uuids[i]));
+  return a;
+}
+
+Json mapping_json(const Snapshot& s, const Mapping& m) {
+  Json c;
+  bool failed = m.view.error != CudaInitError::kNone;
+  c["source"] = m.source;
+  c["order"] = device_order_name(m.view.order.order);
+  c["error"] = failed ? Json(cuda_error_name(m.view.error)) : Json(nullptr);
+  c["error_reason"] = failed ? Json(m.view.error_reason) : Json(nullptr);
+  Json devs = cuda_devices_json(s, m.view.uuids);
+  for (size_t i = 0; i < devs.size() && i < m.driver_devices.size(); ++i) {
+    // CUDA's own words, when the driver was asked directly.
+    devs[i]["cuda_pci_bus_id"] = m.driver_devices[i].pci_bus_id;
+    devs[i]["cuda_name"] = m.driver_devices[i].name;
+  }
+  c["devices"] = devs;
+  c["order_note"] = m.order_note;
+  if (m.driver_ms) c["driver_ms"] = *m.driver_ms;
+  return c;
+}
+
+Json gpu_json(const Snapshot& s, const Gpu& g) {
+  Json j = device_json(s, g.uuid);
+  j["memory_free_mib"] = json_or_null(g.memory_free_mib);
+  j["minor_number"] = json_or_null(g.minor_number);
+  j["utilization_gpu"] = json_or_null(g.utilization_gpu);
+  j["utilization_memory"] = json_or_null(g.utilization_memory);
+  j["compute_capability"] = json_or_null(g.compute_capability);
+  j["mig_enabled"] = json_or_null(g.mig_enabled);
+  Json mig = Json::array();
+  for (const MigDevice& m : g.mig_devices) mig.push_back(device_json(s, m.uuid));
+  j["mig_devices"] = mig;
+  j["process_count"] = g.processes ? Json(g.processes->size()) : Json(nullptr);
+  if (g.cpu_affinity) j["cpu_affinity"] = *g.cpu_affinity;
+  if (!g.nvlink_peers.empty()) j["nvlink_peers"] = g.nvlink_peers;
+  if (g.nvswitch_links) j["nvswitch_links"] = *g.nvswitch_links;
+  j["notes"] = g.notes;
+  return j;
+}
+
+Json snapshot_json(const Snapshot& s) {
+  Json j = document(s);
+  j["driver_version"] = json_or_null(s.driver_version);
+  j["cuda_driver_version"] = json_or_null(s.cuda_driver_version);
+  j["nvml_symbols"] = s.bindings;  // which versioned NVML symbol bound for each call
+  Json gpus = Json::array();
+  for (const Gpu& g : s.gpus) gpus.push_back(gpu_json(s, g));
+  j["gpus"] = gpus;
+  return j;
+}
+
+Json launch_json(const Snapshot& s, const std::vector<std::string>& uuids,
+                 const std::vector<std::pair<std::string, std::string>>& exports) {
+  Json j = document(s);
+  Json devs = cuda_devices_json(s, uuids);
+  for (Json& d : devs) {
+    Snapshot::DeviceRef ref = s.find_device(d["uuid"].get<std::string>());
+    d["memory_free_mib"] = ref.gpu && !ref.mig ? json_or_null(ref.gpu->memory_free_mib) : Json(nullptr);
+    d["cpu_affinity"] = ref.gpu ? json_or_null(ref.gpu->cpu_affinity) : Json(nullptr);  // a MIG device: its parent's
+  }
+  j["devices"] = devs;
+  Json ex = Json::object();
+  for (const auto& [k, v] : exports) ex[k] = v;
+  j["exports"] = ex;
+  return j;
+}
+
+Json environment_json(const Environment& env) {
+  Json vars = Json::object();
+  for (const std::string& n : relevant_variables()) vars[n] = json_or_null(env.get(n));
+  return vars;
+}
+
+Json findings_json(const std::vector<Finding>& fs) {
+  Json a = Json::array();
+  for (const Finding& f : fs)
+    a.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"message", f.message}, {"fix", f.fix}});
+  return a;
+}
+
+Json lease_json(const LeaseRecord& r) {
+  return {{"held", true}, {"pid", r.pid}, {"user", r.user}, {"command", r.command}, {"start_unix", r.start_unix}};
+}
+
+Json lease_json(const LeaseState& st) {
+  if (!st.held) return nullptr;
+  if (st.holder) return lease_json(*st.holder);
+  return {{"held", true}, {"pid", nullptr}, {"user", nullptr}, {"command", nullptr}, {"start_unix", nullptr}};
+}
+
+std::string dump(const Json& j, bool one_line) {
+  return j.dump(one_line ? -1 : 2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpumap

@@ -1,0 +1,68 @@
+// The JSON vocabulary (docs/cli.md, "JSON contract"): every command builds its document from
+// these pieces, so one concept has one key and one shape everywhere.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "findings/finding.h"
+#include "model/snapshot.h"
+#include "os/lease.h"
+#include "resolve/mapping.h"
+
+namespace gpumap {
+
+using Json = nlohmann::ordered_json;
+
+template <class T>
+Json json_or_null(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+/// What every document starts with: {"simulated": bool, "source": "NVML" | "simulated host FILE"}.
+Json document(const Snapshot& s);
+
+/// The device object, the same in every command: nvml_index (the nvidia-smi index; a MIG
+/// device's parent's), uuid (as NVML names it: "GPU-..." or "MIG-..."), pci_bus_id, name,
+/// memory_total_mib and mig (null for a whole GPU; for a MIG device {parent_uuid,
+/// gpu_instance_id, compute_instance_id}).  A UUID the snapshot does not know keeps only its
+/// uuid; the other keys are null.
+Json device_json(const Snapshot& s, const std::string& uuid);
+/// {"cuda_ordinal": N} followed by device_json: what cuda:N is.
+Json cuda_device_json(const Snapshot& s, size_t ordinal, const std::string& uuid);
+/// cuda_device_json of each UUID, cuda:0 first.
+Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids);
+
+/// The CUDA view of one environment: source, order, error, error_reason, devices (cuda
+/// device objects), order_note, and driver_ms when the driver was asked.
+Json mapping_json(const Snapshot& s, const Mapping& m);
+
+/// The inventory object of list and map: device_json plus every NVML field.
+Json gpu_json(const Snapshot& s, const Gpu& g);
+/// document() plus driver_version, cuda_driver_version, nvml_symbols and gpus (gpu_json each).
+Json snapshot_json(const Snapshot& s);
+
+/// The document pick, run and bind share: document() plus "devices" (the cuda device objects
+/// the program will see, with memory_free_mib and cpu_affinity) and "exports" (the variables
+/// set for it, in order).
+Json launch_json(const Snapshot& s, const std::vector<std::string>& uuids,
+                 const std::vector<std::pair<std::string, std::string>>& exports);
+
+/// {"NAME": value or null} for each variable of relevant_variables() (the ones in force).
+Json environment_json(const Environment& env);
+
+/// [{"id", "severity", "message", "fix"}]
+Json findings_json(const std::vector<Finding>& fs);
+
+/// The lease object: null when nobody holds it, else {"held": true, "pid", "user", "command",
+/// "start_unix"} (null values while the holder has not written its record yet).
+Json lease_json(const LeaseState& st);
+Json lease_json(const LeaseRecord& r);
+
+/// JSON text (indented, or one line) with a trailing newline.  Invalid UTF-8 from the driver
+/// or /proc is replaced (U+FFFD), never a crash.
+std::string dump(const Json& j, bool one_line = false);
+
+}  // namespace gpumap

@@ -1,0 +1,123 @@
+#include "output/style.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace gpumap {
+namespace {
+
+TermStyle g_style;
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+}  // namespace
+
+TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const std::optional<std::string>& columns_env,
+                          const std::optional<std::string>& no_color_env, const std::optional<std::string>& term_env,
+                          bool wide) {
+  TermStyle st;
+  st.tty = is_tty;
+  st.fit = is_tty && !wide;
+  st.width = 80;
+  if (tty_columns && *tty_columns > 0) st.width = *tty_columns;
+  if (columns_env) {
+    char* end = nullptr;
+    long n = std::strtol(columns_env->c_str(), &end, 10);
+    if (!columns_env->empty() && !*end && n > 0 && n < 100000) st.width = static_cast<size_t>(n);
+  }
+  st.color = is_tty && !(no_color_env && !no_color_env->empty()) && term_env.value_or("") != "dumb";
+  return st;
+}
+
+TermStyle term_style_from_env(bool wide) {
+  bool tty = isatty(STDOUT_FILENO) == 1;
+  std::optional<size_t> cols;
+  winsize ws{};
+  if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) cols = ws.ws_col;
+  return make_term_style(tty, cols, env("COLUMNS"), env("NO_COLOR"), env("TERM"), wide);
+}
+
+const TermStyle& term_style() { return g_style; }
+void set_term_style(const TermStyle& s) { g_style = s; }
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;  // count the first byte of each code point
+  return n;
+}
+
+std::string ellipsize(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  if (width == 0) return "";
+  std::string out;
+  size_t cols = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (cols + 1 == width) break;
+      ++cols;
+    }
+    out += s[i];
+  }
+  return out + "\u2026";
+}
+
+std::string short_uuid(const std::string& s) {
+  if (s.size() != 40 || (s.rfind("GPU-", 0) != 0 && s.rfind("MIG-", 0) != 0)) return s;
+  for (size_t i = 4; i < 12; ++i)
+    if (!is_hex(s[i])) return s;
+  return s.substr(0, 12) + "\u2026";
+}
+
+std::string short_cell(const std::string& s) {
+  std::string u = short_uuid(s);
+  if (u != s) return u;
+  for (const char* domain : {"00000000:", "0000:"}) {
+    std::string d = domain;
+    if (s.size() == d.size() + 7 && s.rfind(d, 0) == 0 && s[d.size() + 2] == ':' && s[d.size() + 5] == '.')
+      return s.substr(d.size());
+  }
+  if (s.rfind("NVIDIA ", 0) == 0 && s.size() > 7) return s.substr(7);
+  return s;
+}
+
+std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent) {
+  std::string out, line = std::string(first_indent, ' ');
+  size_t cols = first_indent;
+  bool empty_line = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t sp = text.find(' ', i);
+    std::string word = text.substr(i, sp == std::string::npos ? std::string::npos : sp - i);
+    i = sp == std::string::npos ? text.size() : sp + 1;
+    if (word.empty()) continue;
+    size_t w = display_width(word);
+    if (!empty_line && cols + 1 + w > width) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+      cols = indent;
+      empty_line = true;
+    }
+    if (!empty_line) line += ' ', ++cols;
+    line += word;
+    cols += w;
+    empty_line = false;
+  }
+  return out + line;
+}
+
+std::string colored(const std::string& text, const std::string& severity, const TermStyle& st) {
+  if (!st.color) return text;
+  const char* code = severity == "error" ? "31" : severity == "warning" ? "33" : "36";
+  return std::string("\033[") + code + "m" + text + "\033[0m";
+}
+
+}  // namespace gpumap

@@ -1,0 +1,51 @@
+// How text output is laid out for the reader at the other end: a terminal gets tables that fit
+// its width (UUIDs and names shortened, findings wrapped) and coloured severities; a pipe or
+// --wide gets every value in full and no escape codes.  Pure apart from term_style_from_env().
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace gpumap {
+
+struct TermStyle {
+  bool fit = false;     // shorten and wrap to `width` (a terminal without --wide)
+  size_t width = 80;    // columns
+  bool color = false;   // ANSI colours for severities (a terminal, NO_COLOR unset, TERM not dumb)
+  bool tty = false;     // stdout is a terminal (escape codes such as clear-screen are welcome)
+};
+
+/// The style for stdout: `is_tty`, $COLUMNS (a positive number) else the terminal's width
+/// (`tty_columns`) else 80; NO_COLOR set to anything non-empty, or TERM=dumb, turns colour off
+/// (https://no-color.org); `wide` turns fitting off.
+TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const std::optional<std::string>& columns_env,
+                          const std::optional<std::string>& no_color_env, const std::optional<std::string>& term_env,
+                          bool wide);
+/// make_term_style for this process's stdout and environment.
+TermStyle term_style_from_env(bool wide);
+
+/// The process-wide style the renderers use by default (set once by main; default: a pipe).
+const TermStyle& term_style();
+void set_term_style(const TermStyle& s);
+
+/// Columns a string takes on a terminal: UTF-8 code points (every gpumap string is narrow).
+size_t display_width(const std::string& s);
+/// `s` cut to `width` columns, ending in "…" when cut.
+std::string ellipsize(const std::string& s, size_t width);
+/// A GPU or MIG UUID shortened to its first 8 hex digits ("GPU-df9ecf4c…"), which gpumap
+/// accepts back as a unique prefix; anything else unchanged.
+std::string short_uuid(const std::string& s);
+/// A table cell in its short form for a narrow terminal: short_uuid; a PCI bus id in domain 0
+/// without it ("00000000:5D:00.0" -> "5D:00.0", accepted back as a GPU argument); a GPU name
+/// without its "NVIDIA " prefix.  Anything else unchanged.
+std::string short_cell(const std::string& s);
+
+/// `text` wrapped at spaces to `width` columns: the first line starts with `first_indent`
+/// spaces, the others with `indent` (a hanging indent).  A word longer than a line stays whole.
+std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent);
+
+/// `text` in the colour for a severity ("error" red, "warning" yellow, "info" cyan) when
+/// `st.color`, else unchanged.
+std::string colored(const std::string& text, const std::string& severity, const TermStyle& st);
+
+}  // namespace gpumap

@@ -1,0 +1,77 @@
+#include "output/style.h"
+
+#include <gtest/gtest.h>
+
+#include "output/render.h"
+
+namespace gpumap {
+namespace {
+
+TEST(TermStyle, TerminalPipeColumnsAndNoColor) {
+  TermStyle pipe = make_term_style(false, std::nullopt, std::nullopt, std::nullopt, "xterm", false);
+  EXPECT_FALSE(pipe.fit);
+  EXPECT_FALSE(pipe.color);
+  TermStyle tty = make_term_style(true, 132, std::nullopt, std::nullopt, "xterm", false);
+  EXPECT_TRUE(tty.fit);
+  EXPECT_TRUE(tty.color);
+  EXPECT_EQ(tty.width, 132u);
+  EXPECT_EQ(make_term_style(true, 132, "100", std::nullopt, "xterm", false).width, 100u);  // COLUMNS wins
+  EXPECT_EQ(make_term_style(true, std::nullopt, "abc", std::nullopt, "xterm", false).width, 80u);
+  EXPECT_EQ(make_term_style(true, std::nullopt, "0", std::nullopt, "xterm", false).width, 80u);
+  EXPECT_FALSE(make_term_style(true, 80, std::nullopt, "1", "xterm", false).color);
+  EXPECT_TRUE(make_term_style(true, 80, std::nullopt, "", "xterm", false).color);  // empty NO_COLOR: no effect
+  EXPECT_FALSE(make_term_style(true, 80, std::nullopt, std::nullopt, "dumb", false).color);
+  TermStyle wide = make_term_style(true, 80, std::nullopt, std::nullopt, "xterm", true);
+  EXPECT_FALSE(wide.fit);
+  EXPECT_TRUE(wide.color);
+}
+
+TEST(TermStyle, ShortFormsAndEllipsis) {
+  EXPECT_EQ(short_uuid("GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b"), "GPU-df9ecf4c\u2026");
+  EXPECT_EQ(short_uuid("MIG-d280783e-1fb2-1e62-1a58-9de8d06cf5dd"), "MIG-d280783e\u2026");
+  EXPECT_EQ(short_uuid("GPU-xyz"), "GPU-xyz");
+  EXPECT_EQ(short_cell("00000000:5D:00.0"), "5D:00.0");
+  EXPECT_EQ(short_cell("0001:5D:00.0"), "0001:5D:00.0");  // another domain stays
+  EXPECT_EQ(short_cell("NVIDIA H100 80GB HBM3"), "H100 80GB HBM3");
+  EXPECT_EQ(ellipsize("abcdef", 4), "abc\u2026");
+  EXPECT_EQ(display_width(ellipsize("abcdef", 4)), 4u);
+  EXPECT_EQ(ellipsize("abc", 4), "abc");
+}
+
+TEST(TermStyle, WrapsAtWordsWithAHangingIndent) {
+  EXPECT_EQ(wrap("one two three four", 12, 2, 4), "  one two\n    three\n    four");
+  EXPECT_EQ(wrap("averyveryverylongword x", 8, 0, 2), "averyveryverylongword\n  x");
+  EXPECT_EQ(wrap("short", 80, 2, 6), "  short");
+}
+
+TEST(TermStyle, TablesFitOnlyWhenAskedAndNeverBelowTheirHeaders) {
+  std::vector<std::vector<std::string>> rows = {
+      {"cuda:0", "GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b", "NVIDIA H100 80GB HBM3 with a long name"}};
+  TermStyle pipe;
+  EXPECT_NE(render_table({"CUDA", "UUID", "NAME"}, rows, pipe).find("GPU-df9ecf4c-79e5"), std::string::npos);
+  TermStyle tty;
+  tty.fit = true;
+  tty.width = 40;
+  std::string t = render_table({"CUDA", "UUID", "NAME"}, rows, tty);
+  EXPECT_NE(t.find("GPU-df9ecf4c\u2026"), std::string::npos) << t;
+  for (size_t a = 0, b; (b = t.find('\n', a)) != std::string::npos; a = b + 1) EXPECT_LE(display_width(t.substr(a, b - a)), 40u) << t;
+  tty.width = 10;  // impossible: columns keep their headers, the terminal wraps
+  EXPECT_NE(render_table({"CUDA", "UUID", "NAME"}, rows, tty).find("CUDA"), std::string::npos);
+}
+
+TEST(TermStyle, FindingsColourTheirTagAndNeverWrapTheFix) {
+  Finding f{"order-differs", Severity::kWarning, "a long message that needs wrapping on a narrow terminal", "export X=1 Y=2"};
+  TermStyle tty;
+  tty.fit = tty.color = true;
+  tty.width = 30;
+  std::string s = render_finding(f, "", tty);
+  EXPECT_EQ(s.rfind("  \033[33m[warning]\033[0m order-differs:", 0), 0u) << s;
+  EXPECT_NE(s.find("\n      "), std::string::npos) << s;
+  EXPECT_NE(s.find("      fix: export X=1 Y=2\n"), std::string::npos) << s;
+  EXPECT_EQ(render_finding(f, "pid 1", TermStyle{}),
+            "  [warning] order-differs (pid 1): a long message that needs wrapping on a narrow terminal\n"
+            "      fix: export X=1 Y=2\n");
+}
+
+}  // namespace
+}  // namespace gpumap

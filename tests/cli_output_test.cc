@@ -1,0 +1,100 @@
+// Output for people: on a terminal (a pty here) tables fit its width and severities are coloured;
+// into a pipe, or with --wide, every value is whole and no escape code is written.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+const std::string kGpu1 = "GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b";  // hosts/seed-mixed.json, nvidia-smi GPU 1
+
+/// Terminal columns of a line: UTF-8 code points, escape sequences (ESC [ ... m) not counted.
+size_t columns(const std::string& line) {
+  size_t n = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\033') {
+      while (i < line.size() && line[i] != 'm') ++i;
+      continue;
+    }
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+size_t widest_line(const std::string& text) {
+  std::istringstream in(text);
+  size_t w = 0;
+  for (std::string line; std::getline(in, line);) w = std::max(w, columns(line));
+  return w;
+}
+
+TEST(CliOutput, TerminalTablesFit80ColumnsWithShortUuidsAndColouredSeverities) {
+  for (const char* cmd : {"map", "list", "doctor"}) {
+    CliRun r = gpumap_tty({cmd, "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
+    EXPECT_LE(widest_line(r.out), 80u) << cmd << ":\n" << r.out;
+    EXPECT_EQ(r.out.find(kGpu1), std::string::npos) << cmd << ": a full UUID on an 80-column terminal\n" << r.out;
+  }
+  CliRun map = gpumap_tty({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
+  EXPECT_NE(map.out.find("GPU-df9ecf4c\u2026"), std::string::npos) << map.out;
+  EXPECT_NE(map.out.find("\033[33m[warning]\033[0m"), std::string::npos) << map.out;
+  // The fix line is never wrapped: it is pasted.
+  EXPECT_NE(map.out.find("      fix: export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"), std::string::npos) << map.out;
+  // The short form is accepted back as a GPU argument.
+  EXPECT_EQ(gpumap({"which", "--simulate", "seed-mixed", "GPU-df9ecf4c"}).code, 0);
+}
+
+TEST(CliOutput, ColumnsIsHonoured) {
+  CliRun wide = gpumap_tty({"map", "--simulate", "seed-mixed"}, {"COLUMNS=200", "TERM=xterm"});
+  EXPECT_NE(wide.out.find(kGpu1), std::string::npos) << "a 200-column terminal has room for the UUIDs\n" << wide.out;
+  CliRun narrow = gpumap_tty({"doctor", "--simulate", "seed-mixed", "--env", "CUDA_VISIBLE_DEVICES=1,0"},
+                             {"COLUMNS=60", "TERM=xterm"});
+  EXPECT_LE(widest_line(narrow.out.substr(0, narrow.out.find("fix:"))), 60u) << narrow.out;
+}
+
+TEST(CliOutput, NoColorAndDumbTerminalsGetNoEscapeCodes) {
+  CliRun r = gpumap_tty({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm", "NO_COLOR=1"});
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[warning]"), std::string::npos) << r.out;
+  CliRun dumb = gpumap_tty({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=dumb"});
+  EXPECT_EQ(dumb.out.find('\033'), std::string::npos) << dumb.out;
+  // NO_COLOR set but empty does not count (no-color.org).
+  CliRun empty = gpumap_tty({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm", "NO_COLOR="});
+  EXPECT_NE(empty.out.find("\033[33m"), std::string::npos) << empty.out;
+}
+
+TEST(CliOutput, PipesAndWideGetEveryValueWhole) {
+  CliRun pipe = gpumap({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
+  EXPECT_NE(pipe.out.find(kGpu1), std::string::npos) << pipe.out;
+  EXPECT_NE(pipe.out.find("NVIDIA H100 80GB HBM3"), std::string::npos) << pipe.out;
+  EXPECT_EQ(pipe.out.find('\033'), std::string::npos) << pipe.out;
+  EXPECT_EQ(pipe.out.find("\u2026"), std::string::npos) << pipe.out;
+  EXPECT_GT(widest_line(pipe.out), 80u);  // a finding stays on one line for grep
+  CliRun wide = gpumap_tty({"map", "--simulate", "seed-mixed", "--wide"}, {"COLUMNS=80", "TERM=xterm"});
+  EXPECT_NE(wide.out.find(kGpu1), std::string::npos) << wide.out;
+  EXPECT_EQ(wide.out.find("\u2026"), std::string::npos) << wide.out;
+}
+
+TEST(CliOutput, PsWatchIntoAPipeHasNoEscapeCodesAndTakesFractions) {
+  CliRun r = run_program({"/usr/bin/timeout", "-s", "INT", "1", GPUMAP_BINARY, "ps", "--simulate", "h200x2", "--watch", "0.2"},
+                         {"TERM=xterm"});
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << r.out;
+  size_t frames = 0;
+  for (size_t p = r.out.find("SIMULATED host"); p != std::string::npos; p = r.out.find("SIMULATED host", p + 1)) ++frames;
+  EXPECT_GE(frames, 2u) << r.out;
+  // On a terminal it redraws in place.
+  CliRun tty = run_program({"/usr/bin/script", "-qec",
+                            "/usr/bin/timeout -s INT 1 " + std::string(GPUMAP_BINARY) + " ps --simulate h200x2 --watch 0.2",
+                            "/dev/null"},
+                           {"TERM=xterm"});
+  EXPECT_NE(tty.out.find("\033[H\033[2J"), std::string::npos) << tty.out;
+  CliRun bad = gpumap({"ps", "--simulate", "h200x2", "--watch", "0.05"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("from 0.1 to 86400"), std::string::npos) << bad.err;
+  EXPECT_NE(gpumap({"ps", "--help"}).out.find("0.1 to 86400"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumap::testing

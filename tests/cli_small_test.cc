@@ -1,0 +1,80 @@
+// Small things found on the way (issue 8, point 12): each one a user ran into.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(CliSmall, SimulateWinsOverGpumapSimulateInTheProbeChildToo) {
+  // The child that asks the driver used to read $GPUMAP_SIMULATE and answer for another host.
+  CliRun r = gpumap({"map", "--simulate", "seed-mixed", "--check"}, {"GPUMAP_SIMULATE=h200x2"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("AGREE"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("DISAGREE"), std::string::npos) << r.out;
+}
+
+TEST(CliSmall, UnknownCommandSuggestsTheClosestOnce) {
+  CliRun r = gpumap({"lst"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("gpumap: error: unknown command `lst` (did you mean `list`?)\n", 0), 0u) << r.err;
+  CliRun far = gpumap({"frobnicate"});
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
+TEST(CliSmall, RunAndBindSayTheCommandGoesAfterDashDash) {
+  CliRun r = gpumap({"run", "--simulate", "h200x2", "python3", "x.py"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("the command to run goes after `--`"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpumap run [options] -- python3 x.py"), std::string::npos) << r.err;
+  CliRun b = gpumap({"bind", "--simulate", "h200x2", "python3"}, {"LOCAL_RANK=0"});
+  EXPECT_EQ(b.code, 2);
+  EXPECT_NE(b.err.find("goes after `--`"), std::string::npos) << b.err;
+}
+
+TEST(CliSmall, VerifyRejectsARepeatedGpuLikeWhich) {
+  CliRun v = gpumap({"verify", "--simulate", "h200x2", "--expect", "1,1"});
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.err.find("named twice"), std::string::npos) << v.err;
+  CliRun w = gpumap({"which", "--simulate", "h200x2", "1", "GPU-a04764cc"});
+  EXPECT_EQ(w.code, 2);
+  EXPECT_NE(w.err.find("named twice"), std::string::npos) << w.err;
+}
+
+TEST(CliSmall, PreciseErrorsForBadSimulatedHosts) {
+  CliRun dir = gpumap({"list", "--simulate", temp_dir("a-dir")});
+  EXPECT_EQ(dir.code, 2);
+  EXPECT_NE(dir.err.find("is a directory, not a host file"), std::string::npos) << dir.err;
+  CliRun uuid = gpumap({"list", "--simulate",
+                        write_temp_file("u.json", R"({"gpus": [{"name": "X", "uuid": "GPU-1234", "pci_bus_id": "0000:01:00.0"}]})")});
+  EXPECT_EQ(uuid.code, 2);
+  EXPECT_NE(uuid.err.find("`GPU-1234` is not \"GPU-\" and 32 hex digits"), std::string::npos) << uuid.err;
+  CliRun pci = gpumap({"list", "--simulate",
+                       write_temp_file("p.json", R"({"gpus": [{"name": "X", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000"}]})")});
+  EXPECT_EQ(pci.code, 2);
+  EXPECT_NE(pci.err.find("gpus[0] needs \"pci_bus_id\""), std::string::npos) << pci.err;
+}
+
+TEST(CliSmall, NoGpuHostNeverAdvisesUnsettingAVariableThatIsNotSet) {
+  std::string host = write_temp_file("none.json", R"({"gpus": []})");
+  for (std::vector<std::string> args : {std::vector<std::string>{"pick"}, {"run", "--", "true"}, {"doctor"}, {"map"}}) {
+    args.insert(args.begin() + 1, {"--simulate", host});
+    CliRun r = gpumap(args);
+    EXPECT_EQ(r.out.find("unset CUDA"), std::string::npos) << args[0] << ": " << r.out;
+    EXPECT_EQ(r.err.find("unset CUDA"), std::string::npos) << args[0] << ": " << r.err;
+  }
+  CliRun set = gpumap({"pick", "--simulate", host}, {"CUDA_VISIBLE_DEVICES=0"});
+  EXPECT_EQ(set.code, 6);
+}
+
+TEST(CliSmall, ProbeAndCheckTogetherAreRejected) {
+  CliRun r = gpumap({"map", "--simulate", "h200x2", "--probe", "--check"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--probe and --check together"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gpumap::testing
