@@ -34,7 +34,8 @@ int run(const Args& args, Context& ctx) {
     if (rows.back().back().empty()) rows.back().back() = "-";
   }
   std::cout << host_banner(s)
-            << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"}, rows);
+            << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"}, rows,
+                            term_style(), {"NAME", "LEASE"});
   for (const Gpu& g : s.gpus)
     for (const std::string& n : g.notes) std::cout << "note: GPU " << g.nvml_index << ": " << n << "\n";
   return 0;

@@ -73,7 +73,7 @@ int run(const Args& args, Context& ctx) {
       rows.push_back({"cuda:" + std::to_string(i), idx >= 0 ? std::to_string(idx) : "?", m.view.uuids[i],
                       g ? g->pci_bus_id : "?", device_name(s, m.view.uuids[i]), memory_cell(s, m.view.uuids[i])});
     }
-    std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows);
+    std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows, term_style(), {"NAME"});
   }
   std::vector<std::string> hidden;
   for (const Gpu& g : s.gpus) {

@@ -95,11 +95,11 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
       notes += render_finding(fd, "pid " + std::to_string(r.pid) + ", GPU " + std::to_string(r.nvml_index));
   }
   std::string t = host_banner(s);
-  if (!ns.joinable) t += "PID namespace: " + ns.note + "\n";
+  if (!ns.joinable) t += fit_line("PID namespace: " + ns.note);
   if (res.rows.empty()) t += "No GPU processes.\n";
   else
     t += render_table({"PID", "USER", "GPU", "UUID", "GPU MEMORY", "ITS CUDA", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"},
-                      table);
+                      table, term_style(), {"USER", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"});
   for (uint32_t i : res.unlisted_gpus)
     t += "GPU " + std::to_string(i) + ": NVML could not list its processes\n";
   if (!notes.empty()) t += "\nFindings:\n" + notes;

@@ -30,7 +30,7 @@ Snapshot host(Host h) {
     g.name = h == Host::kMixed && i == 1 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB";
     g.compute_capability = h == Host::kMixed && i == 1 ? "9.0" : "8.0";
     g.mig_enabled = h == Host::kMig && i == 0;
-    if (h == Host::kMig && i == 0) g.mig_devices = {{"MIG-11111111-2222-3333-4444-555555555555", "NVIDIA A100-SXM4-80GB MIG 3g.40gb", 1, 0, 40000}};
+    if (h == Host::kMig && i == 0) g.mig_devices = {{"MIG-11111111-2222-3333-4444-555555555555", "NVIDIA A100-SXM4-80GB MIG 3g.40gb", 1, 0, 40000, 0}};
     s.gpus.push_back(g);
   }
   return s;

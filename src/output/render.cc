@@ -22,7 +22,7 @@ Severity worst(const std::vector<Finding>& fs) {
 }
 
 std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows,
-                         const TermStyle& st) {
+                         const TermStyle& st, const std::vector<std::string>& elastic) {
   // Cells carry other users' command lines, lease records and driver strings: never let them
   // drive the viewer's terminal.
   std::vector<std::string> headers;
@@ -39,8 +39,9 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
       for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
     return w;
   };
-  auto total = [](const std::vector<size_t>& w) {
-    size_t t = w.empty() ? 0 : 2 * (w.size() - 1);
+  size_t gap = 2;
+  auto total = [&](const std::vector<size_t>& w) {
+    size_t t = w.empty() ? 0 : gap * (w.size() - 1);
     for (size_t x : w) t += x;
     return t;
   };
@@ -50,10 +51,15 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
     for (auto& r : rows)
       for (std::string& cell : r) cell = short_cell(cell);
     w = widths();
+    if (total(w) > st.width) gap = 1;
+    auto may_cut = [&](size_t c) {
+      return elastic.empty() || std::find(elastic.begin(), elastic.end(), headers[c]) != elastic.end();
+    };
     while (total(w) > st.width) {
       size_t widest = w.size();
       for (size_t c = 0; c < w.size(); ++c)
-        if (w[c] > std::max<size_t>(display_width(headers[c]), 6) && (widest == w.size() || w[c] > w[widest])) widest = c;
+        if (may_cut(c) && w[c] > std::max<size_t>(display_width(headers[c]), 6) && (widest == w.size() || w[c] > w[widest]))
+          widest = c;
       if (widest == w.size()) break;  // nothing left to shorten: the terminal wraps
       --w[widest];
     }
@@ -65,7 +71,7 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
     for (size_t c = 0; c < w.size(); ++c) {
       std::string cell = c < cells.size() ? cells[c] : "";
       s += cell;
-      if (c + 1 < w.size()) s += std::string(w[c] - display_width(cell) + 2, ' ');
+      if (c + 1 < w.size()) s += std::string(w[c] - display_width(cell) + gap, ' ');
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";

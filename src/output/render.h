@@ -13,10 +13,11 @@ namespace gpumap {
 
 /// Columns padded to their widest cell; a header row underlined by nothing (nvidia-smi style).
 /// Control characters and malformed UTF-8 in cells show as '?' (printable(), as procps does).
-/// When `st.fit` and the table is wider than `st.width`: UUIDs shortened to a unique-looking
-/// prefix ("GPU-df9ecf4c…"), then the widest columns cut with "…" (never below their header).
+/// When `st.fit` and the table is wider than `st.width`: short forms first (UUID prefixes, bus
+/// ids without domain 0, names without "NVIDIA "), then one space between columns, then the
+/// widest `elastic` columns (by header; empty: any) cut with "…", never below their header.
 std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
-                         const TermStyle& st = term_style());
+                         const TermStyle& st = term_style(), const std::vector<std::string>& elastic = {});
 
 template <class T>
 std::string na(const std::optional<T>& v) {
