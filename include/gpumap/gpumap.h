@@ -55,7 +55,7 @@ int gpumap_open(const char* options_json, gpumap_session** session);
 void gpumap_close(gpumap_session* session);
 
 /* This environment's CUDA devices:
- *   {"devices": [{"ordinal", "nvml_index", "uuid", "pci_bus_id", "name"}...],
+ *   {"devices": [{"cuda_ordinal", "nvml_index", "uuid", "pci_bus_id", "name"}...],
  *    "source": "predicted"|"cache"|"driver", "order_note": "..."}
  * GPUMAP_CUDA_WOULD_FAIL (no result) when CUDA would fail to initialise. */
 int gpumap_devices(gpumap_session* session, char** result_json);

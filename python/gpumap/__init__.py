@@ -199,7 +199,7 @@ def library_version():
 
 
 def devices():
-    """This process's CUDA devices, cuda:0 first: [{ordinal, nvml_index, uuid, pci_bus_id, name}].
+    """This process's CUDA devices, cuda:0 first: [{cuda_ordinal, nvml_index, uuid, pci_bus_id, name}].
 
     What `gpumap map --json` says for this environment.  Raises CudaInitError (with the reason
     and the fix) where CUDA would fail to initialise."""

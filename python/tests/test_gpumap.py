@@ -51,7 +51,7 @@ class SimulatedHost(unittest.TestCase):
 class Devices(SimulatedHost):
     def test_lists_the_cuda_view_with_physical_names(self):
         d = gpumap.devices()
-        self.assertEqual([x["ordinal"] for x in d], [0, 1])
+        self.assertEqual([x["cuda_ordinal"] for x in d], [0, 1])
         self.assertEqual([x["nvml_index"] for x in d], [0, 1])
         self.assertTrue(d[0]["uuid"].startswith(H200_0))
         self.assertEqual(d[1]["pci_bus_id"], "00000000:00:07.0")
@@ -66,7 +66,7 @@ class Devices(SimulatedHost):
     def test_same_answer_as_the_command(self):
         os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
         cli = json.loads(self.cli("map", "--json").stdout)["cuda"]["devices"]
-        self.assertEqual(gpumap.devices(), [{k: d[k] for k in ("ordinal", "nvml_index", "uuid", "pci_bus_id", "name")}
+        self.assertEqual(gpumap.devices(), [{k: d[k] for k in ("cuda_ordinal", "nvml_index", "uuid", "pci_bus_id", "name")}
                                             for d in cli])
 
     def test_cuda_init_failure_says_why(self):

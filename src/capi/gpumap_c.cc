@@ -155,7 +155,7 @@ constexpr ReadOptions kDevicesRead{.processes = false, .topology = false, .nvlin
 Json devices_json(const std::vector<VisibleDevice>& devs) {
   Json a = Json::array();
   for (const VisibleDevice& d : devs)
-    a.push_back({{"ordinal", d.ordinal},
+    a.push_back({{"cuda_ordinal", d.ordinal},
                  {"nvml_index", json_or_null(d.nvml_index)},
                  {"uuid", d.uuid},
                  {"pci_bus_id", json_or_null(d.pci_bus_id)},
