@@ -153,9 +153,10 @@ TEST(CliRun, ManyConcurrentRunsNeverShareAGpu) {
   }
   for (size_t a = 0; a < spans.size(); ++a)
     for (size_t b = a + 1; b < spans.size(); ++b)
-      if (spans[a].uuid == spans[b].uuid)
+      if (spans[a].uuid == spans[b].uuid) {
         EXPECT_TRUE(spans[a].end <= spans[b].start || spans[b].end <= spans[a].start)
             << "runs " << a << " and " << b << " held " << spans[a].uuid << " at the same time";
+      }
 }
 
 TEST(CliRun, BusyGpuFailsAtOnceOrIsWaitedFor) {
