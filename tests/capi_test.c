@@ -47,7 +47,7 @@ int main(void) {
 
   char* out = NULL;
   rc = gpumap_devices(s, &out);
-  CHECK(rc == GPUMAP_OK && contains(out, "\"ordinal\":1") && contains(out, "GPU-ef612c2c"), "devices: %s", out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"cuda_ordinal\":1") && contains(out, "GPU-ef612c2c"), "devices: %s", out);
   gpumap_free(out);
 
   /* The environment is read at each call. */
