@@ -114,6 +114,7 @@ int init_devices() {
   if (!path || !*path) return 100;
   try {
     g_host = gpumap::fake::load_host_file(path);
+    gpumap::fake::keep_openable_gpus(g_host);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake libcuda: %s\n", e.what());
     return 999;

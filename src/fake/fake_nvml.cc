@@ -70,6 +70,7 @@ int init_impl() {
     g_loaded_path = path;
     try {
       g_host = std::make_unique<FakeHost>(gpumap::fake::load_host_file(path));
+      gpumap::fake::keep_openable_gpus(*g_host);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fake libnvidia-ml: %s\n", e.what());
       return NVML_ERROR_UNKNOWN;

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <mutex>
 #include <type_traits>
@@ -233,6 +235,7 @@ FakeHost load_checked(const std::string& path) {
   h.cuda_driver_version = get_num<int>(j, "cuda_driver_version", h.cuda_driver_version, path, "", 1000, 999999);
   h.boot_id = get_or<std::string>(j, "boot_id", "", path, "");
   h.hostname = get_or<std::string>(j, "hostname", "", path, "");
+  h.dev_dir = get_or<std::string>(j, "dev_dir", "", path, "");
   h.errors = read_errors(j, path, "");
   h.faults = read_faults(j, path);
   if (j.contains("missing_symbols")) {
@@ -340,5 +343,33 @@ FakeHost load_checked(const std::string& path) {
   return h;
 }
 }  // namespace
+
+namespace {
+// What the process may open, as the driver finds out: a fake node (no driver behind it) fails
+// with ENXIO when allowed and EPERM when a device cgroup denies it (slurm-observed.md).
+bool open_allowed(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return true;
+  }
+  return errno != EPERM && errno != EACCES && errno != ENOENT;
+}
+}  // namespace
+
+void keep_openable_gpus(FakeHost& host, bool (*may_open)(const std::string& path)) {
+  if (host.dev_dir.empty()) return;
+  if (!may_open) may_open = open_allowed;
+  std::set<std::string> gone;
+  std::vector<FakeGpu> kept;
+  for (FakeGpu& g : host.gpus) {
+    if (may_open(host.dev_dir + "/nvidia" + std::to_string(g.minor_number)))
+      kept.push_back(std::move(g));
+    else
+      gone.insert(g.uuid);
+  }
+  host.gpus = std::move(kept);
+  std::erase_if(host.cuda_default_order, [&](const std::string& u) { return gone.count(u) > 0; });
+}
 
 }  // namespace gpumap::fake

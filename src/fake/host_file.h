@@ -79,6 +79,7 @@ struct FakeHost {
   std::string hostname;               // optional: for mapping snapshots
   std::vector<FakeFault> faults;      // injected faults, in file order (the first that applies wins)
   std::set<std::string> missing_symbols;  // exported, but reported absent (gpumapFakeHidesSymbol)
+  std::string dev_dir;                // optional: GPU N's device node is <dev_dir>/nvidia<minor_number>
 };
 
 /// The fault that applies to this call now, or nullptr.  Counts the call against every fault
@@ -96,6 +97,12 @@ inline constexpr size_t kMaxHostFileBytes = 16u << 20;
 /// whole number in its field's range, UUIDs in NVML's form.  Throws
 /// std::runtime_error("FILE: what is wrong").
 FakeHost load_host_file(const std::string& path);
+
+/// With `dev_dir` set, keeps only the GPUs whose device node this process may open (an open that
+/// fails with EPERM/EACCES, or a missing node, hides the GPU), as the real driver does under a
+/// device cgroup or in a container; the rest keep PCI order, so NVML numbers them from 0.
+/// `may_open(path)` is the seam (default: open(2) itself).  Without `dev_dir`, does nothing.
+void keep_openable_gpus(FakeHost& host, bool (*may_open)(const std::string& path) = nullptr);
 
 /// NVML/CUDA code from a name ("NVML_ERROR_NOT_SUPPORTED", "CUDA_ERROR_NO_DEVICE") or a number.
 int error_code_from_name(const std::string& name);
