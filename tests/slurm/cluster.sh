@@ -1,0 +1,168 @@
+# A throw-away one-node Slurm (munged, slurmctld, slurmd) on loopback, for the tests.
+# Sourced by tests/slurm/*.sh.  Everything lives in one temporary folder: config, state,
+# logs, the munge socket and key, and four fake GPU device nodes (character devices
+# 195:N, never under /dev).  Daemons run in the foreground in the background, are
+# remembered by PID and stopped by PID; the folder is removed.  Facts behind each setting:
+# /work/shared/reference/slurm-observed.md, summarised in docs/launch.md.
+#
+#   slurm_install           apt-get the Debian packages when missing (root only); 1 if unavailable
+#   slurm_start MODE        MODE: plain (task/none) or cgroup (task/cgroup + ConstrainDevices=yes)
+#   slurm_reconfigure LINE  append LINE to slurm.conf and reload it
+#   slurm_stop              stop every daemon started here, remove the folder
+# After slurm_start: $SLURM_CONF, $SLURM_DIR, $SLURM_DEV (the device-node folder), $SLURM_NODE.
+
+SLURM_PIDS=()
+SLURM_DIR=
+
+slurm_log() { echo "slurm-cluster: $*" >&2; }
+
+slurm_install() {
+  local need=()
+  command -v munged >/dev/null || need+=(munge)
+  command -v slurmctld >/dev/null || need+=(slurmctld)
+  command -v slurmd >/dev/null || need+=(slurmd)
+  command -v srun >/dev/null || need+=(slurm-client)
+  [ ${#need[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    slurm_log "missing ${need[*]} and cannot install them (needs root and apt-get: apt-get install ${need[*]})"
+    return 1
+  fi
+  # Their install scripts would start the services: a policy-rc.d that says no stops that.
+  local policy=/usr/sbin/policy-rc.d made_policy=0
+  if [ ! -e $policy ]; then printf '#!/bin/sh\nexit 101\n' >$policy && chmod +x $policy && made_policy=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1; }
+  local rc=$?
+  [ $made_policy = 1 ] && rm -f $policy
+  [ $rc = 0 ] || slurm_log "apt-get install ${need[*]} failed"
+  return $rc
+}
+
+# A TCP port nobody listens on, from a range away from Slurm's defaults.
+slurm_free_port() {
+  local p
+  for p in $(shuf -i 20000-40000 -n 50); do
+    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo $p; return 0; fi
+  done
+  return 1
+}
+
+slurm_start() {
+  local mode=$1
+  SLURM_DIR=$(mktemp -d /tmp/gpumap-slurm.XXXXXX)
+  # A node name of its own: slurmd's cgroup folders are slurm_<node>, so two test clusters
+  # (or a real Slurm on this machine) never share them.
+  local suffix=${SLURM_DIR##*.}
+  SLURM_NODE=gpumap${suffix,,}
+  chmod 755 "$SLURM_DIR"
+  SLURM_DEV=$SLURM_DIR/dev
+  mkdir -p "$SLURM_DIR"/{state,spool,log,munge,dev}
+  local i
+  for i in 0 1 2 3; do mknod -m 666 "$SLURM_DEV/nvidia$i" c 195 $i || return 1; done
+  # munge: own key, socket and files, run as the munge user.
+  chown munge: "$SLURM_DIR/munge" && chmod 711 "$SLURM_DIR/munge"
+  setpriv --reuid=munge --regid=munge --init-groups mungekey -c -k "$SLURM_DIR/munge/munge.key" >/dev/null 2>&1 ||
+    { cp /etc/munge/munge.key "$SLURM_DIR/munge/munge.key" && chown munge: "$SLURM_DIR/munge/munge.key"; }
+  local sock=$SLURM_DIR/munge/munge.socket
+  setpriv --reuid=munge --regid=munge --init-groups munged -F --force --socket="$sock" \
+    --key-file="$SLURM_DIR/munge/munge.key" --pid-file="$SLURM_DIR/munge/munged.pid" \
+    --seed-file="$SLURM_DIR/munge/munged.seed" --log-file="$SLURM_DIR/munge/munged.log" >/dev/null 2>&1 &
+  SLURM_PIDS+=($!)
+  local ctl_port slurmd_port
+  ctl_port=$(slurm_free_port) && slurmd_port=$(slurm_free_port) || return 1
+  local task proctrack
+  if [ "$mode" = cgroup ]; then task=task/cgroup proctrack=proctrack/cgroup; else task=task/none proctrack=proctrack/linuxproc; fi
+  export SLURM_CONF=$SLURM_DIR/slurm.conf
+  cat >"$SLURM_CONF" <<CONF
+ClusterName=gpumaptest
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldPort=$ctl_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$sock
+CredType=cred/munge
+StateSaveLocation=$SLURM_DIR/state
+SlurmdSpoolDir=$SLURM_DIR/spool
+SlurmctldPidFile=$SLURM_DIR/slurmctld.pid
+SlurmdPidFile=$SLURM_DIR/slurmd.pid
+SlurmctldLogFile=$SLURM_DIR/log/slurmctld.log
+SlurmdLogFile=$SLURM_DIR/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+ProctrackType=$proctrack
+TaskPlugin=$task
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+SlurmdParameters=config_overrides
+KillWait=2
+InactiveLimit=0
+MinJobAge=2
+NodeName=$SLURM_NODE NodeAddr=127.0.0.1 CPUs=8 Gres=gpu:4 State=UNKNOWN
+PartitionName=debug Nodes=$SLURM_NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+CONF
+  echo "AutoDetect=off
+Name=gpu File=$SLURM_DEV/nvidia[0-3]" >"$SLURM_DIR/gres.conf"
+  echo "CgroupPlugin=cgroup/v1
+CgroupAutomount=no
+ConstrainDevices=yes" >"$SLURM_DIR/cgroup.conf"
+  slurmctld -D -i -f "$SLURM_CONF" >"$SLURM_DIR/log/slurmctld.out" 2>&1 &
+  SLURM_PIDS+=($!)
+  slurmd -D -N "$SLURM_NODE" -f "$SLURM_CONF" >"$SLURM_DIR/log/slurmd.out" 2>&1 &
+  SLURM_PIDS+=($!)
+  local t
+  for t in $(seq 1 150); do
+    if sinfo -h -N -o %t 2>/dev/null | grep -qx idle; then return 0; fi
+    local pid
+    for pid in "${SLURM_PIDS[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { slurm_log "a daemon (pid $pid) exited during start-up"; slurm_dump_logs; return 1; }
+    done
+    sleep 0.2
+  done
+  slurm_log "the node did not become idle in 30 s"
+  slurm_dump_logs
+  return 1
+}
+
+slurm_dump_logs() {
+  local f
+  for f in "$SLURM_DIR"/log/* "$SLURM_DIR"/munge/munged.log; do
+    [ -s "$f" ] && { echo "--- $f" >&2; tail -15 "$f" >&2; }
+  done
+}
+
+slurm_reconfigure() {
+  echo "$1" >>"$SLURM_CONF"
+  scontrol reconfigure >/dev/null
+}
+
+slurm_stop() {
+  local pid i
+  for ((i = ${#SLURM_PIDS[@]} - 1; i >= 0; i--)); do
+    pid=${SLURM_PIDS[$i]}
+    kill -TERM "$pid" 2>/dev/null || continue
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  SLURM_PIDS=()
+  # The empty cgroup folders slurmd leaves under slurm_<node> in each controller.
+  local d
+  for d in /sys/fs/cgroup/*/slurm_"$SLURM_NODE"; do
+    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
+  [ -n "$SLURM_DIR" ] && rm -rf "$SLURM_DIR"
+  SLURM_DIR=
+  unset SLURM_CONF
+}
