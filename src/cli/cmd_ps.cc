@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "model/error.h"
 #include "model/text.h"
+#include "os/host_id.h"
 #include "os/lease.h"
 #include "os/proc.h"
 #include "output/ps_view.h"
@@ -33,6 +34,11 @@ std::string lease_cell(const std::optional<LeaseState>& st) {
   if (!st || !st->held) return "-";
   if (!st->holder) return "held";
   return "pid " + std::to_string(st->holder->pid);
+}
+
+template <class T>
+Json opt_json(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
 }
 
 /// One frame as text: a JSON document (one line per process; a single line when `one_line`)
@@ -64,6 +70,14 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
                              {"nvml", json_or_null(ns.nvml)},
                              {"note", ns.note}};
     head["unlisted_gpus"] = res.unlisted_gpus;
+    // Which node and GPUs this is: `gpumap job` joins one such document per node.
+    head["host"] = read_hostname();
+    head["slurm_node"] = opt_json(env_value("SLURMD_NODENAME"));
+    Json gpus = Json::array();
+    for (const Gpu& g : s.gpus)
+      gpus.push_back({{"nvml_index", g.nvml_index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id},
+                      {"minor_number", opt_json(g.minor_number)}});
+    head["gpus"] = gpus;
     std::string out = dump(head, true);
     out.resize(out.size() - 2);  // the newline and the closing brace: the process list follows
     const char* nl = one_line ? "" : "\n";

@@ -51,6 +51,7 @@ Command pick_command();
 Command run_command();
 Command bind_command();
 Command snapshot_command();
+Command job_command();
 
 /// `snapshot diff` and `verify --snapshot`: compares the host now with the snapshot at `path`
 /// (`is_default`: the default file), prints the differences; returns 0 (same) or 4 (differs).

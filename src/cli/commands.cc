@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       run_command(),
       bind_command(),
       snapshot_command(),
+      job_command(),
   };
   return table;
 }

@@ -15,6 +15,9 @@ struct ProcResult {
 /// Runs argv[0] (a path) with exactly `env` ("NAME=VALUE"), no shell, no stdin.
 ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<std::string>& env, int timeout_ms);
 
+/// `name` looked up in $PATH like execvp (a name with a '/' is returned as is); "" when not found.
+std::string find_program(const std::string& name);
+
 /// The path of the running gpumap binary (/proc/self/exe).
 std::string self_exe();
 /// The folder holding it, "." when unknown.

@@ -81,6 +81,8 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_opt_str(out, "nvidia_visible_devices", r.nvidia_visible_devices);
   put_opt_str(out, "local_rank", r.local_rank);
   put_opt_str(out, "slurm_localid", r.slurm_localid);
+  put_opt_str(out, "slurm_job_id", r.slurm_job_id);
+  put_opt_str(out, "slurm_procid", r.slurm_procid);
   put_opt_num(out, "cuda_ordinal", r.ordinal);
   put_opt_str(out, "cuda_error", r.cuda_error);
   put_key(out, "lease");

@@ -227,6 +227,8 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
       r.nvidia_visible_devices = env.get("NVIDIA_VISIBLE_DEVICES");
       r.local_rank = env.get("LOCAL_RANK");
       r.slurm_localid = env.get("SLURM_LOCALID");
+      r.slurm_job_id = env.get("SLURM_JOB_ID");
+      r.slurm_procid = env.get("SLURM_PROCID");
       auto key = std::make_pair(r.cuda_visible_devices, r.cuda_device_order);
       auto it = views.find(key);
       if (it == views.end()) {

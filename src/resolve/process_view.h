@@ -57,6 +57,7 @@ struct ProcessRow {
   bool environ_known = false;
   std::optional<std::string> cuda_visible_devices, cuda_device_order, nvidia_visible_devices;
   std::optional<std::string> local_rank, slurm_localid;
+  std::optional<std::string> slurm_job_id, slurm_procid;  // for `gpumap job`
   std::optional<int> ordinal;          // the cuda:N this process calls this GPU; nullopt: it cannot see it
   std::optional<std::string> cuda_error;  // CUDA_ERROR_* cuInit would return under its environment
   std::vector<Finding> findings;

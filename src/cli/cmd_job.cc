@@ -1,0 +1,110 @@
+// gpumap job [JOBID]: every node of a running Slurm job in one table, through Slurm itself.
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/command.h"
+#include "model/error.h"
+#include "os/subprocess.h"
+#include "output/render.h"
+#include "resolve/job_view.h"
+
+namespace gpumap {
+namespace {
+
+std::vector<std::string> current_env() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::string program(const std::string& name) {
+  std::string p = find_program(name);
+  if (p.empty())
+    throw Error(kExitError, "job: `" + name + "` is not in PATH",
+                "run gpumap job on a machine with the Slurm client commands (srun, scontrol)");
+  return p;
+}
+
+int run(const Args& args, Context& ctx) {
+  if (args.positionals().size() > 1) throw Error(kExitUsage, "job takes one JOBID", "gpumap job [JOBID]");
+  std::string job = args.positionals().empty() ? ctx.env().get("SLURM_JOB_ID").value_or("") : args.positionals()[0];
+  if (job.empty())
+    throw Error(kExitUsage, "job: no JOBID given and $SLURM_JOB_ID is not set",
+                "gpumap job JOBID   (squeue --me lists your jobs)");
+  if (job.find_first_not_of("0123456789_") != std::string::npos)
+    throw Error(kExitUsage, "job: `" + job + "` is not a Slurm job id", "gpumap job 1234");
+  int timeout_ms = static_cast<int>(args.integer("--timeout", 1, 3600).value_or(60) * 1000);
+
+  std::vector<std::string> env = current_env();
+  ProcResult sc = run_capture({program("scontrol"), "show", "job", "-d", job}, env, timeout_ms);
+  if (sc.exit_code != 0)
+    throw Error(kExitError, "job: scontrol show job " + job + " failed: " + (sc.err.empty() ? sc.spawn_error : sc.err),
+                "check the id with squeue; the job must be running");
+  std::vector<std::string> extra;
+  if (auto sim = args.value("--simulate")) extra = {"--simulate", *sim};
+  ProcResult ps = run_capture(job_fanout_argv(program("srun"), job, self_exe(), extra), env, timeout_ms);
+  if (!ps.spawn_error.empty() || ps.timed_out)
+    throw Error(kExitError, "job: srun into job " + job + (ps.timed_out ? " timed out" : " failed: " + ps.spawn_error), "");
+  JobReport r = build_job_report(job, split_labelled_output(ps.out), parse_job_gpu_ids(sc.out));
+  if (r.nodes.empty())
+    throw Error(kExitError, "job: no node of job " + job + " answered (srun exit " + std::to_string(ps.exit_code) + "): " + ps.err,
+                "gpumap must be at the same path on every node of the job: " + self_exe());
+
+  if (ctx.json()) {
+    Json j;
+    j["job_id"] = r.job_id;
+    j["nodes"] = r.nodes;
+    j["allocation_known"] = r.allocation_known;
+    Json procs = Json::array();
+    for (const JobProcess& p : r.processes)
+      procs.push_back({{"node", p.node}, {"rank", json_or_null(p.rank)}, {"pid", p.pid}, {"nvml_index", p.nvml_index},
+                       {"uuid", p.uuid}, {"ordinal", json_or_null(p.ordinal)},
+                       {"cuda_device", p.ordinal ? Json("cuda:" + std::to_string(*p.ordinal)) : Json(nullptr)},
+                       {"used_memory_mib", json_or_null(p.used_memory_mib)}, {"command", json_or_null(p.command)}});
+    j["processes"] = procs;
+    Json gpus = Json::array();
+    for (const JobGpu& g : r.gpus)
+      gpus.push_back({{"node", g.node}, {"nvml_index", g.nvml_index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id},
+                      {"minor_number", json_or_null(g.minor_number)}, {"allocated", g.allocated}});
+    j["gpus"] = gpus;
+    j["other_processes"] = r.other_processes;
+    j["node_errors"] = r.node_errors;
+    j["findings"] = findings_json(r.findings);
+    std::cout << dump(j);
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const JobProcess& p : r.processes)
+      rows.push_back({p.node, na(p.rank), std::to_string(p.pid), std::to_string(p.nvml_index), p.uuid,
+                      p.ordinal ? "cuda:" + std::to_string(*p.ordinal) : "-",
+                      p.used_memory_mib ? std::to_string(*p.used_memory_mib) + " MiB" : "N/A", na(p.command)});
+    std::cout << "job " << r.job_id << ": " << r.nodes.size() << " node(s), " << r.processes.size()
+              << " GPU process(es)" << (r.allocation_known ? "" : "; the job's GPU allocation is unknown") << "\n\n";
+    if (!rows.empty())
+      std::cout << render_table({"NODE", "RANK", "PID", "NVIDIA-SMI", "UUID", "CUDA", "MEMORY", "COMMAND"}, rows);
+    for (const std::string& e : r.node_errors) std::cout << "node error: " << e << "\n";
+    std::cout << render_findings(r.findings);
+  }
+  if (!r.node_errors.empty()) return kExitError;
+  return worst(r.findings) == Severity::kError ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+Command job_command() {
+  return {"job", "one Slurm job's GPU processes on every node, with findings across the job",
+          "gpumap job [JOBID] [--timeout SECONDS] [--json]",
+          "Runs `gpumap ps --json` once on every node of a running Slurm job, through Slurm itself\n"
+          "(srun --jobid=JOBID --overlap --ntasks-per-node=1; this binary's path must exist on every node),\n"
+          "and the job's allocation from `scontrol show job -d`.  One row per process of the job: node,\n"
+          "rank (SLURM_PROCID from the process's environment), pid, the GPU (nvidia-smi index as seen on\n"
+          "that node, UUID), the cuda:N that rank calls it, memory.  Findings across the job: two ranks on\n"
+          "one GPU, a rank on a GPU outside the job's allocation (error), an allocated GPU nobody uses.\n"
+          "JOBID defaults to $SLURM_JOB_ID.  Exit 7 when a finding is an error, 1 when srun/scontrol or a\n"
+          "node's ps failed, 2 on usage errors.",
+          {{"--timeout", true, false, "SECONDS", "give up on scontrol/srun after this long (default 60)"}},
+          true,
+          run};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,69 @@
+// `gpumap job`: one Slurm job's GPU processes on every node, from one `gpumap ps --json` per
+// node run by Slurm itself (srun --overlap into the job), joined with the job's allocation
+// from `scontrol show job -d`.  Pure: the command lines are built here, the outputs come in
+// as text (tests need neither Slurm nor a driver).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "findings/finding.h"
+
+namespace gpumap {
+
+/// srun --jobid=J --overlap --ntasks-per-node=1 ... GPUMAP ps --json: one ps per node of the job,
+/// each output line labelled with its task number.  `extra` goes after `ps --json` (--simulate X).
+std::vector<std::string> job_fanout_argv(const std::string& srun, const std::string& job_id, const std::string& gpumap,
+                                         const std::vector<std::string>& extra = {});
+
+/// srun --label output ("0: text") split per task number; unlabelled lines are dropped.
+std::map<int, std::string> split_labelled_output(const std::string& out);
+
+/// "node[01-03,07],gpu5" -> node01 node02 node03 node07 gpu5 (Slurm's hostlist syntax, one
+/// bracket per name).  Malformed pieces come back unexpanded.
+std::vector<std::string> expand_hostlist(const std::string& list);
+
+/// Per node, the Slurm GPU ids the job holds there, from `scontrol show job -d J`
+/// ("Nodes=n[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:a100:2(IDX:0,2-3)").  Empty when it says none.
+std::map<std::string, std::vector<uint32_t>> parse_job_gpu_ids(const std::string& scontrol_text);
+
+struct JobGpu {
+  std::string node;
+  uint32_t nvml_index = 0;       // as nvidia-smi shows it on that node (inside the step's device cgroup, if any)
+  std::string uuid, pci_bus_id;
+  std::optional<uint32_t> minor_number;  // /dev/nvidiaN
+  bool allocated = false;        // to this job (false also when the allocation is unknown)
+};
+
+struct JobProcess {
+  std::string node;
+  std::optional<std::string> rank;  // SLURM_PROCID from the process's environment
+  uint32_t pid = 0;
+  uint32_t nvml_index = 0;
+  std::string uuid;
+  std::optional<int> ordinal;        // the cuda:N this rank calls the GPU
+  std::optional<uint64_t> used_memory_mib;
+  std::optional<std::string> command;
+};
+
+struct JobReport {
+  std::string job_id;
+  std::vector<std::string> nodes;      // that answered
+  std::vector<JobProcess> processes;   // node order, then GPU, then pid
+  std::vector<JobGpu> gpus;            // every GPU each node's ps step saw
+  bool allocation_known = false;       // scontrol named the job's GPU ids on every answering node
+  size_t other_processes = 0;          // on these GPUs but not of this job
+  std::vector<std::string> node_errors;  // "task 1: ..." for nodes whose ps failed
+  std::vector<Finding> findings;
+};
+
+/// Joins each node's `gpumap ps --json` document (task number -> text) with the allocation
+/// (node -> Slurm GPU ids; a Slurm GPU id is a position in gres.conf, taken as the device
+/// minor number, which holds for `File=/dev/nvidia[0-N]` and AutoDetect).  Findings: two
+/// ranks on one GPU, a rank on a GPU outside the allocation, an allocated GPU nobody uses.
+JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
+                           const std::map<std::string, std::vector<uint32_t>>& allocation);
+
+}  // namespace gpumap

@@ -1,0 +1,94 @@
+#include "resolve/job_view.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumap {
+namespace {
+
+TEST(JobView, FanoutIsOnePsPerNodeThroughSrunIntoTheJob) {
+  EXPECT_EQ(job_fanout_argv("/usr/bin/srun", "42", "/opt/gpumap", {"--simulate", "h.json"}),
+            (std::vector<std::string>{"/usr/bin/srun", "--jobid=42", "--overlap", "--ntasks-per-node=1", "--label",
+                                      "--quiet", "--kill-on-bad-exit=0", "/opt/gpumap", "ps", "--json", "--simulate",
+                                      "h.json"}));
+}
+
+TEST(JobView, SplitsLabelledOutputPerTask) {
+  auto per = split_labelled_output("0: {\"a\":\n1: {\"b\": 2}\n 0: 1}\nsrun: warning\n10: x: y\n");
+  ASSERT_EQ(per.size(), 3u);
+  EXPECT_EQ(per[0], "{\"a\":\n1}\n");
+  EXPECT_EQ(per[1], "{\"b\": 2}\n");
+  EXPECT_EQ(per[10], "x: y\n");
+}
+
+TEST(JobView, ExpandsHostlists) {
+  EXPECT_EQ(expand_hostlist("node[01-03,10],gpu5"),
+            (std::vector<std::string>{"node01", "node02", "node03", "node10", "gpu5"}));
+  EXPECT_EQ(expand_hostlist("a[3-1]"), (std::vector<std::string>{"a[3-1]"}));  // malformed: as is
+}
+
+TEST(JobView, ParsesTheGpuIdsPerNodeFromScontrol) {
+  std::string text =
+      "JobId=7 JobName=wrap\n   NumNodes=3 NumCPUs=4\n"
+      "     Nodes=n[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:a100:2(IDX:0,2)\n"
+      "     Nodes=n3 CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:3),shard:0(0/2,0/2)\n"
+      "   TresPerNode=gres:gpu:2\n";
+  auto ids = parse_job_gpu_ids(text);
+  EXPECT_EQ(ids["n1"], (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(ids["n2"], (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(ids["n3"], (std::vector<uint32_t>{3}));
+  EXPECT_TRUE(parse_job_gpu_ids("     Nodes=n4 CPU_IDs=0 Mem=0 GRES=\n").at("n4").empty());
+}
+
+// One node's `gpumap ps --json`: GPUs 0-3 (minor = index), processes as (pid, gpu, job, rank).
+std::string ps_doc(const std::string& node, const std::vector<std::tuple<int, int, std::string, std::string>>& procs) {
+  std::string gpus, rows;
+  for (int i = 0; i < 4; ++i)
+    gpus += std::string(i ? "," : "") + "{\"nvml_index\": " + std::to_string(i) + ", \"uuid\": \"GPU-" +
+            std::to_string(i) + "\", \"pci_bus_id\": \"x\", \"minor_number\": " + std::to_string(i) + "}";
+  for (auto& [pid, gpu, job, rank] : procs)
+    rows += std::string(rows.empty() ? "" : ",") + "{\"pid\": " + std::to_string(pid) + ", \"nvml_index\": " +
+            std::to_string(gpu) + ", \"uuid\": \"GPU-" + std::to_string(gpu) + "\", \"used_memory_mib\": 100, " +
+            "\"slurm_job_id\": \"" + job + "\", \"slurm_procid\": \"" + rank + "\", \"ordinal\": 0}";
+  return "{\"host\": \"h\", \"slurm_node\": \"" + node + "\", \"gpus\": [" + gpus + "], \"processes\": [" + rows + "]}";
+}
+
+std::vector<std::string> ids_of(const JobReport& r) {
+  std::vector<std::string> out;
+  for (const Finding& f : r.findings) out.push_back(f.id + " " + severity_name(f.severity));
+  return out;
+}
+
+TEST(JobView, ACleanJobHasNoFindings) {
+  JobReport r = build_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}, {11, 1, "5", "1"}, {12, 2, "9", "0"}})}},
+                                 {{"n1", {0, 1}}});
+  EXPECT_TRUE(r.allocation_known);
+  ASSERT_EQ(r.processes.size(), 2u);  // the other job's process is counted, not listed
+  EXPECT_EQ(r.other_processes, 1u);
+  EXPECT_EQ(r.processes[1].rank, "1");
+  EXPECT_EQ(r.processes[1].node, "n1");
+  EXPECT_TRUE(r.findings.empty()) << ::testing::PrintToString(ids_of(r));
+}
+
+TEST(JobView, SharedOutsideAndIdleGpusAcrossNodes) {
+  JobReport r = build_job_report(
+      "5",
+      {{0, ps_doc("n1", {{10, 0, "5", "0"}, {11, 0, "5", "1"}})},  // ranks 0 and 1 share GPU 0; GPU 1 idle
+       {1, ps_doc("n2", {{20, 0, "5", "2"}, {21, 3, "5", "3"}, {22, 3, "5", "3"}})}},  // rank 3 on GPU 3: not allocated
+      {{"n1", {0, 1}}, {"n2", {0}}});
+  EXPECT_EQ(r.nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(ids_of(r), (std::vector<std::string>{"job-ranks-share-gpu warning", "job-gpu-idle warning",
+                                                 "job-gpu-outside-allocation error"}));
+  EXPECT_NE(r.findings[0].message.find("ranks 0, 1"), std::string::npos) << r.findings[0].message;
+  EXPECT_NE(r.findings[2].message.find("GPU-3"), std::string::npos);
+}
+
+TEST(JobView, UnknownAllocationAndBrokenNodeOutput) {
+  JobReport r = build_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}})}, {1, "gpumap: command not found\n"}}, {});
+  EXPECT_FALSE(r.allocation_known);  // no idle/outside findings without an allocation
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.node_errors.size(), 1u);
+  EXPECT_EQ(r.node_errors[0], "task 1: gpumap: command not found");
+}
+
+}  // namespace
+}  // namespace gpumap
