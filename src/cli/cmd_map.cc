@@ -11,6 +11,32 @@
 namespace gpumap {
 namespace {
 
+// One line for logs (the Slurm TaskProlog prints it per task): who, where, cuda:N -> GPU, traps.
+std::string one_line(const Snapshot& s, const Environment& env, const Mapping& m, const std::vector<Finding>& findings) {
+  std::string out = "gpumap:";
+  if (auto rank = env.get("SLURM_PROCID")) out += " rank " + *rank;
+  if (auto node = env.get("SLURMD_NODENAME")) out += " on " + *node;
+  out += ":";
+  if (m.view.error != CudaInitError::kNone) {
+    out += std::string(" CUDA would fail (") + cuda_error_name(m.view.error) + ")";
+  } else if (m.view.uuids.empty()) {
+    out += " no GPU";
+  } else {
+    for (size_t i = 0; i < m.view.uuids.size(); ++i) {
+      int idx = nvml_index_of(s, m.view.uuids[i]);
+      out += std::string(i ? "," : "") + " cuda:" + std::to_string(i) + " = nvidia-smi " +
+             (idx >= 0 ? std::to_string(idx) : "?") + " " + m.view.uuids[i];
+    }
+  }
+  std::vector<std::string> traps;
+  for (const Finding& f : findings)
+    if (f.severity != Severity::kInfo) traps.push_back(f.id);
+  out += "; " + std::to_string(traps.size()) + " finding(s)";
+  for (size_t i = 0; i < traps.size(); ++i) out += (i ? ", " : ": ") + traps[i];
+  if (!traps.empty()) out += " (run gpumap doctor)";
+  return out;
+}
+
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
   const Snapshot& s = ctx.snapshot();
@@ -34,6 +60,10 @@ int run(const Args& args, Context& ctx) {
   if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 
   std::set<std::string> visible(m.view.uuids.begin(), m.view.uuids.end());
+  if (args.has("--line")) {
+    std::cout << one_line(s, env, m, findings) << "\n";
+    return kExitOk;
+  }
   if (ctx.json()) {
     Json j = snapshot_json(s);
     j["cuda"] = mapping_json(s, m);
@@ -112,8 +142,10 @@ Command map_command() {
   std::vector<OptionSpec> opts = env_options();
   opts.push_back(probe_option());
   opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
+  opts.push_back({"--line", false, false, "",
+                  "one line: rank and node (Slurm), cuda:N -> nvidia-smi index and UUID, warnings/errors (for logs)"});
   return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
-          "gpumap [map] [cuda:N]... [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
+          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
           "Shows, for this process's environment (or the one given with --env/--unset), which physical GPU\n"
           "each cuda:N is: the nvidia-smi index, UUID, PCI bus id and name; the GPUs it cannot see; the\n"
           "variables in force; and every trap found.  When CUDA would fail to initialise it says which\n"

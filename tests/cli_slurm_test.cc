@@ -1,0 +1,94 @@
+// Black-box tests of what gpumap does inside Slurm steps, without Slurm: device cgroups through
+// the host file's dev_dir, Slurm 25.11's UUIDs, the TaskProlog line, `job` usage.  The same
+// commands inside a real Slurm: tests/slurm/slurm_test.sh (ctest: slurm).
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using nlohmann::json;
+
+const char* kUuid[] = {"GPU-5a000000-0000-4000-8000-000000000000", "GPU-5a000000-0000-4000-8000-000000000001",
+                       "GPU-5a000000-0000-4000-8000-000000000002", "GPU-5a000000-0000-4000-8000-000000000003"};
+
+// Four H200s whose minor numbers run opposite to PCI order (nvidia3 is the first by bus id), and
+// a device folder holding only the nodes in `nodes`: the job may open those and no others.
+std::string cgroup_host(const std::vector<int>& nodes) {
+  std::string dev = temp_dir("dev");
+  for (int n : nodes) std::ofstream(dev + "/nvidia" + std::to_string(n)) << "";
+  std::string gpus;
+  for (int i = 0; i < 4; ++i)
+    gpus += std::string(i ? "," : "") + "{\"name\": \"NVIDIA H200\", \"uuid\": \"" + kUuid[i] +
+            "\", \"pci_bus_id\": \"00000000:1" + std::to_string(i) + ":00.0\", \"minor_number\": " +
+            std::to_string(3 - i) + "}";
+  return write_temp_file("cgroup-host.json", "{\"dev_dir\": \"" + dev + "\", \"gpus\": [" + gpus + "]}");
+}
+
+TEST(CliSlurm, DevDirShowsOnlyTheGpusWhoseNodesOpenRenumberedInPciOrder) {
+  std::string host = cgroup_host({0, 2});  // nvidia0 = 4th GPU by bus id, nvidia2 = 2nd
+  CliRun r = gpumap({"list", "--json", "--simulate", host});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["uuid"], kUuid[1]);
+  EXPECT_EQ(j["gpus"][0]["nvml_index"], 0);
+  EXPECT_EQ(j["gpus"][1]["uuid"], kUuid[3]);
+  EXPECT_EQ(j["gpus"][1]["nvml_index"], 1);
+
+  // Slurm under device cgroups: SLURM_STEP_GPUS=0,2 (global), CUDA_VISIBLE_DEVICES=0,1 (renumbered).
+  // The driver's own view (--probe runs the fake libcuda) agrees with the prediction.
+  std::vector<std::string> env = {"SLURM_STEP_GPUS=0,2", "CUDA_VISIBLE_DEVICES=0,1", "SLURM_JOB_ID=7"};
+  r = gpumap({"map", "--json", "--check", "--simulate", host}, env);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  j = json::parse(r.out);
+  ASSERT_EQ(j["cuda"]["devices"].size(), 2u);
+  EXPECT_EQ(j["cuda"]["devices"][0]["uuid"], kUuid[1]);
+  EXPECT_EQ(j["cuda"]["devices"][1]["uuid"], kUuid[3]);
+  EXPECT_TRUE(j["check"]["agree"].get<bool>());
+  r = gpumap({"doctor", "--simulate", host}, env);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("[warning]"), std::string::npos) << r.out;
+
+  // Code that takes Slurm's ids as CUDA indices: cuda:2 does not exist in this step.
+  r = gpumap({"doctor", "--simulate", host}, {"SLURM_STEP_GPUS=0,2", "CUDA_VISIBLE_DEVICES=0,2"});
+  EXPECT_EQ(r.code, 7) << r.out;
+}
+
+TEST(CliSlurm, Slurm2511UuidsInCudaVisibleDevicesNameThePhysicalGpus) {
+  // Slurm 25.11 writes the allocated GPUs' UUIDs into CUDA_VISIBLE_DEVICES.
+  std::string host = cgroup_host({0, 1, 2, 3});
+  std::vector<std::string> env = {"SLURM_STEP_GPUS=1,2", std::string("CUDA_VISIBLE_DEVICES=") + kUuid[2] + "," + kUuid[1]};
+  CliRun r = gpumap({"verify", "--expect", std::string(kUuid[2]) + "," + kUuid[1], "--simulate", host}, env);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = gpumap({"doctor", "--simulate", host}, env);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("[warning]"), std::string::npos) << r.out;
+}
+
+TEST(CliSlurm, MapLineIsOneLineWithRankNodeGpusAndTraps) {
+  std::string host = cgroup_host({0, 1, 2, 3});
+  CliRun r = gpumap({"map", "--line", "--simulate", host},
+                    {"SLURM_PROCID=3", "SLURMD_NODENAME=node7", "CUDA_VISIBLE_DEVICES=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("gpumap: rank 3 on node7: cuda:0 = nvidia-smi 1 ") + kUuid[1] + "; 0 finding(s)\n");
+  r = gpumap({"map", "--line", "--simulate", host}, {"CUDA_VISIBLE_DEVICES=1", "LOCAL_RANK=2"});
+  EXPECT_EQ(r.out, std::string("gpumap: cuda:0 = nvidia-smi 1 ") + kUuid[1] +
+                       "; 1 finding(s): local-rank-exceeds-visible (run gpumap doctor)\n");
+}
+
+TEST(CliSlurm, JobNeedsAJobId) {
+  CliRun r = gpumap({"job", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("SLURM_JOB_ID"), std::string::npos) << r.err;
+  r = gpumap({"job", "12;rm", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a Slurm job id"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gpumap::testing
