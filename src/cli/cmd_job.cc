@@ -47,8 +47,9 @@ int run(const Args& args, Context& ctx) {
   if (!ps.spawn_error.empty() || ps.timed_out)
     throw Error(kExitError, "job: srun into job " + job + (ps.timed_out ? " timed out" : " failed: " + ps.spawn_error), "");
   JobReport r = build_job_report(job, split_labelled_output(ps.out), parse_job_gpu_ids(sc.out));
-  if (r.nodes.empty())
-    throw Error(kExitError, "job: no node of job " + job + " answered (srun exit " + std::to_string(ps.exit_code) + "): " + ps.err,
+  if (r.nodes.empty() && r.node_errors.empty())
+    throw Error(kExitError, "job: no node of job " + job + " answered (srun exit " + std::to_string(ps.exit_code) +
+                                "): " + (ps.err.empty() ? ps.out.substr(0, 300) : ps.err),
                 "gpumap must be at the same path on every node of the job: " + self_exe());
 
   if (ctx.json()) {

@@ -383,7 +383,11 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   LauncherEnv launch = parse_launcher_env(in.env);
   for (const LocalRank& r : launch.local_ranks)
     if (!r.error.empty()) add(out, "local-rank-invalid", Severity::kError, r.error, "");
+  // Slurm's per-task binding (--gpus-per-task, --gpu-bind=single/map_gpu) gives each task fewer GPUs
+  // than the node's share (SLURM_GPUS_ON_NODE): task 1 rightly sees only its own cuda:0.
   const LocalRank* rank = launch.rank();
+  const bool slurm_bound_per_task = rank && rank->variable == "SLURM_LOCALID" && launch.slurm_gpus_on_node &&
+                                    v.uuids.size() < *launch.slurm_gpus_on_node;
   if (bound && v.error == CudaInitError::kNone) {
     std::string who = rank ? "local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")" : "this process";
     add(out, "bound-rank", Severity::kInfo,
@@ -391,7 +395,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
             bound_rank_advice(rank ? rank->variable : "LOCAL_RANK"),
         "torch.cuda.set_device(0)   # or: int(os.environ[\"" + (rank ? rank->variable : std::string("LOCAL_RANK")) +
             "\"]) % torch.cuda.device_count()");
-  } else if (rank && v.error == CudaInitError::kNone && *rank->value >= v.uuids.size()) {
+  } else if (rank && !slurm_bound_per_task && v.error == CudaInitError::kNone && *rank->value >= v.uuids.size()) {
     add(out, "local-rank-exceeds-visible", Severity::kError,
         rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " + std::to_string(v.uuids.size()) +
             " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees the same list; one GPU per rank "

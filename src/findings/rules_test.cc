@@ -180,6 +180,14 @@ TEST(Rules, LocalRankInvalid) { expect_rule(Host::kUniform, {"LOCAL_RANK=one"}, 
 TEST(Rules, LocalRankExceedsVisible) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2", "LOCAL_RANK=1"}, "local-rank-exceeds-visible", Severity::kError);
 }
+TEST(Rules, SlurmPerTaskBindingIsNotARankTrap) {
+  // srun -n 2 --gpus-per-task=1, task 1: one visible GPU of the node's two; cuda:0 is right.
+  Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1", "SLURM_LOCALID=1", "SLURM_GPUS_ON_NODE=2"});
+  for (const Finding& f : r.fs) EXPECT_NE(f.id, "local-rank-exceeds-visible") << dump(r.fs);
+  // srun -n 4 --gres=gpu:2: every task sees both GPUs, tasks 2 and 3 have no cuda:$SLURM_LOCALID.
+  expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_LOCALID=2", "SLURM_GPUS_ON_NODE=2"},
+              "local-rank-exceeds-visible", Severity::kError);
+}
 TEST(Rules, SlurmGlobalIds) {
   // A note, not a warning: nothing in the environment is wrong (the fix for slurm-gpus-not-applied leads here).
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3", "SLURM_STEP_GPUS=2,3"}, "slurm-global-ids", Severity::kInfo);

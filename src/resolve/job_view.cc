@@ -140,8 +140,12 @@ JobReport build_job_report(const std::string& job_id, const std::map<int, std::s
   r.allocation_known = true;
   for (const auto& [task, text] : ps_per_task) {
     nlohmann::json doc;
+    // srun --label cuts long lines into labelled pieces; JSON needs no newline between tokens
+    // (and has none inside strings), so the pieces are joined as they are.
+    std::string joined = text;
+    std::erase(joined, '\n');
     try {
-      doc = nlohmann::json::parse(text);
+      doc = nlohmann::json::parse(joined);
     } catch (const nlohmann::json::exception&) {
       std::string first = text.substr(0, text.find('\n'));
       r.node_errors.push_back("task " + std::to_string(task) + ": " + (first.empty() ? "no output" : first));

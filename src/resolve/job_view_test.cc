@@ -82,6 +82,16 @@ TEST(JobView, SharedOutsideAndIdleGpusAcrossNodes) {
   EXPECT_NE(r.findings[2].message.find("GPU-3"), std::string::npos);
 }
 
+TEST(JobView, JoinsLinesSrunCutIntoPieces) {
+  std::string doc = ps_doc("n1", {{10, 0, "5", "0"}});
+  std::string labelled;
+  for (size_t i = 0; i < doc.size(); i += 7) labelled += "0: " + doc.substr(i, 7) + "\n";  // cut inside strings too
+  JobReport r = build_job_report("5", split_labelled_output(labelled), {{"n1", {0}}});
+  EXPECT_TRUE(r.node_errors.empty()) << r.node_errors[0];
+  ASSERT_EQ(r.processes.size(), 1u);
+  EXPECT_EQ(r.processes[0].uuid, "GPU-0");
+}
+
 TEST(JobView, UnknownAllocationAndBrokenNodeOutput) {
   JobReport r = build_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}})}, {1, "gpumap: command not found\n"}}, {});
   EXPECT_FALSE(r.allocation_known);  // no idle/outside findings without an allocation
