@@ -1,6 +1,4 @@
 // gpumap job [JOBID]: every node of a running Slurm job in one table, through Slurm itself.
-#include <unistd.h>
-
 #include <iostream>
 
 #include "cli/command.h"
@@ -12,14 +10,8 @@
 namespace gpumap {
 namespace {
 
-std::vector<std::string> current_env() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
-
-std::string program(const std::string& name) {
-  std::string p = find_program(name);
+std::string program(const std::string& name, const Environment& env) {
+  std::string p = find_program(name, env.get("PATH"));
   if (p.empty())
     throw Error(kExitError, "job: `" + name + "` is not in PATH",
                 "run gpumap job on a machine with the Slurm client commands (srun, scontrol)");
@@ -36,14 +28,14 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "job: `" + job + "` is not a Slurm job id", "gpumap job 1234");
   int timeout_ms = static_cast<int>(args.integer("--timeout", 1, 3600).value_or(60) * 1000);
 
-  std::vector<std::string> env = current_env();
-  ProcResult sc = run_capture({program("scontrol"), "show", "job", "-d", job}, env, timeout_ms);
+  std::vector<std::string> env = ctx.env().to_strings();
+  ProcResult sc = run_capture({program("scontrol", ctx.env()), "show", "job", "-d", job}, env, timeout_ms);
   if (sc.exit_code != 0)
     throw Error(kExitError, "job: scontrol show job " + job + " failed: " + (sc.err.empty() ? sc.spawn_error : sc.err),
                 "check the id with squeue; the job must be running");
   std::vector<std::string> extra;
-  if (auto sim = args.value("--simulate")) extra = {"--simulate", *sim};
-  ProcResult ps = run_capture(job_fanout_argv(program("srun"), job, self_exe(), extra), env, timeout_ms);
+  if (ctx.seams().simulate) extra = {"--simulate", *ctx.seams().simulate};
+  ProcResult ps = run_capture(job_fanout_argv(program("srun", ctx.env()), job, self_exe(), extra), env, timeout_ms);
   if (!ps.spawn_error.empty() || ps.timed_out)
     throw Error(kExitError, "job: srun into job " + job + (ps.timed_out ? " timed out" : " failed: " + ps.spawn_error), "");
   JobReport r = build_job_report(job, split_labelled_output(ps.out), parse_job_gpu_ids(sc.out));

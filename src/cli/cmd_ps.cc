@@ -72,7 +72,7 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
     head["unlisted_gpus"] = res.unlisted_gpus;
     // Which node and GPUs this is: `gpumap job` joins one such document per node.
     head["host"] = read_hostname();
-    head["slurm_node"] = opt_json(env_value("SLURMD_NODENAME"));
+    head["slurm_node"] = opt_json(ctx.env().get("SLURMD_NODENAME"));
     Json gpus = Json::array();
     for (const Gpu& g : s.gpus)
       gpus.push_back({{"nvml_index", g.nvml_index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id},

@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 
 namespace gpumap {
@@ -107,10 +106,9 @@ ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<s
   return r;
 }
 
-std::string find_program(const std::string& name) {
+std::string find_program(const std::string& name, const std::optional<std::string>& path) {
   if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::string dirs = path.value_or("/usr/local/bin:/usr/bin:/bin");
   size_t pos = 0;
   while (pos <= dirs.size()) {
     size_t colon = dirs.find(':', pos);

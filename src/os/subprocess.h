@@ -1,5 +1,6 @@
 // The exec seam: run a program with a given environment and capture its output.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,9 @@ struct ProcResult {
 /// Runs argv[0] (a path) with exactly `env` ("NAME=VALUE"), no shell, no stdin.
 ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<std::string>& env, int timeout_ms);
 
-/// `name` looked up in $PATH like execvp (a name with a '/' is returned as is); "" when not found.
-std::string find_program(const std::string& name);
+/// `name` looked up in `path` (a $PATH value; nullopt: execvp's default) like execvp (a name with
+/// a '/' is returned as is); "" when not found.
+std::string find_program(const std::string& name, const std::optional<std::string>& path);
 
 /// The path of the running gpumap binary (/proc/self/exe).
 std::string self_exe();
