@@ -54,9 +54,10 @@ TEST(CliSlurm, DevDirShowsOnlyTheGpusWhoseNodesOpenRenumberedInPciOrder) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("[warning]"), std::string::npos) << r.out;
 
-  // Code that takes Slurm's ids as CUDA indices: cuda:2 does not exist in this step.
+  // Code that takes Slurm's ids as CUDA indices: index 2 does not exist in this step, so CUDA
+  // stops the list there and the job silently runs on one GPU.
   r = gpumap({"doctor", "--simulate", host}, {"SLURM_STEP_GPUS=0,2", "CUDA_VISIBLE_DEVICES=0,2"});
-  EXPECT_EQ(r.code, 7) << r.out;
+  EXPECT_NE(r.out.find("[warning] list-cut-short"), std::string::npos) << r.out;
 }
 
 TEST(CliSlurm, Slurm2511UuidsInCudaVisibleDevicesNameThePhysicalGpus) {

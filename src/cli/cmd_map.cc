@@ -13,7 +13,7 @@ namespace {
 
 // One line for logs (the Slurm TaskProlog prints it per task): who, where, cuda:N -> GPU, traps.
 std::string one_line(const Snapshot& s, const Environment& env, const Mapping& m, const std::vector<Finding>& findings) {
-  std::string out = "gpumap:";
+  std::string out = "gpumap";
   if (auto rank = env.get("SLURM_PROCID")) out += " rank " + *rank;
   if (auto node = env.get("SLURMD_NODENAME")) out += " on " + *node;
   out += ":";
