@@ -13,10 +13,10 @@ namespace {
 
 // One line for logs (the Slurm TaskProlog prints it per task): who, where, cuda:N -> GPU, traps.
 std::string one_line(const Snapshot& s, const Environment& env, const Mapping& m, const std::vector<Finding>& findings) {
-  std::string out = "gpumap";
-  if (auto rank = env.get("SLURM_PROCID")) out += " rank " + *rank;
-  if (auto node = env.get("SLURMD_NODENAME")) out += " on " + *node;
-  out += ":";
+  std::string who;  // "gpumap: rank 1 on node7:", or just "gpumap:" outside Slurm
+  if (auto rank = env.get("SLURM_PROCID")) who += " rank " + *rank;
+  if (auto node = env.get("SLURMD_NODENAME")) who += " on " + *node;
+  std::string out = "gpumap:" + who + (who.empty() ? "" : ":");
   if (m.view.error != CudaInitError::kNone) {
     out += std::string(" CUDA would fail (") + cuda_error_name(m.view.error) + ")";
   } else if (m.view.uuids.empty()) {
