@@ -351,7 +351,7 @@ TEST(CliAdvice, ExplainWithADuplicateLabelsNoEntryCuda0) {
   json j = json::parse(r.out);
   ASSERT_EQ(j["entries"].size(), 3u);
   for (auto& e : j["entries"]) {
-    EXPECT_TRUE(e["ordinal"].is_null()) << e.dump();
+    EXPECT_TRUE(e["cuda_ordinal"].is_null()) << e.dump();
     std::string t = e["text"];
     EXPECT_EQ(t.find("cuda:"), std::string::npos) << t;
     EXPECT_NE(t.find("never used"), std::string::npos) << t;

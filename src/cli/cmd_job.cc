@@ -52,8 +52,7 @@ int run(const Args& args, Context& ctx) {
     Json procs = Json::array();
     for (const JobProcess& p : r.processes)
       procs.push_back({{"node", p.node}, {"rank", json_or_null(p.rank)}, {"pid", p.pid}, {"nvml_index", p.nvml_index},
-                       {"uuid", p.uuid}, {"ordinal", json_or_null(p.ordinal)},
-                       {"cuda_device", p.ordinal ? Json("cuda:" + std::to_string(*p.ordinal)) : Json(nullptr)},
+                       {"uuid", p.uuid}, {"cuda_ordinal", json_or_null(p.ordinal)},
                        {"used_memory_mib", json_or_null(p.used_memory_mib)}, {"command", json_or_null(p.command)}});
     j["processes"] = procs;
     Json gpus = Json::array();

@@ -36,8 +36,9 @@ TEST(SeamsFromEnvironment, TestSeamsAndContainerOverride) {
   EXPECT_EQ(plain.sysfs_root, "/sys");
   EXPECT_FALSE(plain.nvml_pid_ns);
   EXPECT_FALSE(plain.trace);
-  if (!container_files_present())  // on a host without /.dockerenv, $container decides
+  if (!container_files_present()) {  // on a host without /.dockerenv, $container decides
     EXPECT_TRUE(seams_from_environment(Environment::from_strings({"container=podman"}), "/b").in_container);
+  }
 }
 
 TEST(SeamsFromEnvironment, DefaultsAndTheSimulateOption) {
