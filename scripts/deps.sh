@@ -3,7 +3,8 @@
 # what is missing (apt-get); otherwise it prints the one line to run and fails.
 # usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and libFuzzer)
 set -euo pipefail
-pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config)
+# git: --version's commit; groff-base, man-db, zsh: the man page and completion tests.
+pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh)
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "resolve/launch_env.h"
 #include "output/json_view.h"
+#include "output/manual.h"
 #include "session/session.h"
 
 namespace gpumap {
@@ -56,6 +57,13 @@ Command job_command();
 /// `snapshot diff` and `verify --snapshot`: compares the host now with the snapshot at `path`
 /// (`is_default`: the default file), prints the differences; returns 0 (same) or 4 (differs).
 int snapshot_check(Context& ctx, const std::string& path, bool is_default);
+Command describe_command();
+
+/// The command table and the rest of the reference (exit codes, environment, files) as data:
+/// the man page, the completion scripts and `gpumap __describe` come from it.
+CliReference cli_reference();
+/// The documented exit codes (--help's line, the man page, docs/cli.md).
+std::vector<ExitCodeDoc> exit_code_docs();
 
 /// Applies --env NAME=VALUE and --unset NAME to a copy of `base`; Error(kExitUsage) on a bad pair.
 Environment apply_env_options(const Environment& base, const Args& args);

@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
       bind_command(),
       snapshot_command(),
       job_command(),
+      describe_command(),
   };
   return table;
 }

@@ -7,10 +7,12 @@
 
 #include "cli/command.h"
 #include "resolve/gpu_selector.h"
+#include "cli/version.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "os/subprocess.h"
 #include "output/style.h"
+#include "output/render.h"
 
 using namespace gpumap;
 
@@ -34,12 +36,22 @@ void print_main_help() {
     s += n + c.summary + "\n";
   }
   s += "\ncommon options:\n" + format_options(common_options()) +
-       "  --version               print the version\n\n"
+       "  --version               print the version and the git commit it was built from\n\n"
        "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a\n"
        "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) + ", or a JSON file (docs/host-file.md).\n"
-       "Exit codes: 0 ok, 1 driver/OS error, 2 usage, 3 no driver, 4 verify mismatch or snapshot differs,\n"
-       "5 CUDA would fail, "
-       "6 not enough GPUs, 7 doctor found errors (docs/cli.md).\n";
+       "Exit codes:";
+  size_t line_start = s.rfind('\n') + 1;
+  for (const ExitCodeDoc& e : exit_code_docs()) {
+    std::string item = " " + std::to_string(e.code) + " " + e.brief + ",";
+    if (s.size() - line_start + item.size() > 100) {
+      s += "\n";
+      line_start = s.size();
+      item.erase(0, 1);
+    }
+    s += item;
+  }
+  s.back() = ' ';
+  s += "(docs/cli.md, man gpumap).\n";
   std::fputs(s.c_str(), stdout);
 }
 
@@ -65,6 +77,22 @@ std::string did_you_mean(const std::string& typed) {
   return best ? std::string(" (did you mean `") + best->name + "`?)" : "";
 }
 
+// "gpumap 0.1.0 (commit 0123abcd..., 2026-11-30)"; with --json the same as an object.
+int print_version(const std::vector<std::string>& args) {
+  bool json = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] != "--json")
+      throw Error(kExitUsage, "--version: unexpected argument `" + args[i] + "`", "use gpumap --version [--json]");
+    json = true;
+  }
+  std::string date = build_commit_date();
+  if (json)
+    std::cout << Json{{"version", GPUMAP_VERSION}, {"commit", build_commit()}, {"commit_date", date.empty() ? Json(nullptr) : Json(date)}}.dump(2) << "\n";
+  else
+    std::cout << "gpumap " GPUMAP_VERSION " (commit " << build_commit() << (date.empty() ? "" : ", " + date) << ")\n";
+  return kExitOk;
+}
+
 void print_command_help(const Command& c) {
   std::vector<OptionSpec> opts = c.options;
   for (const OptionSpec& o : common_options()) opts.push_back(o);
@@ -78,10 +106,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const Command* cmd = nullptr;
   try {
-    if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) {
-      std::puts("gpumap " GPUMAP_VERSION);
-      return kExitOk;
-    }
+    if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) return print_version(args);
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
       if (args.size() > 1 && args[0] == "help" && find_command(args[1])) print_command_help(*find_command(args[1]));
       else print_main_help();

@@ -34,7 +34,7 @@ std::string absolute(const std::string& p) {
 
 }  // namespace
 
-std::string bundled_host_names(const Seams& seams) {
+std::vector<std::string> bundled_hosts(const Seams& seams) {
   std::vector<std::string> names;
   for (const std::string& dir : seams.hosts_dirs) {
     DIR* d = opendir(dir.c_str());
@@ -47,8 +47,12 @@ std::string bundled_host_names(const Seams& seams) {
     if (!names.empty()) break;
   }
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string bundled_host_names(const Seams& seams) {
   std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const std::string& n : bundled_hosts(seams)) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 

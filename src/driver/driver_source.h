@@ -28,7 +28,9 @@ struct DriverSource {
 /// file is invalid, naming the file and the field.
 DriverSource select_driver(const Seams& seams);
 
-/// The bundled simulated hosts' names, from the first of seams.hosts_dirs that has any.
+/// The bundled simulated hosts' names, sorted, from the first of seams.hosts_dirs that has any.
+std::vector<std::string> bundled_hosts(const Seams& seams);
+/// The same, joined with ", " (for messages).
 std::string bundled_host_names(const Seams& seams);
 
 

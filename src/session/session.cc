@@ -56,6 +56,15 @@ void Session::enter_container(const std::string& value) {
 
 std::string Session::lease_dir() const { return gpumap::lease_dir(seams_.lock_dir); }
 
+// Installed: the data and private library folders relative to bin/ (CMake sets them from the
+// GNUInstallDirs layout; these are its defaults).
+#ifndef GPUMAP_BIN_TO_HOSTS
+#define GPUMAP_BIN_TO_HOSTS "../share/gpumap/hosts"
+#endif
+#ifndef GPUMAP_BIN_TO_SIM
+#define GPUMAP_BIN_TO_SIM "../lib/gpumap/sim"
+#endif
+
 Seams seams_from_environment(const Environment& env, const std::string& install_dir,
                              const std::optional<std::string>& simulate) {
   auto nonempty = [&](const char* name) -> std::optional<std::string> {
@@ -66,9 +75,9 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   s.simulate = simulate ? simulate : nonempty("GPUMAP_SIMULATE");
   if (auto d = nonempty("GPUMAP_HOSTS_DIR")) s.hosts_dirs.push_back(*d);
   s.hosts_dirs.push_back(install_dir + "/hosts");
-  s.hosts_dirs.push_back(install_dir + "/../share/gpumap/hosts");
+  s.hosts_dirs.push_back(install_dir + "/" GPUMAP_BIN_TO_HOSTS);
   if (auto d = nonempty("GPUMAP_SIM_LIBDIR")) s.sim_lib_dirs = {*d};
-  else s.sim_lib_dirs = {install_dir + "/sim", install_dir + "/../lib/gpumap/sim"};
+  else s.sim_lib_dirs = {install_dir + "/sim", install_dir + "/" GPUMAP_BIN_TO_SIM};
   s.lock_dir = env.get("GPUMAP_LOCK_DIR").value_or("");
   if (auto d = nonempty("GPUMAP_CACHE_DIR")) s.cache_dir = *d;
   else if (auto x = nonempty("XDG_CACHE_HOME")) s.cache_dir = *x + "/gpumap";

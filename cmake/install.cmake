@@ -1,0 +1,85 @@
+# `cmake --install build [--prefix PREFIX]`, the `uninstall` target and the Debian package (CPack).
+#
+# Layout (GNUInstallDirs, relative to PREFIX):
+#   bin/gpumap                                  static libstdc++, needs only glibc
+#   LIBDIR/gpumap/sim/libnvidia-ml.so.1, libcuda.so.1   the simulated driver (private, not on the
+#                                               loader path; the real driver is dlopen'ed, never linked)
+#   share/gpumap/hosts/*.json                   bundled simulated hosts
+#   share/man/man1/gpumap.1                     generated from the command table
+#   share/bash-completion/completions/gpumap    (or what pkg-config's bash-completion says)
+#   share/zsh/vendor-completions/_gpumap        under a .../usr prefix (Debian's zsh looks there),
+#                                               share/zsh/site-functions/_gpumap elsewhere
+#   share/doc/gpumap/README.md, docs/*.md
+#
+# The C API (libgpumap.so, gpumap-probe, header, CMake package config, pkg-config file) has its
+# rules in CMakeLists.txt beside the library; the uninstall target and the package take them from
+# the install manifest with no change here.  To ship them apart, give each rule a COMPONENT and set
+# CPACK_DEB_COMPONENT_INSTALL (gpumap, libgpumap-dev, python3-gpumap).
+
+install(TARGETS gpumap RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_BINARY_DIR}/sim/libnvidia-ml.so.1 ${CMAKE_BINARY_DIR}/sim/libcuda.so.1
+        DESTINATION ${GPUMAP_INSTALL_SIM_DIR})
+install(FILES ${GPUMAP_HOSTS} DESTINATION ${GPUMAP_INSTALL_HOSTS_DIR})
+install(FILES ${GPUMAP_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+file(GLOB GPUMAP_DOCS CONFIGURE_DEPENDS docs/*.md)
+install(FILES ${GPUMAP_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+
+# bash: the folder bash-completion's pkg-config file names, made relative to its prefix.
+set(GPUMAP_BASH_COMPLETION_DIR "" CACHE STRING "Where to install the bash completion (relative to the prefix)")
+if(NOT GPUMAP_BASH_COMPLETION_DIR)
+  set(GPUMAP_BASH_COMPLETION_DIR ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_get_variable(bc_dir bash-completion completionsdir)
+    pkg_get_variable(bc_prefix bash-completion prefix)
+    if(bc_dir AND bc_prefix AND bc_dir MATCHES "^${bc_prefix}/(.+)$")
+      set(GPUMAP_BASH_COMPLETION_DIR ${CMAKE_MATCH_1})
+    endif()
+  endif()
+endif()
+install(FILES ${GPUMAP_BASH_COMPLETION} DESTINATION ${GPUMAP_BASH_COMPLETION_DIR})
+
+# zsh: the folder depends on the prefix given at install time, so it is chosen then.
+install(CODE "
+  if(CMAKE_INSTALL_PREFIX MATCHES \"(^|/)usr/?$\")
+    set(gpumap_zsh_dir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions\")
+  else()
+    set(gpumap_zsh_dir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/site-functions\")
+  endif()
+  file(INSTALL DESTINATION \"\${gpumap_zsh_dir}\" TYPE FILE FILES \"${GPUMAP_ZSH_COMPLETION}\")
+")
+
+# `cmake --build build --target uninstall`: removes what the last `cmake --install build` put
+# there (build/install_manifest.txt), then the folders of gpumap's own that are left empty.
+add_custom_target(uninstall
+  COMMAND ${CMAKE_COMMAND} -DMANIFEST=${CMAKE_BINARY_DIR}/install_manifest.txt
+          -P ${PROJECT_SOURCE_DIR}/cmake/uninstall.cmake
+  VERBATIM)
+
+# The Debian package: `cpack --config build/CPackConfig.cmake -B build/package` (installs into /usr).
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME gpumap)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "gpumap maintainers <maintainers@users.noreply.a-seed-28be07a4.example>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "which physical GPU your code will run on")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "which physical GPU your code will run on
+ gpumap tells which physical GPU (nvidia-smi index, UUID, PCI bus id) each CUDA
+ device number refers to, given CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
+ containers, Slurm and launcher ranks; warns about every trap on the way, and
+ picks, leases and binds GPUs so code runs on the one you meant.
+ .
+ It loads the NVIDIA driver (libnvidia-ml.so.1, libcuda.so.1) at run time when
+ present and never creates a CUDA context.  Bundled simulated hosts
+ (--simulate) work without a driver.")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# Dependencies from the ELF files themselves (glibc only); the driver is dlopen'ed: no dependency.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion")
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Debian policy: man pages gzip -9n compressed.
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/deb_compress_man.cmake)
+include(CPack)

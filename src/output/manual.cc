@@ -1,0 +1,412 @@
+#include "output/manual.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace gpumap {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+// How an option's value is completed, read from its value name (the one --help shows).
+enum class ValueKind { kNone, kHost, kChoices, kFile, kDir, kEnvName, kEnvAssign };
+
+ValueKind value_kind(const OptionDoc& o) {
+  if (!o.takes_value) return ValueKind::kNone;
+  const std::string& v = o.value_name;
+  if (v == "HOST") return ValueKind::kHost;
+  if (v.find('|') != std::string::npos) return ValueKind::kChoices;
+  if (v == "FILE" || v == "PATH") return ValueKind::kFile;
+  if (v == "DIR") return ValueKind::kDir;
+  if (v == "NAME") return ValueKind::kEnvName;
+  if (v == "NAME=VALUE") return ValueKind::kEnvAssign;
+  return ValueKind::kNone;
+}
+
+std::vector<std::string> choices(const std::string& value_name) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t bar; (bar = value_name.find('|', start)) != std::string::npos; start = bar + 1)
+    out.push_back(value_name.substr(start, bar - start));
+  out.push_back(value_name.substr(start));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+OJson option_json(const OptionDoc& o) {
+  return {{"name", o.name},
+          {"aliases", o.aliases},
+          {"takes_value", o.takes_value},
+          {"repeatable", o.repeatable},
+          {"value_name", o.value_name},
+          {"help", o.help}};
+}
+
+OJson options_json(const std::vector<OptionDoc>& opts) {
+  OJson a = OJson::array();
+  for (const OptionDoc& o : opts) a.push_back(option_json(o));
+  return a;
+}
+
+// The options a command accepts, its own first, then the common ones.
+std::vector<OptionDoc> all_options(const CliReference& r, const CommandDoc& c) {
+  std::vector<OptionDoc> out = c.options;
+  out.insert(out.end(), r.common_options.begin(), r.common_options.end());
+  return out;
+}
+
+std::vector<std::string> option_words(const std::vector<OptionDoc>& opts) {
+  std::vector<std::string> out;
+  for (const OptionDoc& o : opts) {
+    out.push_back(o.name);
+    out.insert(out.end(), o.aliases.begin(), o.aliases.end());
+  }
+  return out;
+}
+
+// ---- roff ----
+
+std::string roff_line(const std::string& line) {
+  std::string e = roff_escape(line);
+  if (!e.empty() && (e[0] == '.' || e[0] == '\'')) e = "\\&" + e;
+  return e;
+}
+
+// Each line escaped; a blank line starts a new paragraph.
+std::string roff_text(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    out += line.empty() ? ".PP\n" : roff_line(line) + "\n";
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::string roff_option_tag(const OptionDoc& o) {
+  std::string tag;
+  for (const std::string& a : o.aliases) tag += "\\fB" + roff_escape(a) + "\\fR, ";
+  tag += "\\fB" + roff_escape(o.name) + "\\fR";
+  if (o.takes_value) tag += " \\fI" + roff_escape(o.value_name) + "\\fR";
+  return tag;
+}
+
+std::string roff_options(const std::vector<OptionDoc>& opts) {
+  std::string out;
+  for (const OptionDoc& o : opts) {
+    bool says_it = o.help.find("repeatable") != std::string::npos;
+    out += ".TP\n" + roff_option_tag(o) + "\n" + roff_line(o.help) + (o.repeatable && !says_it ? " (repeatable)" : "") +
+           "\n";
+  }
+  return out;
+}
+
+// ---- shells ----
+
+std::string sh_single_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string bash_value_action(const OptionDoc& o) {
+  switch (value_kind(o)) {
+    case ValueKind::kHost:
+      return "COMPREPLY=($(compgen -W \"$(_gpumap_hosts)\" -- \"$cur\") $(compgen -f -X '!*.json' -- \"$cur\") "
+             "$(compgen -d -- \"$cur\")); compopt -o filenames 2>/dev/null";
+    case ValueKind::kChoices:
+      return "COMPREPLY=($(compgen -W " + sh_single_quote(join(choices(o.value_name), " ")) + " -- \"$cur\"))";
+    case ValueKind::kFile:
+      return "COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null";
+    case ValueKind::kDir:
+      return "COMPREPLY=($(compgen -d -- \"$cur\")); compopt -o filenames 2>/dev/null";
+    case ValueKind::kEnvName:
+      return "COMPREPLY=($(compgen -e -- \"$cur\"))";
+    case ValueKind::kEnvAssign:
+      return "COMPREPLY=($(compgen -e -S = -- \"$cur\")); compopt -o nospace 2>/dev/null";
+    case ValueKind::kNone:
+      break;
+  }
+  return "COMPREPLY=()";  // a number, a GPU, seconds: nothing to offer
+}
+
+// The `case $cmd in ... esac` arm of one command: values of its options, then its option words.
+std::string bash_command_arm(const CliReference& r, const std::string& pattern, const std::vector<OptionDoc>& opts) {
+  std::string s = "    " + pattern + ")\n      case $prev in\n";
+  for (const OptionDoc& o : opts)
+    if (o.takes_value) s += "        " + o.name + ") " + bash_value_action(o) + "; return 0 ;;\n";
+  s += "      esac\n      opts=" + sh_single_quote(join(option_words(opts), " ")) + " ;;\n";
+  return s;
+}
+
+std::string zsh_escape_help(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '[' || c == ']' || c == '\\' || c == ':') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string zsh_value_action(const OptionDoc& o) {
+  switch (value_kind(o)) {
+    case ValueKind::kHost: return "_gpumap_hosts";
+    case ValueKind::kChoices: return "(" + join(choices(o.value_name), " ") + ")";
+    case ValueKind::kFile: return "_files";
+    case ValueKind::kDir: return "_files -/";
+    case ValueKind::kEnvName: return "_parameters -g \"*export*\"";
+    case ValueKind::kEnvAssign: return "_parameters -g \"*export*\" -qS=";
+    case ValueKind::kNone: break;
+  }
+  return " ";  // shows the value name, offers nothing
+}
+
+// _arguments specs, one per option name or alias, each a quoted shell word.
+std::vector<std::string> zsh_specs(const std::vector<OptionDoc>& opts) {
+  std::vector<std::string> out;
+  for (const OptionDoc& o : opts) {
+    std::vector<std::string> names = o.aliases;
+    names.push_back(o.name);
+    for (const std::string& n : names) {
+      std::string spec = (o.repeatable ? "*" : "") + n + (o.takes_value ? "=" : "") + "[" + zsh_escape_help(o.help) + "]";
+      if (o.takes_value) spec += ":" + zsh_escape_help(o.value_name) + ":" + zsh_value_action(o);
+      out.push_back(sh_single_quote(spec));
+    }
+  }
+  return out;
+}
+
+std::string zsh_arguments(const std::vector<OptionDoc>& opts, const std::string& extra) {
+  std::string s = "      _arguments -S :";
+  for (const std::string& spec : zsh_specs(opts)) s += " \\\n        " + spec;
+  if (!extra.empty()) s += " \\\n        " + extra;
+  return s + "\n";
+}
+
+}  // namespace
+
+std::string roff_escape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      // A minus (option dash) unless it joins two word characters ("start-up").
+      bool joins = i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1])) && i + 1 < text.size() &&
+                   std::isalnum(static_cast<unsigned char>(text[i + 1]));
+      out += joins ? "-" : "\\-";
+    } else if (c == '`') {
+      out += "\\(ga";
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      // UTF-8 sequence -> \[uXXXX]; an invalid byte becomes U+FFFD.
+      int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      unsigned cp = len == 4 ? c & 0x07 : len == 3 ? c & 0x0F : c & 0x1F;
+      bool ok = len > 1 && i + len <= text.size();
+      for (int k = 1; ok && k < len; ++k) {
+        unsigned char cc = static_cast<unsigned char>(text[i + k]);
+        ok = (cc & 0xC0) == 0x80;
+        cp = (cp << 6) | (cc & 0x3F);
+      }
+      if (!ok) cp = 0xFFFD, len = 1;
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\[u%04X]", cp);
+      out += buf;
+      i += len - 1;
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json reference_json(const CliReference& r) {
+  OJson cmds = OJson::array();
+  for (const CommandDoc& c : r.commands)
+    cmds.push_back({{"name", c.name},
+                    {"summary", c.summary},
+                    {"usage", c.usage},
+                    {"description", c.description},
+                    {"options", options_json(c.options)},
+                    {"positionals", c.positionals},
+                    {"runs_command", c.runs_command}});
+  OJson exits = OJson::array();
+  for (const ExitCodeDoc& e : r.exit_codes) exits.push_back({{"code", e.code}, {"brief", e.brief}, {"meaning", e.meaning}});
+  OJson env = OJson::array();
+  for (const auto& [name, meaning] : r.environment) env.push_back({{"name", name}, {"meaning", meaning}});
+  OJson files = OJson::array();
+  for (const auto& [path, what] : r.files) files.push_back({{"path", path}, {"meaning", what}});
+  return {{"program", r.program},
+          {"version", r.version},
+          {"commit", r.commit},
+          {"commit_date", r.commit_date},
+          {"summary", r.summary},
+          {"default_command", r.default_command},
+          {"top_options", options_json(r.top_options)},
+          {"common_options", options_json(r.common_options)},
+          {"commands", cmds},
+          {"exit_codes", exits},
+          {"environment", env},
+          {"files", files},
+          {"see_also", r.see_also}};
+}
+
+std::string man_page(const CliReference& r) {
+  std::string upper;
+  for (char c : r.program) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string s = ".\\\" Generated from " + r.program + "'s command table by `" + r.program +
+                  " __describe --format man`; do not edit.\n";
+  s += ".TH " + upper + " 1 \"" + r.commit_date + "\" \"" + r.program + " " + r.version + "\" \"User Commands\"\n";
+  s += ".SH NAME\n" + r.program + " \\- " + roff_line(r.summary) + "\n";
+  s += ".SH SYNOPSIS\n.B " + r.program + "\n[\\fICOMMAND\\fR] [\\fIOPTIONS\\fR]\n";
+  for (const OptionDoc& o : r.top_options) s += ".br\n.B " + r.program + "\n" + roff_option_tag(o) + "\n";
+  s += ".SH DESCRIPTION\n.B " + r.program + "\nshows " + roff_line(r.summary) + ".\n.PP\nWith no command, " +
+       r.program + " runs \\fB" + r.default_command + "\\fR. The commands:\n";
+  size_t width = 0;
+  for (const CommandDoc& c : r.commands) width = std::max(width, c.name.size());
+  for (const CommandDoc& c : r.commands)
+    s += ".TP " + std::to_string(width + 2) + "\n.B " + c.name + "\n" + roff_line(c.summary) + "\n";
+  s += ".SH COMMANDS\n";
+  for (const CommandDoc& c : r.commands) {
+    s += ".SS " + c.name + "\n.nf\n" + roff_text(c.usage) + ".fi\n.PP\n" + roff_text(c.description);
+    if (!c.options.empty()) s += ".PP\nOptions:\n" + roff_options(c.options);
+  }
+  s += ".SH COMMON OPTIONS\nEvery command takes these:\n" + roff_options(r.common_options);
+  s += ".PP\nWithout a command:\n" + roff_options(r.top_options);
+  s += ".SH EXIT STATUS\n";
+  for (const ExitCodeDoc& e : r.exit_codes) s += ".TP\n.B " + std::to_string(e.code) + "\n" + roff_line(e.meaning) + "\n";
+  s += ".SH ENVIRONMENT\n";
+  for (const auto& [name, meaning] : r.environment) s += ".TP\n.B " + roff_escape(name) + "\n" + roff_line(meaning) + "\n";
+  if (!r.files.empty()) {
+    s += ".SH FILES\n";
+    for (const auto& [path, what] : r.files) s += ".TP\n.I " + roff_escape(path) + "\n" + roff_line(what) + "\n";
+  }
+  if (!r.see_also.empty()) {
+    s += ".SH SEE ALSO\n";
+    for (size_t i = 0; i < r.see_also.size(); ++i) {
+      const std::string& ref = r.see_also[i];
+      size_t paren = std::min(ref.find('('), ref.size());  // "nvidia-smi(1)"
+      s += ".BR " + roff_escape(ref.substr(0, paren)) + " \"" + ref.substr(paren) + (i + 1 < r.see_also.size() ? "," : "") +
+           "\"\n";
+    }
+  }
+  return s;
+}
+
+std::string bash_completion(const CliReference& r) {
+  std::vector<std::string> command_names;
+  for (const CommandDoc& c : r.commands) command_names.push_back(c.name);
+  const CommandDoc* def = nullptr;
+  for (const CommandDoc& c : r.commands)
+    if (c.name == r.default_command) def = &c;
+  std::vector<OptionDoc> first_opts = def ? all_options(r, *def) : r.common_options;
+  first_opts.insert(first_opts.end(), r.top_options.begin(), r.top_options.end());
+
+  std::string s = "# bash completion for " + r.program + " " + r.version + ": generated from its command table by `" +
+                  r.program + " __describe --format bash`; do not edit.\n\n";
+  s += "# The bundled simulated hosts, asked from the gpumap being completed.\n"
+       "_gpumap_hosts() {\n"
+       "  local exe=${COMP_WORDS[0]}\n"
+       "  [[ $exe == \"~/\"* ]] && exe=$HOME/${exe#\"~/\"}\n"
+       "  \"$exe\" __describe --format hosts 2>/dev/null\n"
+       "}\n\n";
+  s += "_gpumap() {\n"
+       "  local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd=" + r.default_command + " first=1 i opts\n"
+       "  (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+       "  # --opt=VALUE: bash splits the word at '='.\n"
+       "  if [[ $cur == = ]]; then cur=\n"
+       "  elif [[ $prev == = ]] && (( COMP_CWORD > 1 )); then prev=${COMP_WORDS[COMP_CWORD-2]}\n"
+       "  fi\n"
+       "  if (( COMP_CWORD == 1 )) && [[ $cur != -* ]]; then\n"
+       "    COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ") + " help") + " -- \"$cur\"))\n"
+       "    return 0\n"
+       "  fi\n"
+       "  if [[ ${COMP_WORDS[1]} != -* ]] && (( COMP_CWORD > 1 )); then cmd=${COMP_WORDS[1]} first=2; fi\n"
+       "  # After `--` comes the command to run.\n"
+       "  for (( i = first; i < COMP_CWORD; i++ )); do\n"
+       "    [[ ${COMP_WORDS[i]} == -- ]] || continue\n"
+       "    if declare -F _command_offset >/dev/null; then _command_offset $(( i + 1 ))\n"
+       "    elif (( i + 1 == COMP_CWORD )); then COMPREPLY=($(compgen -c -- \"$cur\"))\n"
+       "    else COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null\n"
+       "    fi\n"
+       "    return 0\n"
+       "  done\n"
+       "  (( COMP_CWORD == 1 )) && cmd=__first\n"
+       "  case $cmd in\n";
+  s += bash_command_arm(r, "__first", first_opts);
+  for (const CommandDoc& c : r.commands) s += bash_command_arm(r, c.name, all_options(r, c));
+  s += "    help)\n"
+       "      (( COMP_CWORD == 2 )) && COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ")) +
+       " -- \"$cur\"))\n"
+       "      return 0 ;;\n"
+       "    *) return 0 ;;\n"
+       "  esac\n"
+       "  [[ $cur == -* ]] && COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+       "  return 0\n"
+       "}\n\n"
+       "complete -F _gpumap " + r.program + "\n";
+  return s;
+}
+
+std::string zsh_completion(const CliReference& r) {
+  const CommandDoc* def = nullptr;
+  for (const CommandDoc& c : r.commands)
+    if (c.name == r.default_command) def = &c;
+  std::vector<OptionDoc> first_opts = def ? all_options(r, *def) : r.common_options;
+  first_opts.insert(first_opts.end(), r.top_options.begin(), r.top_options.end());
+
+  std::string s = "#compdef " + r.program + "\n# zsh completion for " + r.program + " " + r.version +
+                  ": generated from its command table by `" + r.program + " __describe --format zsh`; do not edit.\n\n";
+  s += "# The bundled simulated hosts, asked from the gpumap being completed, and host files.\n"
+       "_gpumap_hosts() {\n"
+       "  local -a hosts\n"
+       "  hosts=(${(f)\"$($_gpumap_exe __describe --format hosts 2>/dev/null)\"})\n"
+       "  _alternative 'hosts:bundled host:compadd -a hosts' 'files:host file:_files -g \"*.json\"'\n"
+       "}\n\n";
+  s += "_gpumap() {\n"
+       "  local _gpumap_exe=${~words[1]}\n"
+       "  local -a cmds\n"
+       "  cmds=(\n";
+  for (const CommandDoc& c : r.commands) s += "    " + sh_single_quote(c.name + ":" + zsh_escape_help(c.summary)) + "\n";
+  s += "    'help:show the help of a command'\n  )\n";
+  s += "  if (( CURRENT == 2 )) && [[ $PREFIX != -* ]]; then\n"
+       "    _describe -t commands '" + r.program + " command' cmds\n"
+       "    return\n"
+       "  fi\n"
+       "  local cmd=__first\n"
+       "  if (( CURRENT > 2 )); then\n"
+       "    cmd=" + r.default_command + "\n"
+       "    if [[ $words[2] != -* ]]; then cmd=$words[2]; shift words; (( CURRENT-- )); fi\n"
+       "  fi\n"
+       "  # After `--` comes the command to run.\n"
+       "  local dd=${words[(i)--]}\n"
+       "  if [[ $cmd != __first ]] && (( dd < CURRENT )); then\n"
+       "    shift $dd words; (( CURRENT -= dd )); _normal; return\n"
+       "  fi\n"
+       "  case $cmd in\n";
+  s += "    __first)\n" + zsh_arguments(first_opts, "") + "      ;;\n";
+  for (const CommandDoc& c : r.commands) {
+    std::string extra;
+    if (c.runs_command) extra = "'--[the command to run follows]'";
+    else if (c.positionals) extra = "'*:argument: '";
+    s += "    " + c.name + ")\n" + zsh_arguments(all_options(r, c), extra) + "      ;;\n";
+  }
+  s += "    help)\n"
+       "      (( CURRENT == 2 )) && _describe -t commands '" + r.program + " command' cmds\n"
+       "      ;;\n"
+       "  esac\n"
+       "}\n\n"
+       "_gpumap \"$@\"\n";
+  return s;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,67 @@
+// The command-line reference as data, and what is generated from it: the JSON description
+// (`gpumap __describe`), the man page, and the bash and zsh completion scripts.  The CLI
+// fills a CliReference from its command table, so none of these is a second list to drift.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumap {
+
+struct OptionDoc {
+  std::string name;                  // "--simulate"
+  std::vector<std::string> aliases;  // "-h"
+  bool takes_value = false;
+  bool repeatable = false;
+  std::string value_name;  // "HOST", "N", "env|uuid|index" (choices), "FILE"
+  std::string help;
+};
+
+struct CommandDoc {
+  std::string name, summary, usage, description;
+  std::vector<OptionDoc> options;  // its own, besides the common options
+  bool positionals = false;        // takes arguments (which GPU...)
+  bool runs_command = false;       // `-- CMD [ARGS...]` (run, bind)
+};
+
+struct ExitCodeDoc {
+  int code;
+  std::string brief;    // "usage" (for --help's one line)
+  std::string meaning;  // the full sentence (man page)
+};
+
+struct CliReference {
+  std::string program = "gpumap";
+  std::string version, commit, commit_date;
+  std::string summary;
+  std::string default_command;       // what runs without a command ("map")
+  std::vector<OptionDoc> top_options;     // only before any command: --version, --help
+  std::vector<OptionDoc> common_options;  // every command takes these
+  std::vector<CommandDoc> commands;       // the visible ones, in --help order
+  std::vector<ExitCodeDoc> exit_codes;
+  std::vector<std::pair<std::string, std::string>> environment;  // variable, meaning
+  std::vector<std::pair<std::string, std::string>> files;        // path, what it holds
+  std::vector<std::string> see_also;                             // "nvidia-smi(1)"
+};
+
+/// The reference as JSON (the stable shape `gpumap __describe --json` prints).
+nlohmann::ordered_json reference_json(const CliReference& r);
+
+/// A man(7) page: NAME, SYNOPSIS, DESCRIPTION, COMMANDS (a subsection per command with its
+/// options), COMMON OPTIONS, EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO.  ASCII only: other
+/// characters become \[uXXXX] escapes, so `groff -ww -z` is clean without preconv.
+std::string man_page(const CliReference& r);
+
+/// A bash completion script defining _gpumap and `complete -F _gpumap gpumap`.  Needs only
+/// bash (bash-completion's helpers are used when loaded, for the command after `--`).
+/// Bundled host names come from `gpumap __describe --format hosts` at completion time.
+std::string bash_completion(const CliReference& r);
+
+/// A zsh completion function file (#compdef gpumap), built on _arguments.
+std::string zsh_completion(const CliReference& r);
+
+/// Escapes text for roff: backslashes, hyphens of options, leading dots/quotes, non-ASCII.
+std::string roff_escape(const std::string& text);
+
+}  // namespace gpumap

@@ -1,0 +1,84 @@
+#include "output/manual.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumap {
+namespace {
+
+CliReference tiny() {
+  CliReference r;
+  r.version = "9.9.9";
+  r.commit_date = "2026-11-30";
+  r.summary = "a tool";
+  r.default_command = "go";
+  r.top_options = {{"--version", {"-V"}, false, false, "", "print the version"}};
+  r.common_options = {{"--help", {"-h"}, false, false, "", "show [this] help"},
+                      {"--simulate", {}, true, false, "HOST", "a host"}};
+  r.commands = {{"go", "go somewhere", "gpumap go [--to PLACE]", ".starts with a dot\n\nit's a \\ backslash -> \xE2\x86\x92",
+                 {{"--to", {}, true, true, "PLACE", "where: don't stop"}, {"--mode", {}, true, false, "fast|slow", "how"}},
+                 false, false},
+                {"exec", "run CMD", "gpumap exec -- CMD", "", {}, false, true}};
+  r.exit_codes = {{0, "ok", "fine"}, {2, "usage", "bad usage"}};
+  r.environment = {{"GPUMAP_X", "an x"}};
+  return r;
+}
+
+TEST(RoffEscape, MinusBackslashBacktickAndUnicode) {
+  EXPECT_EQ(roff_escape("--env"), "\\-\\-env");
+  EXPECT_EQ(roff_escape("start-up"), "start-up");  // a hyphen between letters stays a hyphen
+  EXPECT_EQ(roff_escape("a -1"), "a \\-1");
+  EXPECT_EQ(roff_escape("C:\\x"), "C:\\ex");
+  EXPECT_EQ(roff_escape("`map`"), "\\(gamap\\(ga");
+  EXPECT_EQ(roff_escape("a \xE2\x86\x92 b"), "a \\[u2192] b");
+  EXPECT_EQ(roff_escape("\xC3\xA9"), "\\[u00E9]");
+  EXPECT_EQ(roff_escape("bad \xE2 byte"), "bad \\[uFFFD] byte");  // truncated sequence
+}
+
+TEST(ManPage, SectionsEscapingAndNoRawNonAscii) {
+  std::string m = man_page(tiny());
+  EXPECT_EQ(m.rfind(".\\\"", 0), 0u);
+  EXPECT_NE(m.find(".TH GPUMAP 1 \"2026-11-30\" \"gpumap 9.9.9\""), std::string::npos);
+  EXPECT_NE(m.find("\n.SS go\n"), std::string::npos);
+  EXPECT_NE(m.find("\\&.starts with a dot"), std::string::npos) << "a leading dot would be a roff request";
+  EXPECT_NE(m.find("\n.PP\nit's a \\e backslash \\-> \\[u2192]\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("\\fB\\-\\-to\\fR \\fIPLACE\\fR\nwhere: don't stop (repeatable)"), std::string::npos) << m;
+  EXPECT_NE(m.find(".TP 6\n.B exec\nrun CMD\n"), std::string::npos) << "commands listed with the widest name's indent";
+  EXPECT_NE(m.find("\\fB\\-h\\fR, \\fB\\-\\-help\\fR"), std::string::npos);
+  EXPECT_NE(m.find(".SH EXIT STATUS\n.TP\n.B 0\nfine\n.TP\n.B 2\nbad usage\n"), std::string::npos);
+  for (char c : m) EXPECT_LT(static_cast<unsigned char>(c), 0x80);
+}
+
+TEST(BashCompletion, ArmsPerCommandWithValueCompletion) {
+  std::string b = bash_completion(tiny());
+  EXPECT_NE(b.find("compgen -W 'go exec help'"), std::string::npos);
+  EXPECT_NE(b.find("    go)\n      case $prev in\n        --to) COMPREPLY=()"), std::string::npos) << b;
+  EXPECT_NE(b.find("--mode) COMPREPLY=($(compgen -W 'fast slow' -- \"$cur\"))"), std::string::npos);
+  EXPECT_NE(b.find("--simulate) COMPREPLY=($(compgen -W \"$(_gpumap_hosts)\""), std::string::npos);
+  EXPECT_NE(b.find("opts='--to --mode -h --help --simulate'"), std::string::npos) << b;
+  // Before any command: the default command's options and --version.
+  EXPECT_NE(b.find("opts='--to --mode -h --help --simulate -V --version'"), std::string::npos);
+  EXPECT_NE(b.find("complete -F _gpumap gpumap\n"), std::string::npos);
+}
+
+TEST(ZshCompletion, SpecsEscapeBracketsQuotesAndColons) {
+  std::string z = zsh_completion(tiny());
+  EXPECT_EQ(z.rfind("#compdef gpumap\n", 0), 0u);
+  EXPECT_NE(z.find("'--help[show \\[this\\] help]'"), std::string::npos) << z;
+  EXPECT_NE(z.find("'*--to=[where\\: don'\\''t stop]:PLACE: '"), std::string::npos) << z;
+  EXPECT_NE(z.find("'--mode=[how]:fast|slow:(fast slow)'"), std::string::npos);
+  EXPECT_NE(z.find("'--simulate=[a host]:HOST:_gpumap_hosts'"), std::string::npos);
+  EXPECT_NE(z.find("'--[the command to run follows]'"), std::string::npos);  // exec takes -- CMD
+  EXPECT_NE(z.find("    'go:go somewhere'\n"), std::string::npos);
+}
+
+TEST(ReferenceJson, CarriesEverything) {
+  nlohmann::ordered_json j = reference_json(tiny());
+  EXPECT_EQ(j["commands"][0]["options"][0]["repeatable"], true);
+  EXPECT_EQ(j["commands"][1]["runs_command"], true);
+  EXPECT_EQ(j["top_options"][0]["aliases"][0], "-V");
+  EXPECT_EQ(j["exit_codes"][1]["code"], 2);
+  EXPECT_EQ(j["environment"][0]["name"], "GPUMAP_X");
+}
+
+}  // namespace
+}  // namespace gpumap

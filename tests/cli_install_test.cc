@@ -1,0 +1,412 @@
+// Installing gpumap like a real tool: --version, the man page and the shell completion
+// generated from the command table (every command and option in each, and each one usable),
+// `cmake --install` into a prefix and a DESTDIR, the relocated binary, and uninstall.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBuild = GPUMAP_BUILD_DIR;
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// bash -c SCRIPT with a clean environment.
+ProcResult sh(const std::string& script, const std::vector<std::string>& env = {}) {
+  std::vector<std::string> e = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "LC_ALL=C"};
+  e.insert(e.end(), env.begin(), env.end());
+  ProcResult r = run_capture({"/bin/bash", "-c", script}, e, 120000);
+  EXPECT_FALSE(r.timed_out) << script;
+  return r;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+json describe() {
+  CliRun r = gpumap({"__describe", "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+// Every option word a command takes: its own, the common ones, and their aliases.
+std::vector<std::string> option_words(const json& d, const json& cmd) {
+  std::vector<std::string> out;
+  for (const json* list : {&cmd["options"], &d["common_options"]})
+    for (const json& o : *list) {
+      out.push_back(o["name"]);
+      for (const json& a : o["aliases"]) out.push_back(a);
+    }
+  return out;
+}
+
+std::set<std::string> lines(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.insert(l);
+  return out;
+}
+
+// The text between `start` and the next `end` marker (or the end).
+std::string section(const std::string& text, const std::string& start, const std::string& end) {
+  size_t a = text.find(start);
+  if (a == std::string::npos) return "";
+  size_t b = text.find(end, a + start.size());
+  return text.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+std::string roff_option(const std::string& name) {
+  std::string out;
+  for (char c : name) out += c == '-' ? std::string("\\-") : std::string(1, c);
+  return "\\fB" + out + "\\fR";
+}
+
+TEST(Version, NamesTheVersionAndTheCommitItWasBuiltFrom) {
+  CliRun r = gpumap({"--version"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(r.out, m, std::regex(R"(gpumap (\d+\.\d+\.\d+) \(commit ([0-9a-f]{40}(-dirty)?|unknown)(, \d{4}-\d\d-\d\d)?\)\n)")))
+      << r.out;
+  ProcResult head = sh("git -C " + quote(GPUMAP_SOURCE_DIR) + " rev-parse HEAD 2>/dev/null");
+  if (head.exit_code == 0 && !head.out.empty()) {
+    EXPECT_EQ(m[2].str().substr(0, 40), head.out.substr(0, 40)) << "built from this checkout's HEAD";
+  } else {
+    EXPECT_EQ(m[2].str(), "unknown");
+  }
+
+  CliRun j = gpumap({"--version", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  json v = json::parse(j.out);
+  EXPECT_EQ(v["version"], m[1].str());
+  EXPECT_EQ(v["commit"], m[2].str());
+  EXPECT_EQ(gpumap({"-V"}).out, r.out);
+  CliRun bad = gpumap({"--version", "--bogus"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--bogus"), std::string::npos) << bad.err;
+}
+
+// The version script outside git, and inside someone else's repository (an unpacked tarball in a
+// packaging repo): "unknown", never that repository's commit.  A packager's commit wins.
+TEST(Version, UnknownOutsideThisTreesOwnGitCheckout) {
+  std::string t = temp_dir("version");
+  std::string run_script = std::string("cmake -DSOURCE_DIR=\"$1\" -DOUT=\"$2\" -DTEMPLATE=") +
+                           quote(std::string(GPUMAP_SOURCE_DIR) + "/cmake/version.cc.in") +
+                           " -DGIT_EXECUTABLE=git $3 -P " + quote(std::string(GPUMAP_SOURCE_DIR) + "/cmake/gpumap_version.cmake");
+  auto version_of = [&](const std::string& src, const std::string& extra) {
+    ProcResult r = sh("set -e; run() { " + run_script + "; }; run " + quote(src) + " " + quote(t + "/v.cc") + " " +
+                      quote(extra) + "; grep -o 'return \"[^\"]*\"' " + quote(t + "/v.cc") + " | head -1");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  ProcResult init = sh("set -e; cd " + quote(t) + "; mkdir -p repo/tarball; cd repo; git init -q .; "
+                       "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x");
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  fs::create_directories(t + "/plain");
+  EXPECT_EQ(version_of(t + "/plain", ""), "return \"unknown\"\n");
+  EXPECT_EQ(version_of(t + "/repo/tarball", ""), "return \"unknown\"\n");
+  EXPECT_NE(version_of(t + "/repo", ""), "return \"unknown\"\n");  // its own repository: the commit
+  EXPECT_EQ(version_of(t + "/plain", "-DGPUMAP_GIT_COMMIT=deadbeef"), "return \"deadbeef\"\n");
+  fs::remove_all(t);
+}
+
+TEST(Describe, ListsTheVisibleCommandsOfTheHelp) {
+  const json d = describe();
+  std::set<std::string> described;
+  for (const json& c : d["commands"]) described.insert(c["name"]);
+  CliRun help = gpumap({"--help"});
+  std::set<std::string> listed;
+  std::string cmds = section(help.out, "commands:\n", "\n\n");
+  std::istringstream in(cmds.substr(cmds.find('\n') + 1));
+  for (std::string l; std::getline(in, l);) listed.insert(l.substr(2, l.find(' ', 2) - 2));
+  EXPECT_EQ(described, listed);
+  EXPECT_EQ(described.count("__probe"), 0u);
+  EXPECT_EQ(described.count("__describe"), 0u);
+  EXPECT_GE(d["exit_codes"].size(), 8u);
+  EXPECT_EQ(gpumap({"__describe", "--format", "yaml"}).code, 2);
+}
+
+// The files the build generated (and installs) are what the command table says now.
+TEST(Manual, GeneratedFilesAreUpToDate) {
+  for (auto [format, path] : {std::pair{"man", "/man/gpumap.1"}, {"bash", "/completion/bash/gpumap"},
+                              {"zsh", "/completion/zsh/_gpumap"}}) {
+    CliRun r = gpumap({"__describe", "--format", format});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_file(kBuild + path), r.out) << path << " is stale: rebuild the gpumap_manual target";
+  }
+}
+
+TEST(Manual, ManPageHasEveryCommandOptionExitCodeAndVariable) {
+  const json d = describe();
+  std::string man = read_file(kBuild + "/man/gpumap.1");
+  for (const json& c : d["commands"]) {
+    std::string name = c["name"];
+    std::string sec = section(man, "\n.SS " + name + "\n", "\n.S");
+    ASSERT_FALSE(sec.empty()) << "no section for " << name;
+    for (const json& o : c["options"]) EXPECT_NE(sec.find(roff_option(o["name"])), std::string::npos) << name << " " << o["name"];
+    EXPECT_NE(man.find(".TP\n.B " + name + "\n"), std::string::npos) << name << " missing from DESCRIPTION";
+  }
+  std::string common = section(man, "\n.SH COMMON OPTIONS\n", "\n.SH");
+  for (const json& o : d["common_options"]) EXPECT_NE(common.find(roff_option(o["name"])), std::string::npos) << o["name"];
+  EXPECT_NE(common.find(roff_option("--version")), std::string::npos);
+  std::string exits = section(man, "\n.SH EXIT STATUS\n", "\n.SH");
+  for (const json& e : d["exit_codes"]) EXPECT_NE(exits.find(".B " + std::to_string(e["code"].get<int>()) + "\n"), std::string::npos);
+  std::string env = section(man, "\n.SH ENVIRONMENT\n", "\n.SH");
+  std::string cli_md = read_file(std::string(GPUMAP_SOURCE_DIR) + "/docs/cli.md");
+  for (const json& v : d["environment"]) {
+    std::string name = v["name"];
+    EXPECT_NE(env.find(".B " + name.substr(0, name.find(','))), std::string::npos) << name;
+    if (name.rfind("GPUMAP_", 0) == 0) {
+      EXPECT_NE(cli_md.find(name.substr(0, name.find(','))), std::string::npos) << name << " is not in docs/cli.md";
+    }
+  }
+}
+
+TEST(Manual, GroffRendersTheManPageWithoutWarnings) {
+  std::string page = kBuild + "/man/gpumap.1";
+  for (const char* device : {"utf8", "ascii"}) {
+    ProcResult r = sh(std::string("groff -man -ww -z -T") + device + " " + quote(page));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "") << device;
+  }
+  ProcResult r = sh("MANPAGER=cat MANWIDTH=120 man -l " + quote(page) + " | sed 's/.\x08//g'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* heading : {"NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "gpumap pick [--gpus N]"})
+    EXPECT_NE(r.out.find(heading), std::string::npos) << heading << "\n" << r.out.substr(0, 2000);
+  EXPECT_EQ(r.out.find("\\"), std::string::npos) << "a stray roff escape rendered literally";
+}
+
+// bash: source the generated script and call _gpumap with COMP_WORDS set, as bash does on Tab.
+std::set<std::string> bash_complete(const std::vector<std::string>& words) {
+  std::string arr;
+  for (const std::string& w : words) arr += " " + quote(w);
+  // In an empty folder, so file-name completion adds nothing.
+  ProcResult r = sh("d=$(mktemp -d); cd \"$d\"; source " + quote(kBuild + "/completion/bash/gpumap") + "; COMP_WORDS=(" +
+                    quote(GPUMAP_BINARY) + arr + "); COMP_CWORD=" + std::to_string(words.size()) +
+                    "; _gpumap; printf '%s\\n' \"${COMPREPLY[@]}\"; cd /; rmdir \"$d\"");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  return lines(r.out);
+}
+
+std::set<std::string> bundled_hosts() {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(std::string(GPUMAP_SOURCE_DIR) + "/hosts"))
+    if (e.path().extension() == ".json") out.insert(e.path().stem());
+  return out;
+}
+
+TEST(BashCompletion, CompletesCommandsOptionsAndHosts) {
+  const json d = describe();
+  std::set<std::string> first = bash_complete({""});
+  for (const json& c : d["commands"]) EXPECT_EQ(first.count(c["name"]), 1u) << c["name"];
+  EXPECT_EQ(first.count("help"), 1u);
+  EXPECT_EQ(first.count("__probe"), 0u);
+  EXPECT_EQ(bash_complete({"pi"}), std::set<std::string>{"pick"});
+  EXPECT_EQ(bash_complete({"--vers"}), std::set<std::string>{"--version"});
+
+  for (const json& c : d["commands"]) {
+    std::set<std::string> got = bash_complete({c["name"], "--"});
+    for (const std::string& o : option_words(d, c))
+      if (o.rfind("--", 0) == 0) {
+        EXPECT_EQ(got.count(o), 1u) << c["name"] << " " << o;
+      }
+    for (const std::string& o : got) EXPECT_EQ(o.rfind("--", 0), 0u) << o;
+  }
+  std::set<std::string> hosts = bundled_hosts();
+  ASSERT_FALSE(hosts.empty());
+  for (const std::vector<std::string>& words : std::vector<std::vector<std::string>>{
+           {"--simulate", ""}, {"pick", "--simulate", ""}, {"list", "--simulate", "=", ""}}) {
+    std::set<std::string> got = bash_complete(words);
+    for (const std::string& h : hosts) EXPECT_EQ(got.count(h), 1u) << h << " after " << words[words.size() - 2];
+  }
+  EXPECT_EQ(bash_complete({"pick", "--format", ""}), (std::set<std::string>{"env", "uuid", "index"}));
+  EXPECT_EQ(bash_complete({"pick", "--gpus", ""}), std::set<std::string>{});
+  EXPECT_EQ(bash_complete({"help", "ver"}), std::set<std::string>{"verify"});
+  EXPECT_EQ(bash_complete({"run", "--gpus", "2", "--", "ech"}).count("echo"), 1u);
+}
+
+// Round trip: everything completion offers, gpumap accepts.
+TEST(BashCompletion, EveryOfferedOptionAndHostIsAccepted) {
+  const json d = describe();
+  for (const json& c : d["commands"]) {
+    std::string name = c["name"];
+    std::map<std::string, bool> takes_value;
+    for (const json* list : {&c["options"], &d["common_options"]})
+      for (const json& o : *list) takes_value[o["name"]] = o["takes_value"];
+    for (const std::string& o : bash_complete({name, "--"})) {
+      std::vector<std::string> args = {name, o};
+      if (takes_value[o]) args.push_back("1");
+      if (o != "--help") args.push_back("--help");
+      CliRun r = gpumap(args);
+      EXPECT_EQ(r.code, 0) << "gpumap " << name << " " << o << ": " << r.err;
+    }
+  }
+  for (const std::string& h : bash_complete({"list", "--simulate", ""})) {
+    CliRun r = gpumap({"list", "--simulate", h});
+    EXPECT_EQ(r.code, 0) << h << ": " << r.err;
+  }
+}
+
+TEST(ZshCompletion, ParsesAndListsEveryCommandAndOption) {
+  std::string file = kBuild + "/completion/zsh/_gpumap";
+  ProcResult syntax = sh("command -v zsh >/dev/null || { echo 'zsh is not installed (scripts/deps.sh installs it)'; exit 1; }; "
+                         "zsh -n " + quote(file));
+  ASSERT_EQ(syntax.exit_code, 0) << syntax.out << syntax.err;
+  const json d = describe();
+  std::string z = read_file(file);
+  for (const json& c : d["commands"]) {
+    std::string name = c["name"];
+    EXPECT_NE(z.find("    '" + name + ":"), std::string::npos) << name << " missing from the command list";
+    std::string arm = section(z, "\n    " + name + ")\n", "      ;;");
+    ASSERT_FALSE(arm.empty()) << name;
+    for (const std::string& o : option_words(d, c)) EXPECT_NE(arm.find("'" + o + "["), std::string::npos)
+        << name << " " << o;
+  }
+}
+
+// zsh for real: an interactive zsh on a pseudo-terminal, compinit with the generated function,
+// then Tab, and the listing it prints.
+std::string zsh_tab(const std::string& line) {
+  std::string dir = temp_dir("zsh");
+  fs::copy_file(kBuild + "/completion/zsh/_gpumap", dir + "/_gpumap");
+  fs::create_directories(dir + "/bin");
+  fs::create_symlink(GPUMAP_BINARY, dir + "/bin/gpumap");
+  std::string script =
+      "zmodload zsh/zpty\n"
+      "zpty z 'PS1=\"> \" PATH=" + dir + "/bin:$PATH zsh -f -i'\n"
+      "zpty -w z 'cd " + dir + "; fpath=(" + dir + " $fpath); autoload -Uz compinit; compinit -u -d " + dir + "/zcompdump'\n"
+      "zpty -w z 'zstyle \":completion:*\" list-grouped false; LISTMAX=10000; print RE\"\"ADY'\n"
+      "zpty -r z out '*READY*'\n"
+      "zpty -w -n z " + quote(line) + "$'\\t'\n"
+      "sleep 2\n"
+      "out=; while zpty -r -t z chunk; do out+=$chunk; done\n"
+      "print -r -- $out\n"
+      "zpty -d z\n";
+  ProcResult r = run_capture({"/usr/bin/zsh", "-f", "-c", script}, {"PATH=/usr/bin:/bin", "HOME=" + dir, "TERM=dumb"}, 60000);
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+TEST(ZshCompletion, TabCompletesCommandsOptionsAndHosts) {
+  ASSERT_EQ(access("/usr/bin/zsh", X_OK), 0) << "zsh is not installed (scripts/deps.sh installs it)";
+  const json d = describe();
+  std::string cmds = zsh_tab("gpumap ");
+  for (const json& c : d["commands"]) EXPECT_NE(cmds.find(c["name"].get<std::string>()), std::string::npos) << c["name"] << "\n" << cmds;
+  std::string pick = zsh_tab("gpumap pick --");
+  for (const json& c : d["commands"])
+    if (c["name"] == "pick")
+      for (const std::string& o : option_words(d, c))
+        if (o.rfind("--", 0) == 0) {
+          EXPECT_NE(pick.find(o), std::string::npos) << o << "\n" << pick;
+        }
+  std::string hosts = zsh_tab("gpumap list --simulate ");
+  for (const std::string& h : bundled_hosts()) EXPECT_NE(hosts.find(h), std::string::npos) << h << "\n" << hosts;
+}
+
+// --- cmake --install ---
+
+struct Installed {
+  std::string root;  // what to delete afterwards
+  std::string prefix;
+};
+
+// `cmake --install` writes build/install_manifest.txt; keep the user's own across the test.
+class ManifestGuard {
+ public:
+  ManifestGuard() : path_(kBuild + "/install_manifest.txt"), had_(fs::exists(path_)) {
+    if (had_) saved_ = read_file(path_);
+  }
+  ~ManifestGuard() {
+    if (had_) std::ofstream(path_) << saved_;
+    else fs::remove(path_);
+  }
+
+ private:
+  std::string path_;
+  bool had_;
+  std::string saved_;
+};
+
+std::vector<std::string> files_under(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (!e.is_directory()) out.push_back(e.path().string().substr(root.size()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One test, not two: both write build/install_manifest.txt, which uninstall reads.
+TEST(Install, PrefixAndDestdirInstallsWorkRelocatedAndUninstallRemovesThem) {
+  ManifestGuard guard;
+  std::string t = temp_dir("install");
+  std::vector<std::string> cache = {"GPUMAP_CACHE_DIR=" + t + "/cache"};
+  ProcResult in = sh("cmake --install " + quote(kBuild) + " --prefix " + quote(t + "/prefix"));
+  ASSERT_EQ(in.exit_code, 0) << in.out << in.err;
+  std::string p = t + "/prefix";
+  for (std::string f : {"/bin/gpumap", "/" GPUMAP_INSTALL_SIM_DIR "/libnvidia-ml.so.1", "/" GPUMAP_INSTALL_SIM_DIR "/libcuda.so.1",
+                        "/" GPUMAP_INSTALL_HOSTS_DIR "/seed-mixed.json", "/" GPUMAP_INSTALL_MANDIR "/man1/gpumap.1",
+                        "/" GPUMAP_BASH_COMPLETION_DIR "/gpumap", "/" GPUMAP_INSTALL_DATADIR "/zsh/site-functions/_gpumap",
+                        "/" GPUMAP_INSTALL_DOCDIR "/README.md", "/" GPUMAP_INSTALL_DOCDIR "/docs/cli.md"})
+    EXPECT_TRUE(fs::exists(p + f)) << f;
+
+  // Moved elsewhere, it still finds its hosts and simulated driver (not the build tree's).
+  fs::rename(p, t + "/moved");
+  std::string moved = t + "/moved";
+  ProcResult hosts = sh(quote(moved + "/bin/gpumap") + " __describe --format hosts");
+  EXPECT_EQ(lines(hosts.out), bundled_hosts());
+  ProcResult sim = sh(quote(moved + "/bin/gpumap") + " --simulate seed-mixed --json", cache);
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_EQ(json::parse(sim.out)["cuda"]["devices"].size(), 4u);
+  ProcResult probe = sh(quote(moved + "/bin/gpumap") + " map --simulate seed-mixed --probe --json", cache);
+  EXPECT_EQ(probe.exit_code, 0) << probe.err;
+  EXPECT_EQ(sh(quote(moved + "/bin/gpumap") + " --version").out, gpumap({"--version"}).out);
+  fs::rename(moved, p);
+
+  ProcResult un = sh("cmake --build " + quote(kBuild) + " --target uninstall");
+  ASSERT_EQ(un.exit_code, 0) << un.out << un.err;
+  EXPECT_EQ(files_under(p), std::vector<std::string>{});
+  for (std::string d : {"/" GPUMAP_INSTALL_HOSTS_DIR, "/" GPUMAP_INSTALL_SIM_DIR, "/" GPUMAP_INSTALL_DOCDIR})
+    EXPECT_FALSE(fs::exists(p + d)) << d << " left behind";
+  fs::remove_all(t);
+
+  // DESTDIR with the /usr prefix (how packages are built): zsh's file goes where Debian's zsh looks.
+  t = temp_dir("destdir");
+  in = sh("DESTDIR=" + quote(t) + " cmake --install " + quote(kBuild) + " --prefix /usr");
+  ASSERT_EQ(in.exit_code, 0) << in.out << in.err;
+  EXPECT_TRUE(fs::exists(t + "/usr/" GPUMAP_INSTALL_DATADIR "/zsh/vendor-completions/_gpumap"));
+  EXPECT_TRUE(fs::exists(t + "/usr/" GPUMAP_INSTALL_MANDIR "/man1/gpumap.1"));
+  sim = sh(quote(t + "/usr/bin/gpumap") + " list --simulate h200x2");
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.out.find(t + "/usr/" GPUMAP_INSTALL_HOSTS_DIR "/h200x2.json"), std::string::npos) << sim.out;
+  un = sh("cmake --build " + quote(kBuild) + " --target uninstall");
+  ASSERT_EQ(un.exit_code, 0) << un.out << un.err;
+  EXPECT_EQ(files_under(t), std::vector<std::string>{});
+  fs::remove_all(t);
+}
+
+}  // namespace
+}  // namespace gpumap::testing
