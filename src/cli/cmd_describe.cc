@@ -41,7 +41,7 @@ int run(const Args& args, Context& ctx) {
   else if (format == "bash") out << bash_completion(r);
   else if (format == "zsh") out << zsh_completion(r);
   else if (format == "hosts")
-    for (const std::string& h : bundled_hosts()) out << h << "\n";
+    for (const std::string& h : bundled_hosts(ctx.seams())) out << h << "\n";
   else
     throw Error(kExitUsage, "__describe: --format `" + format + "` is not one of json, man, bash, zsh, hosts");
   std::optional<std::string> path = args.value("--output");
@@ -109,7 +109,7 @@ CliReference cli_reference() {
       {"GPUMAP_IN_CONTAINER", "1 or 0 forces container detection (tests)"},
       {"GPUMAP_PROC_ROOT, GPUMAP_NVML_PID_NS", "test seams for ps"},
       {"GPUMAP_TRACE", "1: print the time of each NVML call to stderr"},
-      {"GPUMAP_FAKE_HOST", "set by gpumap for the simulated driver libraries; not for users"},
+      {"GPUMAP_FAKE_HOST", "given by gpumap to its CUDA probe child for the simulated libcuda; not for users"},
   };
   r.files = {
       {"PREFIX/" GPUMAP_INSTALL_HOSTS_DIR "/*.json",
