@@ -1,4 +1,4 @@
-# cmake -DMANIFEST=build/install_manifest.txt -P cmake/uninstall.cmake
+# [DESTDIR=...] cmake -DMANIFEST=build/install_manifest.txt -P cmake/uninstall.cmake
 # Removes every file the install wrote, then the folders named gpumap (and those below them)
 # that are left empty.  Shared folders (bin, share/man/man1, ...) stay.
 if(NOT EXISTS "${MANIFEST}")
@@ -7,6 +7,7 @@ endif()
 file(STRINGS "${MANIFEST}" files)
 set(dirs "")
 foreach(f IN LISTS files)
+  set(f "$ENV{DESTDIR}${f}")  # the manifest lists paths without DESTDIR: give the same one
   if(EXISTS "${f}" OR IS_SYMLINK "${f}")
     message(STATUS "Removing ${f}")
     file(REMOVE "${f}")

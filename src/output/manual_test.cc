@@ -54,9 +54,9 @@ TEST(BashCompletion, ArmsPerCommandWithValueCompletion) {
   EXPECT_NE(b.find("    go)\n      case $prev in\n        --to) COMPREPLY=()"), std::string::npos) << b;
   EXPECT_NE(b.find("--mode) COMPREPLY=($(compgen -W 'fast slow' -- \"$cur\"))"), std::string::npos);
   EXPECT_NE(b.find("--simulate) COMPREPLY=($(compgen -W \"$(_gpumap_hosts)\""), std::string::npos);
-  EXPECT_NE(b.find("opts='--to --mode -h --help --simulate'"), std::string::npos) << b;
+  EXPECT_NE(b.find("opts='--to --mode --help -h --simulate'"), std::string::npos) << b;
   // Before any command: the default command's options and --version.
-  EXPECT_NE(b.find("opts='--to --mode -h --help --simulate -V --version'"), std::string::npos);
+  EXPECT_NE(b.find("opts='--to --mode --help -h --simulate --version -V'"), std::string::npos);
   EXPECT_NE(b.find("complete -F _gpumap gpumap\n"), std::string::npos);
 }
 
