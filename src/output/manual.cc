@@ -92,10 +92,17 @@ std::string roff_text(const std::string& text) {
   return out;
 }
 
+/// An option name: every dash a minus sign ("\-\-min\-free\-mib"), so a pasted option is ASCII.
+std::string roff_option_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += c == '-' ? std::string("\\-") : roff_escape(std::string(1, c));
+  return "\\fB" + out + "\\fR";
+}
+
 std::string roff_option_tag(const OptionDoc& o) {
   std::string tag;
-  for (const std::string& a : o.aliases) tag += "\\fB" + roff_escape(a) + "\\fR, ";
-  tag += "\\fB" + roff_escape(o.name) + "\\fR";
+  for (const std::string& a : o.aliases) tag += roff_option_name(a) + ", ";
+  tag += roff_option_name(o.name);
   if (o.takes_value) tag += " \\fI" + roff_escape(o.value_name) + "\\fR";
   return tag;
 }
