@@ -83,7 +83,8 @@ TEST(CliContainer, WhichDockerFormRoundTrips) {
   args[0] = "doctor";
   CliRun d = gpumap(args);
   EXPECT_EQ(d.code, 0) << d.out;
-  for (const json& f : json::parse(d.out)["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
+  const json doc = json::parse(d.out);  // named: a range-for over a temporary's member dangles
+  for (const json& f : doc["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
   CliRun one = gpumap({"which", "--simulate", "seed-mixed", "1"});
   EXPECT_NE(one.out.find("docker run --gpus '\"device=" + kU1 + "\"' IMAGE"), std::string::npos) << one.out;
 }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -300,11 +301,16 @@ TEST(CliPs, WatchPrintsOneJsonDocumentPerFrameUntilSigint) {
     _exit(127);
   }
   close(fds[1]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  kill(p, SIGINT);
+  // Wait for two frames (not a fixed time: under ASan on a busy machine start-up is slow), then
+  // interrupt, as a user would, and read what is left.
   std::string out;
   char buf[4096];
   ssize_t n;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::count(out.begin(), out.end(), '\n') < 2 && std::chrono::steady_clock::now() < deadline &&
+         (n = read(fds[0], buf, sizeof buf)) > 0)
+    out.append(buf, static_cast<size_t>(n));
+  kill(p, SIGINT);
   while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
   close(fds[0]);
   int st = 0;

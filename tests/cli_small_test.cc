@@ -44,6 +44,23 @@ TEST(CliSmall, VerifyRejectsARepeatedGpuLikeWhich) {
   EXPECT_NE(w.err.find("named twice"), std::string::npos) << w.err;
 }
 
+// `--include "$GPUS"` with GPUS unset must not mean "any GPU": the run would take someone else's.
+TEST(CliSmall, AnEmptyIncludeOrExcludeIsAUsageErrorNotAnyGpu) {
+  std::string locks = temp_dir("locks");
+  for (const char* opt : {"--include", "--exclude"})
+    for (const char* value : {"", " ", ",,"}) {
+      for (std::vector<std::string> args : {std::vector<std::string>{"pick"}, {"run"}}) {
+        args.insert(args.end(), {"--simulate", "h200x2", opt, value});
+        if (args[0] == "run") args.insert(args.end(), {"--", "true"});
+        CliRun r = gpumap(args, {"GPUMAP_LOCK_DIR=" + locks});
+        EXPECT_EQ(r.code, 2) << args[0] << " " << opt << " '" << value << "': " << r.out << r.err;
+        EXPECT_NE(r.err.find(std::string(opt) + " `" + value + "` names no GPU"), std::string::npos) << r.err;
+      }
+    }
+  CliRun ok = gpumap({"pick", "--simulate", "h200x2", "--include", "1", "--format", "uuid"}, {"GPUMAP_LOCK_DIR=" + locks});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 TEST(CliSmall, PreciseErrorsForBadSimulatedHosts) {
   CliRun dir = gpumap({"list", "--simulate", temp_dir("a-dir")});
   EXPECT_EQ(dir.code, 2);

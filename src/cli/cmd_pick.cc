@@ -22,10 +22,18 @@ std::vector<OptionSpec> pick_options() {
 
 namespace {
 
-std::vector<std::string> split_specs(const std::vector<std::string>& values) {
+/// Each value's GPUs; Error(kExitUsage) for a value that names none (`--include ""` from an
+/// empty shell variable would otherwise mean "any GPU").
+std::vector<std::string> split_specs(const std::vector<std::string>& values, const std::string& option) {
   std::vector<std::string> out;
-  for (const std::string& v : values)
-    for (const std::string& p : split_gpu_specs(v)) out.push_back(p);
+  for (const std::string& v : values) {
+    std::vector<std::string> parts = split_gpu_specs(v);
+    if (parts.empty())
+      throw Error(kExitUsage, option + " `" + v + "` names no GPU",
+                  "give nvidia-smi indices, UUIDs (or unique prefixes), MIG device UUIDs or PCI bus ids: " + option +
+                      " 0,1");
+    out.insert(out.end(), parts.begin(), parts.end());
+  }
   return out;
 }
 
@@ -36,8 +44,8 @@ PickRequest pick_request(const Args& args) {
   if (auto n = args.integer("--gpus", 1, 4096)) r.count = static_cast<int>(*n);
   if (auto m = args.integer("--min-free-mib", 0, 1L << 40)) r.min_free_mib = static_cast<uint64_t>(*m);
   if (auto u = args.integer("--max-util", 0, 100)) r.max_util = static_cast<uint32_t>(*u);
-  r.include = split_specs(args.values("--include"));
-  r.exclude = split_specs(args.values("--exclude"));
+  r.include = split_specs(args.values("--include"), "--include");
+  r.exclude = split_specs(args.values("--exclude"), "--exclude");
   r.allow_busy = args.has("--allow-busy");
   return r;
 }

@@ -44,10 +44,11 @@ n_cuda=$(printf '%s' "$out" | python3 -c 'import json,sys; c=json.load(sys.stdin
 [ $rc = 0 ] && [ "$n_cuda" = "driver $n_smi" ] && pass "3 map --probe: the driver answered, $n_smi devices" \
   || fail "3 map --probe: exit $rc, got '$n_cuda', want 'driver $n_smi': $(head -c 300 "$T/err")"
 
-$G run --gpus 1 -- sh -c "sleep 60 & echo \$! > $T/worker; echo \$\$ > $T/job; wait" 2>"$T/run.err" &
+$G run --gpus 1 --cvd-form uuid -- sh -c "sleep 60 & echo \$! > $T/worker; echo \$\$ > $T/job; wait" 2>"$T/run.err" &
 g=$!
 for i in $(seq 200); do [ -s "$T/worker" ] && [ -s "$T/job" ] && break; sleep 0.05; done
 uuid=$(grep -o 'CUDA_VISIBLE_DEVICES=GPU-[0-9a-f-]*' "$T/run.err" | head -1 | cut -d= -f2)
+[ -n "$uuid" ] || fail "4 run did not say which GPU it leased: $(cat "$T/run.err")"
 kill -KILL $g; wait $g 2>/dev/null
 sleep 0.5
 alive "$(cat "$T/worker")" && pass "4 after kill -9 of gpumap the job's worker still runs" || fail "4 the worker died with gpumap"
@@ -59,7 +60,7 @@ $G run --include "$uuid" --wait 5 -- true 2>"$T/err"; rc=$?
 [ $rc = 0 ] && pass "4 free again once the job's last process exited" || fail "4 still leased: exit $rc $(cat "$T/err")"
 
 rm -f "$T/worker"
-$G run --gpus 1 -- sh -c "sleep 60 & echo \$! > $T/worker; wait" 2>/dev/null &
+$G run --gpus 1 --cvd-form uuid -- sh -c "sleep 60 & echo \$! > $T/worker; wait" 2>/dev/null &
 g=$!
 for i in $(seq 200); do [ -s "$T/worker" ] && break; sleep 0.05; done
 kill -TERM $g; wait $g; rc=$?

@@ -143,7 +143,8 @@ echo; echo "== CUDA_VISIBLE_DEVICES=-1 (CPU-only on purpose)"
 got=$(CUDA_VISIBLE_DEVICES=-1 python3 -c 'import torch; print(torch.cuda.device_count())' 2>&1 | tail -1)
 read -r e w ids <<<"$(doctor_counts CUDA_VISIBLE_DEVICES=-1)"
 check "-1: torch sees $got GPUs, doctor: $e errors $w warnings ($ids)" \
-  "$([ "$got" = 0 ] && [ "$e$w" = "00" ] && [ "$ids" = gpus-hidden ] && echo 0 || echo 1)" "torch=$got ids=$ids"
+  "$([ "$got" = 0 ] && [ "$e$w" = "00" ] && [[ " $ids " == *" gpus-hidden "* ]] && echo 0 || echo 1)" "torch=$got ids=$ids"
+# Other notes may stand beside it (this host is a container: container-renumbered is true here).
 
 echo
 echo "issue8: $pass passed, $fail failed"
