@@ -192,7 +192,7 @@ int gpumap_open(const char* options_json, gpumap_session** out) {
                           {"simulate", "lock_dir", "cache_dir", "hosts_dir", "sim_lib_dir", "probe"});
     auto h = std::make_unique<gpumap_session>();
     h->seams = library_seams(o);
-    h->driver = select_driver(h->seams);
+    h->driver = select_checked_driver(h->seams);
     *out = h.release();
     return GPUMAP_OK;
   });

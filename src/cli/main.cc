@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     set_term_style(term_style_from_env(parsed.has("--wide")));
     Environment env = Environment::current();
     Seams seams = cli_seams(env, parsed.value("--simulate"));
-    Context ctx(select_driver(seams), env, parsed.has("--json"), seams);
+    Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
     std::cout.flush();
     return cmd->run(parsed, ctx);
   } catch (const Error& e) {

@@ -8,7 +8,6 @@
 #include <climits>
 #include <vector>
 
-#include "fake/host_file.h"
 #include "model/error.h"
 
 namespace gpumap {
@@ -80,11 +79,6 @@ DriverSource select_driver(const Seams& seams) {
                   "bundled hosts: " + bundled_host_names(seams) + "; or give a path to a host file");
   }
   file = absolute(file);
-  try {
-    fake::load_host_file(file);  // check it here, so a bad file gets a clear message
-  } catch (const std::exception& e) {
-    throw Error(kExitUsage, std::string("--simulate: ") + e.what(), "the format is in docs/host-file.md");
-  }
   std::string dir = sim_lib_dir(seams);
   src.simulated = true;
   src.host_file = file;

@@ -24,8 +24,9 @@ struct DriverSource {
 /// The real driver, or the simulated host `seams.simulate` (a bundled name or a file path,
 /// looked up in seams.hosts_dirs; the fake libraries in seams.sim_lib_dirs).  Changes nothing
 /// in the process: the fake NVML is told its host file when it is loaded, the probe child
-/// gets it in its environment.  Throws Error(kExitUsage) when the host is unknown or its
-/// file is invalid, naming the file and the field.
+/// gets it in its environment.  Throws Error(kExitUsage) when the host is unknown.  The host
+/// file's contents are not read here (the driver layer does not know the fake's format):
+/// select_checked_driver (session/session.h) checks them.
 DriverSource select_driver(const Seams& seams);
 
 /// The bundled simulated hosts' names, sorted, from the first of seams.hosts_dirs that has any.

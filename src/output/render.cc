@@ -5,22 +5,6 @@
 
 namespace gpumap {
 
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
-  }
-  return "?";
-}
-
-Severity worst(const std::vector<Finding>& fs) {
-  Severity w = Severity::kInfo;
-  for (const Finding& f : fs)
-    if (f.severity > w) w = f.severity;
-  return w;
-}
-
 std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows,
                          const TermStyle& st, const std::vector<std::string>& elastic) {
   // Cells carry other users' command lines, lease records and driver strings: never let them

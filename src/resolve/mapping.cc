@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "model/error.h"
-#include "resolve/order_cache.h"
 
 namespace gpumap {
 
@@ -83,7 +82,7 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
       key.uuids.push_back(g.uuid);
       for (const MigDevice& md : g.mig_devices) key.uuids.push_back(md.uuid);
     }
-    if (auto cached = cache_lookup(opt.cache_dir, key)) {
+    if (auto cached = opt.cache_lookup ? opt.cache_lookup(key) : std::nullopt) {
       base = *cached;
       m.source = "cache";
       m.order_note = std::string(device_order_name(setting.order)) + " order read from the driver earlier this boot (cache)";
@@ -97,7 +96,7 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
       if (opt.subset)
         base.erase(std::remove_if(base.begin(), base.end(), [&](const std::string& u) { return !s.find_device(u).gpu; }),
                    base.end());
-      cache_store(opt.cache_dir, key, base);
+      if (opt.cache_store) opt.cache_store(key, base);
       m.source = "driver";
       m.order_note = std::string(device_order_name(setting.order)) + " order asked from the driver (mixed models or MIG)";
     }

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "driver/cuda_probe.h"
 #include "env/environment.h"
+#include "model/cuda_devices.h"
+#include "model/order_cache_key.h"
 #include "model/snapshot.h"
 #include "resolve/cuda_view.h"
 
@@ -17,9 +18,14 @@ namespace gpumap {
 /// Asks the driver (cuInit in a child) with exactly this environment.
 using DriverAsk = std::function<CudaProbe(const Environment&)>;
 
+/// The order cache (os/order_cache.h in gpumap; empty functions: no cache).
+using OrderCacheLookup = std::function<std::optional<std::vector<std::string>>(const OrderCacheKey&)>;
+using OrderCacheStore = std::function<void(const OrderCacheKey&, const std::vector<std::string>&)>;
+
 struct MappingOptions {
   bool probe = false;      // ask the driver for this environment directly
-  std::string cache_dir;   // "" disables the order cache
+  OrderCacheLookup cache_lookup;
+  OrderCacheStore cache_store;
   std::string boot_id;     // part of the cache key
   bool subset = false;     // the snapshot lists only some of the driver's devices (a container
                            // what-if): the driver's order keeps only those

@@ -3,15 +3,28 @@
 #include <unistd.h>
 #include <cstdlib>
 
-#include "model/error.h"
-
+#include "driver/cuda_probe.h"
+#include "fake/host_file.h"
 #include "model/error.h"
 #include "os/container.h"
 #include "os/host_id.h"
 #include "os/lease.h"
+#include "os/order_cache.h"
 #include "resolve/container_view.h"
 
 namespace gpumap {
+
+DriverSource select_checked_driver(const Seams& seams) {
+  DriverSource src = select_driver(seams);
+  if (src.simulated) {
+    try {
+      fake::load_host_file(src.host_file);
+    } catch (const std::exception& e) {
+      throw Error(kExitUsage, std::string("--simulate: ") + e.what(), "the format is in docs/host-file.md");
+    }
+  }
+  return src;
+}
 
 const Snapshot& Session::snapshot(const ReadOptions& opt) {
   if (!snapshot_) snapshot_ = std::make_unique<Snapshot>(read_snapshot(driver_, opt));
@@ -31,7 +44,9 @@ DriverAsk Session::driver_ask() const {
 Mapping Session::mapping(const Environment& env, bool probe) {
   MappingOptions opt;
   opt.probe = probe;
-  opt.cache_dir = seams_.cache_dir;
+  std::string dir = seams_.cache_dir;
+  opt.cache_lookup = [dir](const OrderCacheKey& k) { return cache_lookup(dir, k); };
+  opt.cache_store = [dir](const OrderCacheKey& k, const std::vector<std::string>& order) { cache_store(dir, k, order); };
   // A simulated host is its own machine: key its cache on the file, not this boot.
   opt.boot_id = driver_.simulated ? "simulated:" + driver_.host_file : read_boot_id();
   opt.subset = container_what_if_;

@@ -52,6 +52,10 @@ class Session {
   bool container_what_if_ = false;
 };
 
+/// select_driver, and for a simulated host its file checked up front, so a bad file gets a
+/// clear message (Error(kExitUsage) naming the file and the field) before any command runs.
+DriverSource select_checked_driver(const Seams& seams);
+
 /// The seams the CLI takes from its environment: GPUMAP_SIMULATE (unless `simulate` is given),
 /// GPUMAP_HOSTS_DIR, GPUMAP_SIM_LIBDIR, GPUMAP_LOCK_DIR, the cache folder ($GPUMAP_CACHE_DIR,
 /// else $XDG_CACHE_HOME/gpumap, else $HOME/.cache/gpumap), GPUMAP_PROC_ROOT, GPUMAP_SYSFS_ROOT,

@@ -1,4 +1,4 @@
-#include "resolve/order_cache.h"
+#include "os/order_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -30,14 +30,6 @@ nlohmann::json read_all(const std::string& dir) {
 }
 
 }  // namespace
-
-std::string OrderCacheKey::text() const {
-  std::vector<std::string> sorted = uuids;
-  std::sort(sorted.begin(), sorted.end());
-  std::string s = boot_id + "|" + driver_version + "|" + order;
-  for (const std::string& u : sorted) s += "|" + u;
-  return s;
-}
 
 std::optional<std::vector<std::string>> cache_lookup(const std::string& dir, const OrderCacheKey& key) {
   if (dir.empty() || key.boot_id.empty()) return std::nullopt;

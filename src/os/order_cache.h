@@ -7,15 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "model/order_cache_key.h"
+
 namespace gpumap {
 
-struct OrderCacheKey {
-  std::string boot_id;
-  std::string driver_version;
-  std::string order;               // "FASTEST_FIRST" or "PCI_BUS_ID"
-  std::vector<std::string> uuids;  // every device NVML lists (GPUs and MIG devices)
-  std::string text() const;
-};
 
 /// The cached order, when `dir` holds one for exactly this key and it lists exactly
 /// the key's devices (each at most once).
