@@ -103,6 +103,19 @@ class MixedHost(SimulatedHost):
             self.assertNotIn("libcuda", f.read())
         self.assertFalse(gpumap.cuda_initialized())
 
+    def test_a_driver_printing_on_stdout_cannot_pose_as_the_probe_answer(self):
+        # gpumap-probe answers on its own channel, like `gpumap __probe`: a libcuda that prints a
+        # probe-like answer with 1000 devices during cuInit changes nothing.
+        with open(os.path.join(PYTHON_DIR, "..", "hosts", "seed-mixed.json")) as f:
+            host = json.load(f)
+        host["faults"] = [{"call": "cuInit", "output": "stdout"}]
+        path = os.path.join(self.tmp, "noisy.json")
+        with open(path, "w") as f:
+            json.dump(host, f)
+        os.environ["GPUMAP_SIMULATE"] = path
+        d = gpumap.devices()
+        self.assertEqual([x["nvml_index"] for x in d], [1, 0, 2, 3])
+
     def test_not_enough_gpus_gives_each_reason(self):
         with self.assertRaises(gpumap.NotEnoughGpusError) as e:
             gpumap.pin(gpus=4)

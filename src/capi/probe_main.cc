@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    std::fputs(gpumap::serialize_probe(gpumap::probe_in_process(lib)).c_str(), stdout);
+    gpumap::answer_probe(lib);  // on its own channel, like `gpumap __probe`
     return 0;
   } catch (const gpumap::Error& e) {
     std::fprintf(stderr, "gpumap-probe: %s\n", e.what());

@@ -1,5 +1,8 @@
 #include "driver/cuda_probe.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +16,24 @@
 #include "os/subprocess.h"
 
 namespace gpumap {
+
+void answer_probe(const std::string& cuda_library) {
+  // The answer goes out on a channel of its own: stdout as it was at start, kept on a private
+  // descriptor.  Descriptor 1 then points at stderr, so whatever the driver library prints
+  // cannot pose as (or corrupt) the answer.
+  std::fflush(stdout);
+  int answer = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (answer < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    throw Error(kExitError, "probe: cannot set up the answer channel");
+  std::string text = serialize_probe(probe_in_process(cuda_library));
+  std::fflush(stdout);
+  for (size_t off = 0; off < text.size();) {
+    ssize_t n = write(answer, text.data() + off, text.size() - off);
+    if (n <= 0) throw Error(kExitError, "probe: cannot write the answer");
+    off += static_cast<size_t>(n);
+  }
+  close(answer);
+}
 
 CudaProbe probe_in_process(const std::string& cuda_library) {
   using FnInit = CUresult(unsigned);

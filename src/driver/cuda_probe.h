@@ -7,30 +7,19 @@
 
 #include "driver/driver_source.h"
 #include "env/environment.h"
+#include "model/cuda_devices.h"
 
 namespace gpumap {
-
-/// More CUDA devices than this in one process is a broken driver (or an injected answer).
-inline constexpr size_t kMaxCudaDevices = 4096;
-
-struct CudaDevice {
-  std::string uuid;        // "GPU-" + the 16 bytes of cuDeviceGetUuid_v2 (a MIG device's too: the
-                           // caller relabels it by matching NVML's MIG UUIDs)
-  std::string pci_bus_id;  // as CUDA wrote it
-  std::string name;
-};
-
-struct CudaProbe {
-  std::string error;  // "" on success, else "CUDA_ERROR_NO_DEVICE", ...
-  int error_code = 0;
-  std::vector<CudaDevice> devices;
-  double elapsed_ms = 0;
-};
 
 /// In this process: load the CUDA library, cuInit, list the devices.  Only the hidden
 /// `__probe` command calls this.  Throws Error(kExitNoDriver) if the library or a
 /// required symbol is missing.
 CudaProbe probe_in_process(const std::string& cuda_library);
+
+/// The probe child's whole job (`gpumap __probe` and gpumap-probe): probe_in_process, the
+/// answer written on the stdout the process started with while descriptor 1 points at stderr
+/// (the wire format below).  Throws Error like probe_in_process, or when it cannot write.
+void answer_probe(const std::string& cuda_library);
 
 /// In a child process (src.probe_command + "--cuda-lib" LIB) with exactly `env` (plus what
 /// the simulated driver needs).  Throws Error(kExitError) when the child cannot run or answers nonsense.
