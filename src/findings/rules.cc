@@ -85,6 +85,16 @@ std::string uuid_fix(const CudaView& v) {
   return "export CUDA_VISIBLE_DEVICES=" + join(uuids, ",");
 }
 
+/// "CUDA_VISIBLE_DEVICES entry 2 `x` has" or "CUDA_VISIBLE_DEVICES entries 1 `a`, 3 `b` (and 7 more) have":
+/// at most five entries quoted, so the message stays short for any list.
+std::string entries_phrase(const CudaView& v, const std::vector<size_t>& idx) {
+  std::string s = std::string("CUDA_VISIBLE_DEVICES ") + (idx.size() == 1 ? "entry " : "entries ");
+  for (size_t k = 0; k < idx.size() && k < 5; ++k)
+    s += (k ? ", " : "") + std::to_string(idx[k] + 1) + " `" + v.entries[idx[k]].entry.raw + "`";
+  if (idx.size() > 5) s += " (and " + std::to_string(idx.size() - 5) + " more)";
+  return s + (idx.size() == 1 ? " has" : " have");
+}
+
 void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
   const CudaView& v = in.mapping.view;
   const Snapshot& s = in.snapshot;
@@ -108,6 +118,9 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
     }
     return *whole_case_fix;
   };
+  // Rules whose fix rewrites the whole list report once, naming the entries: one finding per
+  // entry would repeat that list-long fix (a 65 000-entry list would need gigabytes).
+  std::vector<size_t> spaced, miscased;
   for (size_t i = 0; i < v.entries.size(); ++i) {
     const EntryDecision& d = v.entries[i];
     const std::string& raw = d.entry.raw;
@@ -162,19 +175,14 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
     }
     if (d.outcome == EntryOutcome::kInvalid && !raw.empty() && (raw[0] == ' ' || raw[0] == '\t') &&
         raw.find("GPU-") != std::string::npos)
-      add(out, "space-before-uuid", Severity::kError,
-          at + " has white space before `GPU-`: CUDA accepts spaces before numbers but not before UUIDs",
-          all_uuids_fix().empty() ? "remove the spaces after the commas" : all_uuids_fix());
+      spaced.push_back(i);
     if (d.outcome == EntryOutcome::kMixedKind)
       add(out, "mixed-entry-kinds", Severity::kError,
           at + " mixes an index with UUIDs: CUDA stops reading the list there, so it and every later entry are dropped",
           "use one kind of entry: all UUIDs (gpumap which ...)");
     if (raw.size() >= 4 && raw.compare(0, 4, "GPU-") != 0 && raw.compare(0, 4, "MIG-") != 0 &&
         (strncasecmp(raw.c_str(), "gpu-", 4) == 0 || strncasecmp(raw.c_str(), "mig-", 4) == 0))
-      add(out, "uuid-prefix-case", Severity::kError,
-          at + ": the `" + raw.substr(0, 4) + "` word is case-sensitive (only `GPU-`/`MIG-` are read as UUIDs; the hex "
-               "digits may be any case), so CUDA reads this entry as no GPU",
-          case_fix());
+      miscased.push_back(i);
     if (d.entry.kind == CvdEntryKind::kUuid && raw.rfind("MIG-", 0) == 0 && raw.rfind("MIG-GPU-", 0) != 0 &&
         d.outcome == EntryOutcome::kVisible && !d.uuid.empty() && d.uuid.rfind("GPU-", 0) == 0)
       add(out, "mig-word-on-gpu", Severity::kWarning,
@@ -216,6 +224,16 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
           at + " names " + describe_uuid(s, d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
           all_uuids_fix());
   }
+  if (!spaced.empty())
+    add(out, "space-before-uuid", Severity::kError,
+        entries_phrase(v, spaced) + " white space before `GPU-`: CUDA accepts spaces before numbers but not before UUIDs",
+        all_uuids_fix().empty() ? "remove the spaces after the commas" : all_uuids_fix());
+  if (!miscased.empty())
+    add(out, "uuid-prefix-case", Severity::kError,
+        entries_phrase(v, miscased) + " a `gpu-`/`mig-` word not in upper case: it is case-sensitive (only `GPU-`/`MIG-` are "
+        "read as UUIDs; the hex digits may be any case), so CUDA reads " + (miscased.size() == 1 ? "this entry" : "these entries") +
+        " as no GPU",
+        case_fix());
   if (v.cut_at && v.error != CudaInitError::kInvalidDevice) {
     size_t i = *v.cut_at;
     const EntryDecision& d = v.entries[i];
