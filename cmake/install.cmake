@@ -10,11 +10,13 @@
 #   share/zsh/vendor-completions/_gpumap        under a .../usr prefix (Debian's zsh looks there),
 #                                               share/zsh/site-functions/_gpumap elsewhere
 #   share/doc/gpumap/README.md, docs/*.md
+#   lib/python3/dist-packages/gpumap           under a .../usr prefix, lib/python3.X/dist-packages
+#                                               elsewhere (the Python package)
 #
 # The C API (libgpumap.so, gpumap-probe, header, CMake package config, pkg-config file) has its
 # rules in CMakeLists.txt beside the library; the uninstall target and the package take them from
 # the install manifest with no change here.  To ship them apart, give each rule a COMPONENT and set
-# CPACK_DEB_COMPONENT_INSTALL (gpumap, libgpumap-dev, python3-gpumap).
+# CPACK_DEB_COMPONENT_INSTALL (gpumap, libgpumap-dev, python3-gpumap); today one package holds all.
 
 install(TARGETS gpumap RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_BINARY_DIR}/sim/libnvidia-ml.so.1 ${CMAKE_BINARY_DIR}/sim/libcuda.so.1
@@ -50,6 +52,22 @@ install(CODE "
   file(INSTALL DESTINATION \"\${gpumap_zsh_dir}\" TYPE FILE FILES \"${GPUMAP_ZSH_COMPLETION}\")
 ")
 
+# Python: the pure-Python package over libgpumap.so.1, where the prefix's python3 looks (Debian:
+# /usr/lib/python3/dist-packages; under another prefix lib/python3.X/dist-packages).  From there it
+# finds the library three folders up (PREFIX/lib/libgpumap.so.1).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND)
+  install(CODE "
+    if(CMAKE_INSTALL_PREFIX MATCHES \"(^|/)usr/?$\")
+      set(gpumap_py_dir \"\${CMAKE_INSTALL_PREFIX}/lib/python3/dist-packages\")
+    else()
+      set(gpumap_py_dir \"\${CMAKE_INSTALL_PREFIX}/lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/dist-packages\")
+    endif()
+    file(INSTALL DESTINATION \"\${gpumap_py_dir}\" TYPE DIRECTORY FILES \"${PROJECT_SOURCE_DIR}/python/gpumap\"
+         PATTERN __pycache__ EXCLUDE)
+  ")
+endif()
+
 # `cmake --build build --target uninstall`: removes what the last `cmake --install build` put
 # there (build/install_manifest.txt), then the folders of gpumap's own that are left empty.
 add_custom_target(uninstall
@@ -77,7 +95,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Dependencies from the ELF files themselves (glibc only); the driver is dlopen'ed: no dependency.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, python3")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/debian/prerm)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Debian policy: man pages gzip -9n compressed.

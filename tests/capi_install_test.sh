@@ -2,15 +2,15 @@
 # The installed C API: `cmake --install` into a temporary prefix, then build the C test program
 # against it twice, with pkg-config and with find_package(gpumap), and run both (the installed
 # library must find its probe helper, simulated hosts and fake driver beside it).
-# usage: capi_install_test.sh SOURCE_DIR BUILD_DIR
+# usage: capi_install_test.sh SOURCE_DIR BUILD_DIR [LIBDIR (GNUInstallDirs, default lib)]
 set -euo pipefail
-src=$1 build=$2
+src=$1 build=$2 libdir=${3:-lib}
 tmp=$(mktemp -d /tmp/gpumap-capi-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 cc -o "$tmp/by-pkg-config" "$src/tests/capi_test.c" \
-  $(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs gpumap)
-LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/by-pkg-config"
+  $(PKG_CONFIG_PATH="$tmp/prefix/$libdir/pkgconfig" pkg-config --cflags --libs gpumap)
+LD_LIBRARY_PATH="$tmp/prefix/$libdir" "$tmp/by-pkg-config"
 cat >"$tmp/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.20)
 project(uses_gpumap C)

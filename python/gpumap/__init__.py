@@ -96,6 +96,7 @@ def _library_candidates():
         yield os.path.join(build, "libgpumap.so.1")
     yield os.path.join(here, "_lib", "libgpumap.so.1")             # bundled by pip install
     yield os.path.normpath(os.path.join(here, "..", "..", "build", "libgpumap.so.1"))  # a source checkout
+    yield os.path.normpath(os.path.join(here, "..", "..", "..", "libgpumap.so.1"))  # cmake --install: PREFIX/lib
     yield "libgpumap.so.1"                                           # the system's library path
     for prefix in ("/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib", os.path.join(sys.prefix, "lib")):
         yield os.path.join(prefix, "libgpumap.so.1")
