@@ -1,4 +1,4 @@
-#include "resolve/order_cache.h"
+#include "os/order_cache.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
