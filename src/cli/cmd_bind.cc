@@ -5,6 +5,7 @@
 
 #include "model/text.h"
 #include "cli/command.h"
+#include "session/launch_plan.h"
 #include "env/launcher.h"
 #include "findings/rules.h"
 #include "model/error.h"
@@ -44,16 +45,7 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
                                       std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
                 "run `gpumap map` inside the job for the details");
-  const std::vector<std::string>& view = m.view.uuids;
-  size_t first = static_cast<size_t>(*rank->value) * static_cast<size_t>(per_rank);
-  size_t last = first + static_cast<size_t>(per_rank);
-  if (last > view.size())
-    throw Error(kExitUnavailable,
-                "bind: local rank " + std::to_string(*rank->value) + " (" + rank->variable + ") needs cuda:" +
-                    std::to_string(first) + (per_rank > 1 ? "-" + std::to_string(last - 1) : "") +
-                    " but this job sees " + std::to_string(view.size()) + " GPU" + (view.size() == 1 ? "" : "s"),
-                "give the job more GPUs, start fewer ranks per node, or lower --gpus-per-rank");
-  std::vector<std::string> mine(view.begin() + static_cast<long>(first), view.begin() + static_cast<long>(last));
+  std::vector<std::string> mine = rank_slice(m.view.uuids, *rank, static_cast<size_t>(per_rank));
 
   Environment env = ctx.env();
   LaunchVisibility vis = launch_visibility(s, mine, form);
@@ -63,18 +55,9 @@ int run(const Args& args, Context& ctx) {
   LaunchSpec spec{args.rest(), env.to_strings(), {}, {}, {}};
   std::string cpu_note = "not bound (--no-cpu-bind)";
   if (!args.has("--no-cpu-bind")) {
-    std::vector<std::optional<std::string>> lists;
-    for (const std::string& u : mine) {
-      const Gpu* g = s.find_uuid(u);
-      if (!g)  // a MIG device: its parent's CPUs
-        for (const Gpu& p : s.gpus)
-          for (const MigDevice& md : p.mig_devices)
-            if (md.uuid == u || nvml_uuid_for(s, u) == md.uuid) g = &p;
-      lists.push_back(g ? g->cpu_affinity : std::nullopt);
-    }
-    std::string why;
-    spec.cpus = cpus_near(lists, current_affinity(), &why);
-    cpu_note = spec.cpus.empty() ? "not bound (" + why + ")" : format_cpu_list(spec.cpus);
+    CpuChoice c = cpus_for(s, mine, current_affinity());
+    spec.cpus = c.cpus;
+    cpu_note = spec.cpus.empty() ? "not bound (" + c.why_not + ")" : format_cpu_list(spec.cpus);
   }
   std::string line = "gpumap bind: local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")";
   for (size_t i = 0; i < mine.size(); ++i) {

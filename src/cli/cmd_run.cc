@@ -16,6 +16,7 @@
 #include "os/launch.h"
 #include "os/lease.h"
 #include "output/json_view.h"
+#include "session/launch_plan.h"
 
 namespace gpumap {
 namespace {
@@ -47,12 +48,9 @@ int run(const Args& args, Context& ctx) {
   if (args.has("--no-cpu-bind")) {
     cpu_note = "CPUs: not bound (--no-cpu-bind)";
   } else {
-    std::vector<std::optional<std::string>> lists;
-    for (const std::string& u : chosen)  // a MIG device: its GPU's CPUs
-      lists.push_back(s->find_device(u).gpu ? s->find_device(u).gpu->cpu_affinity : std::nullopt);
-    std::string why;
-    spec.cpus = cpus_near(lists, current_affinity(), &why);
-    cpu_note = spec.cpus.empty() ? "CPUs: not bound (" + why + ")" : "CPUs: " + format_cpu_list(spec.cpus);
+    CpuChoice c = cpus_for(*s, chosen, current_affinity());
+    spec.cpus = c.cpus;
+    cpu_note = spec.cpus.empty() ? "CPUs: not bound (" + c.why_not + ")" : "CPUs: " + format_cpu_list(spec.cpus);
   }
   std::string msg = "gpumap run: leased " + std::to_string(chosen.size()) + " GPU" + (chosen.size() == 1 ? "" : "s") +
                     " (" + dir + "); " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" +
