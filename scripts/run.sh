@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null  # as scripts/test.sh: one build for both
 cmake --build build -j"$(nproc)" --target gpumap >/dev/null
 if build/gpumap list >/dev/null 2>&1; then
   exec build/gpumap map "$@"
