@@ -126,7 +126,7 @@ TEST(CliList, UnorderedHostFileIsListedInPciOrder) {
 
 TEST(CliErrors, NoDriverFailsCleanlyWithAHint) {
   CliRun r = gpumap({"list"});
-  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("libnvidia-ml.so.1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--simulate seed-mixed"), std::string::npos) << r.err;
 }
