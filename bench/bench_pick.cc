@@ -32,7 +32,7 @@ Snapshot nvswitch_host(size_t n) {
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < n; ++j)
       if (i != j)
-        for (int l = 0; l < 18; ++l) s.gpus[i].nvlink_peers.push_back(s.gpus[j].uuid);
+        s.gpus[i].nvlink_peers.push_back({s.gpus[j].uuid, 18, static_cast<uint32_t>(j)});
   return s;
 }
 

@@ -441,12 +441,13 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
     work();
     for (std::thread& t : workers) t.join();
   }
-  // NVLink peers: active links whose remote end is another GPU of this host, one entry per link.
+  // NVLink peers: active links whose remote end is another GPU of this host, counted per peer.
+  std::vector<std::vector<std::pair<unsigned, uint32_t>>> peers(count);  // (peer nvml index, links)
   for (unsigned i = 0; i < count; ++i)
     for (const std::string& remote : links[i]) {
       auto a = parse_pci_address(remote);
       for (const Gpu& peer : s.gpus)
-        if (a && peer.pci && *peer.pci == *a && peer.nvml_index != i) s.gpus[i].nvlink_peers.push_back(peer.uuid);
+        if (a && peer.pci && *peer.pci == *a && peer.nvml_index != i) peers[i].emplace_back(peer.nvml_index, 1);
     }
   // Through NVSwitches: the driver says whether two GPUs can talk over NVLink (P2P status);
   // count min(links) per pair, which is what `nvidia-smi topo -m` prints as NV<n>.
@@ -458,12 +459,19 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
         if (!li || !lj || !handles[i] || !handles[j]) continue;
         if (n.p2p(handles[i], handles[j], kNvmlP2pCapsNvlink, &status) != NVML_SUCCESS || status != kNvmlP2pStatusOk)
           continue;
-        for (uint32_t k = 0; k < std::min(li, lj); ++k) {
-          s.gpus[i].nvlink_peers.push_back(s.gpus[j].uuid);
-          s.gpus[j].nvlink_peers.push_back(s.gpus[i].uuid);
-        }
+        peers[i].emplace_back(j, std::min(li, lj));
+        peers[j].emplace_back(i, std::min(li, lj));
       }
     lap("nvmlDeviceGetP2PStatus");
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    std::sort(peers[i].begin(), peers[i].end());
+    for (size_t k = 0; k < peers[i].size(); ++k) {
+      auto [peer, n_links] = peers[i][k];
+      std::vector<NvLinkPeer>& out = s.gpus[i].nvlink_peers;
+      if (k > 0 && peers[i][k - 1].first == peer) out.back().links += n_links;
+      else out.push_back({s.gpus[peer].uuid, n_links, peer});
+    }
   }
   for (const SymbolBinding& b : n.lib->bindings())
     if (!b.bound.empty()) s.bindings.push_back(b.bound);

@@ -26,6 +26,16 @@ struct MigDevice {
   std::optional<uint64_t> memory_used_mib;
 };
 
+/// A GPU at the far end of active NVLinks.  One entry per peer with a count, not one per link:
+/// through NVSwitches every GPU reaches every other by up to 18 links, and a string per link
+/// (18.8 million at 1024 GPUs) made reading and picking slow.
+struct NvLinkPeer {
+  std::string uuid;         // the peer's UUID, spelled as in this snapshot
+  uint32_t links = 0;       // active NVLinks between the two (through NVSwitches: the smaller switch link count)
+  uint32_t nvml_index = 0;  // the peer's, for joining within this snapshot without a UUID lookup
+  bool operator==(const NvLinkPeer& o) const { return uuid == o.uuid && links == o.links && nvml_index == o.nvml_index; }
+};
+
 struct Gpu {
   uint32_t nvml_index = 0;
   std::string uuid;  // "GPU-...", the identity in every layer
@@ -43,7 +53,7 @@ struct Gpu {
   std::vector<MigDevice> mig_devices;
   std::optional<std::vector<GpuProcess>> processes;  // nullopt: the list could not be read
   std::optional<std::string> cpu_affinity;  // cpu list, "0-15,32-47"
-  std::vector<std::string> nvlink_peers;    // UUIDs of GPUs reached by active NVLinks (one per link)
+  std::vector<NvLinkPeer> nvlink_peers;     // GPUs reached by active NVLinks, nvidia-smi order, each once
   std::optional<uint32_t> nvswitch_links;   // active NVLinks whose far end is an NVSwitch
   std::vector<std::string> notes;           // queries that failed, with the driver's code
 };

@@ -79,7 +79,12 @@ Json gpu_json(const Snapshot& s, const Gpu& g) {
   j["mig_devices"] = mig;
   j["process_count"] = g.processes ? Json(g.processes->size()) : Json(nullptr);
   if (g.cpu_affinity) j["cpu_affinity"] = *g.cpu_affinity;
-  if (!g.nvlink_peers.empty()) j["nvlink_peers"] = g.nvlink_peers;
+  if (!g.nvlink_peers.empty()) {  // as documented: one UUID per link (a peer joined by 18 links appears 18 times)
+    Json per_link = Json::array();
+    for (const NvLinkPeer& p : g.nvlink_peers)
+      for (uint32_t l = 0; l < p.links; ++l) per_link.push_back(p.uuid);
+    j["nvlink_peers"] = per_link;
+  }
   if (g.nvswitch_links) j["nvswitch_links"] = *g.nvswitch_links;
   j["notes"] = g.notes;
   return j;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -58,22 +59,29 @@ struct Candidates {
   int groups = 0;
 
   explicit Candidates(const std::vector<const Gpu*>& q) : gpus(q), n(q.size()), links(n * n, 0), group(n), busy(n), free(n) {
-    std::unordered_map<std::string, size_t> pos;
-    for (size_t i = 0; i < n; ++i) pos[upper(q[i]->uuid)] = i;
+    // A peer is found by its nvml_index, checked against its UUID, so the n*n link counts of an
+    // NVSwitch host cost no string hashing; only a peer whose index names another GPU (a
+    // snapshot put together by hand) is looked up by UUID.
+    std::vector<size_t> at_index;
     for (size_t i = 0; i < n; ++i) {
-      // A peer appears once per link, repeats next to each other (18 per pair through NVSwitches):
-      // look a run up once.
-      const std::string* last = nullptr;
-      size_t at = n;
-      for (const std::string& p : q[i]->nvlink_peers) {
-        if (!last || p != *last) {
-          auto it = pos.find(upper(p));
-          at = it == pos.end() ? n : it->second;
-          last = &p;
-        }
-        if (at < n && at != i) ++links[i * n + at];
-      }
+      if (q[i]->nvml_index >= at_index.size()) at_index.resize(q[i]->nvml_index + 1, n);
+      at_index[q[i]->nvml_index] = i;
     }
+    std::unordered_map<std::string_view, size_t> by_uuid;  // built on first need
+    auto position = [&](const NvLinkPeer& p) {
+      size_t at = p.nvml_index < at_index.size() ? at_index[p.nvml_index] : n;
+      if (at < n && q[at]->uuid == p.uuid) return at;
+      if (by_uuid.empty())
+        for (size_t i = 0; i < n; ++i) by_uuid.emplace(q[i]->uuid, i);
+      auto it = by_uuid.find(p.uuid);
+      return it == by_uuid.end() ? n : it->second;
+    };
+    for (size_t i = 0; i < n; ++i)
+      for (const NvLinkPeer& p : q[i]->nvlink_peers) {
+        size_t at = position(p);
+        // A GPU has at most 18 NVLinks; the cap keeps a hand-made count from overflowing the sums.
+        if (at < n && at != i) links[i * n + at] = static_cast<int>(std::min<uint64_t>(links[i * n + at] + uint64_t{p.links}, 1u << 16));
+      }
     std::map<std::string, int> ids;
     for (size_t i = 0; i < n; ++i) {
       std::string key = q[i]->cpu_affinity.value_or("?" + q[i]->uuid);
@@ -113,33 +121,32 @@ double combinations(size_t n, size_t k) {
 
 /// Greedy growth from `seed`: each step adds the candidate that most improves the set, judged
 /// incrementally (what joining adds to pairs, links, groups, busy and free), O(n) per step.
-std::vector<size_t> grow(const Candidates& c, size_t seed, size_t k) {
+/// `rank[g]`: g's place in the order (busy, most free, nvidia-smi index), the last tie-breaks.
+std::vector<size_t> grow(const Candidates& c, const std::vector<uint32_t>& rank, size_t seed, size_t k) {
   std::vector<size_t> set = {seed};
   std::vector<char> in(c.n, 0), group_used(static_cast<size_t>(c.groups), 0);
-  std::vector<int> pairs(c.n, 0), links(c.n, 0);  // with the current set, per candidate
+  // Per candidate, with the current set: gain = pairs << 32 | links (higher is better), and
+  // tie = a bit for a CPU group not used yet, then the rank (lower is better).
+  std::vector<uint64_t> gain(c.n, 0);
+  std::vector<uint32_t> tie(c.n);
+  for (size_t g = 0; g < c.n; ++g) tie[g] = (1u << 31) | rank[g];
   auto add = [&](size_t m) {
     in[m] = 1;
-    group_used[static_cast<size_t>(c.group[m])] = 1;
-    for (size_t g = 0; g < c.n; ++g) {
-      int l = c.link(m, g);
-      pairs[g] += l > 0;
-      links[g] += l;
+    if (!group_used[static_cast<size_t>(c.group[m])]) {
+      group_used[static_cast<size_t>(c.group[m])] = 1;
+      for (size_t g = 0; g < c.n; ++g)
+        if (c.group[g] == c.group[m]) tie[g] &= ~(1u << 31);
     }
+    const int* row = &c.links[m * c.n];
+    for (size_t g = 0; g < c.n; ++g)
+      gain[g] += (static_cast<uint64_t>(row[g] > 0) << 32) | static_cast<uint32_t>(row[g]);
   };
   add(seed);
   while (set.size() < k) {
     size_t pick = c.n;
     for (size_t g = 0; g < c.n; ++g) {
       if (in[g]) continue;
-      if (pick == c.n) {
-        pick = g;
-        continue;
-      }
-      auto key = [&](size_t x) {
-        return std::make_tuple(-pairs[x], -links[x], group_used[static_cast<size_t>(c.group[x])] ? 0 : 1, c.busy[x],
-                               -c.free[x], c.gpus[x]->nvml_index);
-      };
-      if (key(g) < key(pick)) pick = g;
+      if (pick == c.n || gain[g] > gain[pick] || (gain[g] == gain[pick] && tie[g] < tie[pick])) pick = g;
     }
     set.push_back(pick);
     add(pick);
@@ -179,8 +186,16 @@ std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
       group_seeded[static_cast<size_t>(c.group[i])] = 1;
       if (i < 32 || first_of_group) seeded[i] = 1;
     }
+    std::vector<size_t> order(c.n);
+    for (size_t i = 0; i < c.n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_tuple(c.busy[a], -c.free[a], c.gpus[a]->nvml_index) <
+             std::make_tuple(c.busy[b], -c.free[b], c.gpus[b]->nvml_index);
+    });
+    std::vector<uint32_t> rank(c.n);
+    for (size_t r = 0; r < c.n; ++r) rank[order[r]] = static_cast<uint32_t>(r);
     for (size_t i = 0; i < c.n; ++i)
-      if (seeded[i]) consider(grow(c, i, k));
+      if (seeded[i]) consider(grow(c, rank, i, k));
   }
   std::vector<const Gpu*> out;
   for (size_t i : best) out.push_back(q[i]);

@@ -22,8 +22,9 @@ Gpu gpu(uint32_t idx, const std::string& uuid, const std::string& bus, uint64_t 
   return g;
 }
 
-void link(Gpu& a, Gpu& b, int n) {
-  for (int i = 0; i < n; ++i) a.nvlink_peers.push_back(b.uuid), b.nvlink_peers.push_back(a.uuid);
+void link(Gpu& a, Gpu& b, uint32_t n) {
+  a.nvlink_peers.push_back({b.uuid, n, b.nvml_index});
+  b.nvlink_peers.push_back({a.uuid, n, a.nvml_index});
 }
 
 /// Four GPUs: NVLink pairs 0-1 (CPUs 0-7) and 2-3 (CPUs 8-15).
@@ -40,6 +41,20 @@ std::vector<std::string> all(const Snapshot& s) {
   std::vector<std::string> v;
   for (const Gpu& g : s.gpus) v.push_back(g.uuid);
   return v;
+}
+
+TEST(Picker, APeerWhoseIndexNamesAnotherGpuIsFoundByItsUuid) {
+  // A snapshot put together by hand may carry a wrong nvml_index in a peer: the UUID decides.
+  Snapshot s = four();
+  for (Gpu& g : s.gpus) g.nvlink_peers.clear();
+  s.gpus[0].nvlink_peers.push_back({"GPU-33", 6, 1});  // index 1 is GPU-11, not GPU-33
+  s.gpus[3].nvlink_peers.push_back({"GPU-00", 6, 2});
+  PickRequest req;
+  req.count = 2;
+  PickResult r = pick_gpus(s, all(s), {}, req);
+  EXPECT_EQ(r.uuids, (std::vector<std::string>{"GPU-00", "GPU-33"}));
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes[0], "every pair joined by NVLink (6 links over 1 pair)");
 }
 
 TEST(Picker, OneGpuTakesTheMostFreeMemory) {
