@@ -92,6 +92,27 @@ class Devices(SimulatedHost):
         self.assertIn("GPUMAP_BUILD_DIR", out)
 
 
+    def test_devices_never_waits_on_the_utilisation_query(self):
+        # devices() needs identities only: a hung utilisation query (3.7 ms per GPU on a real
+        # H200 when it answers) must not be asked at all.
+        with open(os.path.join(PYTHON_DIR, "..", "hosts", "h200x2.json")) as f:
+            host = json.load(f)
+        host["faults"] = [{"call": "nvmlDeviceGetUtilizationRates", "hang": True}]
+        path = os.path.join(self.tmp, "hung-util.json")
+        with open(path, "w") as f:
+            json.dump(host, f)
+        os.environ["GPUMAP_SIMULATE"] = path
+        os.environ["GPUMAP_DRIVER_TIMEOUT"] = "30"
+        p = self.child("import gpumap; print([d['nvml_index'] for d in gpumap.devices()])")
+        out, err = p.communicate(timeout=120)
+        self.assertEqual((p.returncode, out.strip()), (0, "[0, 1]"), err)
+        # The command's `list` shows utilisation, so it does ask: the hang is real.
+        r = subprocess.run([GPUMAP, "list", "--json"], env=dict(os.environ, GPUMAP_DRIVER_TIMEOUT="1"),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("did not answer within 1 s", r.stderr)
+
+
 class MixedHost(SimulatedHost):
     host = "seed-mixed"  # an A100/H100 mix: CUDA's default order needs the driver
 

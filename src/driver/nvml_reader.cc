@@ -298,7 +298,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     }
   }
   lap("nvmlDeviceGetMemoryInfo");
-  if (n.util) {
+  if (opt.utilization && n.util) {
     nvmlUtilization_t ut{};
     if ((rc = n.util(d, &ut)) == NVML_SUCCESS) {
       g.utilization_gpu = ut.gpu;
@@ -306,8 +306,8 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     } else {
       note(g, n, "nvmlDeviceGetUtilizationRates", rc);
     }
+    lap("nvmlDeviceGetUtilizationRates");
   }
-  lap("nvmlDeviceGetUtilizationRates");
   if (n.cc) {
     int major = 0, minor = 0;
     if ((rc = n.cc(d, &major, &minor)) == NVML_SUCCESS)
