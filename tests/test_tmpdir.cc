@@ -2,6 +2,7 @@
 // it sets TEST_TMPDIR (which ::testing::TempDir() returns) before any test runs, so every
 // helper that makes folders under TempDir() is cleaned up with it.
 #include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,6 +23,9 @@ class PrivateTempDir {
     std::string tmpl = std::string(base && *base ? base : "/tmp") + "/gpumap-test-XXXXXX";
     if (mkdtemp(tmpl.data())) {
       dir_ = tmpl;
+      // Others may pass through (not list it): the cross-user tests run gpumap as nobody on
+      // files in a folder of their own below it.
+      chmod(dir_.c_str(), 0711);
       setenv("TEST_TMPDIR", (dir_ + "/").c_str(), 1);
     }
   }
