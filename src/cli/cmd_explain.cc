@@ -38,8 +38,8 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
   switch (d.outcome) {
     case EntryOutcome::kVisible:
       if (!d.ordinal)  // a later entry repeats a GPU: cuInit fails, so no entry becomes a cuda:N
-        return at + read + " and names " + describe_uuid(s, d.uuid) + ": never used (the list fails: " + v.error_reason + ")";
-      return at + read + ": it becomes cuda:" + std::to_string(*d.ordinal) + " = " + describe_uuid(s, d.uuid);
+        return at + read + " and names " + s.describe(d.uuid) + ": never used (the list fails: " + v.error_reason + ")";
+      return at + read + ": it becomes cuda:" + std::to_string(*d.ordinal) + " = " + s.describe(d.uuid);
     case EntryOutcome::kNoMatch: return at + read + " but names no GPU: " + cut_consequence(v, i);
     case EntryOutcome::kAmbiguous:
       return at + read + " that starts " + std::to_string(d.candidates.size()) + " GPUs' UUIDs: " + cut_consequence(v, i);
@@ -50,7 +50,7 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
       return at + read + " after entries of the other kind (indices and UUIDs cannot be mixed): " + cut_consequence(v, i);
     case EntryOutcome::kAfterCut: return at + "is never read: the list already ended";
     case EntryOutcome::kDuplicate:
-      return at + read + " and names " + describe_uuid(s, d.uuid) +
+      return at + read + " and names " + s.describe(d.uuid) +
              " again: never used (a repeated GPU makes cuInit fail with CUDA_ERROR_INVALID_DEVICE)";
   }
   return at + read;
@@ -93,7 +93,7 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
       std::string k;
       switch (e.kind) {
         case NvdEntryKind::kIndex: k = "host GPU index " + std::to_string(e.index); break;
-        case NvdEntryKind::kUuid: k = "GPU UUID (" + describe_uuid(s, e.raw) + ")"; break;
+        case NvdEntryKind::kUuid: k = "GPU UUID (" + s.describe(e.raw) + ")"; break;
         case NvdEntryKind::kMigUuid: k = "MIG device UUID"; break;
         case NvdEntryKind::kPciAddress: k = "PCI bus id"; break;
         case NvdEntryKind::kMigIndex: k = "MIG device " + std::to_string(e.mig_index) + " of host GPU " + std::to_string(e.index); break;
@@ -106,7 +106,7 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
   for (const LocalRank& r : l.local_ranks) {
     if (!r.error.empty()) out.push_back(r.variable + ": " + r.error);
     else if (r.value) {
-      std::string gpu = *r.value < v.uuids.size() ? "cuda:" + std::to_string(*r.value) + " = " + describe_uuid(s, v.uuids[*r.value])
+      std::string gpu = *r.value < v.uuids.size() ? "cuda:" + std::to_string(*r.value) + " = " + s.describe(v.uuids[*r.value])
                                                   : "cuda:" + std::to_string(*r.value) + ", which does not exist here";
       out.push_back(r.variable + "=" + std::to_string(*r.value) + ": a process number on this node; code that does "
                     "set_device(" + r.variable + ") gets " + gpu);
@@ -163,7 +163,7 @@ int run(const Args& args, Context& ctx) {
   else {
     std::cout << "\n";
     for (size_t i = 0; i < v.uuids.size(); ++i)
-      std::cout << "  cuda:" << i << " = " << describe_uuid(s, v.uuids[i]) << " (" << v.uuids[i] << ")\n";
+      std::cout << "  cuda:" << i << " = " << s.describe(v.uuids[i]) << " (" << v.uuids[i] << ")\n";
   }
   std::cout << render_findings(fs);
   return kExitOk;

@@ -23,7 +23,7 @@ std::string one_line(const Snapshot& s, const Environment& env, const Mapping& m
     out += " no GPU";
   } else {
     for (size_t i = 0; i < m.view.uuids.size(); ++i) {
-      int idx = nvml_index_of(s, m.view.uuids[i]);
+      int idx = s.nvml_index_of(m.view.uuids[i]);
       out += std::string(i ? "," : "") + " cuda:" + std::to_string(i) + " = nvidia-smi " +
              (idx >= 0 ? std::to_string(idx) : "?") + " " + m.view.uuids[i];
     }
@@ -76,7 +76,7 @@ int run(const Args& args, Context& ctx) {
     }
     Json hidden = Json::array();
     for (const Gpu& g : s.gpus)
-      if (!visible.count(g.uuid) && nvml_index_of(s, g.uuid) >= 0) {
+      if (!visible.count(g.uuid) && s.nvml_index_of(g.uuid) >= 0) {
         bool mig_visible = false;
         for (const MigDevice& md : g.mig_devices) mig_visible |= visible.count(md.uuid) > 0;
         if (!mig_visible) hidden.push_back(g.nvml_index);
@@ -98,7 +98,7 @@ int run(const Args& args, Context& ctx) {
   } else {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < m.view.uuids.size(); ++i) {
-      int idx = nvml_index_of(s, m.view.uuids[i]);
+      int idx = s.nvml_index_of(m.view.uuids[i]);
       const Gpu* g = idx >= 0 ? &s.gpus[static_cast<size_t>(idx)] : nullptr;
       rows.push_back({"cuda:" + std::to_string(i), idx >= 0 ? std::to_string(idx) : "?", m.view.uuids[i],
                       g ? g->pci_bus_id : "?", device_name(s, m.view.uuids[i]), memory_cell(s, m.view.uuids[i])});
@@ -130,7 +130,7 @@ int run(const Args& args, Context& ctx) {
     if (driver->view.error != CudaInitError::kNone) std::cout << cuda_error_name(driver->view.error);
     else
       for (size_t i = 0; i < driver->view.uuids.size(); ++i)
-        std::cout << (i ? ", " : "") << "cuda:" << i << "=" << describe_uuid(s, driver->view.uuids[i]);
+        std::cout << (i ? ", " : "") << "cuda:" << i << "=" << s.describe(driver->view.uuids[i]);
     std::cout << ")\n";
   }
   return check && !agree ? kExitMismatch : kExitOk;

@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "findings/rules.h"
 #include "model/error.h"
 #include "output/render.h"
 #include "session/verify.h"
@@ -46,7 +45,7 @@ int run(const Args& args, Context& ctx) {
   if (code == kExitOk) {
     std::cout << "OK: ";
     const std::vector<std::string>& want = v.expected;
-    for (size_t i = 0; i < want.size(); ++i) std::cout << (i ? ", " : "") << "cuda:" << i << " = " << describe_uuid(s, want[i]);
+    for (size_t i = 0; i < want.size(); ++i) std::cout << (i ? ", " : "") << "cuda:" << i << " = " << s.describe(want[i]);
     std::cout << (prefix && got.size() > want.size() ? " (and " + std::to_string(got.size() - want.size()) + " more visible)" : "")
               << "\n";
   } else {

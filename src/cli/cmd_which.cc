@@ -4,8 +4,8 @@
 
 #include "cli/command.h"
 #include "model/text.h"
-#include "findings/rules.h"
 #include "model/error.h"
+#include "model/uuid.h"
 #include "output/render.h"
 #include "resolve/gpu_selector.h"
 
@@ -46,10 +46,10 @@ int run(const Args& args, Context& ctx) {
   }
   std::vector<std::string> lines;
   for (const std::string& u : asked) {
-    std::string line = describe_uuid(s, u) + " (" + u + (s.find_uuid(u) ? ", " + s.find_uuid(u)->pci_bus_id : "") + "): ";
+    std::string line = s.describe(u) + " (" + u + (s.find_uuid(u) ? ", " + s.find_uuid(u)->pci_bus_id : "") + "): ";
     int now = -1;
     for (size_t i = 0; i < m.view.uuids.size(); ++i)
-      if (uuid_hex(m.view.uuids[i]) == uuid_hex(u)) now = static_cast<int>(i);
+      if (same_uuid_hex(m.view.uuids[i], u)) now = static_cast<int>(i);
     const Gpu* g = s.find_uuid(u);
     if (m.view.error != CudaInitError::kNone) line += std::string("none now (cuInit would fail: ") + cuda_error_name(m.view.error) + ")";
     else if (now >= 0) line += "cuda:" + std::to_string(now) + " in the current environment";

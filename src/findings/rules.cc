@@ -15,27 +15,6 @@
 
 namespace gpumap {
 
-int nvml_index_of(const Snapshot& s, const std::string& uuid) {
-  if (uuid.empty()) return -1;  // a GPU whose UUID NVML could not read matches nothing
-  for (const Gpu& g : s.gpus) {
-    if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return static_cast<int>(g.nvml_index);
-    for (const MigDevice& m : g.mig_devices)
-      if (strcasecmp(m.uuid.c_str(), uuid.c_str()) == 0) return static_cast<int>(g.nvml_index);
-  }
-  return -1;
-}
-
-std::string describe_uuid(const Snapshot& s, const std::string& uuid) {
-  if (uuid.empty()) return "a GPU NVML could not identify";
-  for (const Gpu& g : s.gpus) {
-    if (strcasecmp(g.uuid.c_str(), uuid.c_str()) == 0) return "nvidia-smi GPU " + std::to_string(g.nvml_index);
-    for (size_t i = 0; i < g.mig_devices.size(); ++i)
-      if (strcasecmp(g.mig_devices[i].uuid.c_str(), uuid.c_str()) == 0)
-        return "nvidia-smi GPU " + std::to_string(g.nvml_index) + " MIG device " + std::to_string(i);
-  }
-  return "unknown GPU " + uuid;
-}
-
 bool bound_by_gpumap(const Environment& env) {
   auto mark = env.get("GPUMAP_BOUND");
   return mark && env.get("CUDA_VISIBLE_DEVICES") == mark;
@@ -138,7 +117,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       add(out, "pci-address-entry", Severity::kError,
           at + " is a PCI address, which CUDA does not accept: it reads the leading digits as the index " +
               std::to_string(d.entry.index) +
-              (d.outcome == EntryOutcome::kVisible ? " and gives you " + describe_uuid(s, d.uuid) : ""),
+              (d.outcome == EntryOutcome::kVisible ? " and gives you " + s.describe(d.uuid) : ""),
           meant.empty() ? "name GPUs by UUID (gpumap which " + raw + ")" : "export CUDA_VISIBLE_DEVICES=" + meant);
     } else if (raw.rfind("MIG-GPU-", 0) == 0) {
       add(out, "mig-legacy-form", Severity::kError,
@@ -187,7 +166,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
         d.outcome == EntryOutcome::kVisible && !d.uuid.empty() && d.uuid.rfind("GPU-", 0) == 0)
       add(out, "mig-word-on-gpu", Severity::kWarning,
           at + " is written `MIG-` but its digits are a whole GPU's UUID: the driver matches the digits only, so this "
-               "process gets all of " + describe_uuid(s, d.uuid) + ", not a MIG slice",
+               "process gets all of " + s.describe(d.uuid) + ", not a MIG slice",
           "export CUDA_VISIBLE_DEVICES=" + d.uuid + "   (or a MIG device UUID from nvidia-smi -L)");
     if (d.entry.kind == CvdEntryKind::kUuid && d.entry.uuid_hex.size() >= 32) {
       // Count the digits as written: anything after the 32nd is ignored by the driver.
@@ -212,7 +191,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       if (overflow)
         add(out, "index-overflow", Severity::kError,
             at + " is larger than 32 bits: CUDA keeps only the low 32 bits and reads it as index " +
-                std::to_string(d.entry.index) + (d.outcome == EntryOutcome::kVisible ? " (" + describe_uuid(s, d.uuid) + ")" : ""),
+                std::to_string(d.entry.index) + (d.outcome == EntryOutcome::kVisible ? " (" + s.describe(d.uuid) + ")" : ""),
             "name GPUs by UUID: gpumap which GPU...");
       else if (signed_entry)
         add(out, "signed-index", Severity::kWarning,
@@ -221,7 +200,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
     }
     if (d.outcome == EntryOutcome::kDuplicate)
       add(out, "duplicate-gpu", Severity::kError,
-          at + " names " + describe_uuid(s, d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
+          at + " names " + s.describe(d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
           all_uuids_fix());
   }
   if (!spaced.empty())
@@ -323,7 +302,7 @@ void slurm_rules(const DiagnosisInput& in, const LauncherEnv& launch, std::vecto
   std::vector<std::string> outside;
   for (size_t i = 0; i < v.uuids.size(); ++i)
     if (std::find(allocated.begin(), allocated.end(), v.uuids[i]) == allocated.end())
-      outside.push_back("cuda:" + std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+      outside.push_back("cuda:" + std::to_string(i) + " = " + s.describe(v.uuids[i]));
   add(out, "slurm-gpus-not-applied", Severity::kWarning,
       name + "=" + join(global, ",") + " allocates nvidia-smi GPU(s) " + join(names, ",") + assume +
           ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(outside, ", ") +
@@ -368,7 +347,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
     if (!v.visible_set) {
       std::vector<std::string> diffs;
       for (size_t i = 0; i < v.uuids.size(); ++i) {
-        int idx = nvml_index_of(s, v.uuids[i]);
+        int idx = s.nvml_index_of(v.uuids[i]);
         if (idx < 0) diffs.push_back("cuda:" + std::to_string(i) + " is a GPU NVML could not identify");
         else if (idx != static_cast<int>(i))
           diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
@@ -386,7 +365,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
         bool same = by_pci.error == CudaInitError::kNone && by_pci.uuids == v.uuids;
         std::vector<std::string> parts;
         for (size_t i = 0; i < v.uuids.size(); ++i)
-          parts.push_back("cuda:" + std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+          parts.push_back("cuda:" + std::to_string(i) + " = " + s.describe(v.uuids[i]));
         add(out, "visible-devices-without-pci-order", same ? Severity::kInfo : Severity::kWarning,
             "CUDA_VISIBLE_DEVICES uses indices, and without CUDA_DEVICE_ORDER=PCI_BUS_ID they count in CUDA's "
             "order, not nvidia-smi's: `" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") + "` gives " +
@@ -449,7 +428,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   if (v.visible_set && v.error == CudaInitError::kNone && !v.uuids.empty()) {
     std::vector<std::string> parts;
     for (size_t i = 0; i < v.uuids.size(); ++i)
-      parts.push_back(std::to_string(i) + " = " + describe_uuid(s, v.uuids[i]));
+      parts.push_back(std::to_string(i) + " = " + s.describe(v.uuids[i]));
     add(out, "ordinals-are-relative", Severity::kInfo,
         "with CUDA_VISIBLE_DEVICES set, cuda:N, torch.cuda.set_device(N) and the integer keys of device_map / "
         "max_memory (transformers, accelerate) are positions in the visible list, not nvidia-smi numbers: " +

@@ -22,9 +22,6 @@ struct DiagnosisInput {
 
 std::vector<Finding> diagnose(const DiagnosisInput& in);
 
-/// "nvidia-smi GPU 3" for a UUID (or the MIG device "GPU 3 MIG 1"), "unknown GPU <uuid>" otherwise.
-std::string describe_uuid(const Snapshot& s, const std::string& uuid);
-
 /// True when `gpumap bind` set this environment's CUDA_VISIBLE_DEVICES (GPUMAP_BOUND, which bind
 /// exports, still equals it): the narrowing to the rank's own GPU(s) is deliberate.
 bool bound_by_gpumap(const Environment& env);
@@ -32,8 +29,5 @@ bool bound_by_gpumap(const Environment& env);
 /// What a rank that `gpumap bind` narrowed must do instead of set_device(<rank variable>), in words
 /// (bind's stderr line and the bound-rank finding).
 std::string bound_rank_advice(const std::string& rank_variable);
-
-/// The NVML index of a GPU or of the parent of a MIG device, or -1.
-int nvml_index_of(const Snapshot& s, const std::string& uuid);
 
 }  // namespace gpumap

@@ -154,7 +154,7 @@ TEST(Rules, OrderRulesQuoteTheMappingTheTableShows) {
         for (std::sregex_iterator it(f.message.begin(), f.message.end(), quote), end; it != end; ++it) {
           size_t n = std::stoul((*it)[1]);
           ASSERT_LT(n, d.m.view.uuids.size()) << cvd << " " << order << ": " << f.message;
-          EXPECT_EQ(nvml_index_of(d.s, d.m.view.uuids[n]), std::stoi((*it)[2])) << cvd << " " << order << ": " << f.message;
+          EXPECT_EQ(d.s.nvml_index_of(d.m.view.uuids[n]), std::stoi((*it)[2])) << cvd << " " << order << ": " << f.message;
         }
     }
 }

@@ -75,6 +75,15 @@ struct Snapshot {
     const MigDevice* mig = nullptr;
   };
   DeviceRef find_device(const std::string& uuid) const;
+  /// The GPU or MIG device a UUID from CUDA names, matched by hex digits (model/uuid.h
+  /// same_uuid_hex: CUDA writes a MIG device as "GPU-<hex of its MIG UUID>").  Both null when unknown.
+  DeviceRef find_cuda_device(const std::string& cuda_uuid) const;
+  /// The NVML index of a GPU or of the parent of a MIG device (find_device), or -1; an empty UUID
+  /// (a GPU whose UUID NVML could not read) matches nothing.
+  int nvml_index_of(const std::string& uuid) const;
+  /// "nvidia-smi GPU 3" for a UUID (or "nvidia-smi GPU 3 MIG device 1"), "unknown GPU <uuid>"
+  /// otherwise, "a GPU NVML could not identify" for an empty one.
+  std::string describe(const std::string& uuid) const;
   bool any_mig() const;
   /// True when every GPU has the same name and compute capability.
   bool all_same_model() const;

@@ -1,16 +1,13 @@
 #include "resolve/container_view.h"
 
-#include <strings.h>
-
 #include <set>
 
 #include "model/error.h"
 #include "model/pci.h"
+#include "model/uuid.h"
 
 namespace gpumap {
 namespace {
-
-bool same(const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) == 0; }
 
 [[noreturn]] void refuse(const NvdEntry& e, const std::string& why) {
   throw Error(kExitUsage,
@@ -33,7 +30,7 @@ ContainerView container_view(const Snapshot& host, const std::string& value) {
       const Gpu& g = host.gpus[i];
       switch (e.kind) {
         case NvdEntryKind::kIndex: found = g.nvml_index == e.index; if (found) whole[i] = true; break;
-        case NvdEntryKind::kUuid: found = same(g.uuid, e.raw); if (found) whole[i] = true; break;
+        case NvdEntryKind::kUuid: found = same_uuid(g.uuid, e.raw); if (found) whole[i] = true; break;
         case NvdEntryKind::kPciAddress: {
           auto a = parse_pci_address(e.raw);
           found = a && g.pci && *a == *g.pci;
@@ -49,7 +46,7 @@ ContainerView container_view(const Snapshot& host, const std::string& value) {
           break;
         case NvdEntryKind::kMigUuid:
           for (size_t m = 0; m < g.mig_devices.size(); ++m)
-            if (same(g.mig_devices[m].uuid, e.raw)) migs[i].insert(m), found = true;
+            if (same_uuid(g.mig_devices[m].uuid, e.raw)) migs[i].insert(m), found = true;
           break;
         case NvdEntryKind::kInvalid: refuse(e, e.reason);
       }

@@ -46,16 +46,6 @@ const char* entry_outcome_name(EntryOutcome o) {
   return "?";
 }
 
-std::string uuid_hex(const std::string& uuid) {
-  std::string s = uuid;
-  if (s.rfind("GPU-", 0) == 0 || s.rfind("MIG-", 0) == 0) s = s.substr(4);
-  std::string out;
-  for (char c : s)
-    if (std::isxdigit(static_cast<unsigned char>(c)))
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
-}
-
 std::optional<DeviceOrder> base_order_kind(const DeviceOrderSetting& s) {
   if (s.order == DeviceOrder::kInvalid) return std::nullopt;
   return s.order;

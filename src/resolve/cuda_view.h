@@ -9,6 +9,7 @@
 
 #include "env/cuda_device_order.h"
 #include "env/cuda_visible_devices.h"
+#include "model/uuid.h"
 
 namespace gpumap {
 
@@ -59,8 +60,5 @@ std::optional<DeviceOrder> base_order_kind(const DeviceOrderSetting& s);
 CudaView predict_cuda_view(const std::vector<std::string>& base_order,
                            const std::optional<std::string>& cuda_device_order,
                            const std::optional<std::string>& cuda_visible_devices);
-
-/// Lower-case hex digits of a UUID without its "GPU-"/"MIG-" word and dashes.
-std::string uuid_hex(const std::string& uuid);
 
 }  // namespace gpumap

@@ -145,20 +145,14 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
                                         : "cuda:0..cuda:" + std::to_string(view.uuids.size() - 1)),
                 "`gpumap map` shows each cuda:N; use --env/--unset to ask about another environment");
   a.uuid = view.uuids[a.ordinal];
-  std::string hex = uuid_hex(a.uuid);
   std::string what = "unknown GPU";
-  for (const Gpu& g : s.gpus) {
-    if (uuid_hex(g.uuid) == hex) {
-      a.nvml_index = static_cast<int>(g.nvml_index);
-      what = "nvidia-smi GPU " + std::to_string(g.nvml_index) + ", UUID " + g.uuid + ", PCI bus id " + g.pci_bus_id +
-             (g.name.empty() ? "" : ", " + g.name);
-    }
-    for (size_t i = 0; i < g.mig_devices.size(); ++i)
-      if (uuid_hex(g.mig_devices[i].uuid) == hex) {
-        a.nvml_index = static_cast<int>(g.nvml_index);
-        what = "MIG device " + std::to_string(i) + " of nvidia-smi GPU " + std::to_string(g.nvml_index) + ", UUID " +
-               g.mig_devices[i].uuid;
-      }
+  if (Snapshot::DeviceRef d = s.find_cuda_device(a.uuid); d.gpu) {
+    const Gpu& g = *d.gpu;
+    a.nvml_index = static_cast<int>(g.nvml_index);
+    what = d.mig ? "MIG device " + std::to_string(d.mig - g.mig_devices.data()) + " of nvidia-smi GPU " +
+                       std::to_string(g.nvml_index) + ", UUID " + d.mig->uuid
+                 : "nvidia-smi GPU " + std::to_string(g.nvml_index) + ", UUID " + g.uuid + ", PCI bus id " +
+                       g.pci_bus_id + (g.name.empty() ? "" : ", " + g.name);
   }
   a.sentence = "in this environment cuda:" + std::to_string(a.ordinal) + " is " + what;
   return a;

@@ -1,6 +1,7 @@
 #include "resolve/launch_env.h"
 
 #include "model/text.h"
+#include "model/uuid.h"
 #include "resolve/cuda_view.h"
 #include "resolve/mapping.h"
 
@@ -24,9 +25,8 @@ std::optional<size_t> pci_index_of(const Snapshot& s, const std::string& uuid) {
   // Indices under PCI_BUS_ID follow from NVML only when its order is exact (no MIG, every GPU placed).
   if (!order_is_exact(s, DeviceOrder::kPciBusId)) return std::nullopt;
   std::vector<std::string> pci = pci_order(s);
-  std::string hex = uuid_hex(uuid);
   for (size_t i = 0; i < pci.size(); ++i)
-    if (uuid_hex(pci[i]) == hex) return i;
+    if (same_uuid_hex(pci[i], uuid)) return i;
   return std::nullopt;
 }
 

@@ -33,13 +33,8 @@ bool order_is_exact(const Snapshot& s, DeviceOrder order) {
 }
 
 std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid) {
-  std::string hex = uuid_hex(cuda_uuid);
-  for (const Gpu& g : s.gpus) {
-    if (uuid_hex(g.uuid) == hex) return g.uuid;
-    for (const MigDevice& m : g.mig_devices)
-      if (uuid_hex(m.uuid) == hex) return m.uuid;
-  }
-  return cuda_uuid;
+  Snapshot::DeviceRef d = s.find_cuda_device(cuda_uuid);
+  return d.mig ? d.mig->uuid : d.gpu ? d.gpu->uuid : cuda_uuid;
 }
 
 namespace {

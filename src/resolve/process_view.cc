@@ -34,7 +34,7 @@ std::string visible_words(const Snapshot& s, const CudaView& v) {
   if (v.uuids.empty()) return "no GPU";
   std::string out;
   for (size_t i = 0; i < v.uuids.size(); ++i)
-    out += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + "=" + describe_uuid(s, v.uuids[i]);
+    out += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + "=" + s.describe(v.uuids[i]);
   return out;
 }
 
@@ -240,7 +240,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
       const CudaView& v = it->second;
       if (v.error != CudaInitError::kNone) r.cuda_error = cuda_error_name(v.error);
       for (size_t i = 0; i < v.uuids.size(); ++i)
-        if (nvml_index_of(s, v.uuids[i]) == static_cast<int>(g.nvml_index)) {
+        if (s.nvml_index_of(v.uuids[i]) == static_cast<int>(g.nvml_index)) {
           r.ordinal = static_cast<int>(i);
           break;
         }

@@ -7,7 +7,7 @@
 
 #include "model/pci.h"
 #include "model/text.h"
-#include "resolve/cuda_view.h"
+#include "model/uuid.h"
 
 namespace gpumap {
 

@@ -1,6 +1,6 @@
 #include "session/devices.h"
 
-#include "findings/rules.h"
+#include "model/uuid.h"
 #include "session/verify.h"
 
 namespace gpumap {
@@ -12,7 +12,7 @@ std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m) 
     VisibleDevice d;
     d.ordinal = i;
     d.uuid = m.view.uuids[i];
-    int idx = nvml_index_of(s, d.uuid);
+    int idx = s.nvml_index_of(d.uuid);
     if (idx >= 0) {
       const Gpu& g = s.gpus[static_cast<size_t>(idx)];
       d.nvml_index = g.nvml_index;
@@ -30,10 +30,10 @@ std::vector<LocatedGpu> locate_gpus(const Snapshot& s, const Mapping& m, const s
     LocatedGpu l;
     l.spec = spec;
     l.uuid = expected_uuid(s, spec);
-    l.nvml_index = static_cast<uint32_t>(nvml_index_of(s, l.uuid));
+    l.nvml_index = static_cast<uint32_t>(s.nvml_index_of(l.uuid));
     if (m.view.error == CudaInitError::kNone)
       for (size_t i = 0; i < m.view.uuids.size(); ++i)
-        if (uuid_hex(m.view.uuids[i]) == uuid_hex(l.uuid)) l.cuda_ordinal = i;
+        if (same_uuid_hex(m.view.uuids[i], l.uuid)) l.cuda_ordinal = i;
     out.push_back(l);
   }
   return out;

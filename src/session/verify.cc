@@ -1,23 +1,15 @@
 #include "session/verify.h"
 
-#include <strings.h>
-
-#include "findings/rules.h"
 #include "model/error.h"
 #include "model/text.h"
+#include "model/uuid.h"
 #include "resolve/gpu_selector.h"
 
 namespace gpumap {
 
 std::string expected_uuid(const Snapshot& s, const std::string& spec) { return select_device(s, spec); }
 
-std::string gpu_label(const Snapshot& s, const std::string& uuid) { return describe_uuid(s, uuid) + " (" + uuid + ")"; }
-
-namespace {
-
-bool same_gpu(const std::string& a, const std::string& b) { return uuid_hex(a) == uuid_hex(b); }
-
-}  // namespace
+std::string gpu_label(const Snapshot& s, const std::string& uuid) { return s.describe(uuid) + " (" + uuid + ")"; }
 
 std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) {
   std::vector<std::string> parts;
@@ -48,7 +40,7 @@ Verification verify_gpus(Session& session, const Environment& env, const std::ve
     for (size_t i = 0; i < v.expected.size(); ++i) {
       std::string n = "cuda:" + std::to_string(i);
       if (i >= got.size()) v.differences.push_back(n + " does not exist; expected " + gpu_label(s, v.expected[i]));
-      else if (!same_gpu(got[i], v.expected[i]))
+      else if (!same_uuid_hex(got[i], v.expected[i]))
         v.differences.push_back(n + " is " + gpu_label(s, got[i]) + "; expected " + gpu_label(s, v.expected[i]));
     }
     if (!prefix)

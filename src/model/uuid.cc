@@ -1,0 +1,23 @@
+#include "model/uuid.h"
+
+#include <strings.h>
+
+#include <cctype>
+
+namespace gpumap {
+
+std::string uuid_hex(const std::string& uuid) {
+  std::string s = uuid;
+  if (s.rfind("GPU-", 0) == 0 || s.rfind("MIG-", 0) == 0) s = s.substr(4);
+  std::string out;
+  for (char c : s)
+    if (std::isxdigit(static_cast<unsigned char>(c)))
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+
+bool same_uuid(const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) == 0; }
+
+bool same_uuid_hex(const std::string& a, const std::string& b) { return uuid_hex(a) == uuid_hex(b); }
+
+}  // namespace gpumap

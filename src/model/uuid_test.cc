@@ -1,0 +1,53 @@
+#include "model/uuid.h"
+
+#include <gtest/gtest.h>
+
+#include "model/snapshot.h"
+
+namespace gpumap {
+namespace {
+
+const char* kGpu = "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab";
+const char* kMig = "MIG-a04764cc-0f61-5fc1-4301-0cd910d5610a";
+const char* kMigAsCuda = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";  // how CUDA writes that MIG device
+
+Snapshot one_gpu_with_mig() {
+  Snapshot s;
+  Gpu g;
+  g.nvml_index = 3;
+  g.uuid = kGpu;
+  g.mig_devices.push_back({"MIG-00000000-0000-0000-0000-000000000000", "", {}, {}, {}, {}});
+  g.mig_devices.push_back({kMig, "", {}, {}, {}, {}});
+  s.gpus.push_back(g);
+  Gpu lost;  // NVML could not read its UUID
+  lost.nvml_index = 4;
+  s.gpus.push_back(lost);
+  return s;
+}
+
+TEST(Uuid, TwoReadings) {
+  EXPECT_EQ(uuid_hex(kGpu), "ef612c2cfb9614cbebbf9b494cffceab");
+  EXPECT_TRUE(same_uuid(kGpu, "gpu-EF612C2C-fb96-14cb-ebbf-9b494cffceab"));
+  EXPECT_FALSE(same_uuid(kMig, kMigAsCuda)) << "NVML's names: a GPU- is not a MIG-";
+  EXPECT_TRUE(same_uuid_hex(kMig, kMigAsCuda)) << "the same 16 bytes";
+  EXPECT_FALSE(same_uuid_hex(kGpu, kMig));
+}
+
+TEST(Uuid, SnapshotLookups) {
+  Snapshot s = one_gpu_with_mig();
+  EXPECT_EQ(s.find_device(kMig).mig, &s.gpus[0].mig_devices[1]);
+  EXPECT_FALSE(s.find_device(kMigAsCuda).gpu);
+  Snapshot::DeviceRef d = s.find_cuda_device(kMigAsCuda);
+  EXPECT_EQ(d.gpu, &s.gpus[0]);
+  EXPECT_EQ(d.mig, &s.gpus[0].mig_devices[1]);
+  EXPECT_EQ(s.nvml_index_of(kMig), 3);
+  EXPECT_EQ(s.nvml_index_of(""), -1) << "a lost GPU's empty UUID names nothing";
+  EXPECT_EQ(s.describe(kGpu), "nvidia-smi GPU 3");
+  EXPECT_EQ(s.describe(kMig), "nvidia-smi GPU 3 MIG device 1");
+  EXPECT_EQ(s.describe("GPU-1234"), "unknown GPU GPU-1234");
+  EXPECT_EQ(s.describe(""), "a GPU NVML could not identify");
+  EXPECT_FALSE(s.find_uuid(""));
+}
+
+}  // namespace
+}  // namespace gpumap
