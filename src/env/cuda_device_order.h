@@ -6,15 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "model/cuda_view.h"  // DeviceOrder, DeviceOrderSetting
+
 namespace gpumap {
-
-enum class DeviceOrder { kFastestFirst, kPciBusId, kInvalid };
-
-struct DeviceOrderSetting {
-  DeviceOrder order = DeviceOrder::kFastestFirst;
-  bool set = false;    // the variable is present in the environment
-  std::string reason;  // kInvalid: why, naming what was probably meant
-};
 
 DeviceOrderSetting parse_cuda_device_order(const std::optional<std::string>& value);
 

@@ -15,22 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/cuda_view.h"  // CvdEntry
+
 namespace gpumap {
-
-enum class CvdEntryKind {
-  kInteger,  // an index into CUDA's device order
-  kUuid,     // a GPU-/MIG- UUID prefix
-  kInvalid,  // names no GPU whatever the host (no digits, bad UUID characters, empty)
-};
-
-struct CvdEntry {
-  std::string raw;       // the entry exactly as written
-  CvdEntryKind kind = CvdEntryKind::kInvalid;
-  uint64_t index = 0;    // kInteger: the value CUDA uses (after the 32-bit cut)
-  bool negative = false; // kInteger: written with a minus sign and not zero (`-1`): names no GPU
-  std::string uuid_hex;  // kUuid: lower-case hex digits of the prefix, no dashes
-  std::string reason;    // kInvalid: why; otherwise a quirk worth telling ("';0' ignored"), or ""
-};
 
 /// Splits and reads every entry.  An unset variable is not a list: callers check that first.
 std::vector<CvdEntry> parse_cuda_visible_devices(std::string_view value);

@@ -11,6 +11,8 @@
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "model/pci.h"
+#include "resolve/base_order.h"
+#include "resolve/cuda_view.h"
 #include "resolve/launch_env.h"
 
 namespace gpumap {

@@ -7,7 +7,7 @@
 #include "env/environment.h"
 #include "findings/finding.h"
 #include "model/snapshot.h"
-#include "resolve/mapping.h"
+#include "model/mapping.h"
 
 namespace gpumap {
 

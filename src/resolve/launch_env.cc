@@ -2,8 +2,8 @@
 
 #include "model/text.h"
 #include "model/uuid.h"
+#include "resolve/base_order.h"
 #include "resolve/cuda_view.h"
-#include "resolve/mapping.h"
 
 namespace gpumap {
 

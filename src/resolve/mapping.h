@@ -9,8 +9,10 @@
 
 #include "env/environment.h"
 #include "model/cuda_devices.h"
+#include "model/mapping.h"  // Mapping: the value resolve_mapping computes
 #include "model/order_cache_key.h"
 #include "model/snapshot.h"
+#include "resolve/base_order.h"
 #include "resolve/cuda_view.h"
 
 namespace gpumap {
@@ -30,22 +32,6 @@ struct MappingOptions {
   bool subset = false;     // the snapshot lists only some of the driver's devices (a container
                            // what-if): the driver's order keeps only those
 };
-
-struct Mapping {
-  CudaView view;           // the answer (from the model, or from the driver with probe)
-  std::string source;      // "predicted" | "cache" | "driver"
-  std::string order_note;  // how the base order was obtained, in words
-  std::optional<double> driver_ms;  // time the driver took, when it was asked
-  std::vector<std::string> base_order;  // every CUDA device in the order the setting selects
-  std::vector<CudaDevice> driver_devices;  // with probe: what CUDA itself reported, per ordinal
-};
-
-/// UUIDs in PCI order (MIG devices in place of their parent).
-std::vector<std::string> pci_order(const Snapshot& s);
-
-/// True when CUDA's base order for `order` follows from NVML alone (measured rule:
-/// identical GPUs enumerate in PCI order under FASTEST_FIRST too).
-bool order_is_exact(const Snapshot& s, DeviceOrder order);
 
 /// Labels a CUDA UUID ("GPU-" + 16 bytes) as NVML names it (a MIG device's "MIG-...").
 std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid);

@@ -1,0 +1,74 @@
+// What one process's CUDA variables say, and what CUDA makes of them, as plain values: the
+// parsers (env/cuda_device_order.h, env/cuda_visible_devices.h) fill the first half, the
+// resolver (resolve/cuda_view.h, resolve/mapping.h) the second, and findings/ reads both
+// without calling either.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumap {
+
+// --- CUDA_DEVICE_ORDER, as read (env/cuda_device_order.h) ---
+
+enum class DeviceOrder { kFastestFirst, kPciBusId, kInvalid };
+
+struct DeviceOrderSetting {
+  DeviceOrder order = DeviceOrder::kFastestFirst;
+  bool set = false;    // the variable is present in the environment
+  std::string reason;  // kInvalid: why, naming what was probably meant
+};
+
+// --- One CUDA_VISIBLE_DEVICES entry, as read (env/cuda_visible_devices.h) ---
+
+enum class CvdEntryKind {
+  kInteger,  // an index into CUDA's device order
+  kUuid,     // a GPU-/MIG- UUID prefix
+  kInvalid,  // names no GPU whatever the host (no digits, bad UUID characters, empty)
+};
+
+struct CvdEntry {
+  std::string raw;       // the entry exactly as written
+  CvdEntryKind kind = CvdEntryKind::kInvalid;
+  uint64_t index = 0;    // kInteger: the value CUDA uses (after the 32-bit cut)
+  bool negative = false; // kInteger: written with a minus sign and not zero (`-1`): names no GPU
+  std::string uuid_hex;  // kUuid: lower-case hex digits of the prefix, no dashes
+  std::string reason;    // kInvalid: why; otherwise a quirk worth telling ("';0' ignored"), or ""
+};
+
+// --- What CUDA makes of them (resolve/cuda_view.h predicts it) ---
+
+enum class CudaInitError { kNone, kNoDevice, kInvalidDevice, kOther };
+
+enum class EntryOutcome {
+  kVisible,     // becomes the next cuda:N
+  kNoMatch,     // a UUID prefix that matches no GPU: ends the list
+  kAmbiguous,   // a UUID prefix that matches several GPUs: ends the list
+  kOutOfRange,  // an index past the last GPU: ends the list
+  kInvalid,     // unreadable: ends the list
+  kMixedKind,   // an index after UUIDs or a UUID after indices: ends the list
+  kAfterCut,    // after an entry that ended the list: ignored
+  kDuplicate,   // names a GPU already in the list: cuInit fails
+};
+
+struct EntryDecision {
+  CvdEntry entry;
+  EntryOutcome outcome = EntryOutcome::kInvalid;
+  std::optional<unsigned> ordinal;  // kVisible: the cuda:N it becomes
+  std::string uuid;                  // kVisible, kDuplicate: the GPU it names
+  std::vector<std::string> candidates;  // kAmbiguous: the GPUs the prefix matches
+};
+
+struct CudaView {
+  CudaInitError error = CudaInitError::kNone;
+  std::string error_reason;      // plain words, when error != kNone
+  DeviceOrderSetting order;      // CUDA_DEVICE_ORDER as read
+  bool visible_set = false;      // CUDA_VISIBLE_DEVICES present
+  std::vector<std::string> uuids;   // cuda:N -> UUID; empty on error
+  std::vector<EntryDecision> entries;  // one per CUDA_VISIBLE_DEVICES entry
+  /// Index of the first entry that ended the list early, if any.
+  std::optional<size_t> cut_at;
+};
+
+}  // namespace gpumap
