@@ -5,7 +5,7 @@
 #include "model/error.h"
 #include "os/subprocess.h"
 #include "output/render.h"
-#include "resolve/job_view.h"
+#include "session/ps.h"
 
 namespace gpumap {
 namespace {

@@ -14,7 +14,7 @@
 #include "os/proc.h"
 #include "output/ps_view.h"
 #include "output/render.h"
-#include "resolve/process_view.h"
+#include "session/ps.h"
 
 namespace gpumap {
 namespace {

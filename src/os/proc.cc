@@ -76,16 +76,6 @@ std::vector<uint32_t> numbers(const std::string& s, bool* ok) {
 
 }  // namespace
 
-const char* proc_access_name(ProcAccess a) {
-  switch (a) {
-    case ProcAccess::kOk: return "ok";
-    case ProcAccess::kGone: return "gone";
-    case ProcAccess::kDenied: return "denied";
-    case ProcAccess::kError: return "error";
-  }
-  return "error";
-}
-
 std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text) {
   auto v = line_value(status_text, "NSpid:");
   if (!v) return std::nullopt;

@@ -1,7 +1,6 @@
 #include "resolve/job_view.h"
 
 #include <algorithm>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -10,16 +9,6 @@
 
 namespace gpumap {
 namespace {
-
-std::string join_str(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
-std::string gpu_words(const JobGpu& g) {
-  return "nvidia-smi GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")" + " on " + g.node;
-}
 
 template <class T>
 std::optional<T> opt(const nlohmann::json& j, const char* key) {
@@ -133,7 +122,7 @@ std::map<std::string, std::vector<uint32_t>> parse_job_gpu_ids(const std::string
   return out;
 }
 
-JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
+JobReport join_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
                            const std::map<std::string, std::vector<uint32_t>>& allocation) {
   JobReport r;
   r.job_id = job_id;
@@ -189,31 +178,6 @@ JobReport build_job_report(const std::string& job_id, const std::map<int, std::s
   }
   if (r.nodes.empty()) r.allocation_known = false;
 
-  // Per GPU (node + UUID): the ranks on it.
-  for (const JobGpu& g : r.gpus) {
-    std::set<std::string> ranks;
-    for (const JobProcess& p : r.processes)
-      if (p.node == g.node && p.uuid == g.uuid) ranks.insert(p.rank.value_or("?"));
-    if (ranks.size() > 1) {
-      std::vector<std::string> rs(ranks.begin(), ranks.end());
-      r.findings.push_back({"job-ranks-share-gpu", Severity::kWarning,
-                            "ranks " + join_str(rs, ", ") + " of job " + job_id + " all run on " + gpu_words(g) +
-                                ": they share its memory and compute, and the ranks' own GPUs sit elsewhere",
-                            "give each rank its own GPU: srun ... gpumap bind -- CMD   (or use cuda:$SLURM_LOCALID)"});
-    }
-    if (r.allocation_known && !g.allocated && !ranks.empty()) {
-      std::vector<std::string> rs(ranks.begin(), ranks.end());
-      r.findings.push_back({"job-gpu-outside-allocation", Severity::kError,
-                            "rank(s) " + join_str(rs, ", ") + " of job " + job_id + " run on " + gpu_words(g) +
-                                ", which Slurm did not allocate to this job: another job may be given it",
-                            "use only the GPUs the step sees from 0 (cuda:0..); never take GPU numbers from "
-                            "nvidia-smi or $SLURM_JOB_GPUS"});
-    }
-    if (r.allocation_known && g.allocated && ranks.empty())
-      r.findings.push_back({"job-gpu-idle", Severity::kWarning,
-                            gpu_words(g) + " is allocated to job " + job_id + " but none of its processes uses it",
-                            "ask for fewer GPUs, or start one rank per GPU: srun -n <GPUs> ... gpumap bind -- CMD"});
-  }
   return r;
 }
 

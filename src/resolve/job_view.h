@@ -1,7 +1,8 @@
 // `gpumap job`: one Slurm job's GPU processes on every node, from one `gpumap ps --json` per
 // node run by Slurm itself (srun --overlap into the job), joined with the job's allocation
 // from `scontrol show job -d`.  Pure: the command lines are built here, the outputs come in
-// as text (tests need neither Slurm nor a driver).
+// as text (tests need neither Slurm nor a driver).  The join gives facts; its rules are in
+// findings/job_rules.h.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "findings/finding.h"
+#include "model/finding.h"
 
 namespace gpumap {
 
@@ -56,14 +57,14 @@ struct JobReport {
   bool allocation_known = false;       // scontrol named the job's GPU ids on every answering node
   size_t other_processes = 0;          // on these GPUs but not of this job
   std::vector<std::string> node_errors;  // "task 1: ..." for nodes whose ps failed
-  std::vector<Finding> findings;
+  std::vector<Finding> findings;       // filled by findings/job_rules.h (job_findings)
 };
 
 /// Joins each node's `gpumap ps --json` document (task number -> text) with the allocation
 /// (node -> Slurm GPU ids; a Slurm GPU id is a position in gres.conf, taken as the device
-/// minor number, which holds for `File=/dev/nvidia[0-N]` and AutoDetect).  Findings: two
-/// ranks on one GPU, a rank on a GPU outside the allocation, an allocated GPU nobody uses.
-JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
+/// minor number, which holds for `File=/dev/nvidia[0-N]` and AutoDetect).  No findings:
+/// findings/job_rules.h makes them, session/ps.h's build_job_report does both.
+JobReport join_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
                            const std::map<std::string, std::vector<uint32_t>>& allocation);
 
 }  // namespace gpumap

@@ -2,19 +2,22 @@
 // process, and each process's own view of cuda:N (resolved from the environment it
 // started with, by the same engine as `gpumap map`).  Pure: the /proc reads and the
 // mapping come in as values and a function, so tests need neither a driver nor /proc.
+// The join gives facts only; the findings on each row come from findings/ps_rules.h, and
+// session/ps.h's build_ps does both.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "env/environment.h"
-#include "findings/finding.h"
+#include "model/finding.h"
+#include "model/process.h"
 #include "model/snapshot.h"
-#include "os/proc.h"
 #include "resolve/cuda_view.h"
 
 namespace gpumap {
@@ -50,6 +53,7 @@ struct ProcessRow {
   std::string type;                    // "compute" | "graphics"
   std::optional<uint64_t> used_memory_mib;
   ProcessState state = ProcessState::kRunning;
+  bool zombie = false;                 // kExited: exited but not reaped (else: no /proc entry)
   std::optional<uint32_t> uid;
   std::optional<std::string> user, command;
   ProcAccess environ_access = ProcAccess::kGone;
@@ -58,9 +62,14 @@ struct ProcessRow {
   std::optional<std::string> cuda_visible_devices, cuda_device_order, nvidia_visible_devices;
   std::optional<std::string> local_rank, slurm_localid;
   std::optional<std::string> slurm_job_id, slurm_procid;  // for `gpumap job`
+  std::string rank_variable;           // the innermost launcher's local-rank variable that parsed, or ""
+  std::optional<uint32_t> rank;        // its value
+  std::string job;                     // the job its launcher names ("torchrun <id>", "slurm <job>.<step>",
+                                       // "master <addr>:<port>"); "" when none
+  std::optional<size_t> view;          // environ_known: its environment's CUDA view, in PsResult::views
   std::optional<int> ordinal;          // the cuda:N this process calls this GPU; nullopt: it cannot see it
   std::optional<std::string> cuda_error;  // CUDA_ERROR_* cuInit would return under its environment
-  std::vector<Finding> findings;
+  std::vector<Finding> findings;       // filled by findings/ps_rules.h (add_ps_findings)
 };
 
 /// The CUDA view of an environment (the `map` engine).  Called once per distinct
@@ -74,9 +83,13 @@ struct PsResult {
   std::vector<ProcessRow> rows;              // GPU order, then NVML's order within a GPU
   std::vector<uint32_t> unlisted_gpus;        // GPUs whose process lists NVML could not read
   size_t distinct_views = 0;                  // mappings computed (cache misses)
+  std::vector<CudaView> views;                // those mappings' views (ProcessRow::view)
+  std::map<uint32_t, std::set<uint32_t>> pids_on_gpu;  // NVML index -> its processes, less those with no
+                                                       // /proc entry (exited: they share nothing)
+  size_t gpu_users = 0;                       // distinct users among the processes read
 };
 
-/// Builds every row and its findings.
-PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& read, const ViewOf& view_of);
+/// Builds every row, with its facts and no findings (findings/ps_rules.h adds them).
+PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& read, const ViewOf& view_of);
 
 }  // namespace gpumap

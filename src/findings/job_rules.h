@@ -1,0 +1,17 @@
+// The rules of `gpumap job`: from one job's joined report (resolve/job_view.h: each node's
+// processes and GPUs, and Slurm's allocation) to its findings.  Pure: no I/O.  Every rule id is
+// documented in docs/findings.md and tested in job_rules_test.cc.
+#pragma once
+#include <vector>
+
+#include "findings/finding.h"
+#include "resolve/job_view.h"
+
+namespace gpumap {
+
+/// Per GPU (node + UUID), in the report's GPU order: two ranks on one GPU, a rank on a GPU
+/// outside the allocation, an allocated GPU nobody uses (the last two only when the allocation
+/// is known).
+std::vector<Finding> job_findings(const JobReport& r);
+
+}  // namespace gpumap

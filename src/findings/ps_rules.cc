@@ -1,0 +1,199 @@
+#include "findings/ps_rules.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include "model/text.h"
+
+namespace gpumap {
+namespace {
+
+std::string quoted(const std::optional<std::string>& v) {
+  if (!v) return "unset";
+  return "`" + *v + "`";
+}
+
+std::string who(const ProcessRow& r) {
+  std::string s = "pid " + std::to_string(r.pid);
+  if (r.user) s += " (" + *r.user + ")";
+  return s;
+}
+
+std::string gpu_words(const ProcessRow& r) {
+  return "nvidia-smi GPU " + std::to_string(r.nvml_index) + " (" + r.uuid + ")";
+}
+
+std::string command_or(const ProcessRow& r) {
+  return r.command && !r.command->empty() ? *r.command : "<command>";
+}
+
+std::string visible_words(const Snapshot& s, const CudaView& v) {
+  if (v.uuids.empty()) return "no GPU";
+  std::string out;
+  for (size_t i = 0; i < v.uuids.size(); ++i)
+    out += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + "=" + s.describe(v.uuids[i]);
+  return out;
+}
+
+// One process that carries a local rank, on one GPU.
+struct RankSeen {
+  size_t row;
+  std::string variable;
+  uint32_t value;
+  size_t visible;  // how many GPUs it sees
+};
+
+// Several local ranks of one job on one GPU: the program ignores its local rank (the second
+// field guide's trap).  Adds a finding to each of those rows.
+void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>>& groups,
+                       std::vector<ProcessRow>& rows) {
+  for (const auto& [key, seen] : groups) {
+    std::set<uint32_t> values;
+    size_t min_visible = SIZE_MAX;
+    for (const RankSeen& r : seen) {
+      values.insert(r.value);
+      min_visible = std::min(min_visible, r.visible);
+    }
+    if (values.size() < 2) continue;
+    std::vector<std::string> parts;
+    for (const RankSeen& r : seen)
+      parts.push_back(std::to_string(rows[r.row].pid) + " (" + r.variable + "=" + std::to_string(r.value) + ")");
+    const std::string& var = seen.front().variable;
+    std::string msg = "pids " + join(parts, ", ") + (key.second.empty() ? "" : " of one job (" + key.second + ")") +
+                      " all run on nvidia-smi GPU " + std::to_string(key.first) +
+                      ": the ranks share one GPU, so the program ignores its local rank (it uses cuda:0 or the "
+                      "default device)";
+    std::string fix =
+        *values.rbegin() < min_visible
+            ? "at the start of the program: torch.cuda.set_device(int(os.environ[\"" + var + "\"])) and use "
+              "f\"cuda:{local_rank}\" (or start each rank with `gpumap bind -- CMD`, then cuda:0 is its own GPU)"
+            : std::to_string(values.size()) + " ranks but each sees only " + std::to_string(min_visible) +
+                  " GPU(s): start each rank with `gpumap bind -- CMD` (gives it its own GPU as cuda:0; the job needs "
+                  "as many GPUs as ranks per node)";
+    for (const RankSeen& r : seen) rows[r.row].findings.push_back({"ranks-share-gpu", Severity::kWarning, msg, fix});
+  }
+}
+
+// The findings of a process whose environment was read: its view of the GPU it holds.
+void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_processes, size_t gpu_users,
+                          ProcessRow& r) {
+  const bool order_breaks = v.error != CudaInitError::kNone && !base_order_kind(v.order);
+  const bool in_container_layer = r.nvidia_visible_devices || (r.nspid && r.nspid->size() > 1);
+  if (order_breaks) {
+    r.findings.push_back(
+        {"device-order-breaks-cuda", Severity::kError,
+         who(r) + " started with CUDA_DEVICE_ORDER=" + quoted(r.cuda_device_order) + ", which makes cuInit fail (" +
+             *r.cuda_error + "; only FASTEST_FIRST and PCI_BUS_ID are accepted): yet it holds " + gpu_words(r) +
+             ", so it changed the variable before CUDA started or reaches the GPU without CUDA; any CUDA "
+             "program it starts with this environment will fail",
+         "export CUDA_DEVICE_ORDER=PCI_BUS_ID (or unset it) before starting: CUDA_DEVICE_ORDER=PCI_BUS_ID " +
+             command_or(r)});
+  } else if (!r.ordinal) {
+    std::string saw = r.cuda_error ? "makes cuInit fail (" + *r.cuda_error + ")"
+                                   : "does not include it (it sees " + visible_words(s, v) + ")";
+    r.findings.push_back(
+        {"outside-visible-set", in_container_layer ? Severity::kWarning : Severity::kError,
+         who(r) + " uses " + gpu_words(r) + ", but the environment it started with, CUDA_VISIBLE_DEVICES=" +
+             quoted(r.cuda_visible_devices) + ", " + saw +
+             ": the variable was changed after the process started (in the program, e.g. os.environ, which "
+             "/proc/PID/environ does not show) or set in another layer (a container numbers its GPUs from 0; " +
+             (r.nvidia_visible_devices ? "NVIDIA_VISIBLE_DEVICES=" + quoted(r.nvidia_visible_devices) + " picks them"
+                                       : std::string("NVIDIA_VISIBLE_DEVICES picks them")) + ")",
+         "set the GPU by UUID in the launcher, before the process starts: CUDA_VISIBLE_DEVICES=" + r.uuid + " " +
+             command_or(r)});
+  }
+  if (r.ordinal && *r.ordinal != static_cast<int>(r.nvml_index)) {
+    r.findings.push_back(
+        {"cuda-number-differs", Severity::kInfo,
+         who(r) + " calls " + gpu_words(r) + " cuda:" + std::to_string(*r.ordinal) + " (CUDA_VISIBLE_DEVICES=" +
+             quoted(r.cuda_visible_devices) + ", CUDA_DEVICE_ORDER=" + quoted(r.cuda_device_order) +
+             "): its logs, errors and device_map say cuda:" + std::to_string(*r.ordinal) + " for nvidia-smi GPU " +
+             std::to_string(r.nvml_index),
+         "match GPUs by UUID (" + r.uuid + "), not by number; its whole mapping: gpumap map" +
+             (r.cuda_visible_devices ? " --env CUDA_VISIBLE_DEVICES=" + *r.cuda_visible_devices : std::string(" --unset CUDA_VISIBLE_DEVICES")) +
+             (r.cuda_device_order ? " --env CUDA_DEVICE_ORDER=" + *r.cuda_device_order : std::string(" --unset CUDA_DEVICE_ORDER"))});
+  }
+  const bool shared_host = gpu_processes > 1 || gpu_users > 1;
+  if (!r.cuda_visible_devices && shared_host) {
+    r.findings.push_back(
+        {"no-visibility-shared-host", Severity::kInfo,
+         who(r) + " sees every GPU (CUDA_VISIBLE_DEVICES unset) on a host where " + std::to_string(gpu_processes) +
+             " processes of " + std::to_string(std::max<size_t>(gpu_users, 1)) +
+             " user(s) use GPUs: its cuda:0 is everyone's cuda:0",
+         "pin each job to its GPU: CUDA_VISIBLE_DEVICES=" + r.uuid + " " + command_or(r)});
+  }
+}
+
+}  // namespace
+
+void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps) {
+  std::set<uint32_t> all_pids;
+  for (const auto& [gpu, pids] : ps.pids_on_gpu) all_pids.insert(pids.begin(), pids.end());
+
+  // "More than one process on this GPU", worded once per GPU.
+  std::map<uint32_t, std::string> shared_words;
+  auto add_shared = [&](ProcessRow& r) {
+    auto on = ps.pids_on_gpu.find(r.nvml_index);
+    if (on == ps.pids_on_gpu.end() || on->second.size() < 2) return;
+    const std::set<uint32_t>& sharing = on->second;
+    std::string& msg = shared_words[r.nvml_index];
+    if (msg.empty()) {
+      std::string list;
+      size_t shown = 0;
+      for (uint32_t q : sharing) {
+        if (shown++ == 8) {
+          list += " and " + std::to_string(sharing.size() - 8) + " more";
+          break;
+        }
+        list += (list.empty() ? "" : ", ") + std::to_string(q);
+      }
+      msg = gpu_words(r) + " is used by " + std::to_string(sharing.size()) + " processes (pids " + list +
+            "): they share its memory and compute";
+    }
+    r.findings.push_back({"gpu-shared", Severity::kInfo, msg,
+                          "give each job its own GPU: CUDA_VISIBLE_DEVICES=<uuid> before it starts "
+                          "(`gpumap pick` chooses a free one)"});
+  };
+
+  std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>> rank_groups;  // (GPU, job) -> ranks on it
+  for (size_t i = 0; i < ps.rows.size(); ++i) {
+    ProcessRow& r = ps.rows[i];
+    switch (r.state) {
+      case ProcessState::kNotVisible:
+        add_shared(r);
+        r.findings.push_back({"process-not-visible", Severity::kWarning,
+                              "NVML reports host pid " + std::to_string(r.pid) + " on " + gpu_words(r) +
+                                  ", but this /proc shows another PID namespace (" + ns.procfs.value_or("?") +
+                                  "): who runs it and its environment cannot be seen from here (a process with "
+                                  "that number here, if any, is a different one)",
+                              "run `gpumap ps` on the host, or start this container with --pid=host"});
+        continue;
+      case ProcessState::kExited:
+        r.findings.push_back({"process-exited", Severity::kInfo,
+                              "pid " + std::to_string(r.pid) + " is in NVML's list for " + gpu_words(r) +
+                                  (r.zombie ? " but has exited (a zombie its parent has not reaped yet)"
+                                            : " but has no /proc entry: it exited after NVML listed it"),
+                              ""});
+        continue;
+      case ProcessState::kRunning: break;
+    }
+    add_shared(r);
+    if (!r.environ_known || !r.view) {
+      r.findings.push_back({"environ-unreadable", Severity::kInfo,
+                            "the environment of " + who(r) + " cannot be read (" +
+                                (r.environ_error.empty() ? proc_access_name(r.environ_access) : r.environ_error) +
+                                "): which cuda:N it calls " + gpu_words(r) + " is unknown",
+                            "run `sudo gpumap ps`, or `gpumap ps` as that user"});
+      continue;
+    }
+    const CudaView& v = ps.views[*r.view];
+    environment_findings(s, v, all_pids.size(), ps.gpu_users, r);
+    if (r.rank && !r.cuda_error)
+      rank_groups[{r.nvml_index, r.job}].push_back({i, r.rank_variable, *r.rank, v.uuids.size()});
+  }
+  ranks_sharing_gpu(rank_groups, ps.rows);
+}
+
+}  // namespace gpumap

@@ -1,0 +1,18 @@
+// The rules of `gpumap ps`: from the joined rows (resolve/process_view.h: what NVML and /proc
+// say about each process on each GPU, and the cuda:N its environment gives it) to the findings
+// on each row.  Pure: no I/O.  Every rule id is documented in docs/findings.md and tested in
+// ps_rules_test.cc.
+#pragma once
+#include "model/snapshot.h"
+#include "resolve/process_view.h"
+
+namespace gpumap {
+
+/// Adds each row's findings to `ps` (built by join_ps from the same snapshot and namespace view):
+/// a process this /proc cannot name, one that exited, an unreadable environment, a
+/// CUDA_DEVICE_ORDER that breaks CUDA, a GPU outside the process's visible set, a cuda:N that
+/// differs from nvidia-smi's number, no visibility on a shared host, a shared GPU, and local
+/// ranks of one job on one GPU.
+void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps);
+
+}  // namespace gpumap

@@ -1,0 +1,147 @@
+#include "findings/ps_rules.h"
+
+#include <gtest/gtest.h>
+
+#include "resolve/process_view_testing.h"
+
+namespace gpumap {
+namespace {
+
+using namespace testing_ps;
+
+// The rows as `gpumap ps` gets them: the join (resolve/process_view_test.cc tests its facts), then the rules.
+PsResult ps(const Snapshot& s, const PidNamespaceView& ns, World& w) {
+  PsResult r = join_ps(s, ns, w.reader(), w.viewer());
+  add_ps_findings(s, ns, r);
+  return r;
+}
+
+bool has(const ProcessRow& r, const std::string& id, Severity sev) {
+  for (const Finding& f : r.findings)
+    if (f.id == id && f.severity == sev) return true;
+  return false;
+}
+
+TEST(PsRules, OutsideTheVisibleSetNoVisibilityAndASharedGpu) {
+  Snapshot s = two_gpus({{100, 101}, {102, 103}});
+  World w;
+  w.add(100, {"CUDA_VISIBLE_DEVICES=1,0"});
+  w.add(101, {"CUDA_VISIBLE_DEVICES=1"});  // GPU 0 is outside its set
+  w.add(102, {std::string("CUDA_VISIBLE_DEVICES=") + kU1});
+  w.add(103, {}, "bob");
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_TRUE(has(r.rows[1], "outside-visible-set", Severity::kError));
+  EXPECT_TRUE(has(r.rows[3], "no-visibility-shared-host", Severity::kInfo));
+  EXPECT_TRUE(has(r.rows[0], "gpu-shared", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[2], "outside-visible-set", Severity::kError));
+}
+
+TEST(PsRules, BadDeviceOrderIsAnError) {
+  Snapshot s = two_gpus({{7}, {}});
+  World w;
+  w.add(7, {"CUDA_DEVICE_ORDER=pci_bus_id"});
+  PsResult r = ps(s, {}, w);
+  EXPECT_TRUE(has(r.rows[0], "device-order-breaks-cuda", Severity::kError));
+}
+
+TEST(PsRules, ContainerLayerMakesOutsideSetAWarning) {
+  Snapshot s = two_gpus({{}, {8}});
+  World w;
+  w.add(8, {"CUDA_VISIBLE_DEVICES=0", "NVIDIA_VISIBLE_DEVICES=1"});
+  PsResult r = ps(s, {}, w);
+  EXPECT_TRUE(has(r.rows[0], "outside-visible-set", Severity::kWarning));
+}
+
+TEST(PsRules, ExitedAndUnreadable) {
+  Snapshot s = two_gpus({{5, 6}, {}});
+  World w;
+  ProcProcess denied;
+  denied.pid = 6;
+  denied.user = "carol";
+  denied.environ_access = ProcAccess::kDenied;
+  denied.environ_error = "Permission denied";
+  w.procs[6] = denied;
+  PsResult r = ps(s, {}, w);
+  EXPECT_TRUE(has(r.rows[0], "process-exited", Severity::kInfo));
+  EXPECT_TRUE(has(r.rows[1], "environ-unreadable", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[1], "gpu-shared", Severity::kInfo)) << "an exited pid shares nothing";
+}
+
+TEST(PsRules, AZombieIsExitedNotRunningWithAnUnreadableEnvironment) {
+  Snapshot s = two_gpus({{9}, {}});
+  World w;
+  ProcProcess z;
+  z.pid = 9;
+  z.user = "dave";
+  z.zombie = true;  // status "State: Z (zombie)"; its environ reads empty
+  z.environ_access = ProcAccess::kError;
+  w.procs[9] = z;
+  PsResult r = ps(s, {}, w);
+  EXPECT_TRUE(has(r.rows[0], "process-exited", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[0], "environ-unreadable", Severity::kInfo));
+}
+
+TEST(PsRules, CudaNumberThatDiffersFromNvidiaSmiIsExplained) {
+  Snapshot s = two_gpus({{20}, {21, 22}});
+  World w;
+  w.add(20, {"CUDA_VISIBLE_DEVICES=1,0"});  // calls GPU 0 cuda:1
+  w.add(21, {"CUDA_VISIBLE_DEVICES=1"});    // calls GPU 1 cuda:0
+  w.add(22, {});                            // calls GPU 1 cuda:1: the same number
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_TRUE(has(r.rows[0], "cuda-number-differs", Severity::kInfo));
+  EXPECT_TRUE(has(r.rows[1], "cuda-number-differs", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[2], "cuda-number-differs", Severity::kInfo));
+  for (const Finding& f : r.rows[1].findings)
+    if (f.id == "cuda-number-differs") {
+      EXPECT_NE(f.message.find("cuda:0"), std::string::npos) << f.message;
+      EXPECT_NE(f.fix.find(kU1), std::string::npos) << f.fix;
+      EXPECT_NE(f.fix.find("gpumap map --env CUDA_VISIBLE_DEVICES=1"), std::string::npos) << f.fix;
+    }
+}
+
+TEST(PsRules, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
+  // The second field guide: four ranks of one torchrun job, all on GPU 0.
+  Snapshot s = two_gpus({{30, 31, 40}, {41}});
+  World w;
+  for (uint32_t i = 0; i < 2; ++i)
+    w.add(30 + i, {"LOCAL_RANK=" + std::to_string(i), "TORCHELASTIC_RUN_ID=job7", "LOCAL_WORLD_SIZE=2"});
+  // Two ranks of a job that set their GPUs right: GPU 0 and GPU 1.
+  w.add(40, {"LOCAL_RANK=0", "TORCHELASTIC_RUN_ID=ok"});
+  w.add(41, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=ok"});
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 4u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has(r.rows[i], "ranks-share-gpu", Severity::kWarning)) << i;
+  EXPECT_FALSE(has(r.rows[2], "ranks-share-gpu", Severity::kWarning));
+  EXPECT_FALSE(has(r.rows[3], "ranks-share-gpu", Severity::kWarning));
+  for (const Finding& f : r.rows[0].findings)
+    if (f.id == "ranks-share-gpu") {
+      EXPECT_NE(f.message.find("31 (LOCAL_RANK=1)"), std::string::npos) << f.message;
+      EXPECT_NE(f.fix.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f.fix;
+    }
+  // Ranks that each see a single GPU cannot pick another: the fix is per-rank visibility (srun-style).
+  Snapshot one = two_gpus({{50, 51, 52, 53}, {}});
+  World w1;
+  for (uint32_t i = 0; i < 4; ++i)
+    w1.add(50 + i, {"SLURM_LOCALID=" + std::to_string(i), "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "CUDA_VISIBLE_DEVICES=0"});
+  PsResult r1 = ps(one, {}, w1);
+  ASSERT_TRUE(has(r1.rows[0], "ranks-share-gpu", Severity::kWarning));
+  for (const Finding& f : r1.rows[0].findings)
+    if (f.id == "ranks-share-gpu") {
+      EXPECT_NE(f.fix.find("gpumap bind"), std::string::npos) << f.fix;
+    }
+}
+
+TEST(PsRules, NotJoinableRowsSaySo) {
+  Snapshot s = two_gpus({{4242}, {}});
+  World w;
+  w.add(4242, {"CUDA_VISIBLE_DEVICES=0"});  // a different process that happens to have that number
+  PidNamespaceView ns;
+  ns.joinable = false;
+  PsResult r = ps(s, ns, w);
+  EXPECT_TRUE(has(r.rows[0], "process-not-visible", Severity::kWarning));
+}
+
+}  // namespace
+}  // namespace gpumap
