@@ -1,0 +1,36 @@
+// explain: entry by entry, what CUDA, the container runtime and the launcher do with the
+// variables in force, in plain words, with the consequence.  The words are built here, as
+// plain strings; `gpumap explain` only renders them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "env/environment.h"
+#include "findings/finding.h"
+#include "model/mapping.h"
+#include "model/snapshot.h"
+#include "session/session.h"
+
+namespace gpumap {
+
+/// What one CUDA_VISIBLE_DEVICES entry (m.view.entries[i]) does: "entry 2 `1` is read as index 1:
+/// it becomes cuda:0 = nvidia-smi GPU 1".
+std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i);
+
+/// The explanation, line by line: CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES and each of its
+/// entries (indented), NVIDIA_VISIBLE_DEVICES and its entries, the launchers' variables, MPS.
+/// `container`: this process runs in a container (the runtime read NVIDIA_VISIBLE_DEVICES).
+std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env, const Mapping& m, bool container);
+
+struct Explanation {
+  Mapping mapping;                       // what `env` gets
+  std::vector<std::string> lines;        // explain_lines
+  std::vector<std::string> entry_texts;  // explain_entry per CUDA_VISIBLE_DEVICES entry; "" for each
+                                         // when CUDA_DEVICE_ORDER is invalid (no entry is read)
+  std::vector<Finding> findings;         // diagnose
+};
+
+/// Explains `env` on the session's host (predicted unless probe).
+Explanation explain(Session& session, const Environment& env, bool probe);
+
+}  // namespace gpumap
