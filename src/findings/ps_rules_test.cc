@@ -23,12 +23,8 @@ bool has(const ProcessRow& r, const std::string& id, Severity sev) {
 }
 
 TEST(PsRules, OutsideTheVisibleSetNoVisibilityAndASharedGpu) {
-  Snapshot s = two_gpus({{100, 101}, {102, 103}});
   World w;
-  w.add(100, {"CUDA_VISIBLE_DEVICES=1,0"});
-  w.add(101, {"CUDA_VISIBLE_DEVICES=1"});  // GPU 0 is outside its set
-  w.add(102, {std::string("CUDA_VISIBLE_DEVICES=") + kU1});
-  w.add(103, {}, "bob");
+  Snapshot s = four_processes(w);
   PsResult r = ps(s, {}, w);
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_TRUE(has(r.rows[1], "outside-visible-set", Severity::kError));
@@ -56,12 +52,7 @@ TEST(PsRules, ContainerLayerMakesOutsideSetAWarning) {
 TEST(PsRules, ExitedAndUnreadable) {
   Snapshot s = two_gpus({{5, 6}, {}});
   World w;
-  ProcProcess denied;
-  denied.pid = 6;
-  denied.user = "carol";
-  denied.environ_access = ProcAccess::kDenied;
-  denied.environ_error = "Permission denied";
-  w.procs[6] = denied;
+  w.add_denied(6, "carol");
   PsResult r = ps(s, {}, w);
   EXPECT_TRUE(has(r.rows[0], "process-exited", Severity::kInfo));
   EXPECT_TRUE(has(r.rows[1], "environ-unreadable", Severity::kInfo));
@@ -71,12 +62,7 @@ TEST(PsRules, ExitedAndUnreadable) {
 TEST(PsRules, AZombieIsExitedNotRunningWithAnUnreadableEnvironment) {
   Snapshot s = two_gpus({{9}, {}});
   World w;
-  ProcProcess z;
-  z.pid = 9;
-  z.user = "dave";
-  z.zombie = true;  // status "State: Z (zombie)"; its environ reads empty
-  z.environ_access = ProcAccess::kError;
-  w.procs[9] = z;
+  w.add_zombie(9, "dave");
   PsResult r = ps(s, {}, w);
   EXPECT_TRUE(has(r.rows[0], "process-exited", Severity::kInfo));
   EXPECT_FALSE(has(r.rows[0], "environ-unreadable", Severity::kInfo));

@@ -13,12 +13,8 @@ using namespace testing_ps;
 // The join's facts; the findings on these rows are tested in findings/ps_rules_test.cc.
 
 TEST(PsView, EachProcessGetsItsOwnOrdinal) {
-  Snapshot s = two_gpus({{100, 101}, {102, 103}});
   World w;
-  w.add(100, {"CUDA_VISIBLE_DEVICES=1,0"});
-  w.add(101, {"CUDA_VISIBLE_DEVICES=1"});  // GPU 0 is outside its set
-  w.add(102, {std::string("CUDA_VISIBLE_DEVICES=") + kU1});
-  w.add(103, {}, "bob");
+  Snapshot s = four_processes(w);
   PsResult r = join_ps(s, {}, w.reader(), w.viewer());
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_EQ(r.rows[0].ordinal, 1);
@@ -59,12 +55,7 @@ TEST(PsView, BadDeviceOrderIsAnError) {
 TEST(PsView, ExitedAndUnreadable) {
   Snapshot s = two_gpus({{5, 6}, {}});
   World w;
-  ProcProcess denied;
-  denied.pid = 6;
-  denied.user = "carol";
-  denied.environ_access = ProcAccess::kDenied;
-  denied.environ_error = "Permission denied";
-  w.procs[6] = denied;
+  w.add_denied(6, "carol");
   PsResult r = join_ps(s, {}, w.reader(), w.viewer());
   EXPECT_EQ(r.rows[0].state, ProcessState::kExited);
   EXPECT_FALSE(r.rows[0].zombie);
@@ -77,12 +68,7 @@ TEST(PsView, ExitedAndUnreadable) {
 TEST(PsView, AZombieIsExitedNotRunningWithAnUnreadableEnvironment) {
   Snapshot s = two_gpus({{9}, {}});
   World w;
-  ProcProcess z;
-  z.pid = 9;
-  z.user = "dave";
-  z.zombie = true;  // status "State: Z (zombie)"; its environ reads empty
-  z.environ_access = ProcAccess::kError;
-  w.procs[9] = z;
+  w.add_zombie(9, "dave");
   PsResult r = join_ps(s, {}, w.reader(), w.viewer());
   EXPECT_EQ(r.rows[0].state, ProcessState::kExited);
   EXPECT_TRUE(r.rows[0].zombie);

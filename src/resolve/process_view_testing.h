@@ -41,6 +41,24 @@ struct World {
     p.nspid = std::vector<uint32_t>{pid};
     procs[pid] = p;
   }
+  // Another user's process: its environment cannot be read.
+  void add_denied(uint32_t pid, std::string user) {
+    ProcProcess p;
+    p.pid = pid;
+    p.user = std::move(user);
+    p.environ_access = ProcAccess::kDenied;
+    p.environ_error = "Permission denied";
+    procs[pid] = p;
+  }
+  // status "State: Z (zombie)"; its environ reads empty.
+  void add_zombie(uint32_t pid, std::string user) {
+    ProcProcess z;
+    z.pid = pid;
+    z.user = std::move(user);
+    z.zombie = true;
+    z.environ_access = ProcAccess::kError;
+    procs[pid] = z;
+  }
   ReadProc reader() {
     return [this](uint32_t pid) {
       auto it = procs.find(pid);
@@ -58,5 +76,15 @@ struct World {
     };
   }
 };
+
+// GPU 0: pids 100 (CUDA_VISIBLE_DEVICES=1,0) and 101 (=1: GPU 0 is outside its set); GPU 1: pids
+// 102 (its UUID) and 103 (bob's, unset).
+inline Snapshot four_processes(World& w) {
+  w.add(100, {"CUDA_VISIBLE_DEVICES=1,0"});
+  w.add(101, {"CUDA_VISIBLE_DEVICES=1"});
+  w.add(102, {std::string("CUDA_VISIBLE_DEVICES=") + kU1});
+  w.add(103, {}, "bob");
+  return two_gpus({{100, 101}, {102, 103}});
+}
 
 }  // namespace gpumap::testing_ps
