@@ -18,6 +18,12 @@ std::string uuid_hex(const std::string& uuid) {
 
 bool same_uuid(const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) == 0; }
 
+std::string uuid_key(const std::string& uuid) {
+  std::string k = uuid;
+  for (char& c : k) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return k;
+}
+
 bool same_uuid_hex(const std::string& a, const std::string& b) { return uuid_hex(a) == uuid_hex(b); }
 
 }  // namespace gpumap

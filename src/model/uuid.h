@@ -17,6 +17,9 @@ std::string uuid_hex(const std::string& uuid);
 /// The same UUID text, case aside ("GPU-AB.." == "gpu-ab.."; "GPU-ab.." != "MIG-ab..").
 bool same_uuid(const std::string& a, const std::string& b);
 
+/// A key for sets and maps of UUIDs: two keys are equal exactly when same_uuid says so.
+std::string uuid_key(const std::string& uuid);
+
 /// The same 16 bytes, however written (CUDA's "GPU-<hex>" for a MIG device equals its "MIG-<hex>").
 bool same_uuid_hex(const std::string& a, const std::string& b);
 

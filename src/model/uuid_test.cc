@@ -49,5 +49,14 @@ TEST(Uuid, SnapshotLookups) {
   EXPECT_FALSE(s.find_uuid(""));
 }
 
+TEST(Uuid, KeyIsEqualExactlyWhenSameUuid) {
+  const char* a = "GPU-df9ecf4c-aa11-4b22-8c33-0123456789ab";
+  EXPECT_EQ(uuid_key(a), uuid_key("gpu-DF9ECF4C-AA11-4B22-8C33-0123456789AB"));
+  EXPECT_TRUE(same_uuid(a, "gpu-DF9ECF4C-AA11-4B22-8C33-0123456789AB"));
+  EXPECT_NE(uuid_key(a), uuid_key("MIG-df9ecf4c-aa11-4b22-8c33-0123456789ab"));
+  EXPECT_FALSE(same_uuid(a, "MIG-df9ecf4c-aa11-4b22-8c33-0123456789ab"));
+  EXPECT_NE(uuid_key(a), uuid_key("GPU-df9ecf4caa114b228c330123456789ab")) << "dashes count, as in same_uuid";
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -1,7 +1,6 @@
 #include "resolve/picker.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <string_view>
@@ -9,14 +8,10 @@
 #include <unordered_map>
 
 #include "model/error.h"
+#include "model/uuid.h"
 
 namespace gpumap {
 namespace {
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::optional<uint64_t> free_mib(const Gpu& g) {
   if (g.memory_free_mib) return g.memory_free_mib;
@@ -212,12 +207,12 @@ PickResult pick_mig_devices(const Snapshot& s, const std::set<std::string>& vis,
   size_t possible = 0;
   for (const std::string& u : include) {
     Snapshot::DeviceRef d = s.find_device(u);
-    if (!vis.count(upper(u)))
+    if (!vis.count(uuid_key(u)))
       throw Error(kExitUsage, "--include " + u + ": this MIG device is not visible to this process",
                   "CUDA_VISIBLE_DEVICES (or the scheduler) hides it; `gpumap map` shows what this process sees");
     Rejection rej{d.gpu->nvml_index, u, {}};
     bool permanent = false;
-    if (excluded.count(upper(u))) rej.reasons.push_back("excluded by --exclude"), permanent = true;
+    if (excluded.count(uuid_key(u))) rej.reasons.push_back("excluded by --exclude"), permanent = true;
     auto lease = leases.find(u);
     if (lease != leases.end()) rej.reasons.push_back(lease->second);
     if (req.min_free_mib && d.mig->memory_total_mib) {
@@ -257,19 +252,19 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
 
   std::vector<const Gpu*> pool;  // visible whole GPUs, nvidia-smi order
   std::set<std::string> vis;
-  for (const std::string& v : visible) vis.insert(upper(v));
+  for (const std::string& v : visible) vis.insert(uuid_key(v));
   for (const Gpu& g : s.gpus)
-    if (vis.count(upper(g.uuid))) pool.push_back(&g);
+    if (vis.count(uuid_key(g.uuid))) pool.push_back(&g);
 
   // MIG devices are named by their own UUIDs (select_device); whole GPUs as before.
   std::vector<std::string> mig_include;
   std::vector<std::string> gpu_include;
   std::set<std::string> mig_excluded;
   for (const std::string& sel : req.include)
-    (upper(sel).rfind("MIG-", 0) == 0 ? mig_include.push_back(select_device(s, sel)) : gpu_include.push_back(sel));
+    (uuid_key(sel).rfind("MIG-", 0) == 0 ? mig_include.push_back(select_device(s, sel)) : gpu_include.push_back(sel));
   std::vector<std::string> gpu_exclude;
   for (const std::string& sel : req.exclude)
-    if (upper(sel).rfind("MIG-", 0) == 0) mig_excluded.insert(upper(select_device(s, sel)));
+    if (uuid_key(sel).rfind("MIG-", 0) == 0) mig_excluded.insert(uuid_key(select_device(s, sel)));
     else gpu_exclude.push_back(sel);
   if (!mig_include.empty()) {
     if (!gpu_include.empty())
@@ -281,7 +276,7 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
   std::set<const Gpu*> included, excluded;
   for (const std::string& sel : gpu_include) {
     const Gpu& g = *select_gpus(s, {sel}).front();
-    if (!vis.count(upper(g.uuid)))
+    if (!vis.count(uuid_key(g.uuid)))
       throw Error(kExitUsage, "--include " + sel + ": " + gpu_label(g) + " is not visible to this process",
                   "CUDA_VISIBLE_DEVICES (or the scheduler) hides it; `gpumap map` shows what this process sees");
     included.insert(&g);

@@ -149,6 +149,12 @@ slurm_reconfigure() {
 
 slurm_stop() {
   local pid i
+  # Jobs first: a step still running when slurmd goes keeps its slurmstepd alive for ever
+  # (seen on a loaded machine).  Cancel them, give them a moment, then stop the daemons.
+  if [ -n "${SLURM_CONF:-}" ] && [ ${#SLURM_PIDS[@]} -gt 0 ]; then
+    scancel --full "--user=$(id -un)" 2>/dev/null
+    for _ in $(seq 1 30); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
+  fi
   for ((i = ${#SLURM_PIDS[@]} - 1; i >= 0; i--)); do
     pid=${SLURM_PIDS[$i]}
     kill -TERM "$pid" 2>/dev/null || continue
@@ -157,6 +163,14 @@ slurm_stop() {
     wait "$pid" 2>/dev/null
   done
   SLURM_PIDS=()
+  # Any slurmstepd of this cluster that outlived its slurmd (its environment names our slurm.conf).
+  if [ -n "$SLURM_DIR" ]; then
+    local p
+    for p in /proc/[0-9]*; do
+      [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+      tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" && kill -KILL "${p#/proc/}" 2>/dev/null
+    done
+  fi
   # The empty cgroup folders slurmd leaves under slurm_<node> in each controller.
   local d
   for d in /sys/fs/cgroup/*/slurm_"$SLURM_NODE"; do
