@@ -1,6 +1,5 @@
 // gpumap map (the default command): cuda:N -> physical GPU for an environment.
 #include <iostream>
-#include <set>
 
 #include "cli/command.h"
 #include "findings/rules.h"
@@ -59,7 +58,6 @@ int run(const Args& args, Context& ctx) {
   bool agree = true;
   if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 
-  std::set<std::string> visible(m.view.uuids.begin(), m.view.uuids.end());
   if (args.has("--line")) {
     std::cout << one_line(s, env, m, findings) << "\n";
     return kExitOk;
@@ -75,12 +73,7 @@ int run(const Args& args, Context& ctx) {
       j["asked_cuda"] = a;
     }
     Json hidden = Json::array();
-    for (const Gpu& g : s.gpus)
-      if (!visible.count(g.uuid) && s.nvml_index_of(g.uuid) >= 0) {
-        bool mig_visible = false;
-        for (const MigDevice& md : g.mig_devices) mig_visible |= visible.count(md.uuid) > 0;
-        if (!mig_visible) hidden.push_back(g.nvml_index);
-      }
+    for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back(g->nvml_index);
     j["not_visible"] = hidden;
     j["environment"] = environment_json(env);
     j["findings"] = findings_json(findings);
@@ -106,11 +99,7 @@ int run(const Args& args, Context& ctx) {
     std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows, term_style(), {"NAME"});
   }
   std::vector<std::string> hidden;
-  for (const Gpu& g : s.gpus) {
-    bool seen = visible.count(g.uuid) > 0;
-    for (const MigDevice& md : g.mig_devices) seen |= visible.count(md.uuid) > 0;
-    if (!seen) hidden.push_back("GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")");
-  }
+  for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back("GPU " + std::to_string(g->nvml_index) + " (" + g->uuid + ")");
   if (!hidden.empty() && m.view.error == CudaInitError::kNone) {
     std::string line = "Not visible to this process:";
     for (const std::string& h : hidden) line += " " + h;

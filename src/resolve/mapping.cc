@@ -3,12 +3,26 @@
 #include <algorithm>
 
 #include "model/error.h"
+#include "model/uuid.h"
 
 namespace gpumap {
 
 std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid) {
   Snapshot::DeviceRef d = s.find_cuda_device(cuda_uuid);
   return d.mig ? d.mig->uuid : d.gpu ? d.gpu->uuid : cuda_uuid;
+}
+
+std::vector<const Gpu*> gpus_not_visible(const Snapshot& s, const CudaView& view) {
+  std::vector<const Gpu*> out;
+  for (const Gpu& g : s.gpus) {
+    bool seen = false;
+    for (const std::string& u : view.uuids) {
+      seen |= !g.uuid.empty() && same_uuid_hex(u, g.uuid);
+      for (const MigDevice& md : g.mig_devices) seen |= same_uuid_hex(u, md.uuid);
+    }
+    if (!seen) out.push_back(&g);
+  }
+  return out;
 }
 
 namespace {

@@ -38,4 +38,8 @@ std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid);
 
 Mapping resolve_mapping(const Snapshot& s, const Environment& env, const MappingOptions& opt, const DriverAsk& ask);
 
+/// The GPUs `view` does not show, neither themselves nor any of their MIG devices (a GPU whose
+/// UUID NVML could not read is among them), in nvidia-smi order.
+std::vector<const Gpu*> gpus_not_visible(const Snapshot& s, const CudaView& view);
+
 }  // namespace gpumap

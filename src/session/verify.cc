@@ -4,6 +4,7 @@
 #include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/gpu_selector.h"
+#include "session/which.h"
 
 namespace gpumap {
 
@@ -12,14 +13,7 @@ std::string expected_uuid(const Snapshot& s, const std::string& spec) { return s
 std::string gpu_label(const Snapshot& s, const std::string& uuid) { return s.describe(uuid) + " (" + uuid + ")"; }
 
 std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) {
-  std::vector<std::string> parts;
-  for (const std::string& u : uuids) {
-    const Gpu* g = s.find_uuid(u);
-    if (g && g->mig_enabled.value_or(false) && !g->mig_devices.empty())
-      for (const MigDevice& m : g->mig_devices) parts.push_back(m.uuid);
-    else parts.push_back(u);
-  }
-  return join(parts, ",");
+  return join(cuda_targets(s, uuids), ",");
 }
 
 Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs, bool prefix,

@@ -1,0 +1,69 @@
+#include "session/which.h"
+
+#include "model/error.h"
+#include "model/uuid.h"
+
+namespace gpumap {
+
+std::vector<std::string> cuda_targets(const Snapshot& s, const std::vector<std::string>& uuids) {
+  std::vector<std::string> out;
+  for (const std::string& u : uuids) {
+    const Gpu* g = s.find_uuid(u);
+    if (g && g->mig_enabled.value_or(false) && !g->mig_devices.empty())
+      for (const MigDevice& m : g->mig_devices) out.push_back(m.uuid);
+    else
+      out.push_back(u);
+  }
+  return out;
+}
+
+WhichAnswer which_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs) {
+  if (specs.empty())
+    throw Error(kExitUsage, "which needs at least one GPU",
+                "e.g. gpumap which 2 3   (nvidia-smi indices, UUIDs or unique prefixes, MIG device UUIDs, or PCI bus ids)");
+  const Snapshot& s = session.snapshot();
+  WhichAnswer a;
+  a.mapping = session.mapping(env, false);
+  // "cuda:N" names what cuda:N is in this environment (the mapping `map` shows).
+  std::vector<std::string> named = specs;
+  for (std::string& spec : named)
+    if (parse_cuda_ordinal(spec)) {
+      a.asked_cuda.push_back(answer_cuda_ordinal(s, a.mapping.view, spec));
+      spec = a.asked_cuda.back().uuid;
+    }
+  a.asked = select_devices(s, named);
+  a.targets = cuda_targets(s, a.asked);
+  require_distinct(a.targets);
+  for (const std::string& t : a.targets) a.pci_positions.push_back(pci_index_of(s, t));  // none for MIG devices
+
+  a.by_uuid = launch_visibility(s, a.targets, CvdForm::kUuid);
+  LaunchVisibility by_index = launch_visibility(s, a.targets, CvdForm::kIndex);
+  if (by_index.form == CvdForm::kIndex) a.by_index = by_index;
+  else if (s.any_mig())
+    a.no_index_reason = "MIG devices have no index, and on a host with MIG enabled gpumap does not predict CUDA's "
+                        "indices; drivers before R570 give a process only the first MIG device listed";
+  else
+    a.no_index_reason = by_index.note;
+  // docker --gpus injects the set; inside, the runtime numbers them from 0 in PCI order, so a
+  // second GPU keeps its place only by naming them again (host UUIDs stay valid inside).
+  const std::string& uuids = a.by_uuid.cuda_visible_devices;
+  a.docker_run = "docker run --gpus '\"device=" + uuids + "\"'" +
+                 (a.targets.size() > 1 ? " -e CUDA_VISIBLE_DEVICES=" + uuids : "");
+
+  const CudaView& v = a.mapping.view;
+  for (const std::string& u : a.asked) {
+    const Gpu* g = s.find_uuid(u);
+    std::string line = s.describe(u) + " (" + u + (g ? ", " + g->pci_bus_id : "") + "): ";
+    std::optional<size_t> now;
+    for (size_t i = 0; i < v.uuids.size(); ++i)
+      if (same_uuid_hex(v.uuids[i], u)) now = i;
+    if (v.error != CudaInitError::kNone) line += std::string("none now (cuInit would fail: ") + cuda_error_name(v.error) + ")";
+    else if (now) line += "cuda:" + std::to_string(*now) + " in the current environment";
+    else if (g && g->mig_enabled.value_or(false)) line += "in MIG mode: CUDA shows its MIG devices, not the GPU";
+    else line += "not visible in the current environment";
+    a.now.push_back(line);
+  }
+  return a;
+}
+
+}  // namespace gpumap
