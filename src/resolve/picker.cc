@@ -53,19 +53,26 @@ struct Candidates {
   std::vector<int64_t> free;
   int groups = 0;
 
-  explicit Candidates(const std::vector<const Gpu*>& q) : gpus(q), n(q.size()), links(n * n, 0), group(n), busy(n), free(n) {
+  /// `all`: every GPU of the snapshot, which a peer's nvml_index is checked against.
+  Candidates(const std::vector<Gpu>& all, const std::vector<const Gpu*>& q)
+      : gpus(q), n(q.size()), links(n * n, 0), group(n), busy(n), free(n) {
     // A peer is found by its nvml_index, checked against its UUID, so the n*n link counts of an
     // NVSwitch host cost no string hashing; only a peer whose index names another GPU (a
     // snapshot put together by hand) is looked up by UUID.
-    std::vector<size_t> at_index;
-    for (size_t i = 0; i < n; ++i) {
-      if (q[i]->nvml_index >= at_index.size()) at_index.resize(q[i]->nvml_index + 1, n);
-      at_index[q[i]->nvml_index] = i;
+    std::vector<const Gpu*> gpu_at;   // nvml_index -> the snapshot's GPU
+    std::vector<size_t> candidate_at;  // nvml_index -> position in q (n: not a candidate)
+    for (const Gpu& g : all) {
+      if (g.nvml_index >= gpu_at.size()) gpu_at.resize(g.nvml_index + 1, nullptr), candidate_at.resize(g.nvml_index + 1, n);
+      gpu_at[g.nvml_index] = &g;
     }
+    for (size_t i = 0; i < n; ++i)
+      if (q[i]->nvml_index < gpu_at.size() && gpu_at[q[i]->nvml_index] == q[i]) candidate_at[q[i]->nvml_index] = i;
     std::unordered_map<std::string_view, size_t> by_uuid;  // built on first need
     auto position = [&](const NvLinkPeer& p) {
-      size_t at = p.nvml_index < at_index.size() ? at_index[p.nvml_index] : n;
-      if (at < n && q[at]->uuid == p.uuid) return at;
+      if (p.nvml_index < gpu_at.size() && gpu_at[p.nvml_index] && gpu_at[p.nvml_index]->uuid == p.uuid) {
+        size_t at = candidate_at[p.nvml_index];
+        if (at == n || q[at]->uuid == p.uuid) return at;
+      }
       if (by_uuid.empty())
         for (size_t i = 0; i < n; ++i) by_uuid.emplace(q[i]->uuid, i);
       auto it = by_uuid.find(p.uuid);
@@ -149,8 +156,8 @@ std::vector<size_t> grow(const Candidates& c, const std::vector<uint32_t>& rank,
   return set;
 }
 
-std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
-  Candidates c(q);
+std::vector<const Gpu*> best_set(const std::vector<Gpu>& all, const std::vector<const Gpu*>& q, size_t k) {
+  Candidates c(all, q);
   std::vector<size_t> best;
   SetScore best_score;
   auto consider = [&](const std::vector<size_t>& set) {
@@ -172,14 +179,16 @@ std::vector<const Gpu*> best_set(const std::vector<const Gpu*>& q, size_t k) {
       consider(set);
     } while (std::prev_permutation(sel.begin(), sel.end()));
   } else {
-    // Many GPUs: grow greedily from several seeds and keep the best set grown.  Seeds (pruned
-    // so 1024 GPUs stay fast): the first 32 candidates (they come sorted best-first) and the
-    // best of each CPU affinity group.
+    // Many GPUs: grow greedily from several seeds and keep the best set grown.  Seeds: the
+    // best of each CPU affinity group, and the first candidates (they come sorted best-first):
+    // 32 of them, fewer when k*n is large, so that seeds*k*n stays near 8 million steps (a
+    // growth costs k*n: 1024 GPUs with k=512 get 16 first seeds).
+    const size_t first = std::clamp<size_t>((size_t{8} << 20) / (k * c.n), 1, 32);
     std::vector<char> seeded(c.n, 0), group_seeded(static_cast<size_t>(c.groups), 0);
     for (size_t i = 0; i < c.n; ++i) {
       bool first_of_group = !group_seeded[static_cast<size_t>(c.group[i])];
       group_seeded[static_cast<size_t>(c.group[i])] = 1;
-      if (i < 32 || first_of_group) seeded[i] = 1;
+      if (i < first || first_of_group) seeded[i] = 1;
     }
     std::vector<size_t> order(c.n);
     for (size_t i = 0; i < c.n; ++i) order[i] = i;
@@ -339,10 +348,10 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     chosen.push_back(qualified.front());
     r.notes.push_back("most free memory, least busy");
   } else {
-    chosen = best_set(qualified, k);
+    chosen = best_set(s.gpus, qualified, k);
     std::vector<size_t> all(chosen.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    SetScore sc = Candidates(chosen).score(all);
+    SetScore sc = Candidates(s.gpus, chosen).score(all);
     size_t all_pairs = k * (k - 1) / 2;
     if (sc.pairs == static_cast<int>(all_pairs))
       r.notes.push_back("every pair joined by NVLink (" + std::to_string(sc.links) + " links over " +
