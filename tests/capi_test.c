@@ -40,6 +40,13 @@ int main(void) {
   CHECK(contains(gpumap_last_error(), "colour"), "the error names the option");
   CHECK(gpumap_open("{\"simulate\": \"no-such-host\"}", &s) == GPUMAP_USAGE, "an unknown host is refused");
   CHECK(contains(gpumap_last_error(), "no-such-host"), "the error names the host");
+  CHECK(gpumap_open("{\"simulate\": \"h200x2\", \"driver_timeout\": -1}", &s) == GPUMAP_USAGE && s == NULL,
+        "a negative driver_timeout is refused");
+  CHECK(contains(gpumap_last_error(), "driver_timeout"), "the error names the option");
+  CHECK(gpumap_open("{\"simulate\": \"h200x2\", \"driver_timeout\": 2.5}", &s) == GPUMAP_OK && s != NULL,
+        "a driver_timeout in seconds is taken: %s", gpumap_last_error());
+  gpumap_close(s);
+  s = NULL;
 
   int rc = gpumap_open(options, &s);
   CHECK(rc == GPUMAP_OK && s != NULL, "open: %d", rc);

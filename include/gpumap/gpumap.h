@@ -48,6 +48,8 @@ const char* gpumap_version(void);
  *   "cache_dir":  the folder for the driver's order cache (default: none)
  *   "hosts_dir", "sim_lib_dir": where simulated hosts and the fake driver libraries are
  *   "probe":      the probe program (default: gpumap-probe next to this library)
+ *   "driver_timeout": seconds a read of NVML may take before it fails with GPUMAP_NO_DRIVER
+ *                 (a hung driver); a number or a string holding one, 0 = no limit (default 60)
  * The library reads no environment variable of its own: a caller that wants GPUMAP_SIMULATE
  * to count passes it here (the Python package does).  The environment reasoned about is the
  * process's own, read at each call (so a CUDA_VISIBLE_DEVICES set since is seen). */

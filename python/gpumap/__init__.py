@@ -176,7 +176,7 @@ def _options():
         env.get("HOME") and env["HOME"] + "/.cache/gpumap") or ""
     opts = {"simulate": env.get("GPUMAP_SIMULATE") or None, "lock_dir": env.get("GPUMAP_LOCK_DIR") or None,
             "cache_dir": cache or None, "hosts_dir": env.get("GPUMAP_HOSTS_DIR") or None,
-            "sim_lib_dir": env.get("GPUMAP_SIM_LIBDIR") or None}
+            "sim_lib_dir": env.get("GPUMAP_SIM_LIBDIR") or None, "driver_timeout": env.get("GPUMAP_DRIVER_TIMEOUT") or None}
     return _json().dumps({k: v for k, v in opts.items() if v is not None}, sort_keys=True)
 
 

@@ -112,6 +112,29 @@ class Devices(SimulatedHost):
         self.assertIn("did not answer within 1 s", r.stderr)
 
 
+    def test_driver_timeout_is_honoured_and_checked(self):
+        # GPUMAP_DRIVER_TIMEOUT bounds a hung driver here as it does for the command.
+        with open(os.path.join(PYTHON_DIR, "..", "hosts", "h200x2.json")) as f:
+            host = json.load(f)
+        host["faults"] = [{"call": "nvmlInit", "hang": True}]
+        path = os.path.join(self.tmp, "hung-init.json")
+        with open(path, "w") as f:
+            json.dump(host, f)
+        os.environ["GPUMAP_SIMULATE"] = path
+        os.environ["GPUMAP_DRIVER_TIMEOUT"] = "0.5"
+        code = ("import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.NoDriverError as e:\n"
+                "    print('NoDriverError:', e)\n")
+        p = self.child(code)
+        out, err = p.communicate(timeout=50)  # the default bound would be 60 s
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("did not answer within 0.5 s", out)
+        os.environ["GPUMAP_DRIVER_TIMEOUT"] = "soon"
+        p = self.child("import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.GpumapError as e:\n    print(e.code, e)\n")
+        out, err = p.communicate(timeout=50)
+        self.assertIn("2 option driver_timeout (the Python package: GPUMAP_DRIVER_TIMEOUT) `soon` is not a number of seconds",
+                      out, err)
+
+
 class MixedHost(SimulatedHost):
     host = "seed-mixed"  # an A100/H100 mix: CUDA's default order needs the driver
 

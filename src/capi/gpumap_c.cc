@@ -139,6 +139,13 @@ Seams library_seams(const Json& o) {
   if (std::string v = string_option(o, "hosts_dir"); !v.empty()) s.hosts_dirs.insert(s.hosts_dirs.begin(), v);
   if (std::string v = string_option(o, "sim_lib_dir"); !v.empty()) s.sim_lib_dirs = {v};
   if (std::string v = string_option(o, "probe"); !v.empty()) s.probe_command = {v};
+  if (o.contains("driver_timeout") && !o["driver_timeout"].is_null()) {
+    const Json& t = o["driver_timeout"];
+    if (!t.is_string() && !t.is_number())
+      throw Error(kExitUsage, "option `driver_timeout` must be a number of seconds (or a string holding one)");
+    s.driver_timeout_s = parse_driver_timeout(t.is_string() ? t.get<std::string>() : t.dump(),
+                                             "option driver_timeout (the Python package: GPUMAP_DRIVER_TIMEOUT) ");
+  }
   return s;
 }
 
@@ -191,7 +198,7 @@ int gpumap_open(const char* options_json, gpumap_session** out) {
   return guarded([&] {
     if (!out) throw Error(kExitUsage, "gpumap_open: the session pointer is NULL");
     Json o = parse_object(options_json, "gpumap_open options",
-                          {"simulate", "lock_dir", "cache_dir", "hosts_dir", "sim_lib_dir", "probe"});
+                          {"simulate", "lock_dir", "cache_dir", "hosts_dir", "sim_lib_dir", "probe", "driver_timeout"});
     auto h = std::make_unique<gpumap_session>();
     h->seams = library_seams(o);
     h->driver = select_checked_driver(h->seams);

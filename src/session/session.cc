@@ -104,15 +104,17 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   else s.in_container = container_files_present() || env.get("container").has_value();
   s.trace = env.get("GPUMAP_TRACE").has_value();
   s.state_dir = state_dir_from(env, geteuid() == 0);
-  if (auto t = nonempty("GPUMAP_DRIVER_TIMEOUT")) {
-    char* end = nullptr;
-    double v = std::strtod(t->c_str(), &end);
-    if (*end != '\0' || !(v >= 0 && v <= 86400))
-      throw Error(kExitUsage, "GPUMAP_DRIVER_TIMEOUT=`" + *t + "` is not a number of seconds (0 to 86400)",
-                  "unset it (60 s), or 0 for no limit");
-    s.driver_timeout_s = v;
-  }
+  if (auto t = nonempty("GPUMAP_DRIVER_TIMEOUT")) s.driver_timeout_s = parse_driver_timeout(*t, "GPUMAP_DRIVER_TIMEOUT=");
   return s;
+}
+
+double parse_driver_timeout(const std::string& text, const std::string& name) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v >= 0 && v <= 86400))
+    throw Error(kExitUsage, name + "`" + text + "` is not a number of seconds (0 to 86400)",
+                "leave it out (60 s), or 0 for no limit");
+  return v;
 }
 
 std::string state_dir_from(const Environment& env, bool as_root) {

@@ -67,6 +67,10 @@ DriverSource select_checked_driver(const Seams& seams);
 Seams seams_from_environment(const Environment& env, const std::string& install_dir,
                              const std::optional<std::string>& simulate = std::nullopt);
 
+/// Seconds for Seams::driver_timeout_s from text ("5", "0.5"; 0: no limit).  Error(kExitUsage)
+/// naming `name` (e.g. "GPUMAP_DRIVER_TIMEOUT=") for anything but a number from 0 to 86400.
+double parse_driver_timeout(const std::string& text, const std::string& name);
+
 /// The state folder: $GPUMAP_STATE_DIR; else /var/lib/gpumap for root; else $XDG_STATE_HOME/gpumap;
 /// else $HOME/.local/state/gpumap; "" when none can be determined.
 std::string state_dir_from(const Environment& env, bool as_root);
