@@ -44,6 +44,16 @@ class SimulatedHost(unittest.TestCase):
         return subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, **kw)
 
+    def simulate_with_faults(self, faults, name="faulty"):
+        """Simulates this class's host with the fake driver's `faults` (docs/host-file.md)."""
+        with open(os.path.join(PYTHON_DIR, "..", "hosts", self.host + ".json")) as f:
+            host = json.load(f)
+        host["faults"] = faults
+        path = os.path.join(self.tmp, name + ".json")
+        with open(path, "w") as f:
+            json.dump(host, f)
+        os.environ["GPUMAP_SIMULATE"] = path
+
     def cli(self, *args):
         return subprocess.run([GPUMAP, *args], env=dict(os.environ), capture_output=True, text=True, timeout=60)
 
@@ -95,13 +105,7 @@ class Devices(SimulatedHost):
     def test_devices_never_waits_on_the_utilisation_query(self):
         # devices() needs identities only: a hung utilisation query (3.7 ms per GPU on a real
         # H200 when it answers) must not be asked at all.
-        with open(os.path.join(PYTHON_DIR, "..", "hosts", "h200x2.json")) as f:
-            host = json.load(f)
-        host["faults"] = [{"call": "nvmlDeviceGetUtilizationRates", "hang": True}]
-        path = os.path.join(self.tmp, "hung-util.json")
-        with open(path, "w") as f:
-            json.dump(host, f)
-        os.environ["GPUMAP_SIMULATE"] = path  # the library bounds an NVML read at 60 s
+        self.simulate_with_faults([{"call": "nvmlDeviceGetUtilizationRates", "hang": True}], "hung-util")
         p = self.child("import gpumap; print([d['nvml_index'] for d in gpumap.devices()])")
         out, err = p.communicate(timeout=120)
         self.assertEqual((p.returncode, out.strip()), (0, "[0, 1]"), err)
@@ -114,13 +118,7 @@ class Devices(SimulatedHost):
 
     def test_driver_timeout_is_honoured_and_checked(self):
         # GPUMAP_DRIVER_TIMEOUT bounds a hung driver here as it does for the command.
-        with open(os.path.join(PYTHON_DIR, "..", "hosts", "h200x2.json")) as f:
-            host = json.load(f)
-        host["faults"] = [{"call": "nvmlInit", "hang": True}]
-        path = os.path.join(self.tmp, "hung-init.json")
-        with open(path, "w") as f:
-            json.dump(host, f)
-        os.environ["GPUMAP_SIMULATE"] = path
+        self.simulate_with_faults([{"call": "nvmlInit", "hang": True}], "hung-init")
         os.environ["GPUMAP_DRIVER_TIMEOUT"] = "0.5"
         code = ("import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.NoDriverError as e:\n"
                 "    print('NoDriverError:', e)\n")
@@ -149,13 +147,7 @@ class MixedHost(SimulatedHost):
     def test_a_driver_printing_on_stdout_cannot_pose_as_the_probe_answer(self):
         # gpumap-probe answers on its own channel, like `gpumap __probe`: a libcuda that prints a
         # probe-like answer with 1000 devices during cuInit changes nothing.
-        with open(os.path.join(PYTHON_DIR, "..", "hosts", "seed-mixed.json")) as f:
-            host = json.load(f)
-        host["faults"] = [{"call": "cuInit", "output": "stdout"}]
-        path = os.path.join(self.tmp, "noisy.json")
-        with open(path, "w") as f:
-            json.dump(host, f)
-        os.environ["GPUMAP_SIMULATE"] = path
+        self.simulate_with_faults([{"call": "cuInit", "output": "stdout"}], "noisy")
         d = gpumap.devices()
         self.assertEqual([x["nvml_index"] for x in d], [1, 0, 2, 3])
 
