@@ -93,5 +93,13 @@ TEST(CliSmall, ProbeAndCheckTogetherAreRejected) {
   EXPECT_NE(r.err.find("--probe and --check together"), std::string::npos) << r.err;
 }
 
+TEST(CliSmall, WhichWithoutAGpuIsAUsageErrorWithAnExample) {
+  CliRun r = gpumap({"which", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("which needs at least one GPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpumap which 2 3"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 }  // namespace
 }  // namespace gpumap::testing
