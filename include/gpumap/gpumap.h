@@ -56,10 +56,14 @@ const char* gpumap_version(void);
 int gpumap_open(const char* options_json, gpumap_session** session);
 void gpumap_close(gpumap_session* session);
 
-/* This environment's CUDA devices:
+/* This process's CUDA devices:
  *   {"devices": [{"cuda_ordinal", "nvml_index", "uuid", "pci_bus_id", "name"}...],
- *    "source": "predicted"|"cache"|"driver", "order_note": "..."}
- * GPUMAP_CUDA_WOULD_FAIL (no result) when CUDA would fail to initialise. */
+ *    "source": "live" (CUDA already runs in this process: the driver's own answer) or
+ *              "predicted" (from the environment now, before CUDA starts),
+ *    "order_source": "predicted"|"cache"|"driver"|"live", "order_note": "...",
+ *    "findings": [set-too-late, when CUDA runs here with other GPUs than the environment names]}
+ * GPUMAP_CUDA_WOULD_FAIL (no result) when CUDA would fail to initialise; an environment that hides
+ * every GPU on purpose (CUDA_VISIBLE_DEVICES=-1 or "") gives an empty list instead. */
 int gpumap_devices(gpumap_session* session, char** result_json);
 
 /* request_json: {"expect": ["0", "GPU-8f3a", "MIG-...", "07:00.0"], "prefix": false}.
@@ -88,6 +92,17 @@ int gpumap_pin(gpumap_session* session, const char* request_json, char** result_
 /* Releases a lease from gpumap_pin.  GPUMAP_USAGE for an unknown or already released id. */
 int gpumap_release(int lease);
 
+/* The five-step check of this process in one call (docs/library.md, "Diagnose").  request_json
+ * (NULL or an object; every key optional) tells what only the program knows:
+ *   {"current_device": 0 (torch.cuda.current_device()), "tensor_devices": {"cuda:0": 120, "cpu": 3},
+ *    "hf_device_map": {"model.layers.0": 0, "lm_head": "cpu"}, "max_memory": {"0": "10GiB"}}
+ * Result: {"ok" (no finding of severity error), "source": "live"|"predicted", "pid",
+ *   "environment": {"now": {VAR: value}, "start": {...} or null}, "devices": [as gpumap_devices],
+ *   "cuda_error": null or {"name", "reason"}, "cuda_device_count", "host_gpu_count",
+ *   "memory": [{device object, "cuda_ordinal", "used_memory_mib"}] (this process, from NVML),
+ *   "memory_known", "unlisted_gpus", "findings": [{"id", "severity", "message", "fix", "note"?}]}.
+ * Reads NVML's process lists; never initialises CUDA. */
+int gpumap_diagnose(gpumap_session* session, const char* request_json, char** result_json);
 /* 1 when the CUDA driver library is loaded in this process and initialised (cuInit ran),
  * 0 otherwise.  Never initialises it. */
 int gpumap_cuda_initialized(void);

@@ -64,6 +64,13 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files, binary = _files()
+    if not binary and os.environ.get("GPUMAP_PURE_WHEEL") != "1":
+        # A wheel without libgpumap would install and then fail at the first call.
+        raise RuntimeError(
+            "gpumap: no built libgpumap.so.1 found (looked in $GPUMAP_BUILD_DIR and " + os.path.join(HERE, "..", "build") +
+            "). Build it first (scripts/test.sh, or cmake -S . -B build && cmake --build build), or set "
+            "GPUMAP_BUILD_DIR to the build folder; for a wheel that uses an installed libgpumap.so.1 "
+            "(cmake --install, the Debian package), set GPUMAP_PURE_WHEEL=1")
     tag = _tag(binary)
     name = f"{NAME}-{VERSION}-{tag}.whl"
     info = f"{NAME}-{VERSION}.dist-info"

@@ -21,8 +21,9 @@ import sys
 import threading
 
 __all__ = [
-    "GpumapError", "NoDriverError", "CudaInitError", "MismatchError", "NotEnoughGpusError", "TooLateError",
-    "NotVisibleError", "devices", "verify", "pin", "Pinned", "which", "max_memory", "check_device_map",
+    "GpumapError", "ArgumentTypeError", "ArgumentValueError", "NoDriverError", "CudaInitError", "MismatchError",
+    "NotEnoughGpusError", "TooLateError", "NotVisibleError", "devices", "DeviceList", "verify", "pin", "Pinned",
+    "which", "max_memory", "check_max_memory", "check_device_map", "diagnose", "Diagnosis", "Finding", "line",
     "cuda_initialized", "library_version",
 ]
 
@@ -36,6 +37,22 @@ class GpumapError(Exception):
         self.hint = hint
         self.code = code
         self.details = details or {}
+
+
+class ArgumentTypeError(GpumapError, TypeError):
+    """An argument of the wrong type (verify(None), max_memory([1])); code 2."""
+
+
+class ArgumentValueError(GpumapError, ValueError):
+    """An argument of the right type but a bad value (pin(gpus=0), a negative size); code 2."""
+
+
+def _bad_type(what, value, expected):
+    raise ArgumentTypeError(f"{what}: {value!r} is not {expected}", f"pass {expected}", 2)
+
+
+def _bad_value(what, value, expected):
+    raise ArgumentValueError(f"{what}: {value!r} is not {expected}", f"pass {expected}", 2)
 
 
 class NoDriverError(GpumapError):
@@ -128,7 +145,7 @@ def _load():
     S = ctypes.c_char_p
     out = ctypes.POINTER(ctypes.c_void_p)
     for name, args in (("gpumap_open", [S, out]), ("gpumap_devices", [P, out]), ("gpumap_verify", [P, S, out]),
-                       ("gpumap_locate", [P, S, out]), ("gpumap_pin", [P, S, out]), ("gpumap_release", [ctypes.c_int]),
+                       ("gpumap_locate", [P, S, out]), ("gpumap_pin", [P, S, out]), ("gpumap_diagnose", [P, S, out]), ("gpumap_release", [ctypes.c_int]),
                        ("gpumap_close", [P]), ("gpumap_free", [P]), ("gpumap_cuda_initialized", []),
                        ("gpumap_api_version", [])):
         getattr(lib, name).argtypes = args
@@ -199,34 +216,82 @@ def library_version():
     return _load().gpumap_version().decode()
 
 
+class DeviceList(list):
+    """devices()'s answer: a list of {cuda_ordinal, nvml_index, uuid, pci_bus_id, name}, plus
+    .source ("live": CUDA already runs in this process and the driver said so; "predicted": from
+    the environment, before CUDA starts) and .findings (set-too-late when they disagree)."""
+
+    def __init__(self, rows, source, findings):
+        super().__init__(rows)
+        self.source = source
+        self.findings = [Finding(f) for f in findings]
+
+
+_warned = set()
+
+
+def _warn_late(findings):
+    """A set-too-late finding as a RuntimeWarning, once per distinct message."""
+    for f in findings:
+        if f.get("id") == "set-too-late" and f["message"] not in _warned:
+            _warned.add(f["message"])
+            import warnings
+            warnings.warn("gpumap: " + f["message"] + (f"\n  fix: {f['fix']}" if f.get("fix") else ""),
+                          RuntimeWarning, stacklevel=3)
+
+
 def devices():
     """This process's CUDA devices, cuda:0 first: [{cuda_ordinal, nvml_index, uuid, pci_bus_id, name}].
 
-    What `gpumap map --json` says for this environment.  Raises CudaInitError (with the reason
-    and the fix) where CUDA would fail to initialise."""
+    Once CUDA runs in this process (torch started it), the live driver's answer (.source == "live"):
+    CUDA read CUDA_VISIBLE_DEVICES once, when it started, so a later os.environ change is not what
+    it uses (a RuntimeWarning and .findings say so).  Before that, what `gpumap map --json` predicts
+    for os.environ now (.source == "predicted").  [] under CUDA_VISIBLE_DEVICES=-1 (CPU only).
+    Raises CudaInitError (with the reason and the fix) where CUDA would fail to initialise."""
     lib = _load()
     with _lock:
         _, data = _call(lib, lib.gpumap_devices, _session(lib))
-    return data["devices"]
+    _warn_late(data.get("findings", []))
+    return DeviceList(data["devices"], data.get("source", "predicted"), data.get("findings", []))
 
 
 def verify(expect, prefix=False):
     """Returns None when cuda:0, cuda:1, ... are exactly `expect` (a GPU or a list of them);
-    with prefix=True only the first len(expect) must match.  Raises MismatchError naming each
-    difference, with .fix the CUDA_VISIBLE_DEVICES value to set before CUDA starts."""
-    if isinstance(expect, (int, str)):
-        expect = [expect]
+    with prefix=True only the first len(expect) must match.  Once CUDA runs in this process the
+    GPUs compared are the ones it really uses (live), not what os.environ says now.  Raises
+    MismatchError naming each difference, with .fix the CUDA_VISIBLE_DEVICES value to set
+    before CUDA starts (when CUDA already runs: on the relaunched command line, .hint says how)."""
+    names = _gpu_names(expect, "verify(expect=...)")
+    if not names:
+        _bad_value("verify(expect=...)", expect, "at least one GPU")
+    if not isinstance(prefix, bool):
+        _bad_type("verify(prefix=...)", prefix, "True or False")
     lib = _load()
-    req = _json().dumps({"expect": [_gpu_name(g) for g in expect], "prefix": bool(prefix)})
+    req = _json().dumps({"expect": names, "prefix": prefix})
     with _lock:
         _call(lib, lib.gpumap_verify, _session(lib), req.encode())
 
 
-def _gpu_name(g):
+_GPU_FORMS = "a GPU: an nvidia-smi index (int >= 0), or a UUID, unique UUID prefix, MIG UUID or PCI bus id (str)"
+
+
+def _gpu_name(g, what="GPU"):
     if isinstance(g, bool) or not isinstance(g, (int, str)):
-        raise GpumapError(f"{g!r} is not a GPU",
-                          "name a GPU by nvidia-smi index (int), UUID or prefix, MIG UUID, or PCI bus id (str)", 2)
+        _bad_type(what, g, _GPU_FORMS)
+    if isinstance(g, int) and not 0 <= g < 2**31:
+        _bad_value(what, g, _GPU_FORMS)
+    if isinstance(g, str) and (not g.strip() or "\x00" in g):
+        _bad_value(what, g, _GPU_FORMS)
     return g
+
+
+def _gpu_names(gpus, what):
+    """One GPU or a list/tuple of them -> a list of names."""
+    if isinstance(gpus, (int, str)) and not isinstance(gpus, bool):
+        return [_gpu_name(gpus, what)]
+    if not isinstance(gpus, (list, tuple)):
+        _bad_type(what, gpus, "a GPU or a list of GPUs")
+    return [_gpu_name(g, what) for g in gpus]
 
 
 def cuda_initialized():
@@ -292,20 +357,41 @@ def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wa
             "call gpumap.pin() before anything starts CUDA (before torch.cuda is used, ideally at the top of the program)",
             8)
 
-    def names(v):
-        if v is None:
-            return []
-        return [_gpu_name(g) for g in ([v] if isinstance(v, (int, str)) else v)]
-
-    req = {"gpus": gpus, "min_free_mib": min_free_mib, "max_util": max_util, "include": names(include),
-           "exclude": names(exclude), "allow_busy": bool(allow_busy), "wait": wait, "command": sys.argv[:] or None}
-    if req["command"] is None or not all(isinstance(a, str) for a in req["command"]):
-        req["command"] = [sys.executable]
+    _whole("pin(gpus=...)", gpus, 1, 4096)
+    if min_free_mib is not None:
+        _whole("pin(min_free_mib=...)", min_free_mib, 0, 2**40)
+    if max_util is not None:
+        _whole("pin(max_util=...)", max_util, 0, 100)
+    if wait is not None:
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)):
+            _bad_type("pin(wait=...)", wait, "a number of seconds")
+        if not 0 <= wait <= 1e7:  # also NaN
+            _bad_value("pin(wait=...)", wait, "a number of seconds from 0 to 10000000")
+    if not isinstance(allow_busy, bool):
+        _bad_type("pin(allow_busy=...)", allow_busy, "True or False")
+    req = {"gpus": gpus, "min_free_mib": min_free_mib, "max_util": max_util,
+           "include": [] if include is None else _gpu_names(include, "pin(include=...)"),
+           "exclude": [] if exclude is None else _gpu_names(exclude, "pin(exclude=...)"),
+           "allow_busy": allow_busy, "wait": wait, "command": _display_argv()}
     lib = _load()
     with _lock:
         _, data = _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(req).encode())
     os.environ.update(data["environment"])
     return Pinned(data)
+
+
+def _whole(what, value, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, int):
+        _bad_type(what, value, f"a whole number from {lo} to {hi}")
+    if not lo <= value <= hi:
+        _bad_value(what, value, f"a whole number from {lo} to {hi}")
+
+
+def _display_argv():
+    """sys.argv for the lease record (display only): bytes that are not UTF-8 (surrogate-escaped by
+    Python) become U+FFFD instead of failing the call."""
+    argv = [a for a in (getattr(sys, "argv", None) or []) if isinstance(a, str)] or [sys.executable or "python"]
+    return [a.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for a in argv]
 
 
 def _locate(gpus, whole=False):
@@ -319,9 +405,9 @@ def which(gpus):
     """{"CUDA_VISIBLE_DEVICES": value} that makes exactly these GPUs (one, or a list, named
     physically) cuda:0, cuda:1, ... in that order (`gpumap which`'s UUID form: it survives
     reboots and containers).  For a child process's environment, or os.environ before CUDA starts."""
-    names = [_gpu_name(g) for g in ([gpus] if isinstance(gpus, (int, str)) else gpus)]
+    names = _gpu_names(gpus, "which(gpus=...)")
     if not names:
-        raise GpumapError("which() needs at least one GPU", "e.g. gpumap.which([2, 3])", 2)
+        raise ArgumentValueError("which() needs at least one GPU", "e.g. gpumap.which([2, 3])", 2)
     data = _locate(names, whole=True)
     seen = {}
     for name, loc in zip(names, data["gpus"]):
@@ -333,15 +419,49 @@ def which(gpus):
 
 
 _NOT_GPUS = ("cpu", "disk", "meta", "mps")
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+               "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+_MAX_SIZE = 2**50  # 1 PiB: no GPU or host has more; a larger size is a unit mistake
+
+
+def _check_size(key, size):
+    """A max_memory value as accelerate reads it: bytes (int) or "70GiB"/"80GB"; refuses negative and
+    absurd sizes."""
+    what = f"max_memory[{key!r}]"
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        _bad_type(what, size, 'a size: bytes (int) or a string like "70GiB"')
+    if isinstance(size, int):
+        n = size
+    else:
+        text = size.strip().upper()
+        num = text.rstrip("BKMGTI")
+        unit = text[len(num):]
+        num = num.strip()
+        if unit not in _SIZE_UNITS or not num or not all(c in "0123456789." for c in num) or num.count(".") > 1 \
+                or num == ".":
+            _bad_value(what, size, 'a size: bytes (int) or a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB')
+        n = float(num) * _SIZE_UNITS[unit]
+    if not 0 <= n <= _MAX_SIZE:
+        _bad_value(what, size, "a size from 0 to 1 PiB")
+    return size
+
+
+def _mapping_arg(value, what):
+    if not hasattr(value, "items"):
+        _bad_type(what, value, "a dict")
+    return value
 
 
 def max_memory(sizes):
     """{GPU: size, ...} with GPUs named physically (int: nvidia-smi index) -> the dict keyed by
     CUDA ordinal that transformers/accelerate expect (max_memory=...).  "cpu"/"disk" keys pass
-    through.  Raises NotVisibleError for a GPU this process cannot see."""
+    through.  Raises NotVisibleError for a GPU this process cannot see (live once CUDA runs here)."""
+    _mapping_arg(sizes, "max_memory(sizes)")
     out = {}
     gpus = [k for k in sizes if not (isinstance(k, str) and k in _NOT_GPUS)]
-    located = _locate([_gpu_name(k) for k in gpus])
+    for k in sizes:
+        _check_size(k, sizes[k])
+    located = _locate([_gpu_name(k, "max_memory key") for k in gpus]) if gpus else []
     for key, loc in zip(gpus, located):
         if loc["cuda_ordinal"] is None:
             raise NotVisibleError(
@@ -355,38 +475,241 @@ def max_memory(sizes):
     return out
 
 
-def _ordinal_of(value):
+def _ordinal_of(value, what="device"):
     """A device_map value's cuda ordinal, or None for cpu/disk/meta."""
     if isinstance(value, bool):
-        raise GpumapError(f"device {value!r} is not a device", "use an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'", 2)
+        _bad_type(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
     if isinstance(value, int):
+        if value < 0:
+            _bad_value(what, value, "a cuda ordinal (0 or more)")
         return value
+    if not isinstance(value, str) and type(value).__name__ != "device":
+        _bad_type(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
     text = str(value)  # torch.device prints as "cuda:1"
     if text in _NOT_GPUS:
         return None
     if text == "cuda":
         return 0
-    if text.startswith("cuda:") and text[5:].isdigit():
-        return int(text[5:])
-    raise GpumapError(f"device {value!r} is not a device", "use an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'", 2)
+    digits = text[5:]
+    if text.startswith("cuda:") and digits and len(digits) <= 9 and all("0" <= c <= "9" for c in digits):
+        return int(digits)  # ASCII digits only: str.isdigit() accepts '²' and '١'
+    _bad_value(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
+
+
+def _not_an_ordinal(what, ordinal, visible):
+    """NotVisibleError for cuda:N that does not exist here, pointing at the ordinal meant when N is
+    an nvidia-smi index of a visible GPU (the commonest mix-up)."""
+    n = len(visible)
+    hint = "device_map values and max_memory keys are CUDA ordinals of this process (0.." + str(max(n - 1, 0)) + \
+        "): build them with gpumap.max_memory() or from gpumap.devices()"
+    meant = [d for d in visible if d.get("nvml_index") == ordinal]
+    if meant:
+        d = meant[0]
+        hint = (f"nvidia-smi GPU {ordinal} is cuda:{d['cuda_ordinal']} in this process: use {d['cuda_ordinal']} "
+                f"(device_map/max_memory count the GPUs this process sees, from 0)")
+    raise NotVisibleError(f"{what}: cuda:{ordinal} does not exist here (this process sees {n} GPU"
+                          f"{'s' if n != 1 else ''})", hint, 2, {"ordinal": ordinal})
+
+
+_DISPATCH = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
 def check_device_map(device_map):
     """For each key of a device_map (transformers/accelerate, or model.hf_device_map): the
     physical GPU its value lands on, as a devices() entry ("cpu"/"disk" stay as they are).
-    Raises NotVisibleError for values that are not visible cuda ordinals here."""
+    A string device_map ("cuda:1", "cpu", or "auto"/"balanced"/"sequential", which spread over
+    every visible GPU) gives {"": what it lands on}.  Answers from the live driver once CUDA runs
+    here.  Raises NotVisibleError for values that are not visible cuda ordinals here."""
+    if isinstance(device_map, str) or type(device_map).__name__ == "device":
+        if str(device_map) in _DISPATCH:
+            return {"": list(devices())}
+        device_map = {"": device_map}
+    elif isinstance(device_map, int) and not isinstance(device_map, bool):
+        device_map = {"": device_map}
+    _mapping_arg(device_map, "check_device_map(device_map)")
+    ordinals = {key: _ordinal_of(value, f"device_map[{key!r}]") for key, value in device_map.items()}
     visible = devices()
     out = {}
     for key, value in device_map.items():
-        ordinal = _ordinal_of(value)
+        ordinal = ordinals[key]
         if ordinal is None:
             out[key] = str(value)
             continue
         if not 0 <= ordinal < len(visible):
-            raise NotVisibleError(
-                f"device_map[{key!r}] = {value!r}: cuda:{ordinal} does not exist here "
-                f"(this process sees {len(visible)} GPU{'s' if len(visible) != 1 else ''})",
-                "device_map values are CUDA ordinals of this process: build them with gpumap.max_memory() "
-                "or from gpumap.devices()", 2, {"key": key})
+            _not_an_ordinal(f"device_map[{key!r}] = {value!r}", ordinal, visible)
         out[key] = visible[ordinal]
+    return out
+
+
+def check_max_memory(max_memory):
+    """An existing max_memory dict keyed by CUDA ordinal ({0: "70GiB", "cpu": "200GiB"}): each GPU
+    key -> the physical GPU it limits (a devices() entry); "cpu"/"disk" stay as they are.  Raises
+    NotVisibleError for a key that is not a cuda ordinal here ("cuda:4 does not exist ... nvidia-smi
+    GPU 4 is cuda:0 here: use 0"), ArgumentValueError for a size accelerate would misread."""
+    _mapping_arg(max_memory, "check_max_memory(max_memory)")
+    for key, size in max_memory.items():
+        _check_size(key, size)
+    visible = devices()
+    out = {}
+    for key in max_memory:
+        if isinstance(key, str) and key in _NOT_GPUS:
+            out[key] = key
+            continue
+        ordinal = _ordinal_of(key, f"max_memory key {key!r}")
+        if not 0 <= ordinal < len(visible):
+            _not_an_ordinal(f"max_memory key {key!r}", ordinal, visible)
+        out[key] = visible[ordinal]
+    return out
+
+
+class Finding:
+    """One trap: .id (docs/findings.md), .severity ("error", "warning", "info"), .message, .fix
+    (a line to paste, or ""), .note (other advice, or "")."""
+
+    def __init__(self, data):
+        self.id = data.get("id", "")
+        self.severity = data.get("severity", "info")
+        self.message = data.get("message", "")
+        self.fix = data.get("fix", "")
+        self.note = data.get("note", "")
+
+    def to_dict(self):
+        return {"id": self.id, "severity": self.severity, "message": self.message, "fix": self.fix, "note": self.note}
+
+    def __repr__(self):
+        return f"<gpumap.Finding {self.severity} {self.id}>"
+
+
+class Diagnosis:
+    """diagnose()'s report: .findings, .devices, .source ("live"/"predicted"), .ok (no error),
+    .data (the whole dict, for logging: to_dict()), str() a report like `gpumap doctor`'s."""
+
+    def __init__(self, data):
+        self.data = data
+        self.findings = [Finding(f) for f in data.get("findings", [])]
+        self.devices = data.get("devices", [])
+        self.source = data.get("source", "predicted")
+        self.ok = bool(data.get("ok", True))
+
+    def to_dict(self):
+        return self.data
+
+    def __str__(self):
+        d = self.data
+        out = [f"gpumap diagnose (pid {d.get('pid')}): CUDA {'runs in this process (live)' if self.source == 'live' else 'has not started (predicted from the environment)'}"]
+        now, start = d["environment"]["now"] or {}, d["environment"]["start"]
+        out.append("1. Variables: " + (", ".join(f"{k}={v}" for k, v in now.items()) or "none set") +
+                   ("" if start is None else "; at start: " + (", ".join(f"{k}={v}" for k, v in start.items()) or "none set")))
+        if d.get("cuda_error"):
+            out.append(f"2. CUDA would fail: {d['cuda_error']['name']} ({d['cuda_error']['reason']}); "
+                       f"{d['host_gpu_count']} GPU(s) on this host")
+        else:
+            out.append(f"2. CUDA sees {d['cuda_device_count']} of the {d['host_gpu_count']} GPU(s) on this host")
+        for dev in self.devices:
+            out.append(f"   cuda:{dev['cuda_ordinal']} = nvidia-smi GPU {dev['nvml_index']} {dev['uuid']} {dev.get('name') or ''}".rstrip())
+        model = d.get("model")
+        if model:
+            parts = [f"{dev}: {n}" for dev, n in sorted(model.get("tensor_devices", {}).items())]
+            out.append("3. Model tensors: " + (", ".join(parts) or "none"))
+            if model.get("hf_device_map_devices"):
+                out.append("   hf_device_map: " + ", ".join(f"{k}: {v} module(s)" for k, v in model["hf_device_map_devices"].items()))
+        else:
+            out.append("3. Model: not given (diagnose(model))")
+        if not d.get("memory_known"):
+            out.append("4. This process's GPU memory: unknown (NVML's process lists could not be read or joined)")
+        elif d["memory"]:
+            out.append("4. This process's GPU memory: " + ", ".join(
+                f"{m['used_memory_mib']} MiB on nvidia-smi GPU {m['nvml_index']}"
+                + (f" (cuda:{m['cuda_ordinal']})" if m.get("cuda_ordinal") is not None else " (not visible)")
+                for m in d["memory"]))
+        else:
+            out.append("4. This process's GPU memory: none")
+        if self.findings:
+            out.append("5. Findings:")
+            for f in self.findings:
+                out.append(f"  [{f.severity}] {f.id}: {f.message}")
+                if f.fix:
+                    out.append(f"      fix: {f.fix}")
+                if f.note:
+                    out.append(f"      note: {f.note}")
+        else:
+            out.append("5. Findings: none")
+        return "\n".join(out)
+
+    def __repr__(self):
+        return f"<gpumap.Diagnosis {self.source} ok={self.ok} findings={[f.id for f in self.findings]}>"
+
+
+def _model_facts(model):
+    """Where a model's tensors are, duck-typed (.parameters(), .buffers(), .hf_device_map):
+    torch is never imported here."""
+    counts = {}
+    for name in ("parameters", "buffers"):
+        fn = getattr(model, name, None)
+        if callable(fn):
+            for t in fn():
+                dev = str(getattr(t, "device", "unknown"))
+                counts[dev] = counts.get(dev, 0) + 1
+    hf = getattr(model, "hf_device_map", None)
+    if hf is not None and not hasattr(hf, "items"):
+        hf = None
+    return counts, ({str(k): str(v) for k, v in hf.items()} if hf is not None else None)
+
+
+def _current_device():
+    """torch.cuda.current_device() when torch already runs CUDA here (never starts it)."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return int(torch.cuda.current_device())
+    except Exception:
+        pass
+    return None
+
+
+def diagnose(model=None, max_memory=None):
+    """The five-step check of "my model is on the wrong GPU" in one call (docs/library.md):
+    (1) CUDA's variables now and at start, (2) how many GPUs CUDA sees of how many exist, (3) with a
+    model (anything with .parameters()/.buffers(), and .hf_device_map if accelerate placed it): the
+    devices its tensors are on, as physical GPUs, and modules offloaded to cpu/disk, (4) this
+    process's memory per physical GPU from NVML, (5) findings with fixes (set-too-late,
+    stray-context, local-rank-device-mismatch, offloaded-modules, and the environment's own traps
+    before CUDA starts).  Returns a Diagnosis; never starts CUDA or imports torch."""
+    req = {"current_device": _current_device()}
+    tensor_devices, hf = ({}, None) if model is None else _model_facts(model)
+    if model is not None:
+        req["tensor_devices"] = tensor_devices
+        req["hf_device_map"] = hf
+    if max_memory is not None:
+        _mapping_arg(max_memory, "diagnose(max_memory=...)")
+        req["max_memory"] = {str(k): str(v) for k, v in max_memory.items()}
+    lib = _load()
+    with _lock:
+        _, data = _call(lib, lib.gpumap_diagnose, _session(lib), _json().dumps(req).encode())
+    if model is not None:
+        per = {}
+        for v in (hf or {}).values():
+            per[v] = per.get(v, 0) + 1
+        data["model"] = {"tensor_devices": tensor_devices, "hf_device_map_devices": per}
+    return Diagnosis(data)
+
+
+def line():
+    """One line for a program's start-up log, like `gpumap map --line`: rank and node (Slurm),
+    cuda:N -> nvidia-smi index and UUID, live or predicted, and the findings' ids."""
+    try:
+        devs = devices()
+    except GpumapError as e:
+        return f"gpumap: {e.message}"
+    env = os.environ
+    who = "".join(f" {w} {env[k]}" for w, k in (("rank", "SLURM_PROCID"), ("on", "SLURMD_NODENAME")) if k in env) \
+        or (f" rank {env['RANK']}" if "RANK" in env else "")
+    out = "gpumap:" + who + (":" if who else "")
+    if devs:
+        out += ",".join(f" cuda:{d['cuda_ordinal']} = nvidia-smi {d['nvml_index'] if d['nvml_index'] is not None else '?'} "
+                        f"{d['uuid']}" for d in devs)
+    else:
+        out += " no GPU"
+    ids = [f.id for f in devs.findings if f.severity != "info"]
+    out += f" ({devs.source}); {len(ids)} finding(s)" + (": " + ", ".join(ids) if ids else "")
     return out

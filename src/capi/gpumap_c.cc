@@ -16,12 +16,17 @@
 #include <set>
 
 #include "model/error.h"
+#include "model/json_bounds.h"
+#include "model/limits.h"
 #include "model/text.h"
 #include "os/proc.h"
 #include "output/render.h"
+#include "session/diagnose.h"
 #include "session/devices.h"
 #include "session/lease_gpus.h"
 #include "session/verify.h"
+#include "model/uuid.h"
+#include "output/json_view.h"
 
 extern char** environ;
 
@@ -45,11 +50,35 @@ Environment process_environment() {
 
 thread_local std::string t_last_error;
 
-void set_error(Json j) { t_last_error = j.dump(); }
+/// JSON text that cannot throw on bytes from outside: malformed UTF-8 (an environment value, a
+/// caller's argument) becomes U+FFFD instead of nlohmann's type_error.316.
+std::string safe_dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-/// Runs `body`; turns each exception into a status and the thread's last error.
+void set_error(const Json& j) noexcept {
+  try {
+    t_last_error = safe_dump(j);
+  } catch (...) {  // out of memory: a fixed message, never an exception out of the library
+    t_last_error = "{\"code\": 1, \"message\": \"internal error (out of memory)\", \"hint\": \"\"}";
+  }
+}
+
 template <class F>
-int guarded(F&& body) {
+int guarded_body(F& body);
+
+/// Runs `body`; turns each exception into a status and the thread's last error.  Nothing
+/// escapes: a library never takes its caller down.
+template <class F>
+int guarded(F&& body) noexcept {
+  try {
+    return guarded_body(body);
+  } catch (...) {
+    set_error({{"code", kExitError}, {"message", "internal error (unknown exception)"}, {"hint", ""}});
+    return kExitError;
+  }
+}
+
+template <class F>
+int guarded_body(F& body) {
   try {
     return body();
   } catch (const UnavailableError& e) {
@@ -64,6 +93,9 @@ int guarded(F&& body) {
   } catch (const Json::exception& e) {
     set_error({{"code", kExitUsage}, {"message", std::string("malformed JSON argument: ") + e.what()}, {"hint", ""}});
     return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    set_error({{"code", kExitError}, {"message", "internal error: out of memory"}, {"hint", ""}});
+    return kExitError;
   } catch (const std::exception& e) {
     set_error({{"code", kExitError}, {"message", std::string("internal error: ") + e.what()}, {"hint", ""}});
     return kExitError;
@@ -71,14 +103,25 @@ int guarded(F&& body) {
 }
 
 int give(const Json& result, char** out) {
-  if (out) *out = strdup(result.dump().c_str());
+  if (out) {
+    *out = strdup(safe_dump(result).c_str());
+    if (!*out) throw std::bad_alloc();
+  }
   return GPUMAP_OK;
+}
+
+/// A JSON argument, within the one bound every JSON reader has (model/json_bounds.h).
+Json parse_argument(const char* text, const std::string& what) {
+  std::string_view t(text ? text : "");
+  if (auto why = json_bounds_error(t))
+    throw Error(kExitUsage, what + " is refused: " + *why, "pass a flat JSON value (a list of GPUs, an object of options)");
+  return Json::parse(t);
 }
 
 /// Parses an object argument and checks its keys against `allowed`.
 Json parse_object(const char* text, const char* what, const std::set<std::string>& allowed) {
   if (!text || !*text) return Json::object();
-  Json j = Json::parse(text);
+  Json j = parse_argument(text, what);
   if (!j.is_object()) throw Error(kExitUsage, std::string(what) + " must be a JSON object");
   for (const auto& [k, v] : j.items())
     if (!allowed.count(k)) {
@@ -95,11 +138,36 @@ std::vector<std::string> gpu_list(const Json& j, const char* what) {
   if (!j.is_array()) throw Error(kExitUsage, std::string(what) + " must be a list of GPUs");
   std::vector<std::string> out;
   for (const Json& x : j) {
-    if (x.is_number_integer()) out.push_back(std::to_string(x.get<long long>()));
+    if (x.is_number_integer()) out.push_back(safe_dump(x));
     else if (x.is_string()) out.push_back(x.get<std::string>());
-    else throw Error(kExitUsage, std::string(what) + ": `" + x.dump() + "` is not a GPU (an nvidia-smi index or a string)");
+    else throw Error(kExitUsage, std::string(what) + ": `" + safe_dump(x) + "` is not a GPU (an nvidia-smi index or a string)");
   }
   return out;
+}
+
+/// A number option within its bound (model/limits.h, the command line's too); nullopt when absent
+/// or null.  Error(kExitUsage) naming `key` for anything else: a string, true, 1.5 for a whole
+/// number, or a value out of range (2**64, -1, 1e308).
+std::optional<double> number_option(const Json& j, const char* key, const NumberBound& b) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  const Json& v = j[key];
+  auto range = [&] {
+    return (b.integer ? std::string(" a whole number from ") : std::string(" a number from ")) + short_number(b.min) +
+           " to " + short_number(b.max) + ", not " + safe_dump(v);
+  };
+  if (!v.is_number()) throw Error(kExitUsage, std::string("`") + key + "` must be" + range());
+  if (b.integer && v.is_number_float()) throw Error(kExitUsage, std::string("`") + key + "` must be" + range());
+  double x = v.is_number_unsigned() ? static_cast<double>(v.get<uint64_t>())
+             : v.is_number_integer() ? static_cast<double>(v.get<int64_t>())
+                                     : v.get<double>();
+  if (!(x >= b.min && x <= b.max)) throw Error(kExitUsage, std::string("`") + key + "` must be" + range());
+  return x;
+}
+
+bool bool_option(const Json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return false;
+  if (!j[key].is_boolean()) throw Error(kExitUsage, std::string("`") + key + "` must be true or false, not " + safe_dump(j[key]));
+  return j[key].get<bool>();
 }
 
 std::string string_option(const Json& j, const char* key) {
@@ -161,6 +229,15 @@ Session& current(gpumap_session* h) {
 /// Not utilisation (3.7 ms per GPU, measured on H200), processes or topology.
 constexpr ReadOptions kDevicesRead{.processes = false, .topology = false, .nvlink = false, .mig = true, .utilization = false};
 
+/// The calling process's CUDA: live when CUDA runs here (a real driver, or the simulated one
+/// this session serves), else predicted from the environment now.
+ProcessCudaFacts process_cuda_here(Session& s) {
+  s.snapshot(kDevicesRead);
+  return process_cuda(s, read_self_process());
+}
+
+const char* source_of(const ProcessCudaFacts& f) { return f.live ? "live" : "predicted"; }
+
 Json devices_json(const std::vector<VisibleDevice>& devs) {
   Json a = Json::array();
   for (const VisibleDevice& d : devs)
@@ -170,6 +247,11 @@ Json devices_json(const std::vector<VisibleDevice>& devs) {
                  {"pci_bus_id", json_or_null(d.pci_bus_id)},
                  {"name", json_or_null(d.name)}});
   return a;
+}
+
+/// The set-too-late finding when CUDA runs here with other GPUs than the environment names.
+std::vector<Finding> late_findings(Session& s, const ProcessCudaFacts& f) {
+  return f.live ? process_cuda_findings(s, f) : std::vector<Finding>{};
 }
 
 std::mutex g_leases_mutex;
@@ -212,9 +294,10 @@ void gpumap_close(gpumap_session* session) { delete session; }
 int gpumap_devices(gpumap_session* h, char** out) {
   return guarded([&] {
     Session& s = current(h);
-    const Snapshot& snap = s.snapshot(kDevicesRead);
-    Mapping m = s.mapping();
-    if (m.view.error != CudaInitError::kNone) {
+    ProcessCudaFacts f = process_cuda_here(s);
+    const Mapping& m = f.mapping;
+    Json findings = findings_json(late_findings(s, f));
+    if (m.view.error != CudaInitError::kNone && !hides_every_gpu(m.view)) {
       std::string name = cuda_error_name(m.view.error);
       set_error({{"code", kExitCudaWouldFail},
                  {"message", "CUDA would fail to initialise here: " + name + " (" +
@@ -224,7 +307,11 @@ int gpumap_devices(gpumap_session* h, char** out) {
                  {"cuda_error", name}});
       return static_cast<int>(kExitCudaWouldFail);
     }
-    return give({{"devices", devices_json(visible_devices(snap, m))}, {"source", m.source}, {"order_note", m.order_note}},
+    return give({{"devices", devices_json(visible_devices(s.snapshot(), m))},
+                 {"source", source_of(f)},
+                 {"order_source", m.source},
+                 {"order_note", m.order_note},
+                 {"findings", findings}},
                 out);
   });
 }
@@ -233,20 +320,36 @@ int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
     Json r = parse_object(request_json, "gpumap_verify request", {"expect", "prefix"});
     Session& s = current(h);
-    s.snapshot(kDevicesRead);
-    bool prefix = r.value("prefix", false);
-    Verification v = verify_gpus(s, s.env(), gpu_list(r.value("expect", Json()), "expect"), prefix, false);
+    ProcessCudaFacts f = process_cuda_here(s);
+    std::vector<std::string> expected = expected_uuids(s.snapshot(), gpu_list(r.value("expect", Json()), "expect"));
+    Verification v = verify_mapping(s.snapshot(), f.mapping, std::move(expected), bool_option(r, "prefix"));
+    std::vector<Finding> late = late_findings(s, f);
     Json fix = v.fix.empty() ? Json(nullptr) : Json({{"CUDA_VISIBLE_DEVICES", v.fix}});
-    Json result = {{"ok", v.code == kExitOk}, {"expected", v.expected}, {"actual", v.mapping.view.uuids},
-                   {"differences", v.differences}, {"fix", fix}};
+    Json result = {{"ok", v.code == kExitOk}, {"source", source_of(f)}, {"expected", v.expected},
+                   {"actual", v.mapping.view.uuids}, {"differences", v.differences}, {"fix", fix},
+                   {"findings", findings_json(late)}};
     give(result, out);
     if (v.code == kExitOk) return GPUMAP_OK;
     std::string what = v.code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
+    std::string message = what + join(v.differences, "; ");
+    std::string hint = "set CUDA_VISIBLE_DEVICES=" + v.fix + " before CUDA starts (or run under `gpumap run`)";
+    if (f.live) {
+      // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
+      message = "CUDA already runs in this process: " + what + join(v.differences, "; ");
+      std::string relaunch = "CUDA_VISIBLE_DEVICES=" + v.fix;
+      std::vector<std::string> cmd = read_self_process(false).command;
+      for (const std::string& a : cmd) relaunch += " " + shell_word(a);
+      hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
+             "), or call gpumap.pin()/set it before anything starts CUDA";
+      if (!late.empty()) message += ". " + late.front().message;
+    }
     set_error({{"code", v.code},
-               {"message", what + join(v.differences, "; ")},
-               {"hint", "set CUDA_VISIBLE_DEVICES=" + v.fix + " before CUDA starts (or run under `gpumap run`)"},
+               {"message", message},
+               {"hint", hint},
+               {"source", source_of(f)},
                {"differences", v.differences},
-               {"fix", fix}});
+               {"fix", fix},
+               {"findings", findings_json(late)}});
     return v.code;
   });
 }
@@ -254,16 +357,57 @@ int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
 int gpumap_locate(gpumap_session* h, const char* gpus_json, char** out) {
   return guarded([&] {
     Session& s = current(h);
-    const Snapshot& snap = s.snapshot(kDevicesRead);
-    std::vector<std::string> specs = gpu_list(Json::parse(gpus_json ? gpus_json : "[]"), "gpus");
-    Mapping m = s.mapping();
+    std::vector<std::string> specs = gpu_list(parse_argument(gpus_json ? gpus_json : "[]", "gpumap_locate GPUs"), "gpus");
+    ProcessCudaFacts f = process_cuda_here(s);
+    const Snapshot& snap = s.snapshot();
     Json a = Json::array();
-    for (const LocatedGpu& l : locate_gpus(snap, m, specs))
+    for (const LocatedGpu& l : locate_gpus(snap, f.mapping, specs))
       a.push_back({{"spec", l.spec}, {"uuid", l.uuid}, {"nvml_index", l.nvml_index}, {"cuda_ordinal", json_or_null(l.cuda_ordinal)}});
     std::vector<std::string> uuids;
     for (const Json& g : a) uuids.push_back(g["uuid"].get<std::string>());
-    return give({{"gpus", a}, {"environment", {{"CUDA_VISIBLE_DEVICES", cvd_uuid_form(snap, uuids)}}}}, out);
+    return give({{"gpus", a},
+                 {"source", source_of(f)},
+                 {"environment", {{"CUDA_VISIBLE_DEVICES", cvd_uuid_form(snap, uuids)}}},
+                 {"findings", findings_json(late_findings(s, f))}},
+                out);
   });
+}
+
+/// ProgramFacts from gpumap_diagnose's request.
+ProgramFacts program_facts(const Json& r) {
+  ProgramFacts p;
+  if (r.contains("current_device") && !r["current_device"].is_null()) {
+    const Json& c = r["current_device"];
+    if (!c.is_number_integer() || c.get<long long>() < 0 || c.get<long long>() > 4095)
+      throw Error(kExitUsage, "`current_device` must be a CUDA ordinal (0 to 4095), not " + safe_dump(c));
+    p.current_device = c.get<int>();
+  }
+  auto string_map = [&](const char* key) {
+    std::map<std::string, std::string> m;
+    if (!r.contains(key) || r[key].is_null()) return m;
+    if (!r[key].is_object()) throw Error(kExitUsage, std::string("`") + key + "` must be an object");
+    for (const auto& [k, v] : r[key].items()) m[k] = v.is_string() ? v.get<std::string>() : safe_dump(v);
+    return m;
+  };
+  if (r.contains("tensor_devices") && !r["tensor_devices"].is_null()) {
+    if (!r["tensor_devices"].is_object()) throw Error(kExitUsage, "`tensor_devices` must be an object {device: count}");
+    for (const auto& [k, v] : r["tensor_devices"].items()) {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0))
+        throw Error(kExitUsage, "`tensor_devices` counts must be whole numbers, not " + safe_dump(v));
+      p.tensor_devices[k] = v.get<uint64_t>();
+    }
+  }
+  if (r.contains("hf_device_map") && !r["hf_device_map"].is_null()) p.hf_device_map = string_map("hf_device_map");
+  p.max_memory = string_map("max_memory");
+  return p;
+}
+
+Json variables_json(const std::optional<Environment>& env) {
+  if (!env) return nullptr;
+  Json j = Json::object();
+  for (const std::string& name : relevant_variables())
+    if (auto v = env->get(name)) j[name] = *v;
+  return j;
 }
 
 int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
@@ -276,24 +420,23 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
                   "CUDA is already initialised in this process: CUDA_VISIBLE_DEVICES set now would change nothing",
                   "pin before anything starts CUDA (before torch.cuda is used, ideally at the top of the program)");
     PickRequest req;
-    req.count = r.value("gpus", 1);
-    if (req.count < 1 || req.count > 4096) throw Error(kExitUsage, "gpus must be between 1 and 4096, not " + std::to_string(req.count));
-    if (r.contains("min_free_mib") && !r["min_free_mib"].is_null()) req.min_free_mib = r["min_free_mib"].get<uint64_t>();
-    if (r.contains("max_util") && !r["max_util"].is_null()) {
-      long long u = r["max_util"].get<long long>();
-      if (u < 0 || u > 100) throw Error(kExitUsage, "max_util must be a percentage (0-100), not " + std::to_string(u));
-      req.max_util = static_cast<uint32_t>(u);
-    }
+    req.count = static_cast<int>(number_option(r, "gpus", kBoundGpus).value_or(1));
+    if (auto m = number_option(r, "min_free_mib", kBoundMinFreeMib)) req.min_free_mib = static_cast<uint64_t>(*m);
+    if (auto u = number_option(r, "max_util", kBoundMaxUtil)) req.max_util = static_cast<uint32_t>(*u);
     for (const std::string& g : gpu_list(r.value("include", Json()), "include"))
       for (const std::string& p : split_gpu_specs(g)) req.include.push_back(p);
     for (const std::string& g : gpu_list(r.value("exclude", Json()), "exclude"))
       for (const std::string& p : split_gpu_specs(g)) req.exclude.push_back(p);
-    req.allow_busy = r.value("allow_busy", false);
+    req.allow_busy = bool_option(r, "allow_busy");
     LeaseOptions lo;
     lo.what = "pin";
-    lo.wait_s = r.contains("wait") && !r["wait"].is_null() ? r["wait"].get<double>() : 0;
-    if (lo.wait_s < 0) throw Error(kExitUsage, "wait must be 0 or more seconds");
-    lo.argv = r.contains("command") ? r["command"].get<std::vector<std::string>>() : own_command();
+    lo.wait_s = number_option(r, "wait", kBoundWaitSeconds).value_or(0);
+    if (r.contains("command") && !r["command"].is_null()) {
+      const Json& c = r["command"];
+      if (!c.is_array() || c.empty() || !std::all_of(c.begin(), c.end(), [](const Json& x) { return x.is_string(); }))
+        throw Error(kExitUsage, "`command` must be a non-empty list of strings (the program's argv, for the lease record)");
+    }
+    lo.argv = r.contains("command") && !r["command"].is_null() ? r["command"].get<std::vector<std::string>>() : own_command();
     lo.names = {.gpus = "gpus=", .wait = "wait=SECONDS", .allow_busy = "allow_busy=True",
                 .limits = "include/exclude/min_free_mib"};
     Session s(h->driver, process_environment(), h->seams);
@@ -335,6 +478,47 @@ int gpumap_cuda_initialized(void) {
   int rc = count ? count(&n) : 3;
   dlclose(lib);
   return rc == 0 ? 1 : 0;
+}
+
+int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
+  return guarded([&] {
+    Json r = parse_object(request_json, "gpumap_diagnose request",
+                          {"current_device", "tensor_devices", "hf_device_map", "max_memory"});
+    ProgramFacts program = program_facts(r);
+    Session& s = current(h);
+    SelfProcess self = read_self_process();
+    Diagnosis d = diagnose_self(s, self, program);
+    const Snapshot& snap = s.snapshot();
+    const Mapping& m = d.cuda.mapping;
+    Json memory = Json::array();
+    for (const auto& [uuid, mib] : d.program.memory_mib) {
+      Json g = device_json(snap, uuid);
+      std::optional<size_t> ordinal;
+      for (size_t i = 0; i < m.view.uuids.size(); ++i)
+        if (same_uuid_hex(m.view.uuids[i], uuid)) ordinal = i;
+      g["cuda_ordinal"] = json_or_null(ordinal);
+      g["used_memory_mib"] = mib;
+      memory.push_back(g);
+    }
+    Json cuda_error = m.view.error == CudaInitError::kNone ? Json(nullptr)
+                                                           : Json({{"name", cuda_error_name(m.view.error)},
+                                                                   {"reason", m.view.error_reason}});
+    int errors = 0;
+    for (const Finding& f : d.findings) errors += f.severity == Severity::kError;
+    return give({{"ok", errors == 0},
+                 {"source", source_of(d.cuda)},
+                 {"pid", self.pid},
+                 {"environment", {{"now", variables_json(d.cuda.now)}, {"start", variables_json(d.cuda.start)}}},
+                 {"devices", devices_json(d.devices)},
+                 {"cuda_error", cuda_error},
+                 {"cuda_device_count", d.devices.size()},
+                 {"host_gpu_count", d.host_gpus},
+                 {"memory", memory},
+                 {"memory_known", d.program.memory_known},
+                 {"unlisted_gpus", d.unlisted_gpus},
+                 {"findings", findings_json(d.findings)}},
+                out);
+  });
 }
 
 const char* gpumap_last_error(void) { return t_last_error.c_str(); }

@@ -1,5 +1,7 @@
 #include "cli/args.h"
 
+#include "model/text.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -79,15 +81,6 @@ std::optional<long> Args::integer(const std::string& name, long min, long max) c
                     std::to_string(min) + " to " + std::to_string(max));
   return n;
 }
-
-namespace {
-/// 0.1 -> "0.1", 86400 -> "86400".
-std::string short_number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
-}
-}  // namespace
 
 std::optional<double> Args::number(const std::string& name, double min, double max) const {
   auto v = value(name);

@@ -1,6 +1,7 @@
 // Command-line parsing: each command declares its options; anything else is a usage
 // error that names the option and the command.
 #pragma once
+#include "model/limits.h"
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,11 @@ class Args {
   /// An option's value as a non-negative integer / number; Error(kExitUsage) naming it otherwise.
   std::optional<long> integer(const std::string& name, long min, long max) const;
   std::optional<double> number(const std::string& name, double min, double max) const;
+  /// The same, with a bound from model/limits.h (shared with the library).
+  std::optional<long> integer(const std::string& name, const NumberBound& b) const {
+    return integer(name, static_cast<long>(b.min), static_cast<long>(b.max));
+  }
+  std::optional<double> number(const std::string& name, const NumberBound& b) const { return number(name, b.min, b.max); }
 
  private:
   std::string command_;

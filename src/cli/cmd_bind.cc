@@ -18,7 +18,7 @@ int run(const Args& args, Context& ctx) {
   if (!args.has_rest() || args.rest().empty())
     throw Error(kExitUsage, "bind: no command given",
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
-  long per_rank = args.integer("--gpus-per-rank", 1, 4096).value_or(1);
+  long per_rank = args.integer("--gpus-per-rank", kBoundGpusPerRank).value_or(1);
   CvdForm form = cvd_form(args);
 
   // The innermost launcher wins (parse_launcher_env lists it first).

@@ -41,9 +41,9 @@ std::vector<std::string> split_specs(const std::vector<std::string>& values, con
 
 PickRequest pick_request(const Args& args) {
   PickRequest r;
-  if (auto n = args.integer("--gpus", 1, 4096)) r.count = static_cast<int>(*n);
-  if (auto m = args.integer("--min-free-mib", 0, 1L << 40)) r.min_free_mib = static_cast<uint64_t>(*m);
-  if (auto u = args.integer("--max-util", 0, 100)) r.max_util = static_cast<uint32_t>(*u);
+  if (auto n = args.integer("--gpus", kBoundGpus)) r.count = static_cast<int>(*n);
+  if (auto m = args.integer("--min-free-mib", kBoundMinFreeMib)) r.min_free_mib = static_cast<uint64_t>(*m);
+  if (auto u = args.integer("--max-util", kBoundMaxUtil)) r.max_util = static_cast<uint32_t>(*u);
   r.include = split_specs(args.values("--include"), "--include");
   r.exclude = split_specs(args.values("--exclude"), "--exclude");
   r.allow_busy = args.has("--allow-busy");

@@ -22,14 +22,6 @@ namespace {
 volatile sig_atomic_t g_stop = 0;
 void on_sigint(int) { g_stop = 1; }
 
-PidNamespaceView pid_view(const ProcFs& proc, bool simulated, const std::optional<std::string>& nvml_pid_ns) {
-  // NVML reports PIDs of the init namespace; a simulated host's PIDs are this /proc's own.
-  // GPUMAP_NVML_PID_NS (Seams::nvml_pid_ns) names that namespace explicitly ("pid:[...]"), for tests.
-  std::optional<std::string> nvml = nvml_pid_ns;
-  if (!nvml && !simulated) nvml = kInitPidNamespace;
-  return classify_pid_namespace(nvml, proc.pid_ns_link("1"), proc.pid_ns_link("self"), proc.nspid("self"));
-}
-
 std::string lease_cell(const std::optional<LeaseState>& st) {
   if (!st || !st->held) return "-";
   if (!st->holder) return "held";
@@ -45,7 +37,7 @@ Json opt_json(const std::optional<T>& v) {
 /// or the table.  Rows are serialised one at a time: 10 000 processes never build one big tree.
 std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
   const Snapshot& s = ctx.snapshot();
-  PidNamespaceView ns = pid_view(proc, s.simulated, ctx.seams().nvml_pid_ns);
+  PidNamespaceView ns = pid_namespace_view(proc, s.simulated, ctx.seams().nvml_pid_ns);
   PsResult res = build_ps(
       s, ns, [&](uint32_t pid) { return proc.read(pid); },
       [&](const Environment& e) { return ctx.mapping(e, false).view; });

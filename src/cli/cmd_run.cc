@@ -25,7 +25,7 @@ int run(const Args& args, Context& ctx) {
   if (!args.has_rest() || args.rest().empty())
     throw Error(kExitUsage, "run: no command given", "put the command after `--`: gpumap run --gpus 1 -- python3 train.py");
   PickRequest req = pick_request(args);
-  double wait_s = args.number("--wait", 0, 1e7).value_or(0);
+  double wait_s = args.number("--wait", kBoundWaitSeconds).value_or(0);
   CvdForm form = cvd_form(args);
   const std::vector<std::string>& cmd = args.rest();
 

@@ -35,21 +35,52 @@ void answer_probe(const std::string& cuda_library) {
   close(answer);
 }
 
-CudaProbe probe_in_process(const std::string& cuda_library) {
-  using FnInit = CUresult(unsigned);
+std::vector<CudaDevice> list_cuda_devices(DynLib& lib) {
   using FnCount = CUresult(int*);
   using FnGet = CUresult(CUdevice*, int);
   using FnUuid = CUresult(CUuuid*, CUdevice);
   using FnStr = CUresult(char*, int, CUdevice);
-  using FnErr = CUresult(CUresult, const char**);
-  auto t0 = std::chrono::steady_clock::now();
-  DynLib lib(cuda_library);
-  auto init = lib.bind<FnInit>({"cuInit"}, true);
   auto count = lib.bind<FnCount>({"cuDeviceGetCount"}, true);
   auto get = lib.bind<FnGet>({"cuDeviceGet"}, true);
   auto uuid = lib.bind<FnUuid>({"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}, true);
   auto pci = lib.bind<FnStr>({"cuDeviceGetPCIBusId"}, true);
   auto name = lib.bind<FnStr>({"cuDeviceGetName"}, true);
+  std::vector<CudaDevice> out;
+  int n = 0;
+  if (count(&n) != 0) n = 0;
+  n = std::clamp(n, 0, static_cast<int>(kMaxCudaDevices));  // a broken driver's count is not a loop bound
+  for (int i = 0; i < n; ++i) {
+    CUdevice d;
+    CudaDevice dev;
+    if (get(&d, i) != 0) continue;
+    CUuuid u{};
+    char buf[256] = {};
+    if (uuid(&u, d) == 0) {
+      std::string hex;
+      char b[3];
+      for (int k = 0; k < 16; ++k) {
+        std::snprintf(b, sizeof b, "%02x", u.bytes[k]);
+        hex += b;
+        if (k == 3 || k == 5 || k == 7 || k == 9) hex += '-';
+      }
+      dev.uuid = "GPU-" + hex;
+    }
+    // A driver may fill the buffer without a terminator: read at most its size.
+    auto text_of = [&] { return std::string(buf, strnlen(buf, sizeof buf)); };
+    if (pci(buf, sizeof buf, d) == 0) dev.pci_bus_id = text_of();
+    std::fill(std::begin(buf), std::end(buf), '\0');
+    if (name(buf, sizeof buf, d) == 0) dev.name = text_of();
+    out.push_back(dev);
+  }
+  return out;
+}
+
+CudaProbe probe_in_process(const std::string& cuda_library) {
+  using FnInit = CUresult(unsigned);
+  using FnErr = CUresult(CUresult, const char**);
+  auto t0 = std::chrono::steady_clock::now();
+  DynLib lib(cuda_library);
+  auto init = lib.bind<FnInit>({"cuInit"}, true);
   auto errname = lib.bind<FnErr>({"cuGetErrorName"}, false);
   CudaProbe p;
   CUresult rc = init(0);
@@ -59,32 +90,7 @@ CudaProbe probe_in_process(const std::string& cuda_library) {
     p.error = n;
     p.error_code = rc;
   } else {
-    int n = 0;
-    if (count(&n) != 0) n = 0;
-    n = std::clamp(n, 0, static_cast<int>(kMaxCudaDevices));  // a broken driver's count is not a loop bound
-    for (int i = 0; i < n; ++i) {
-      CUdevice d;
-      CudaDevice dev;
-      if (get(&d, i) != 0) continue;
-      CUuuid u{};
-      char buf[256] = {};
-      if (uuid(&u, d) == 0) {
-        std::string hex;
-        char b[3];
-        for (int k = 0; k < 16; ++k) {
-          std::snprintf(b, sizeof b, "%02x", u.bytes[k]);
-          hex += b;
-          if (k == 3 || k == 5 || k == 7 || k == 9) hex += '-';
-        }
-        dev.uuid = "GPU-" + hex;
-      }
-      // A driver may fill the buffer without a terminator: read at most its size.
-      auto text_of = [&] { return std::string(buf, strnlen(buf, sizeof buf)); };
-      if (pci(buf, sizeof buf, d) == 0) dev.pci_bus_id = text_of();
-      std::fill(std::begin(buf), std::end(buf), '\0');
-      if (name(buf, sizeof buf, d) == 0) dev.name = text_of();
-      p.devices.push_back(dev);
-    }
+    p.devices = list_cuda_devices(lib);
   }
   p.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return p;

@@ -11,6 +11,13 @@
 
 namespace gpumap {
 
+class DynLib;
+
+/// The devices of an initialised CUDA (cuDeviceGetCount, then each ordinal's UUID through
+/// cuDeviceGetUuid_v2, a MIG device's own, its PCI bus id and name): what the probe child and the
+/// live view (driver/live_cuda.h) both list.  Throws Error(kExitNoDriver) for a missing symbol.
+std::vector<CudaDevice> list_cuda_devices(DynLib& lib);
+
 /// In this process: load the CUDA library, cuInit, list the devices.  Only the hidden
 /// `__probe` command calls this.  Throws Error(kExitNoDriver) if the library or a
 /// required symbol is missing.

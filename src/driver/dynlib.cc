@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <utility>
+
 #include "model/error.h"
 
 namespace gpumap {
@@ -15,6 +17,16 @@ DynLib::DynLib(const std::string& name) : name_(name) {
   }
   // Only gpumap's simulated driver exports this: it lets a host file declare symbols absent.
   hides_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "gpumapFakeHidesSymbol"));
+}
+
+DynLib::DynLib(std::string name, void* handle) : name_(std::move(name)), handle_(handle) {
+  hides_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "gpumapFakeHidesSymbol"));
+}
+
+std::unique_ptr<DynLib> DynLib::if_loaded(const std::string& name) {
+  void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) return nullptr;
+  return std::unique_ptr<DynLib>(new DynLib(name, h));
 }
 
 DynLib::~DynLib() {

@@ -1,8 +1,9 @@
 // The dlopen seam.  Driver libraries are loaded at run time, never linked, so gpumap
 // runs (and fails cleanly) on machines without a driver.  Each symbol is bound newest
-// version first; which name bound is recorded for --verbose and the JSON output.
+// version first; which name bound is recorded for the JSON output (`list --json`'s bindings).
 #pragma once
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ class DynLib {
  public:
   /// Opens a library by soname or path.  Throws Error(kExitNoDriver) naming it and dlerror().
   explicit DynLib(const std::string& name);
+  /// The library if this process has already loaded it (dlopen with RTLD_NOLOAD: never loads
+  /// it, never runs its constructors), else nullptr.  For the live view of a CUDA that the
+  /// library user's program started (driver/live_cuda.h).
+  static std::unique_ptr<DynLib> if_loaded(const std::string& name);
   ~DynLib();
   DynLib(const DynLib&) = delete;
   DynLib& operator=(const DynLib&) = delete;
@@ -38,6 +43,7 @@ class DynLib {
   }
 
  private:
+  DynLib(std::string name, void* handle);
   void* bind_raw(std::initializer_list<const char*> names, bool required);
   std::string name_;
   void* handle_ = nullptr;

@@ -13,6 +13,7 @@ struct Finding {
   Severity severity = Severity::kWarning;
   std::string message;   // what was seen and why it matters
   std::string fix;       // a command or line the user can paste; "" when nothing to do
+  std::string note = {};  // advice that is not a command (code to change, another way); "" when none
 };
 
 }  // namespace gpumap

@@ -1,5 +1,7 @@
 #include "model/text.h"
 
+#include <cstdio>
+
 namespace gpumap {
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -82,6 +84,23 @@ std::string printable(std::string_view s) {
     }
   }
   return out;
+}
+
+std::string shell_word(std::string_view s) {
+  bool plain = !s.empty();
+  for (char c : s)
+    plain &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::string_view("_-./:=,@%+").find(c) != std::string_view::npos;
+  if (plain) return std::string(s);
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string short_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", x);
+  return buf;
 }
 
 }  // namespace gpumap

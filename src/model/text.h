@@ -14,6 +14,14 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep);
 /// spaces, no trailing text.  For launcher and container variables, which are read strictly.
 bool parse_small_uint(std::string_view s, uint32_t& out);
 
+/// `s` as one word for a POSIX shell: unchanged when it is not empty and holds only characters
+/// no shell treats specially (letters, digits and `_-./:=,@%+`), else in single quotes (a quote
+/// inside becomes '\''), so a fix line pastes as printed.
+std::string shell_word(std::string_view s);
+
+/// 0.1 -> "0.1", 86400 -> "86400", 1099511627776 -> "1099511627776": a bound in an error message.
+std::string short_number(double x);
+
 }  // namespace gpumap
 
 namespace gpumap {

@@ -125,8 +125,10 @@ Json environment_json(const Environment& env) {
 
 Json findings_json(const std::vector<Finding>& fs) {
   Json a = Json::array();
-  for (const Finding& f : fs)
+  for (const Finding& f : fs) {
     a.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"message", f.message}, {"fix", f.fix}});
+    if (!f.note.empty()) a.back()["note"] = f.note;  // advice that is not a command, where there is some
+  }
   return a;
 }
 

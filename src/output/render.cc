@@ -72,6 +72,7 @@ std::string render_finding(const Finding& f, const std::string& where, const Ter
   text.replace(2, tag.size(), colored(tag, severity_name(f.severity), st));
   std::string out = text + "\n";
   if (!f.fix.empty()) out += "      fix: " + printable(f.fix) + "\n";  // never wrapped: it is pasted
+  if (!f.note.empty()) out += (st.fit ? wrap("note: " + printable(f.note), st.width, 6, 8) : "      note: " + printable(f.note)) + "\n";
   return out;
 }
 

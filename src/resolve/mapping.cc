@@ -42,6 +42,17 @@ Environment without_visibility(const Environment& env, DeviceOrder order) {
 
 }  // namespace
 
+Mapping live_mapping(const Snapshot& s, const CudaProbe& live) {
+  Mapping m;
+  m.source = "live";
+  m.order_note = "CUDA already runs in this process: its devices, read from the driver";
+  m.driver_ms = live.elapsed_ms;
+  m.view.uuids = from_probe(s, live);
+  m.driver_devices = live.devices;
+  m.base_order = m.view.uuids;
+  return m;
+}
+
 Mapping resolve_mapping(const Snapshot& s, const Environment& env, const MappingOptions& opt, const DriverAsk& ask) {
   Mapping m;
   auto cdo = env.get("CUDA_DEVICE_ORDER");

@@ -36,6 +36,11 @@ struct MappingOptions {
 /// Labels a CUDA UUID ("GPU-" + 16 bytes) as NVML names it (a MIG device's "MIG-...").
 std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid);
 
+/// The mapping of a CUDA already running in the calling process (driver/live_cuda.h's answer):
+/// its devices as NVML names them, source "live", no entry decisions (the environment cuInit read
+/// is not known; the one now may differ).
+Mapping live_mapping(const Snapshot& s, const CudaProbe& live);
+
 Mapping resolve_mapping(const Snapshot& s, const Environment& env, const MappingOptions& opt, const DriverAsk& ask);
 
 /// The GPUs `view` does not show, neither themselves nor any of their MIG devices (a GPU whose

@@ -5,6 +5,14 @@
 
 namespace gpumap {
 
+bool hides_every_gpu(const CudaView& view) {
+  if (view.error != CudaInitError::kNoDevice || !view.visible_set) return false;
+  if (view.entries.empty()) return true;
+  const CvdEntry& first = view.entries.front().entry;
+  bool blank = first.raw.find_first_not_of(" \t") == std::string::npos && view.entries.size() == 1;
+  return blank || (first.kind == CvdEntryKind::kInteger && first.negative);
+}
+
 std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m) {
   std::vector<VisibleDevice> out;
   if (m.view.error != CudaInitError::kNone) return out;

@@ -19,6 +19,11 @@ struct VisibleDevice {
   std::optional<std::string> name;
 };
 
+/// True when the environment hides every GPU on purpose (CUDA_VISIBLE_DEVICES="" or starting with
+/// a negative index, "-1": the CPU-only idiom), so CUDA's "no device" is the answer asked for:
+/// the device list is empty, not an error.  A value that merely names nothing (a typo) is not.
+bool hides_every_gpu(const CudaView& view);
+
 /// The mapping's visible devices, in CUDA order (empty when CUDA would fail to initialise).
 std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m);
 

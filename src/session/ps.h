@@ -10,6 +10,13 @@
 
 namespace gpumap {
 
+class ProcFs;
+
+/// Whether NVML's PIDs can be looked up in `proc`: NVML reports PIDs of the init namespace, a
+/// simulated host's PIDs are this /proc's own; `nvml_pid_ns` (Seams::nvml_pid_ns,
+/// GPUMAP_NVML_PID_NS) names NVML's namespace explicitly ("pid:[...]"), for tests.
+PidNamespaceView pid_namespace_view(const ProcFs& proc, bool simulated, const std::optional<std::string>& nvml_pid_ns);
+
 /// Every process row, with its facts and its findings.
 PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& read, const ViewOf& view_of);
 

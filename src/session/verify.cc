@@ -18,13 +18,23 @@ std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uui
 
 Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs, bool prefix,
                          bool probe) {
-  const Snapshot& s = session.snapshot();
-  Verification v;
+  std::vector<std::string> expected = expected_uuids(session.snapshot(), specs);
+  return verify_mapping(session.snapshot(), session.mapping(env, probe), std::move(expected), prefix);
+}
+
+std::vector<std::string> expected_uuids(const Snapshot& s, const std::vector<std::string>& specs) {
+  std::vector<std::string> expected;
   for (const std::string& spec : specs)
-    for (const std::string& piece : split_gpu_specs(spec)) v.expected.push_back(expected_uuid(s, piece));
-  if (v.expected.empty()) throw Error(kExitUsage, "--expect names no GPU", "e.g. gpumap verify --expect 0");
-  require_distinct(v.expected);  // a repeated GPU makes cuInit fail: no CUDA view can match it
-  v.mapping = session.mapping(env, probe);
+    for (const std::string& piece : split_gpu_specs(spec)) expected.push_back(expected_uuid(s, piece));
+  if (expected.empty()) throw Error(kExitUsage, "no GPU is expected (the list is empty)", "name at least one GPU, e.g. 0");
+  require_distinct(expected);  // a repeated GPU makes cuInit fail: no CUDA view can match it
+  return expected;
+}
+
+Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std::string> expected, bool prefix) {
+  Verification v;
+  v.expected = std::move(expected);
+  v.mapping = std::move(mapping);
   const std::vector<std::string>& got = v.mapping.view.uuids;
   if (v.mapping.view.error != CudaInitError::kNone) {
     v.code = kExitCudaWouldFail;
@@ -40,7 +50,7 @@ Verification verify_gpus(Session& session, const Environment& env, const std::ve
     if (!prefix)
       for (size_t i = v.expected.size(); i < got.size(); ++i)
         v.differences.push_back("cuda:" + std::to_string(i) + " is " + gpu_label(s, got[i]) +
-                                ", not expected (use --prefix to allow more visible GPUs)");
+                                ", not expected (allow more visible GPUs with the prefix option)");
     v.code = v.differences.empty() ? kExitOk : kExitMismatch;
   }
   if (v.code != kExitOk) v.fix = cvd_uuid_form(s, v.expected);

@@ -29,6 +29,14 @@ struct Verification {
 /// Compares `env`'s visible GPUs with `specs` (nvidia-smi indices, UUIDs or unique prefixes,
 /// MIG UUIDs, PCI bus ids).  With `prefix` only cuda:0..n-1 must match.  Error(kExitUsage) for
 /// a spec that names no GPU or several, or for no spec at all.
+/// The UUIDs `specs` name, in order (each spec may hold several, comma-separated).
+/// Error(kExitUsage) for a spec that names no GPU or several, for no GPU at all, or a GPU twice.
+std::vector<std::string> expected_uuids(const Snapshot& s, const std::vector<std::string>& specs);
+
+/// Compares `mapping`'s cuda:0.. with `expected` (UUIDs): what verify_gpus does once the
+/// mapping is known (the library passes the live one when CUDA runs in its process).
+Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std::string> expected, bool prefix);
+
 Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs,
                          bool prefix, bool probe);
 

@@ -1,0 +1,196 @@
+#include "findings/process_rules.h"
+
+#include <set>
+
+#include "env/launcher.h"
+#include "resolve/cuda_view.h"
+#include "model/text.h"
+#include "model/uuid.h"
+
+namespace gpumap {
+namespace {
+
+constexpr const char* kVariables[] = {"CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES"};
+
+std::string value_words(const std::optional<std::string>& v) {
+  if (!v) return "unset";
+  return v->empty() ? "'' (empty)" : "\"" + printable(*v) + "\"";
+}
+
+std::string label(const Snapshot& s, const std::string& uuid) { return s.describe(uuid) + " (" + uuid + ")"; }
+
+/// "cuda:0 is nvidia-smi GPU 1 (GPU-...), cuda:1 is ..."; "no GPU" for none.
+std::string devices_words(const Snapshot& s, const std::vector<std::string>& uuids) {
+  if (uuids.empty()) return "no GPU";
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " is " + label(s, uuids[i]));
+  return join(parts, ", ");
+}
+
+bool same_devices(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same_uuid_hex(a[i], b[i])) return false;
+  return true;
+}
+
+/// The command relaunched with the variables as they are now: `env -u NAME` for one unset now
+/// but set at start, NAME=VALUE for one set now.  "" when the command line is unknown.
+std::string relaunch_fix(const ProcessCudaFacts& f) {
+  if (f.command.empty()) return "";
+  std::string unset, assign;
+  for (const char* name : kVariables) {
+    std::optional<std::string> now = f.now.get(name);
+    if (now) assign += std::string(name) + "=" + shell_word(*now) + " ";
+    else if (!f.start || f.start->get(name)) unset += std::string(" -u ") + name;
+  }
+  std::string line = unset.empty() ? assign : "env" + unset + " " + assign;
+  for (size_t i = 0; i < f.command.size(); ++i) line += (i ? " " : "") + shell_word(f.command[i]);
+  return line;
+}
+
+}  // namespace
+
+std::optional<Finding> set_too_late(const Snapshot& s, const ProcessCudaFacts& f) {
+  if (!f.live) return std::nullopt;
+  bool predicted_ok = f.predicted && f.predicted_error.empty() && f.predicted->view.error == CudaInitError::kNone;
+  if (predicted_ok && same_devices(f.predicted->view.uuids, f.mapping.view.uuids)) return std::nullopt;
+  std::vector<std::string> vars;
+  for (const char* name : kVariables) {
+    std::optional<std::string> now = f.now.get(name);
+    std::optional<std::string> start = f.start ? f.start->get(name) : std::nullopt;
+    if (!now && f.start && !start) continue;  // unset then and now: not the cause
+    vars.push_back(std::string(name) + " is " + value_words(now) + " now (at start: " +
+                   (f.start ? value_words(start) : std::string("unknown")) + ")");
+  }
+  std::string would;
+  if (predicted_ok) would = "the values now would give " + devices_words(s, f.predicted->view.uuids);
+  else if (!f.predicted_error.empty()) would = "the values now cannot be predicted (" + f.predicted_error + ")";
+  else
+    would = std::string("the values now would make CUDA fail (") +
+            cuda_error_name(f.predicted ? f.predicted->view.error : CudaInitError::kOther) +
+            (f.predicted && !f.predicted->view.error_reason.empty() ? ": " + f.predicted->view.error_reason : "") + ")";
+  Finding fd;
+  fd.id = "set-too-late";
+  fd.severity = Severity::kError;
+  fd.message = "CUDA started in this process before its variables took their current values (" +
+               (vars.empty() ? std::string("both unset") : join(vars, "; ")) +
+               "). CUDA reads them once, when it starts: it really uses " + devices_words(s, f.mapping.view.uuids) +
+               ", while " + would + ". Setting them now changes nothing";
+  if (predicted_ok) fd.fix = relaunch_fix(f);
+  fd.note = predicted_ok
+                ? "or set them before anything starts CUDA: gpumap.pin() or os.environ at the very top, before "
+                  "`import torch`; under a launcher put them on its command line (`gpumap run -- CMD`)"
+                : "the values now name no usable GPU: remove the late assignment, or name the GPUs you mean "
+                  "(`gpumap which GPU...` prints the value) and set it before CUDA starts";
+  return fd;
+}
+
+std::optional<size_t> device_ordinal(const std::string& device) {
+  std::string d = device;
+  if (d == "cuda") return 0;
+  if (d.rfind("cuda:", 0) == 0) d = d.substr(5);
+  if (d.empty() || d.size() > 9) return std::nullopt;
+  for (char c : d)
+    if (c < '0' || c > '9') return std::nullopt;
+  return static_cast<size_t>(std::stoul(d));
+}
+
+std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::string>& visible,
+                                      const Environment& now, const ProgramFacts& p) {
+  std::vector<Finding> out;
+  std::set<size_t> model_ordinals;
+  for (const auto& [dev, n] : p.tensor_devices)
+    if (auto o = device_ordinal(dev); o && n > 0) model_ordinals.insert(*o);
+  size_t offloaded_cpu = 0, offloaded_disk = 0, modules = 0;
+  if (p.hf_device_map)
+    for (const auto& [module, dev] : *p.hf_device_map) {
+      ++modules;
+      if (auto o = device_ordinal(dev)) model_ordinals.insert(*o);
+      else if (dev == "cpu") ++offloaded_cpu;
+      else if (dev == "disk") ++offloaded_disk;
+    }
+  auto ordinal_of = [&](const std::string& uuid) -> std::optional<size_t> {
+    for (size_t i = 0; i < visible.size(); ++i)
+      if (same_uuid_hex(visible[i], uuid)) return i;
+    return std::nullopt;
+  };
+  auto cuda_words = [&](size_t o) {
+    return "cuda:" + std::to_string(o) + (o < visible.size() ? " (" + label(s, visible[o]) + ")" : " (which does not exist here)");
+  };
+
+  // stray-context: memory where neither the current device nor the model is.
+  std::set<size_t> used = model_ordinals;
+  if (p.current_device) used.insert(static_cast<size_t>(*p.current_device));
+  if (p.memory_known && !used.empty()) {
+    std::vector<std::string> strays;
+    for (const auto& [uuid, mib] : p.memory_mib) {
+      if (mib == 0) continue;
+      std::optional<size_t> o = ordinal_of(uuid);
+      if (o && used.count(*o)) continue;
+      strays.push_back(std::to_string(mib) + " MiB on " + label(s, uuid) +
+                       (o ? " = its cuda:" + std::to_string(*o) : std::string(", not one of its CUDA devices")));
+    }
+    if (!strays.empty()) {
+      std::vector<std::string> mine;
+      for (size_t o : used) mine.push_back("cuda:" + std::to_string(o));
+      Finding fd;
+      fd.id = "stray-context";
+      fd.severity = Severity::kWarning;
+      fd.message = "this process holds " + join(strays, "; ") + ", a GPU that is neither its current device nor one its "
+                   "model uses (" + join(mine, ", ") + "): something touched CUDA there before torch.cuda.set_device "
+                   "(each such context costs hundreds of MiB, and on another rank's GPU it competes with that rank)";
+      fd.note = "call torch.cuda.set_device(LOCAL_RANK) first, before any .cuda()/torch.cuda call or a library that "
+                "initialises CUDA at import; or narrow each rank to its GPU (`gpumap bind -- CMD`)";
+      out.push_back(fd);
+    }
+  }
+
+  // local-rank-device-mismatch: rank r sees more than r GPUs but works elsewhere than cuda:r.
+  LauncherEnv launcher = parse_launcher_env(now);
+  if (const LocalRank* r = launcher.rank(); r && r->value && visible.size() > *r->value && visible.size() > 1) {
+    size_t want = *r->value;
+    std::vector<std::string> wrong;
+    if (p.current_device && static_cast<size_t>(*p.current_device) != want)
+      wrong.push_back("its current device is " + cuda_words(static_cast<size_t>(*p.current_device)));
+    if (!model_ordinals.empty() && !model_ordinals.count(want)) {
+      std::vector<std::string> on;
+      for (size_t o : model_ordinals) on.push_back(cuda_words(o));
+      wrong.push_back("its model is on " + join(on, ", "));
+    }
+    if (!wrong.empty()) {
+      Finding fd;
+      fd.id = "local-rank-device-mismatch";
+      fd.severity = Severity::kError;
+      fd.message = r->variable + "=" + std::to_string(want) + " and this process sees " + std::to_string(visible.size()) +
+                   " GPUs, but " + join(wrong, " and ") + ": local rank " + std::to_string(want) + " should use " +
+                   cuda_words(want) + "; ranks that all use one cuda:N share one GPU";
+      fd.note = "torch.cuda.set_device(int(os.environ[\"" + r->variable + "\"])) before any CUDA work, and "
+                "device=f\"cuda:{local_rank}\"; or narrow each rank to its own GPU (`gpumap bind -- CMD`), then cuda:0";
+      out.push_back(fd);
+    }
+  }
+
+  // offloaded-modules: accelerate put part of the model on the CPU or disk.
+  if (offloaded_cpu + offloaded_disk > 0) {
+    std::vector<std::string> where;
+    if (offloaded_cpu) where.push_back(std::to_string(offloaded_cpu) + " on cpu");
+    if (offloaded_disk) where.push_back(std::to_string(offloaded_disk) + " on disk");
+    std::vector<std::string> limits;
+    for (const auto& [k, v] : p.max_memory) limits.push_back(printable(k) + ": " + printable(v));
+    Finding fd;
+    fd.id = "offloaded-modules";
+    fd.severity = Severity::kWarning;
+    fd.message = std::to_string(offloaded_cpu + offloaded_disk) + " of " + std::to_string(modules) +
+                 " modules of the device_map are offloaded (" + join(where, ", ") +
+                 "): they run from host memory, many times slower" +
+                 (limits.empty() ? std::string(" (the GPUs had too little room)")
+                                 : " (max_memory was {" + join(limits, ", ") + "})");
+    fd.note = "give the GPUs more room in max_memory (its keys are CUDA ordinals: gpumap.max_memory({GPU: size}) "
+              "builds it from physical GPUs), use more GPUs, or a smaller dtype";
+    out.push_back(fd);
+  }
+  return out;
+}
+
+}  // namespace gpumap

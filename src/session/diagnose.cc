@@ -1,0 +1,91 @@
+#include "session/diagnose.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "driver/live_cuda.h"
+#include "findings/rules.h"
+#include "model/error.h"
+#include "os/proc.h"
+#include "session/ps.h"
+
+namespace gpumap {
+namespace {
+
+std::optional<std::string> read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+SelfProcess read_self_process(bool read_live) {
+  SelfProcess p;
+  if (read_live) p.live = read_live_cuda();
+  if (auto env = read_file("/proc/self/environ")) p.start = Environment::from_strings(split_nul(*env));
+  if (auto cmd = read_file("/proc/self/cmdline")) p.command = split_nul(*cmd);
+  p.pid = static_cast<uint32_t>(getpid());
+  return p;
+}
+
+ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self) {
+  ProcessCudaFacts f;
+  f.now = s.env();
+  f.start = self.start;
+  f.command = self.command;
+  if (!self.live) {
+    f.mapping = s.mapping();
+    return f;
+  }
+  f.live = true;
+  f.mapping = live_mapping(s.snapshot(), *self.live);
+  try {
+    f.predicted = s.mapping();
+  } catch (const Error& e) {  // e.g. the driver's order could not be asked: the live answer stands
+    f.predicted_error = e.what();
+  }
+  return f;
+}
+
+std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f) {
+  const Snapshot& snap = s.snapshot();
+  if (f.live) {
+    std::optional<Finding> late = set_too_late(snap, f);
+    return late ? std::vector<Finding>{*late} : std::vector<Finding>{};
+  }
+  const Mapping& m = f.mapping;
+  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
+  return diagnose({snap, f.now, m, ff, s.in_container()});
+}
+
+Diagnosis diagnose_self(Session& s, const SelfProcess& self, ProgramFacts program) {
+  ReadOptions opt;
+  opt.utilization = false;
+  const Snapshot& snap = s.reread(opt);
+  Diagnosis d;
+  d.cuda = process_cuda(s, self);
+  d.devices = visible_devices(snap, d.cuda.mapping);
+  d.host_gpus = snap.gpus.size();
+
+  // This process's memory per GPU: NVML's process lists joined by PID, as `gpumap ps` joins them.
+  ProcFs proc(s.seams().proc_root);
+  PidNamespaceView ns = pid_namespace_view(proc, snap.simulated, s.seams().nvml_pid_ns);
+  PsResult ps = join_ps(
+      snap, ns, [&](uint32_t pid) { return proc.read(pid, false); }, [](const Environment&) { return CudaView{}; });
+  d.unlisted_gpus = ps.unlisted_gpus;
+  program.memory_known = ns.joinable && ps.unlisted_gpus.empty();
+  program.memory_mib.clear();
+  for (const ProcessRow& r : ps.rows)
+    if (r.local_pid && *r.local_pid == self.pid) program.memory_mib[r.uuid] += r.used_memory_mib.value_or(0);
+  d.program = program;
+
+  d.findings = process_cuda_findings(s, d.cuda);
+  std::vector<Finding> more = program_findings(snap, d.cuda.mapping.view.uuids, d.cuda.now, d.program);
+  d.findings.insert(d.findings.end(), more.begin(), more.end());
+  return d;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,54 @@
+// The calling process, observed: what CUDA really uses here (live, once CUDA runs) against what
+// its environment says, where it holds GPU memory, and where its model sits.  The library's
+// devices(), verify(), locate() and diagnose() all start from process_cuda().
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "findings/process_rules.h"
+#include "model/cuda_devices.h"
+#include "session/devices.h"
+#include "session/session.h"
+
+namespace gpumap {
+
+/// What the library reads about its calling process.
+struct SelfProcess {
+  std::optional<CudaProbe> live;      // CUDA running here (driver/live_cuda.h); nullopt: not started
+  std::optional<Environment> start;   // /proc/self/environ: the environment at exec; nullopt: unreadable
+  std::vector<std::string> command;   // /proc/self/cmdline
+  uint32_t pid = 0;                   // getpid()
+};
+
+/// The OS and driver reads of SelfProcess for this process.  Never calls cuInit, never loads
+/// libcuda; `read_live` false skips the driver (a caller that knows CUDA cannot run here).
+SelfProcess read_self_process(bool read_live = true);
+
+/// cuda:N as they are in this process: `self.live` when CUDA runs (with the prediction from
+/// s.env() beside it, for set-too-late), else predicted from s.env() (Session::mapping).
+ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self);
+
+/// The findings that judge process_cuda's answer: set-too-late when live, else the environment's
+/// own rules (findings/rules.h, as `gpumap doctor` gives them).
+std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f);
+
+/// The five-step check (G2 section 5.1) in one: the variables now and at start, how many GPUs CUDA
+/// sees of how many exist, the model's devices as physical GPUs, this process's memory per GPU
+/// from NVML, and every finding with its fix.
+struct Diagnosis {
+  ProcessCudaFacts cuda;
+  std::vector<VisibleDevice> devices;  // cuda:0.. (empty when CUDA fails or sees none)
+  size_t host_gpus = 0;                // GPUs NVML lists
+  ProgramFacts program;                // as given, with memory_mib/memory_known filled from NVML
+  std::vector<uint32_t> unlisted_gpus; // GPUs whose process lists NVML could not read
+  std::vector<Finding> findings;
+};
+
+/// Reads the processes (a fresh snapshot), joins this process by PID as `gpumap ps` does
+/// (PID-namespace aware) and judges everything.  `program` comes from the caller (the Python
+/// package reads it from a model, duck-typed).
+Diagnosis diagnose_self(Session& s, const SelfProcess& self, ProgramFacts program);
+
+}  // namespace gpumap
