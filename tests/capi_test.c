@@ -23,6 +23,38 @@ static int failures = 0;
 
 static int contains(const char* text, const char* part) { return text && strstr(text, part) != NULL; }
 
+/* Hostile input (issue 20 point 1): a raw byte, deep nesting and absurd numbers come back as
+ * GPUMAP_USAGE with a last error that is itself valid, printable JSON; the caller lives on. */
+static void hostile_input(gpumap_session* s) {
+  gpumap_session* bad = NULL;
+  CHECK(gpumap_open("{\"simulate\": \"\xff\"}", &bad) == GPUMAP_USAGE && bad == NULL, "a raw byte in gpumap_open");
+  CHECK(contains(gpumap_last_error(), "\"code\":2"), "the error is JSON with code 2: %s", gpumap_last_error());
+  char* out = NULL;
+  CHECK(gpumap_verify(s, "{\"expect\": [\"\xff\"]}", &out) == GPUMAP_USAGE, "a raw byte in gpumap_verify");
+  CHECK(gpumap_pin(s, "{\"command\": [\"\xff\"]}", &out) == GPUMAP_USAGE, "a raw byte in gpumap_pin");
+  size_t depth = 100000;
+  char* deep = malloc(2 * depth + 1);
+  memset(deep, '[', depth);
+  memset(deep + depth, ']', depth);
+  deep[2 * depth] = 0;
+  CHECK(gpumap_locate(s, deep, &out) == GPUMAP_USAGE, "a list nested 100000 deep in gpumap_locate");
+  CHECK(contains(gpumap_last_error(), "levels deep"), "the error says why: %s", gpumap_last_error());
+  char* deep_request = malloc(2 * depth + 32);
+  snprintf(deep_request, 2 * depth + 32, "{\"expect\": %s}", deep);
+  CHECK(gpumap_verify(s, deep_request, &out) == GPUMAP_USAGE, "a list nested 100000 deep in gpumap_verify");
+  free(deep_request);
+  free(deep);
+  const char* numbers[] = {"{\"gpus\": 18446744073709551616}", "{\"gpus\": -1}", "{\"gpus\": 1.5}",
+                           "{\"gpus\": true}", "{\"min_free_mib\": 18446744073709551615}", "{\"wait\": 1e308}",
+                           "{\"wait\": 1e10}", "{\"wait\": -0.5}", "{\"allow_busy\": 1}"};
+  for (size_t i = 0; i < sizeof numbers / sizeof *numbers; ++i) {
+    CHECK(gpumap_pin(s, numbers[i], &out) == GPUMAP_USAGE, "refused at the boundary: %s", numbers[i]);
+    CHECK(contains(gpumap_last_error(), "must be"), "the error names the bound for %s", numbers[i]);
+  }
+  CHECK(gpumap_diagnose(s, "{\"current_device\": -3}", &out) == GPUMAP_USAGE, "a negative current_device");
+  CHECK(gpumap_diagnose(s, "[]", &out) == GPUMAP_USAGE, "a diagnose request that is not an object");
+}
+
 int main(void) {
   char lock_dir[] = "/tmp/gpumap-capi-XXXXXX";
   if (!mkdtemp(lock_dir)) return 2;
@@ -78,6 +110,12 @@ int main(void) {
   CHECK(rc == GPUMAP_OK && contains(out, "\"cuda_ordinal\":null") && contains(out, "\"cuda_ordinal\":0"), "locate: %s", out);
   gpumap_free(out);
   unsetenv("CUDA_VISIBLE_DEVICES");
+
+  hostile_input(s);
+  rc = gpumap_diagnose(s, NULL, &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"source\":\"predicted\"") && contains(out, "\"host_gpu_count\":2"),
+        "diagnose without a model: %d %s", rc, out);
+  gpumap_free(out);
 
   /* Leases: held by this process, exclusive, released on request. */
   CHECK(gpumap_cuda_initialized() == 0, "CUDA is not initialised here");

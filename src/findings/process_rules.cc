@@ -23,7 +23,7 @@ std::string label(const Snapshot& s, const std::string& uuid) { return s.describ
 std::string devices_words(const Snapshot& s, const std::vector<std::string>& uuids) {
   if (uuids.empty()) return "no GPU";
   std::vector<std::string> parts;
-  for (size_t i = 0; i < uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " is " + label(s, uuids[i]));
+  for (size_t i = 0; i < uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + label(s, uuids[i]));
   return join(parts, ", ");
 }
 
@@ -169,6 +169,27 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
                 "device=f\"cuda:{local_rank}\"; or narrow each rank to its own GPU (`gpumap bind -- CMD`), then cuda:0";
       out.push_back(fd);
     }
+  }
+
+  // model-on-cpu: GPUs are visible, yet not one tensor of the model is on one (transformers 5.17 then
+  // sets no hf_device_map at all: measured, cuda-env-semantics.md section 9).
+  uint64_t tensors = 0, cuda_tensors = 0;
+  for (const auto& [dev, n] : p.tensor_devices) {
+    tensors += n;
+    if (device_ordinal(dev)) cuda_tensors += n;
+  }
+  if (tensors > 0 && cuda_tensors == 0 && !visible.empty()) {
+    std::vector<std::string> where;
+    for (const auto& [dev, n] : p.tensor_devices) where.push_back(std::to_string(n) + " on " + printable(dev));
+    Finding fd;
+    fd.id = "model-on-cpu";
+    fd.severity = Severity::kWarning;
+    fd.message = "the model has no tensor on a GPU (" + join(where, ", ") + ") although this process sees " +
+                 std::to_string(visible.size()) + " GPU(s), cuda:0 = " + label(s, visible[0]) +
+                 ": it runs on the CPU (a device_map or max_memory that left no room on the GPUs, or a missing .to(\"cuda\"))";
+    fd.note = "model.to(\"cuda:0\"), or from_pretrained(..., device_map={\"\": 0}); with device_map=\"auto\" give the GPUs "
+              "room in max_memory (gpumap.max_memory({GPU: size}))";
+    out.push_back(fd);
   }
 
   // offloaded-modules: accelerate put part of the model on the CPU or disk.
