@@ -23,3 +23,13 @@ grep -q "^$tmp/venv/lib/.*/site-packages/gpumap/__init__.py$" <<<"$out" || { ech
 grep -qx '\[0, 1\]' <<<"$out" || { echo "FAIL: devices"; exit 1; }
 grep -qx '1' <<<"$out" || { echo "FAIL: pin"; exit 1; }
 echo "PASS: pip install ./python works offline and the installed package finds its library"
+
+# Without a built library the wheel build stops and says what to build (a copy of the package
+# away from the checkout, so that neither GPUMAP_BUILD_DIR nor ../build finds one).
+mkdir -p "$tmp/alone"
+cp -r "$src/python" "$tmp/alone/python"
+if out=$(env -u GPUMAP_BUILD_DIR "$tmp/venv/bin/pip" install --no-index --no-cache-dir -q "$tmp/alone/python" 2>&1); then
+  echo "FAIL: a wheel without libgpumap was built"; exit 1
+fi
+grep -q "no built libgpumap.so.1 found" <<<"$out" || { echo "FAIL: no clear message: $out"; exit 1; }
+echo "PASS: without a built library, pip install says what to build"

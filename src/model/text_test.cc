@@ -48,3 +48,17 @@ TEST(Text, PrintableEscapesControlsLikeProcps) {
 
 }  // namespace
 }  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+TEST(Text, ShellWordQuotesOnlyWhatAShellWouldRead) {
+  EXPECT_EQ(shell_word("GPU-1a2b,GPU-3c"), "GPU-1a2b,GPU-3c");
+  EXPECT_EQ(shell_word("a b"), "'a b'");
+  EXPECT_EQ(shell_word(""), "''");
+  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_word("$HOME"), "'$HOME'");
+}
+
+}  // namespace
+}  // namespace gpumap

@@ -1,0 +1,86 @@
+#include "findings/process_rules.h"
+
+#include <gtest/gtest.h>
+
+#include "resolve/process_view_testing.h"
+
+namespace gpumap {
+namespace {
+
+using testing_ps::kU0;
+using testing_ps::kU1;
+using testing_ps::two_gpus;
+
+Mapping with(std::vector<std::string> uuids) {
+  Mapping m;
+  m.view.uuids = std::move(uuids);
+  return m;
+}
+
+ProcessCudaFacts live_on(std::vector<std::string> live, std::vector<std::string> predicted, const char* now,
+                         const char* start) {
+  ProcessCudaFacts f;
+  f.live = true;
+  f.mapping = with(std::move(live));
+  f.predicted = with(std::move(predicted));
+  if (now) f.now.set("CUDA_VISIBLE_DEVICES", now);
+  f.start = Environment();
+  if (start) f.start->set("CUDA_VISIBLE_DEVICES", start);
+  f.command = {"python3", "train.py", "--name", "it's"};
+  return f;
+}
+
+TEST(ProcessRules, SetTooLateNamesBothValuesTheRealGpusAndARelaunch) {
+  Snapshot s = two_gpus({{}, {}});
+  auto f = set_too_late(s, live_on({kU0}, {kU1}, "1", nullptr));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->id, "set-too-late");
+  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_NE(f->message.find("\"1\" now (at start: unset)"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("really uses cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("would give cuda:0 = nvidia-smi GPU 1"), std::string::npos) << f->message;
+  EXPECT_EQ(f->fix, "CUDA_VISIBLE_DEVICES=1 python3 train.py --name 'it'\\''s'");
+}
+
+TEST(ProcessRules, AVariableRemovedLateIsRelaunchedWithoutIt) {
+  Snapshot s = two_gpus({{}, {}});
+  auto f = set_too_late(s, live_on({kU1}, {kU0, kU1}, nullptr, "1"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->fix, "env -u CUDA_VISIBLE_DEVICES python3 train.py --name 'it'\\''s'");
+}
+
+TEST(ProcessRules, NoFindingWhenTheLiveGpusAreThePredictedOnesOrCudaIsNotRunning) {
+  Snapshot s = two_gpus({{}, {}});
+  EXPECT_FALSE(set_too_late(s, live_on({kU1}, {kU1}, "1", "0")));
+  ProcessCudaFacts predicted = live_on({kU0}, {kU1}, "1", nullptr);
+  predicted.live = false;
+  EXPECT_FALSE(set_too_late(s, predicted));
+}
+
+TEST(ProcessRules, RankChecksNeedMoreThanOneVisibleGpu) {
+  Snapshot s = two_gpus({{}, {}});
+  Environment env;
+  env.set("LOCAL_RANK", "1");
+  ProgramFacts p;
+  p.tensor_devices["cuda:0"] = 4;
+  auto ids = [&](const std::vector<std::string>& visible) {
+    std::vector<std::string> out;
+    for (const Finding& f : program_findings(s, visible, env, p)) out.push_back(f.id);
+    return out;
+  };
+  EXPECT_EQ(ids({kU0, kU1}), std::vector<std::string>{"local-rank-device-mismatch"});
+  EXPECT_EQ(ids({kU1}), std::vector<std::string>{});  // narrowed to its own GPU: cuda:0 is right
+}
+
+TEST(ProcessRules, DeviceOrdinals) {
+  EXPECT_EQ(device_ordinal("cuda"), 0u);
+  EXPECT_EQ(device_ordinal("cuda:3"), 3u);
+  EXPECT_EQ(device_ordinal("7"), 7u);
+  EXPECT_FALSE(device_ordinal("cpu"));
+  EXPECT_FALSE(device_ordinal("cuda:-1"));
+  EXPECT_FALSE(device_ordinal("cuda:1x"));
+  EXPECT_FALSE(device_ordinal("cuda:9999999999"));
+}
+
+}  // namespace
+}  // namespace gpumap
