@@ -24,6 +24,17 @@ int main() {
     s.gpus[i].uuid = uuid;
     order.push_back(uuid);
   }
+  // Prediction + findings for one value: one row, the time per `unit` (an entry, or 1000 characters).
+  auto row = [&](const std::string& cvd, size_t n, const char* label, double unit) {
+    Environment env = Environment::from_strings({"CUDA_VISIBLE_DEVICES=" + cvd});
+    auto t0 = std::chrono::steady_clock::now();
+    Mapping m;
+    m.view = predict_cuda_view(order, std::nullopt, cvd);
+    m.base_order = order;
+    std::vector<Finding> f = diagnose({s, env, m});
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%-8zu %-14s %12.1f %14.2f %10zu\n", n, label, ms, ms * 1000 * unit / static_cast<double>(n), f.size());
+  };
   std::printf("%-8s %-14s %12s %14s %10s\n", "ENTRIES", "KIND", "TOTAL (ms)", "PER ENTRY (us)", "FINDINGS");
   for (const char* kind : {"gpu-case", "space-uuid", "duplicate"}) {
     for (size_t n : {1000u, 8000u, 65536u}) {
@@ -34,14 +45,7 @@ int main() {
                                                              : order[0];
         cvd += (i ? "," : "") + e;
       }
-      Environment env = Environment::from_strings({"CUDA_VISIBLE_DEVICES=" + cvd});
-      auto t0 = std::chrono::steady_clock::now();
-      Mapping m;
-      m.view = predict_cuda_view(order, std::nullopt, cvd);
-      m.base_order = order;
-      std::vector<Finding> f = diagnose({s, env, m});
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("%-8zu %-14s %12.1f %14.2f %10zu\n", n, kind, ms, ms * 1000 / static_cast<double>(n), f.size());
+      row(cvd, n, kind, 1);
     }
   }
   // By characters: the long forms of tools/difftest/gen.py (long_value), each cut to n characters.
@@ -61,14 +65,7 @@ int main() {
         for (size_t i = 0; cvd.size() < n; ++i)
           cvd += (i ? "," : "") + (f == "short-entries" ? std::to_string(i % 8) : order[i % 8].substr(0, 4 + i % 33));
       cvd.resize(n, ',');
-      Environment env = Environment::from_strings({"CUDA_VISIBLE_DEVICES=" + cvd});
-      auto t0 = std::chrono::steady_clock::now();
-      Mapping m;
-      m.view = predict_cuda_view(order, std::nullopt, cvd);
-      m.base_order = order;
-      std::vector<Finding> fs = diagnose({s, env, m});
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("%-8zu %-14s %12.1f %14.2f %10zu\n", n, form, ms, ms * 1000 * 1000 / static_cast<double>(n), fs.size());
+      row(cvd, n, form, 1000);
     }
   }
   return 0;

@@ -9,6 +9,8 @@
 #
 # usage (repo root, with the carried build folder): bash tools/device/difftest.sh [COUNT] [SEED]
 #   GPUMAP=path/to/gpumap (default build/gpumap), DEADLINE=seconds, JOBS=n (default nproc)
+#   A dry run anywhere, against the simulated driver: SIMULATE=build/hosts/h200x2.json
+#   CUDA_LIB=build/sim/libcuda.so.1 bash tools/device/difftest.sh 200
 set -u
 G=${GPUMAP:-build/gpumap}
 COUNT=${1:-5000}
@@ -20,10 +22,14 @@ W=$(mktemp -d /tmp/gpumap-difftest-XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cc -O2 -o "$W/difftest_probe" tools/difftest/difftest_probe.c -ldl || { echo "FAIL: cannot build the probe"; exit 2; }
 echo "== $(date -u +%FT%TZ) $(hostname) $(nproc) CPUs; $("$G" --version | head -1)"
-nvidia-smi --query-gpu=index,uuid,pci.bus_id,name,driver_version --format=csv,noheader 2>&1 | sed 's/^/== nvidia-smi: /'
-# The first run of cuInit after boot may load the module and take longer; one warm-up probe.
-"$W/difftest_probe" >/dev/null 2>&1
-PYTHONUNBUFFERED=1 python3 tools/difftest/difftest.py --gpumap "$G" --probe "$W/difftest_probe" \
+if [ -z "${SIMULATE:-}" ]; then
+  nvidia-smi --query-gpu=index,uuid,pci.bus_id,name,driver_version --format=csv,noheader 2>&1 | sed 's/^/== nvidia-smi: /'
+  # The first cuInit after boot may load the module and take longer: one warm-up probe.
+  "$W/difftest_probe" >/dev/null 2>&1
+fi
+sim=()
+[ -n "${SIMULATE:-}" ] && sim=(--simulate "$SIMULATE" --cuda-lib "${CUDA_LIB:-build/sim/libcuda.so.1}")
+PYTHONUNBUFFERED=1 python3 tools/difftest/difftest.py --gpumap "$G" --probe "$W/difftest_probe" "${sim[@]}" \
   --count "$COUNT" --seed "$SEED" --jobs "${JOBS:-$(nproc)}" --deadline "${DEADLINE:-500}" --out "$OUT"
 rc=$?
 echo "== difftest exit $rc; results in $OUT: $(ls "$OUT" | tr '\n' ' ')"

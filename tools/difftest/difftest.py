@@ -132,8 +132,11 @@ class Harness:
         with self.lock:
             self.probes += 1
             self.probe_seconds += ms / 1000
-        if r.returncode != 0:
-            raise HarnessError("the probe failed (exit %d): %s" % (r.returncode, r.stderr.decode(errors="replace")[:500]))
+        if r.returncode == 3:  # the library cannot be loaded: nothing can be compared
+            raise HarnessError("the probe failed (exit 3): %s" % r.stderr.decode(errors="replace")[:500])
+        if r.returncode != 0:  # the driver crashed or exited under this value: a finding, not the end
+            self.log("the probe exited %d under %s: %s" % (r.returncode, show(cvd, 60), r.stderr.decode(errors="replace")[:200]))
+            return Outcome(error="PROBE_EXIT_%d" % r.returncode, ms=round(ms, 1))
         lines = r.stdout.decode("utf-8", "replace").splitlines()
         if not lines or lines[-1] != "end":
             raise HarnessError("the probe answered nonsense: %r" % r.stdout[:300])
@@ -259,7 +262,7 @@ class Harness:
                 v[name] = b.decode("utf-8")
             except UnicodeDecodeError:
                 v[name + "_hex"] = b.hex()
-        v["error"] = "%s(%d)" % (driver.error, driver.code) if driver.error else None
+        v["error"] = None if not driver.error else driver.error if driver.code is None else "%s(%d)" % (driver.error, driver.code)
         v["uuids"] = driver.raw_uuids
         v["ms"] = driver.ms
         v["predicted"] = {"error": predicted.error, "uuids": predicted.raw_uuids}
