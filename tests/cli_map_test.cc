@@ -113,7 +113,9 @@ TEST(CliMap, BatchAnswersEachLineLikeMapDoes) {
   // Mixed models: the driver is asked for its order once, then the cache answers.
   EXPECT_EQ(lines[0]["cuda"]["source"], "driver");
   for (size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i]["cuda"]["order"] == "FASTEST_FIRST") EXPECT_EQ(lines[i]["cuda"]["source"], "cache") << i;
+    if (lines[i]["cuda"]["order"] == "FASTEST_FIRST") {
+      EXPECT_EQ(lines[i]["cuda"]["source"], "cache") << i;
+    }
   }
   struct Want {
     int line;
