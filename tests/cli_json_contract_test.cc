@@ -142,6 +142,7 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
   ASSERT_GE(checker.contract().size(), 20u) << "the contract table in docs/cli.md was not found";
   std::string locks = temp_dir("contract-locks");
   std::string ps_host = h200x2_with_process();
+  std::string batch = write_temp_file("contract-batch.jsonl", "{\"CUDA_VISIBLE_DEVICES\": \"1,0\"}\n");
   struct Case {
     std::string type;
     std::vector<std::string> args;
@@ -161,6 +162,7 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
       {"verify", {"verify", "--simulate", "mig", "--expect", "MIG-d280783e"}},
       {"doctor", {"doctor", "--simulate", "seed-mixed", "--env", "CUDA_VISIBLE_DEVICES=1"}},
       {"map", {"map", "--simulate", "dgx8", "cuda:1"}},
+      {"map_batch", {"map", "--simulate", "seed-mixed", "--batch", batch}},
       {"which", {"which", "--simulate", "dgx8", "cuda:1", "0"}},
       {"pick", {"pick", "--simulate", "h200x2", "--exclude", "1"}},
       {"run", {"run", "--simulate", "h200x2", "--json", "--", "true"}, {}, true},

@@ -1,5 +1,6 @@
 // Black-box tests of `gpumap list` and `gpumap map` against simulated hosts.
 #include <algorithm>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,85 @@ TEST(CliMap, CheckAgreesWithTheFakeDriverOnMeasuredVectors) {
     EXPECT_EQ(r.code, 0) << cvd << "\n" << r.out << r.err;
     json j = json::parse(r.out);
     EXPECT_TRUE(j["check"]["agree"].get<bool>()) << cvd;
+  }
+}
+
+// map --batch: one process, one answer per line, each the same as `map --json` in that environment.
+TEST(CliMap, BatchAnswersEachLineLikeMapDoes) {
+  std::string file = write_temp_file("batch.jsonl",
+                                     "{\"CUDA_VISIBLE_DEVICES\": \"1,0\", \"CUDA_DEVICE_ORDER\": null}\n"
+                                     "{\"CUDA_VISIBLE_DEVICES\": \"0,0\"}\n"
+                                     "\n"
+                                     "{\"CUDA_DEVICE_ORDER\": \"pci_bus_id\"}\n"
+                                     "{\"CUDA_VISIBLE_DEVICES_hex\": \"3220a02c30\", \"CUDA_DEVICE_ORDER\": \"PCI_BUS_ID\"}\n"
+                                     "{\"CUDA_VISIBLE_DEVICES\": null}\n"
+                                     "{\"CUDA_VISIBLE_DEVICES\": \"GPU-1722a9ae-1e34-595f-b548-742051b181a7x,0\"}\n");
+  // The environment's CUDA_VISIBLE_DEVICES=3 holds where a line leaves the variable out.
+  std::vector<std::string> env = {"CUDA_VISIBLE_DEVICES=3"};
+  CliRun r = gpumap({"map", "--json", "--simulate", "seed-mixed", "--batch", file}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<json> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_EQ(lines.size(), 6u) << r.out;
+  // Mixed models: the driver is asked for its order once, then the cache answers.
+  EXPECT_EQ(lines[0]["cuda"]["source"], "driver");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i]["cuda"]["order"] == "FASTEST_FIRST") {
+      EXPECT_EQ(lines[i]["cuda"]["source"], "cache") << i;
+    }
+  }
+  struct Want {
+    int line;
+    std::vector<std::string> env;  // what `map --env` gets for the same question
+  };
+  std::vector<Want> want = {{1, {"CUDA_VISIBLE_DEVICES=1,0"}},
+                            {2, {"CUDA_VISIBLE_DEVICES=0,0"}},
+                            {4, {"CUDA_VISIBLE_DEVICES=3", "CUDA_DEVICE_ORDER=pci_bus_id"}},
+                            {5, {"CUDA_VISIBLE_DEVICES=2 \xa0,0", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}},
+                            {6, {}},
+                            {7, {"CUDA_VISIBLE_DEVICES=GPU-1722a9ae-1e34-595f-b548-742051b181a7x,0"}}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(lines[i]["line"], want[i].line);
+    EXPECT_EQ(lines[i]["simulated"], true);
+    json single = map_json({"--simulate", "seed-mixed"}, want[i].env);
+    // Where the base order came from differs: each single run asks the driver (a fresh cache),
+    // the batch asks once and reads its cache after.
+    for (json* j : {&lines[i]["cuda"], &single["cuda"]})
+      for (const char* key : {"source", "order_note", "driver_ms"}) j->erase(key);
+    EXPECT_EQ(lines[i]["cuda"], single["cuda"]) << "line " << want[i].line;
+    EXPECT_EQ(lines[i]["environment"], single["environment"]) << "line " << want[i].line;
+  }
+  EXPECT_EQ(lines[0]["cuda"]["devices"].size(), 2u);
+  EXPECT_EQ(lines[1]["cuda"]["error"], "CUDA_ERROR_INVALID_DEVICE");
+  EXPECT_EQ(lines[2]["cuda"]["error"], "CUDA_ERROR_INVALID_DEVICE");
+  EXPECT_EQ(lines[3]["cuda"]["devices"][0]["nvml_index"], 2);  // strtoul: "2 \xa0" is 2
+  EXPECT_EQ(lines[4]["cuda"]["devices"].size(), 4u);
+
+  // Without --json: one line each; from stdin with -.
+  CliRun text = run_program({"/bin/sh", "-c", std::string(GPUMAP_BINARY) + " map --simulate h200x2 --batch - < " + file});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.substr(0, text.out.find('\n')),
+            "line 1: cuda:0 = nvidia-smi 1 GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a, cuda:1 = nvidia-smi 0 "
+            "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab");
+  EXPECT_NE(text.out.find("line 2: CUDA would fail (CUDA_ERROR_INVALID_DEVICE)\nline 4:"), std::string::npos) << text.out;
+}
+
+TEST(CliMap, BatchRefusesABadFileBeforeAnswering) {
+  std::string file = write_temp_file("bad.jsonl", "{\"CUDA_VISIBLE_DEVICES\": \"1\"}\n{\"CUDA_VISIBLE_DEVICE\": \"1\"}\n");
+  CliRun r = gpumap({"map", "--json", "--simulate", "h200x2", "--batch", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");  // nothing half-done: line 1 is not answered either
+  EXPECT_NE(r.err.find(file + " line 2: unknown key `CUDA_VISIBLE_DEVICE`"), std::string::npos) << r.err;
+  CliRun missing = gpumap({"map", "--simulate", "h200x2", "--batch", file + ".none"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("cannot be opened"), std::string::npos) << missing.err;
+  for (std::vector<std::string> extra : {std::vector<std::string>{"--check"}, {"--probe"}, {"--line"}, {"cuda:0"}}) {
+    std::vector<std::string> args = {"map", "--simulate", "h200x2", "--batch", file};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliRun both = gpumap(args);
+    EXPECT_EQ(both.code, 2) << extra[0];
+    EXPECT_NE(both.err.find("--batch and"), std::string::npos) << both.err;
   }
 }
 

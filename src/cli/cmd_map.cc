@@ -1,4 +1,5 @@
 // gpumap map (the default command): cuda:N -> physical GPU for an environment.
+#include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
@@ -6,6 +7,7 @@
 #include "model/error.h"
 #include "output/render.h"
 #include "resolve/gpu_selector.h"
+#include "session/map_batch.h"
 
 namespace gpumap {
 namespace {
@@ -36,8 +38,48 @@ std::string one_line(const Snapshot& s, const Environment& env, const Mapping& m
   return out;
 }
 
+// map --batch FILE: one prediction per line of FILE, one output line each.
+int run_batch(const Args& args, Context& ctx, const Environment& env) {
+  for (const char* other : {"--check", "--probe", "--line"})
+    if (args.has(other))
+      throw Error(kExitUsage, std::string("map: --batch and ") + other + " together: --batch only predicts",
+                  "run the driver's side per value yourself (tools/device/difftest.sh does), or drop --batch");
+  if (!args.positionals().empty())
+    throw Error(kExitUsage, "map: --batch and cuda:N together", "drop the cuda:N arguments: each line is answered whole");
+  std::string path = *args.value("--batch");
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw Error(kExitUsage, "map --batch " + path + ": cannot be opened", "give a readable file, or - for stdin");
+  }
+  std::vector<BatchCase> cases = read_batch(path == "-" ? std::cin : file, path);
+  const Snapshot& s = ctx.snapshot();
+  predict_batch(ctx, env, cases, [&](const BatchCase& c, const Environment& e, const Mapping& m) {
+    if (ctx.json()) {
+      Json j = document(s);
+      j["line"] = c.line;
+      j["environment"] = environment_json(e);
+      j["cuda"] = mapping_json(s, m);
+      std::cout << dump(j, true);
+    } else {
+      std::cout << "line " << c.line << ":";
+      if (m.view.error != CudaInitError::kNone) std::cout << " CUDA would fail (" << cuda_error_name(m.view.error) << ")";
+      else if (m.view.uuids.empty()) std::cout << " no GPU";
+      for (size_t i = 0; i < m.view.uuids.size(); ++i) {
+        int idx = s.nvml_index_of(m.view.uuids[i]);
+        std::cout << (i ? "," : "") << " cuda:" << i << " = nvidia-smi " << (idx >= 0 ? std::to_string(idx) : "?") << " "
+                  << m.view.uuids[i];
+      }
+      std::cout << "\n";
+    }
+  });
+  std::cout.flush();
+  return kExitOk;
+}
+
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
+  if (args.has("--batch")) return run_batch(args, ctx, env);
   const Snapshot& s = ctx.snapshot();
   bool check = args.has("--check");
   if (check && args.has("--probe"))
@@ -131,17 +173,22 @@ Command map_command() {
   std::vector<OptionSpec> opts = env_options();
   opts.push_back(probe_option());
   opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
+  opts.push_back({"--batch", true, false, "FILE",
+                  "predict for each line of FILE (JSON: {\"CUDA_VISIBLE_DEVICES\": ..., \"CUDA_DEVICE_ORDER\": ...}; - for stdin), "
+                  "one answer per line"});
   opts.push_back({"--line", false, false, "",
                   "one line: rank and node (Slurm), cuda:N -> nvidia-smi index and UUID, warnings/errors (for logs)"});
   return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
-          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
+          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check | --batch FILE]",
           "Shows, for this process's environment (or the one given with --env/--unset), which physical GPU\n"
           "each cuda:N is: the nvidia-smi index, UUID, PCI bus id and name; the GPUs it cannot see; the\n"
           "variables in force; and every trap found.  When CUDA would fail to initialise it says which\n"
           "error and why.  The view is predicted from NVML without cuInit wherever that is exact; on\n"
           "mixed-model or MIG hosts the driver's order is asked once per boot and cached.  With cuda:N\n"
           "(`gpumap map cuda:4`, or `gpumap cuda:4`) it first says which GPU that cuda:N is here; exit 2\n"
-          "when it does not exist.",
+          "when it does not exist.  With --batch FILE it predicts, in one process, for each line of FILE\n"
+          "(a JSON object setting CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER: a string, null for unset,\n"
+          "NAME_hex for bytes that are not UTF-8), one line of output each (--json: one document per line).",
           opts, true, run};
 }
 

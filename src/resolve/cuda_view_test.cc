@@ -7,45 +7,39 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "vector_file.h"
+
 namespace gpumap {
 namespace {
 
-struct Vector {
-  std::optional<std::string> cvd, cdo;
-  std::string error;  // "" or "CUDA_ERROR_..."
-  std::vector<std::string> uuids;
-};
+using testing::DriverVector;
 
-std::vector<Vector> load(const std::string& file) {
-  std::ifstream in(std::string(GPUMAP_SOURCE_DIR) + "/tests/vectors/" + file);
-  std::vector<Vector> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    Vector v;
-    if (!j["CUDA_VISIBLE_DEVICES"].is_null()) v.cvd = j["CUDA_VISIBLE_DEVICES"].get<std::string>();
-    if (!j["CUDA_DEVICE_ORDER"].is_null()) v.cdo = j["CUDA_DEVICE_ORDER"].get<std::string>();
-    if (!j["error"].is_null()) {
-      v.error = j["error"].get<std::string>();
-      v.error = v.error.substr(0, v.error.find('('));
+// Every file: its first line (both variables unset) gives the driver's default order, and every
+// line must come out as the driver answered.  New files from tools/device/difftest.sh are checked
+// as soon as they are added.
+TEST(CudaViewVectors, EveryMeasuredVectorFile) {
+  std::vector<std::string> files = testing::vector_files(GPUMAP_SOURCE_DIR);
+  ASSERT_FALSE(files.empty());
+  size_t checked = 0;
+  for (const std::string& file : files) {
+    std::vector<DriverVector> vectors = testing::load_vectors(file);
+    ASSERT_FALSE(vectors.empty()) << file;
+    ASSERT_TRUE(!vectors[0].cvd && !vectors[0].cdo && vectors[0].error.empty()) << file << ": the first line is not the baseline";
+    std::vector<std::string> order = vectors[0].uuids;  // unset: every GPU in default order
+    for (const DriverVector& v : vectors) {
+      CudaView view = predict_cuda_view(order, v.cdo, v.cvd);
+      EXPECT_EQ(cuda_error_name(view.error) ? cuda_error_name(view.error) : "", v.error) << file << ": " << v.label();
+      EXPECT_EQ(view.uuids, v.uuids) << file << ": " << v.label();
+      ++checked;
     }
-    v.uuids = j["uuids"].get<std::vector<std::string>>();
-    out.push_back(v);
   }
-  return out;
+  EXPECT_GE(checked, 101u);
 }
 
 TEST(CudaViewVectors, MeasuredOnH200x2Driver580) {
-  auto vectors = load("h200x2-driver-580.159.04.jsonl");
-  ASSERT_GE(vectors.size(), 90u);
-  std::vector<std::string> order = vectors[0].uuids;  // unset: every GPU in default order
-  ASSERT_EQ(order.size(), 2u);
-  for (const Vector& v : vectors) {
-    CudaView view = predict_cuda_view(order, v.cdo, v.cvd);
-    std::string label = "CUDA_VISIBLE_DEVICES=" + v.cvd.value_or("<unset>") + " CUDA_DEVICE_ORDER=" + v.cdo.value_or("<unset>");
-    EXPECT_EQ(cuda_error_name(view.error) ? cuda_error_name(view.error) : "", v.error) << label;
-    EXPECT_EQ(view.uuids, v.uuids) << label;
-  }
+  auto vectors = testing::load_vectors(std::string(GPUMAP_SOURCE_DIR) + "/tests/vectors/h200x2-driver-580.159.04.jsonl");
+  ASSERT_GE(vectors.size(), 101u);
+  EXPECT_EQ(vectors[0].uuids.size(), 2u);
 }
 
 const std::vector<std::string> kTwo = {"GPU-914d0ae8-3356-4f37-86c1-2d59241a14f0",

@@ -1,0 +1,96 @@
+#include "session/map_batch.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/json_bounds.h"
+
+namespace gpumap {
+namespace {
+
+constexpr const char* kBatchVariables[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> from_hex(const std::string& hex) {
+  if (hex.size() % 2) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return out;
+}
+
+BatchCase parse_line(const std::string& text, size_t line, const std::string& name) {
+  std::string where = "map --batch " + name + " line " + std::to_string(line) + ": ";
+  const std::string hint =
+      "each line is a JSON object such as {\"CUDA_VISIBLE_DEVICES\": \"1,0\", \"CUDA_DEVICE_ORDER\": null} "
+      "(null: unset; NAME_hex: the value's bytes in hex)";
+  if (auto why = json_bounds_error(text)) throw Error(kExitUsage, where + "the line is " + *why, hint);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error(kExitUsage, where + "not valid JSON (a value that is not UTF-8 goes under NAME_hex)", hint);
+  if (!j.is_object()) throw Error(kExitUsage, where + "not a JSON object", hint);
+  BatchCase c;
+  c.line = line;
+  for (const auto& [key, value] : j.items()) {
+    bool hex = key.size() > 4 && key.compare(key.size() - 4, 4, "_hex") == 0;
+    std::string var = hex ? key.substr(0, key.size() - 4) : key;
+    auto* slot = var == kBatchVariables[0] ? &c.cuda_visible_devices
+                 : var == kBatchVariables[1] ? &c.cuda_device_order
+                                             : nullptr;
+    if (!slot) throw Error(kExitUsage, where + "unknown key `" + key + "`", hint);
+    if (slot->has_value()) throw Error(kExitUsage, where + var + " is given twice (plain and _hex)", hint);
+    if (value.is_null() && !hex) {
+      *slot = std::optional<std::string>();
+      continue;
+    }
+    if (!value.is_string()) throw Error(kExitUsage, where + "`" + key + "` must be a string" + (hex ? "" : " or null"), hint);
+    std::optional<std::string> v = value.get<std::string>();
+    if (hex && !(v = from_hex(*v))) throw Error(kExitUsage, where + "`" + key + "` is not an even number of hex digits", hint);
+    if (v->find('\0') != std::string::npos)
+      throw Error(kExitUsage, where + var + " holds a NUL byte, which no environment value can", hint);
+    *slot = std::move(v);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<BatchCase> read_batch(std::istream& in, const std::string& name) {
+  std::vector<BatchCase> out;
+  std::string text;
+  for (size_t line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    out.push_back(parse_line(text, line, name));
+  }
+  if (in.bad()) throw Error(kExitUsage, "map --batch " + name + ": cannot be read", "give a readable file, or - for stdin");
+  return out;
+}
+
+Environment batch_environment(const Environment& base, const BatchCase& c) {
+  Environment env = base;
+  for (const auto& [var, value] : {std::pair{kBatchVariables[0], &c.cuda_visible_devices},
+                                   std::pair{kBatchVariables[1], &c.cuda_device_order}}) {
+    if (!value->has_value()) continue;
+    if (**value) env.set(var, ***value);
+    else env.unset(var);
+  }
+  return env;
+}
+
+void predict_batch(Session& session, const Environment& base, const std::vector<BatchCase>& cases,
+                   const std::function<void(const BatchCase&, const Environment&, const Mapping&)>& each) {
+  for (const BatchCase& c : cases) {
+    Environment env = batch_environment(base, c);
+    each(c, env, session.mapping(env, false));
+  }
+}
+
+}  // namespace gpumap

@@ -1,0 +1,42 @@
+// map --batch: many predictions in one process, one per line of a file (issue 25: the
+// differential harness compares thousands of them with the driver).  Each line is a JSON object
+// giving CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER:
+//
+//   {"CUDA_VISIBLE_DEVICES": "1,0", "CUDA_DEVICE_ORDER": null}
+//
+// A value is a string (set; "" is set-but-empty) or null (unset); a key left out keeps the
+// environment's value.  A value that is not UTF-8 (an environment value is any bytes but NUL)
+// is written in hex under NAME_hex instead: {"CUDA_VISIBLE_DEVICES_hex": "a031"}.  Blank lines
+// are skipped; anything else is a usage error naming the line, found before any prediction.
+#pragma once
+#include <functional>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "session/session.h"
+
+namespace gpumap {
+
+struct BatchCase {
+  size_t line = 0;  // 1-based line of the file
+  /// Per variable: nullopt = not given (the environment's value stays); a given nullopt = unset.
+  std::optional<std::optional<std::string>> cuda_visible_devices, cuda_device_order;
+};
+
+/// Reads every line of `in` (named `name` in errors: the file, or "-").  Error(kExitUsage)
+/// naming the file and line for a line that is not such an object, an unknown key, a value
+/// that is neither a string nor null, bad hex, a NUL byte, or a variable given twice.
+std::vector<BatchCase> read_batch(std::istream& in, const std::string& name);
+
+/// One line's case as an environment: `base` with the line's values set or unset.
+Environment batch_environment(const Environment& base, const BatchCase& c);
+
+/// Predicts every case (no cuInit where the prediction is exact; otherwise the driver's base
+/// order is asked once and cached, as for `map`) and hands each result to `each` in file
+/// order, so a file of thousands of 100 000-character values is never held as mappings.
+void predict_batch(Session& session, const Environment& base, const std::vector<BatchCase>& cases,
+                   const std::function<void(const BatchCase&, const Environment&, const Mapping&)>& each);
+
+}  // namespace gpumap
