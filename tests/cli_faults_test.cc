@@ -145,6 +145,53 @@ TEST(CliDriverFaults, ALostGpuIsListedWithANoteAndMapNamesNoIndexMinusOne) {
   EXPECT_NE(i.err.find("could not place every GPU"), std::string::npos) << i.err;
 }
 
+// GPU 0 runs a process, but NVML cannot list its compute processes (the graphics list answers):
+// it was listed with 0 processes and picked as idle.
+TEST(CliDriverFaults, AnUnreadableProcessListOrUtilisationIsNeverIdle) {
+  std::ifstream in(host_path("h200x2"));
+  json h = json::parse(in);
+  h["gpus"][0]["processes"] = {{{"pid", 1234}, {"used_memory_mib", 500}}};
+  h["faults"] = {{{"call", "nvmlDeviceGetComputeRunningProcesses"}, {"gpu", 0}, {"error", "NVML_ERROR_UNKNOWN"}},
+                 {{"call", "nvmlDeviceGetUtilizationRates"}, {"gpu", 0}, {"error", "NVML_ERROR_UNKNOWN"}}};
+  std::string host = write_temp_file("unknown-procs.json", h.dump());
+  std::string locks = temp_dir("locks");
+  std::vector<std::string> env = {"GPUMAP_LOCK_DIR=" + locks};
+
+  CliRun lj = gpumap({"list", "--simulate", host, "--json"}, env);
+  ASSERT_EQ(lj.code, 0) << lj.err;
+  json l = json::parse(lj.out);
+  EXPECT_TRUE(l["gpus"][0]["process_count"].is_null()) << l["gpus"][0].dump();
+  EXPECT_TRUE(l["gpus"][0]["utilization_gpu"].is_null()) << l["gpus"][0].dump();
+  EXPECT_EQ(l["gpus"][1]["process_count"], 0);
+  CliRun lt = gpumap({"list", "--simulate", host, "--wide"}, env);
+  ASSERT_EQ(lt.code, 0) << lt.err;
+  std::string row0 = lt.out.substr(lt.out.find("\n0 "), lt.out.find("\n1 ") - lt.out.find("\n0 "));
+  EXPECT_NE(row0.find(" ? "), std::string::npos) << lt.out;
+
+  CliRun ps = gpumap({"ps", "--simulate", host, "--json"}, env);
+  ASSERT_EQ(ps.code, 0) << ps.err;
+  EXPECT_EQ(json::parse(ps.out)["unlisted_gpus"], json::array({0})) << ps.out;
+
+  CliRun p = gpumap({"pick", "--simulate", host, "--include", "0"}, env);
+  EXPECT_EQ(p.code, 6) << p.out << p.err;
+  EXPECT_NE(p.err.find("process list unreadable"), std::string::npos) << p.err;
+  CliRun r = gpumap({"run", "--simulate", host, "--include", "0", "--", "true"}, env);
+  EXPECT_EQ(r.code, 6) << r.out << r.err;
+  EXPECT_NE(r.err.find("process list unreadable"), std::string::npos) << r.err;
+  CliRun u = gpumap({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-busy"}, env);
+  EXPECT_EQ(u.code, 6) << u.out << u.err;
+  EXPECT_NE(u.err.find("utilisation unreadable, want at most 10%"), std::string::npos) << u.err;
+  EXPECT_EQ(u.err.find("process list unreadable"), std::string::npos) << "--allow-busy allows processes: " << u.err;
+  // Explicitly allowed: picked.
+  CliRun a = gpumap({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-unknown", "--format",
+                     "uuid"}, env);
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab\n");
+  // Without --include the GPU known to be idle is chosen.
+  CliRun any = gpumap({"pick", "--simulate", host, "--allow-unknown", "--format", "uuid"}, env);
+  EXPECT_EQ(any.out, "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a\n") << any.err;
+}
+
 TEST(CliDriverFaults, MalformedDriverAnswersAreBounded) {
   // Strings without a terminator, absurd process and MIG counts: read what is sane, note the rest.
   std::string host = host_with("mig", {{"faults", {{{"call", "nvmlDeviceGetName"}, {"gpu", 1}, {"output", "unterminated"}},

@@ -18,6 +18,8 @@ std::vector<OptionSpec> pick_options() {
       {"--exclude", true, true, "GPU", "never these GPUs (repeatable, or comma-separated)"},
       {"--allow-busy", false, false, "", "also pick GPUs that run other processes (ranked after idle ones)"},
   };
+      {"--allow-unknown", false, false, "",
+       "also pick GPUs whose process list or utilisation the driver could not read (ranked after idle ones)"},
 }
 
 namespace {
@@ -48,6 +50,7 @@ PickRequest pick_request(const Args& args) {
   r.exclude = split_specs(args.values("--exclude"), "--exclude");
   r.allow_busy = args.has("--allow-busy");
   return r;
+  r.allow_unknown = args.has("--allow-unknown");
 }
 
 namespace {
@@ -116,10 +119,11 @@ Command pick_command() {
   opts.push_back(cvd_form_option());
   return {"pick", "choose free GPUs (memory, load, processes, leases, NVLink/CPU topology)",
           "gpumap pick [--gpus N] [--min-free-mib M] [--max-util PERCENT] [--include GPU]... [--exclude GPU]...\n"
-          "            [--allow-busy] [--cvd-form index|uuid] [--json | --format env|uuid|index]",
+          "            [--allow-busy] [--allow-unknown] [--cvd-form index|uuid] [--json | --format env|uuid|index]",
           "Chooses GPUs among those this process can see (CUDA_VISIBLE_DEVICES or the scheduler may\n"
           "restrict them): never one leased by a running `gpumap run`, nor one in MIG mode; by default\n"
-          "not one running other processes; then the most free memory and least load.  For several GPUs,\n"
+          "not one running other processes, nor one whose process list (or, with --max-util, utilisation)\n"
+          "the driver could not read (--allow-unknown takes those too); then the most free memory and least load.  For several GPUs,\n"
           "NVLink-connected sets first, then GPUs local to the same CPUs.  GPU arguments take an\n"
           "nvidia-smi index, a UUID or unique UUID prefix, or a PCI bus id.  pick reserves nothing: use\n"
           "`eval \"$(gpumap pick --format env)\"` for a quick shell, `gpumap run` to hold the GPUs.\n"

@@ -190,7 +190,9 @@ nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out, u
   return rc;
 }
 
-void add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnProc2* v3, FnProc2* v2, FnProc1* v1,
+/// Adds one of the two lists (compute, graphics) to g.processes.  Returns false when the list
+/// could not be read: the caller then leaves the whole process list unknown, never a half.
+bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnProc2* v3, FnProc2* v2, FnProc1* v1,
                    const char* call) {
   nvmlReturn_t rc;
   std::vector<GpuProcess> found;
@@ -211,22 +213,21 @@ void add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnPr
     rc = read_process_list(v1, d, infos, absurd);
     for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
   } else {
-    return;
+    return true;
   }
   if (absurd) {
     g.notes.push_back(n.lib->name() + ": " + call + " claimed " + std::to_string(absurd) + " processes (more than " +
                       std::to_string(kMaxProcesses) + "): process list unknown");
-    g.processes.reset();
-    return;
+    return false;
   }
   if (rc != NVML_SUCCESS) {
     note(g, n, call, rc);
-    if (rc != NVML_ERROR_NOT_SUPPORTED) g.processes.reset();
-    return;
+    return rc == NVML_ERROR_NOT_SUPPORTED;
   }
   if (!g.processes) g.processes.emplace();
   g.processes->insert(g.processes->end(), found.begin(), found.end());
 }
+  return true;
 
 std::string cpu_list(const unsigned long* set, unsigned words) {
   std::string out;
@@ -354,9 +355,13 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     }
   }
   if (opt.processes) {
-    add_processes(g, n, d, "compute", n.compute_v3, n.compute_v2, n.compute_v1, "nvmlDeviceGetComputeRunningProcesses");
-    add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
-                  "nvmlDeviceGetGraphicsRunningProcesses");
+    // Both lists, then the verdict: a compute list that failed stays unknown even when the
+    // graphics list answers (it used to become an empty, "idle", list: issue 20).
+    bool compute = add_processes(g, n, d, "compute", n.compute_v3, n.compute_v2, n.compute_v1,
+                                 "nvmlDeviceGetComputeRunningProcesses");
+    bool graphics = add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
+                                  "nvmlDeviceGetGraphicsRunningProcesses");
+    if (!compute || !graphics) g.processes.reset();
   }
   lap("nvmlDevice*RunningProcesses");
   if (opt.topology && !simulated && g.pci) {

@@ -21,13 +21,15 @@ std::optional<uint64_t> free_mib(const Gpu& g) {
 }
 
 bool has_processes(const Gpu& g) { return g.processes && !g.processes->empty(); }
+/// Runs processes, or may: a process list NVML could not read is never taken for an idle GPU.
+bool maybe_busy(const Gpu& g) { return !g.processes || !g.processes->empty(); }
 
 std::string gpu_label(const Gpu& g) { return "GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")"; }
 
 /// Lower is better, for one GPU.
 auto single_key(const Gpu& g) {
-  return std::make_tuple(has_processes(g) ? 1 : 0, -static_cast<int64_t>(free_mib(g).value_or(0)),
-                         g.utilization_gpu.value_or(0), g.nvml_index);
+  return std::make_tuple(maybe_busy(g) ? 1 : 0, -static_cast<int64_t>(free_mib(g).value_or(0)),
+                         g.utilization_gpu.value_or(101), g.nvml_index);  // unknown load ranks after any known
 }
 
 struct SetScore {
@@ -88,7 +90,7 @@ struct Candidates {
     for (size_t i = 0; i < n; ++i) {
       std::string key = q[i]->cpu_affinity.value_or("?" + q[i]->uuid);
       group[i] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
-      busy[i] = has_processes(*q[i]);
+      busy[i] = maybe_busy(*q[i]);
       free[i] = static_cast<int64_t>(free_mib(*q[i]).value_or(0));
     }
     groups = static_cast<int>(ids.size());
@@ -337,9 +339,14 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     for (const Rejection& rej : r.rejected) {
       what += "; GPU " + std::to_string(rej.nvml_index) + " (" + rej.uuid + "): ";
       for (size_t i = 0; i < rej.reasons.size(); ++i) what += (i ? ", " : "") + rej.reasons[i];
+    if (req.max_util && !g->utilization_gpu && !req.allow_unknown)
+      rej.reasons.push_back("utilisation unreadable, want at most " + std::to_string(*req.max_util) +
+                            "% (--allow-unknown to risk it)");
     }
     r.failure = what;
     return r;
+    if (!req.allow_busy && !req.allow_unknown && !g->processes)
+      rej.reasons.push_back("process list unreadable (--allow-unknown to risk it, --allow-busy to share)");
   }
 
   std::sort(qualified.begin(), qualified.end(), [](const Gpu* a, const Gpu* b) { return single_key(*a) < single_key(*b); });

@@ -119,6 +119,41 @@ TEST(Picker, MemoryUtilisationAndProcessLimits) {
   EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, (std::vector<std::string>{"GPU-22", "GPU-33"}));
 }
 
+// Unknown is never free: an unreadable process list or (under max_util) utilisation
+// disqualifies unless allowed, and an allowed unknown ranks after GPUs known to be idle.
+TEST(Picker, UnknownProcessListOrUtilisationIsNotIdle) {
+  Snapshot s = four();
+  s.gpus[0].processes.reset();  // the most free memory, but NVML could not list its processes
+  s.gpus[1].memory_used_mib = 100;
+  s.gpus[1].utilization_gpu.reset();
+  s.gpus[2].memory_used_mib = 200;
+  s.gpus[3].memory_used_mib = 300;
+  PickRequest req;
+  req.count = 1;
+  PickResult r = pick_gpus(s, all(s), {}, req);
+  EXPECT_EQ(r.uuids, std::vector<std::string>{"GPU-11"});
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_EQ(r.rejected[0].uuid, "GPU-00");
+  ASSERT_EQ(r.rejected[0].reasons.size(), 1u);
+  EXPECT_EQ(r.rejected[0].reasons[0].rfind("process list unreadable", 0), 0u) << r.rejected[0].reasons[0];
+
+  req.max_util = 10;
+  r = pick_gpus(s, all(s), {}, req);
+  EXPECT_EQ(r.uuids, std::vector<std::string>{"GPU-22"});
+  ASSERT_EQ(r.rejected.size(), 2u);
+  EXPECT_EQ(r.rejected[1].reasons[0].rfind("utilisation unreadable, want at most 10%", 0), 0u) << r.rejected[1].reasons[0];
+
+  req.allow_unknown = true;  // allowed: taken, but after the GPUs known to be idle
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, std::vector<std::string>{"GPU-11"});
+  req.max_util.reset();
+  req.include = {"0"};
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, std::vector<std::string>{"GPU-00"});
+  req.allow_unknown = false;
+  EXPECT_TRUE(pick_gpus(s, all(s), {}, req).uuids.empty());
+  req.allow_busy = true;  // sharing allowed: an unknown process list no longer matters
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, std::vector<std::string>{"GPU-00"});
+}
+
 TEST(Picker, OnlyVisibleGpusAndIncludeExclude) {
   Snapshot s = four();
   PickRequest req;
