@@ -30,8 +30,12 @@ int run(const Args& args, Context& ctx) {
 
   std::vector<std::string> env = ctx.env().to_strings();
   ProcResult sc = run_capture({program("scontrol", ctx.env()), "show", "job", "-d", job}, env, timeout_ms);
-  if (sc.exit_code != 0)
-    throw Error(kExitError, "job: scontrol show job " + job + " failed: " + (sc.err.empty() ? sc.spawn_error : sc.err),
+  if (sc.timed_out)
+    throw Error(kExitError, "job: scontrol show job " + job + " timed out after " + std::to_string(timeout_ms / 1000) + " s",
+                "check that slurmctld answers (`scontrol ping`), or give it longer with --timeout SECONDS");
+  if (sc.exit_code != 0) {
+    std::string why = !sc.err.empty() ? sc.err : !sc.spawn_error.empty() ? sc.spawn_error : "exit " + std::to_string(sc.exit_code);
+    throw Error(kExitError, "job: scontrol show job " + job + " failed: " + why,
                 "check the id with squeue; the job must be running");
   std::vector<std::string> extra;
   if (ctx.seams().simulate) extra = {"--simulate", *ctx.seams().simulate};

@@ -44,6 +44,9 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "map: --probe and --check together: --check already asks the driver and compares it with the prediction",
                 "use --check to compare, or --probe to show only the driver's answer");
   Mapping m = ctx.mapping(env, args.has("--probe"));
+  if (args.has("--line") && ctx.json())
+    throw Error(kExitUsage, "map: --line and --json together: --line is one line of text for logs",
+                "use --json for the document, or --line for the log line");
   std::vector<CudaOrdinalAnswer> asked;
   for (const std::string& spec : args.positionals()) {
     if (!parse_cuda_ordinal(spec))

@@ -95,8 +95,12 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0 && errno == EEXIST) continue;  // another process created it: open that one
     if (fd < 0) {
-      why = sys_error("cannot create " + path);
-      return -1;
+      // The folder's fault (out of space or inodes, read-only, too many open files), not this
+      // GPU's: an error of gpumap's (exit 1), never "not enough GPUs" (exit 6).
+      std::string dir = path.substr(0, path.rfind('/'));
+      throw Error(kExitError, sys_error("cannot create the lock file " + path),
+                  "free space and inodes in " + dir + " (df -i " + dir + "), or set GPUMAP_LOCK_DIR to a folder "
+                  "every user of these GPUs can write");
     }
     fchmod(fd, 0666);  // the umask took bits away; every user must be able to lock it
     return fd;
@@ -105,8 +109,9 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
   return -1;
 }
 
-/// When process `pid` started (Unix seconds, from /proc: boot time + start ticks); nullopt if unknown.
-std::optional<int64_t> process_start_unix(int64_t pid) {
+/// When process `pid` started, in clock ticks since boot (/proc/PID/stat field 22: the
+/// monotonic boot clock, which wall-clock steps do not move); nullopt if unknown.
+std::optional<int64_t> process_start_ticks(int64_t pid) {
   std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
   size_t paren = text.rfind(')');  // comm may hold spaces and parentheses
@@ -117,13 +122,21 @@ std::optional<int64_t> process_start_unix(int64_t pid) {
   for (int i = 3; i <= 22 && fields >> f; ++i)  // field 22: starttime in clock ticks since boot
     if (i == 22) ticks = std::atoll(f.c_str());
   std::ifstream kstat("/proc/stat");
+  if (ticks < 0) return std::nullopt;
+  return ticks;
+}
+
+/// When process `pid` started (Unix seconds: boot time + start ticks); nullopt if unknown.
+std::optional<int64_t> process_start_unix(int64_t pid) {
+  std::optional<int64_t> ticks = process_start_ticks(pid);
+  if (!ticks) return std::nullopt;
   std::string key;
   long long btime = -1;
   while (kstat >> key)
     if (key == "btime" && kstat >> btime) break;
   long hz = sysconf(_SC_CLK_TCK);
-  if (ticks < 0 || btime < 0 || hz <= 0) return std::nullopt;
-  return btime + ticks / hz;
+  if (btime < 0 || hz <= 0) return std::nullopt;
+  return btime + *ticks / hz;
 }
 
 /// kill(target, 0): a process (target > 0) or a process group (target < -1) with a live member.
@@ -150,7 +163,9 @@ std::string format_lease_record(const LeaseRecord& r) {
   for (char& c : cmd)
     if (c == '\n' || c == '\r') c = ' ';
   return "pid=" + std::to_string(r.pid) + "\nuid=" + std::to_string(r.uid) + "\nuser=" + r.user +
-         "\nstart=" + std::to_string(r.start_unix) + "\n" + (r.job > 0 ? "job=" + std::to_string(r.job) + "\n" : "") +
+         "\nstart=" + std::to_string(r.start_unix) + "\n" +
+         (r.start_ticks > 0 ? "start_ticks=" + std::to_string(r.start_ticks) + "\n" : "") +
+         (r.job > 0 ? "job=" + std::to_string(r.job) + "\n" : "") +
          "command=" + cmd + "\n";
 }
 
@@ -171,6 +186,7 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
       else if (k == "user") r.user = v;
       else if (k == "start") r.start_unix = std::stoll(v);
       else if (k == "job") r.job = std::stoll(v);
+      else if (k == "start_ticks") r.start_ticks = std::stoll(v);
       else if (k == "command") r.command = v;
     } catch (const std::exception&) {
       return std::nullopt;
@@ -203,9 +219,16 @@ std::string describe_lease(const LeaseRecord& r) {
 std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r) {
   if (!r) return r;
   if (r->pid > 0 && r->pid <= INT32_MAX && process_exists(static_cast<pid_t>(r->pid))) {
-    // A live process with that pid that started after the record was written is someone else.
-    std::optional<int64_t> started = process_start_unix(r->pid);
-    if (!started || r->start_unix <= 0 || *started <= r->start_unix + 1) return r;
+    // A live process with that pid is the holder only if it is the same process: the same start
+    // in ticks since boot (a wall-clock step moves the Unix start times, not the ticks).  A
+    // record without ticks (an older gpumap): one that started after the record is someone else.
+    if (r->start_ticks > 0) {
+      std::optional<int64_t> ticks = process_start_ticks(r->pid);
+      if (!ticks || *ticks == r->start_ticks) return r;
+    } else {
+      std::optional<int64_t> started = process_start_unix(r->pid);
+      if (!started || r->start_unix <= 0 || *started <= r->start_unix + 1) return r;
+    }
   }
   if (r->job > 1 && r->job <= INT32_MAX && process_exists(-static_cast<pid_t>(r->job))) {
     r->launcher_gone = true;
@@ -356,3 +379,4 @@ LeaseRecord current_lease_record(const std::vector<std::string>& argv) {
 }
 
 }  // namespace gpumap
+  r.start_ticks = process_start_ticks(getpid()).value_or(0);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -166,6 +167,49 @@ TEST(Lease, LiveHolderNamesTheJobWhenItsGpumapHasExited) {
   reused.start_unix = 1000;  // this pid's process started long after the record: pid reused
   EXPECT_FALSE(live_holder(reused));
   EXPECT_EQ(parse_lease_record(format_lease_record(r))->job, getpgrp());
+}
+
+// Liveness is judged by the holder's start in ticks since boot: a wall-clock step of an hour
+// since the record was written (its start_unix an hour off) still names the live holder, not
+// "(its gpumap has exited)".
+TEST(Lease, AWallClockStepDoesNotMakeALiveHolderLookGone) {
+  LeaseRecord r = current_lease_record({"gpumap", "run", "--", "train"});
+  ASSERT_GT(r.start_ticks, 0);
+  r.job = getpgrp();
+  r.start_unix -= 3600 * 24;  // as if the clock was set a day forward after the record was written
+  LeaseRecord back = *parse_lease_record(format_lease_record(r));
+  EXPECT_EQ(back.start_ticks, r.start_ticks);
+  auto h = live_holder(back);
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(h->launcher_gone) << describe_lease(*h);
+  back.start_ticks += 1;  // the pid is someone else's now (another start): not this holder
+  back.job = 0;
+  EXPECT_FALSE(live_holder(back));
+}
+
+// A lock file that cannot be created (the folder out of inodes or space, read-only, no file
+// descriptors left) is gpumap's error (exit 1), never a GPU passed over (exit 6).
+TEST(Lease, ALockFileThatCannotBeCreatedIsAnError) {
+  std::string dir = fresh_dir();
+  pid_t p = fork();
+  if (p == 0) {
+    struct rlimit none{0, 0};
+    setrlimit(RLIMIT_NOFILE, &none);  // every open fails (EMFILE), as a full folder's would (ENOSPC)
+    try {
+      try_lease(dir, kUuid, rec(1));
+      _exit(10);
+    } catch (const Error& e) {
+      _exit(e.exit_code() == kExitError && std::string(e.what()).find("cannot create the lock file") != std::string::npos
+                ? 0 : 11);
+    } catch (...) {
+      _exit(12);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(p, &status, 0), p);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: refused quietly (a GPU passed over), 11: another error";
+  rmdir(dir.c_str());
 }
 
 TEST(Lease, FilesAreWorldLockableWhateverTheUmask) {

@@ -136,6 +136,9 @@ Json lease_json(const LeaseRecord& r) {
 
 Json lease_json(const LeaseState& st) {
   if (!st.held) return nullptr;
+  if (!st.refused.empty())  // not free either: `run` refuses this lock file (the table says "unsafe lock file")
+    return {{"held", false}, {"pid", nullptr}, {"user", nullptr}, {"command", nullptr}, {"start_unix", nullptr},
+            {"unsafe", st.refused}};
   if (st.holder) return lease_json(*st.holder);
   return {{"held", true}, {"pid", nullptr}, {"user", nullptr}, {"command", nullptr}, {"start_unix", nullptr}};
 }
