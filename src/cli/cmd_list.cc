@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "model/text.h"
 #include "os/lease.h"
 #include "output/render.h"
 
@@ -37,7 +38,7 @@ int run(const Args& args, Context& ctx) {
             << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"}, rows,
                             term_style(), {"NAME", "LEASE"});
   for (const Gpu& g : s.gpus)
-    for (const std::string& n : g.notes) std::cout << "note: GPU " << g.nvml_index << ": " << n << "\n";
+    for (const std::string& n : g.notes) std::cout << fit_line("note: GPU " + std::to_string(g.nvml_index) + ": " + n);
   return 0;
 }
 
