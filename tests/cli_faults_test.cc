@@ -247,6 +247,44 @@ TEST(CliDriverFaults, AHungDriverIsBoundedWithAClearError) {
   EXPECT_EQ(bad.code, 2) << bad.err;
 }
 
+// GPUMAP_DRIVER_TIMEOUT bounds the CUDA probe too: a hung cuInit took 60 s in every command
+// that asks the driver (map --probe, a FASTEST_FIRST order on a mixed host, pick, run...).
+TEST(CliDriverFaults, AHungCuInitIsBoundedByTheDriverTimeout) {
+  for (const char* base : {"h200x2", "seed-mixed"}) {
+    std::string host = host_with(base, {{"faults", {{{"call", "cuInit"}, {"hang", true}}}}});
+    std::vector<std::vector<std::string>> runs = {{"map", "--probe", "--simulate", host}};
+    if (std::string(base) == "seed-mixed")  // FASTEST_FIRST: the order is asked from the driver
+      runs = {{"map", "--simulate", host}, {"pick", "--simulate", host}, {"snapshot", "save", "--simulate", host}};
+    for (const auto& args : runs) {
+      auto t = std::chrono::steady_clock::now();
+      CliRun r = gpumap(args, {"GPUMAP_DRIVER_TIMEOUT=2", "GPUMAP_STATE_DIR=" + temp_dir("state"),
+                               "GPUMAP_LOCK_DIR=" + temp_dir("locks")});
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+      EXPECT_LT(s, 30.0) << args[0] << " on " << base;
+      // An error, or (snapshot save) a note that the order is not recorded.
+      EXPECT_NE((r.err + r.out).find("did not answer within 2 s"), std::string::npos) << args[0] << " on " << base << ": " << r.err << r.out;
+    }
+  }
+}
+
+// `kill -TERM` of gpumap while its probe child hangs in cuInit: the child goes too.
+TEST(CliDriverFaults, TheProbeChildDiesWithGpumap) {
+  std::string host = host_with("h200x2", {{"faults", {{{"call", "cuInit"}, {"hang", true}}}}});
+  ProcResult p = run_capture(
+      {"/bin/sh", "-c",
+       "$G map --probe --simulate $H & g=$!\n"
+       "c=; for i in $(seq 200); do c=$(cat /proc/$g/task/$g/children 2>/dev/null); [ -n \"$c\" ] && break; sleep 0.05; done\n"
+       "[ -n \"$c\" ] || { echo no-child; kill -9 $g; exit 1; }\n"
+       "sleep 0.3; kill -TERM $g; wait $g\n"
+       // Gone, or a zombie waiting for its new parent to reap it.
+       "for i in $(seq 100); do st=$(cut -d' ' -f3 /proc/$c/stat 2>/dev/null); "
+       "[ -z \"$st\" ] || [ \"$st\" = Z ] && { echo gone; exit 0; }; sleep 0.05; done\n"
+       "echo alive; kill -9 $c; exit 1\n"},
+      {"PATH=/usr/bin:/bin", "G=" GPUMAP_BINARY, "H=" + host, "HOME=" + temp_dir("home"), "GPUMAP_DRIVER_TIMEOUT=60"},
+      60000);
+  EXPECT_EQ(p.out, "gone\n") << p.out << p.err;
+}
+
 TEST(CliDriverFaults, MissingSymbolsBindAsAbsent) {
   std::string host = host_with("h200x2", {{"missing_symbols", {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetMemoryInfo_v2"}}});
   CliRun j = gpumap({"list", "--simulate", host, "--json"});

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -226,8 +227,8 @@ bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnPr
   }
   if (!g.processes) g.processes.emplace();
   g.processes->insert(g.processes->end(), found.begin(), found.end());
-}
   return true;
+}
 
 std::string cpu_list(const unsigned long* set, unsigned words) {
   std::string out;
@@ -491,47 +492,74 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
 Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   if (src.driver_timeout_s <= 0) return read_unbounded(src, opt);
   // A hung driver call (nvmlInit on a wedged GPU, a lost GPU's query) must not hang gpumap:
-  // read on a thread of its own and give up at the deadline.  The thread owns what it uses;
-  // when abandoned it ends with the process; when it answers in time it is joined.
+  // read on the driver thread and give up at the deadline.  The job owns what it uses.
+/// The one thread that reads the driver under a deadline: started on first use and reused, so a
+/// library that calls devices() again and again against a hung driver holds one thread, not one
+/// (or more) per call.  One read at a time: while an abandoned read still hangs, a new one waits
+/// for it until its own deadline, then fails the same way.  Never destroyed (it may be stuck in
+/// the driver when the process exits).
+class DriverThread {
+ public:
+  /// Runs `job` on the thread; false when it (or an earlier job still running) did not finish
+  /// within `limit`.  `job` must own what it uses: an abandoned one finishes, if ever, later.
+  bool run(std::function<void()> job, std::chrono::duration<double> limit) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
+    std::unique_lock<std::mutex> lock(m_);
+    if (!cv_.wait_until(lock, deadline, [&] { return !busy_; })) return false;
+    if (!started_) {
+      std::thread(&DriverThread::loop, this).detach();
+      started_ = true;
+    }
+    job_ = std::move(job);
+    busy_ = true;
+    cv_.notify_all();
+    return cv_.wait_until(lock, deadline, [&] { return !busy_; });
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return job_ != nullptr; });
+        job = std::move(job_);
+        job_ = nullptr;
+      }
+      job();
+      std::lock_guard<std::mutex> lock(m_);
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  bool busy_ = false, started_ = false;
+};
+
+DriverThread& driver_thread() {
+  static DriverThread* t = new DriverThread;  // leaked on purpose: see the class comment
+  return *t;
+}
+
   struct Shared {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
     std::optional<Snapshot> snapshot;
     std::exception_ptr error;
   };
   auto shared = std::make_shared<Shared>();
-  std::thread worker([shared, src, opt] {
-    std::optional<Snapshot> s;
-    std::exception_ptr e;
-    try {
-      s = read_unbounded(src, opt);
-    } catch (...) {
-      e = std::current_exception();
-    }
-    std::lock_guard<std::mutex> lock(shared->m);
-    shared->snapshot = std::move(s);
-    shared->error = e;
-    shared->done = true;
-    shared->cv.notify_all();
-  });
-  std::unique_lock<std::mutex> lock(shared->m);
-  auto limit = std::chrono::duration<double>(src.driver_timeout_s);
-  if (!shared->cv.wait_for(lock, limit, [&] { return shared->done; })) {
-    lock.unlock();
-    worker.detach();  // abandoned: it ends with the process
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%g", src.driver_timeout_s);
-    throw Error(kExitNoDriver,
-                "the NVIDIA driver (" + src.nvml_library + ") did not answer within " + secs +
-                    " s (a hung nvmlInit or GPU query)",
-                "check `nvidia-smi` and the kernel log (dmesg) for Xid errors; to wait longer set "
-                "GPUMAP_DRIVER_TIMEOUT=SECONDS (0: no limit)");
-  }
-  lock.unlock();
-  // It has answered: let it finish before going on, so no half-exited thread races the process's
-  // exit (LeakSanitizer saw its closure as leaked now and then when gpumap exited at once).
-  worker.join();
+  bool answered = driver_thread().run(
+      [shared, src, opt] {
+        try {
+          shared->snapshot = read_unbounded(src, opt);
+        } catch (...) {
+          shared->error = std::current_exception();
+        }
+      },
+      std::chrono::duration<double>(src.driver_timeout_s));
+  if (!answered)
+    throw driver_timeout_error(src, "the NVIDIA driver (" + src.nvml_library + ")", "a hung nvmlInit or GPU query");
+  // Answered: the job is done and nothing else touches `shared` (run() saw it finish under the lock).
   if (shared->error) std::rethrow_exception(shared->error);
   return std::move(*shared->snapshot);
 }
