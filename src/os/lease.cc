@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <cctype>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
@@ -115,13 +116,12 @@ std::optional<int64_t> process_start_ticks(int64_t pid) {
   std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
   size_t paren = text.rfind(')');  // comm may hold spaces and parentheses
-  if (paren == std::string::npos) return std::nullopt;
+  if (paren == std::string::npos || paren + 2 > text.size()) return std::nullopt;
   std::istringstream fields(text.substr(paren + 2));
   std::string f;
   long long ticks = -1;
   for (int i = 3; i <= 22 && fields >> f; ++i)  // field 22: starttime in clock ticks since boot
     if (i == 22) ticks = std::atoll(f.c_str());
-  std::ifstream kstat("/proc/stat");
   if (ticks < 0) return std::nullopt;
   return ticks;
 }
@@ -130,6 +130,7 @@ std::optional<int64_t> process_start_ticks(int64_t pid) {
 std::optional<int64_t> process_start_unix(int64_t pid) {
   std::optional<int64_t> ticks = process_start_ticks(pid);
   if (!ticks) return std::nullopt;
+  std::ifstream kstat("/proc/stat");
   std::string key;
   long long btime = -1;
   while (kstat >> key)
@@ -185,8 +186,8 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
       else if (k == "uid") r.uid = std::stoll(v);
       else if (k == "user") r.user = v;
       else if (k == "start") r.start_unix = std::stoll(v);
-      else if (k == "job") r.job = std::stoll(v);
       else if (k == "start_ticks") r.start_ticks = std::stoll(v);
+      else if (k == "job") r.job = std::stoll(v);
       else if (k == "command") r.command = v;
     } catch (const std::exception&) {
       return std::nullopt;
@@ -237,11 +238,98 @@ std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r) {
   return std::nullopt;
 }
 
+namespace {
+
+/// Why an ancestor folder of the lease folder is unsafe ("" when safe), as sshd's StrictModes
+/// judges the folders above a user's files: owned by root or this user, and not writable by its
+/// group or others unless sticky (else they could move the lease folder away and put their own
+/// in its place, with lock files nobody holds).
+std::string check_ancestor(const struct stat& st, const std::string& path, const std::string& dir) {
+  if (st.st_uid != 0 && st.st_uid != geteuid())
+    return "the lease folder " + dir + " is inside " + path + ", owned by " + user_name(st.st_uid) +
+           " (not root or you): they could replace the lease folder";
+  if ((st.st_mode & (S_IWOTH | S_IWGRP)) && !(st.st_mode & S_ISVTX))
+    return "the lease folder " + dir + " is inside " + path + ", writable by " +
+           (st.st_mode & S_IWOTH ? "everyone" : "its group") +
+           " but not sticky: anyone of them could move the lease folder away and put another in its place";
+  return "";
+}
+
+/// Walks the absolute path `given`'s ancestors from "/" one component at a time (openat with
+/// O_NOFOLLOW, so no symbolic link is followed and each folder checked is the one walked
+/// through) and checks each.  Returns the path without repeated slashes and "." components;
+/// throws Error(kExitError) naming the first unsafe ancestor.
+std::string check_ancestors(const std::string& given) {
+  std::vector<std::string> parts;
+  std::string dir;
+  for (size_t pos = 0; pos < given.size();) {
+    size_t slash = given.find('/', pos);
+    if (slash == std::string::npos) slash = given.size();
+    std::string c = given.substr(pos, slash - pos);
+    if (c == "..")
+      throw Error(kExitError, "the lease folder " + given + " is named with `..`",
+                  "set GPUMAP_LOCK_DIR to the folder's real path (realpath -m " + given + ")");
+    if (!c.empty() && c != ".") parts.push_back(c), dir += "/" + c;
+    pos = slash + 1;
+  }
+  if (dir.empty()) dir = "/";
+  int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw Error(kExitError, sys_error("cannot open /"));
+  std::string path = "/";
+  for (size_t i = 0; i < parts.size(); ++i) {  // fd is `path`, the folder holding parts[i]
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      close(fd);
+      throw Error(kExitError, sys_error("cannot stat " + path));
+    }
+    if (std::string w = check_ancestor(st, path, dir); !w.empty()) {
+      close(fd);
+      throw Error(kExitError, w,
+                  "use a lease folder whose parents only root (or you) can change, e.g. the default "
+                  "/tmp/gpumap-leases; or fix " + path + " (chmod o-w,g-w or +t)");
+    }
+    if (i + 1 >= parts.size()) break;
+    int next = openat(fd, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    struct stat lst;
+    if (next < 0 && err == ENOTDIR && fstatat(fd, parts[i].c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+      err = ELOOP;  // O_PATH | O_NOFOLLOW | O_DIRECTORY on a symbolic link: ENOTDIR
+    close(fd);
+    path += (path == "/" ? "" : "/") + parts[i];
+    if (next < 0) {
+      errno = err;
+      if (err == ENOENT)
+        throw Error(kExitError, "cannot create the lease folder " + dir + ": " + path + " does not exist",
+                    "set GPUMAP_LOCK_DIR to a folder in an existing one, which every user of these GPUs can reach");
+      if (err == ELOOP || err == ENOTDIR)
+        throw Error(kExitError, "the lease folder " + dir + " is reached through " + path + ", " +
+                                    (err == ELOOP ? "a symbolic link" : "not a folder") + " (refusing to follow it)",
+                    "set GPUMAP_LOCK_DIR to the folder's real path (realpath " + dir + ")");
+      throw Error(kExitError, sys_error("cannot open " + path));
+    }
+    fd = next;
+  }
+  close(fd);
+  return dir;
+}
+
+}  // namespace
+
 std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir) {
   return gpumap_lock_dir && !gpumap_lock_dir->empty() ? *gpumap_lock_dir : kDefaultDir;
 }
 
-void prepare_lease_dir(const std::string& dir) {
+void prepare_lease_dir(const std::string& given) {
+  // "/path/link/" would follow the link: lstat sees the folder it names.  The path is made
+  // absolute and its ancestors are checked from "/" down.
+  std::string dir = given;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!dir.empty() && dir[0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) throw Error(kExitError, sys_error("the lease folder " + dir + ": cannot get the current folder"));
+    dir = std::string(cwd) + "/" + dir;
+  }
+  dir = check_ancestors(dir);
   struct stat st;
   if (lstat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) throw Error(kExitError, sys_error("cannot stat the lease folder " + dir));
@@ -375,8 +463,8 @@ LeaseRecord current_lease_record(const std::vector<std::string>& argv) {
   r.user = user_name(getuid());
   for (const std::string& a : argv) r.command += (r.command.empty() ? "" : " ") + a;
   r.start_unix = static_cast<int64_t>(::time(nullptr));
+  r.start_ticks = process_start_ticks(getpid()).value_or(0);
   return r;
 }
 
 }  // namespace gpumap
-  r.start_ticks = process_start_ticks(getpid()).value_or(0);

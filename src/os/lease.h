@@ -53,7 +53,10 @@ std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir);
 
 /// Creates the folder (mode 1777) when missing and checks it: a directory, not a symlink,
 /// and not writable by its group or others unless sticky (else a member could delete a lock
-/// file someone holds and lease the same GPU).  Throws Error(kExitError) naming it and the fix.
+/// file someone holds and lease the same GPU).  Its path is walked from "/" without following
+/// a symbolic link (trailing slashes dropped, relative made absolute, ".." refused), and every
+/// folder above it must be owned by root or this user and not group/other-writable unless
+/// sticky (as sshd checks).  Throws Error(kExitError) naming it and the fix.
 void prepare_lease_dir(const std::string& dir);
 
 /// The lock file of a GPU: DIR/UUID.lock.  Throws Error(kExitUsage) for a UUID with
