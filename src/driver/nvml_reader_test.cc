@@ -50,5 +50,29 @@ TEST(NvmlReader, AHungDriverHoldsOneReaderThreadAcrossCalls) {
   std::filesystem::remove_all(dir);
 }
 
+// Through NVSwitches every GPU reaches every other: stored as fabric membership (O(GPUs)),
+// not as a peer entry per pair (O(GPUs^2): 7.6 GB for 8 192 GPUs); the pairs are derived.
+TEST(NvmlReader, SwitchPeersAreAFabricNotPairs) {
+  DriverSource src;
+  src.nvml_library = std::string(GPUMAP_BUILD_DIR) + "/sim/libnvidia-ml.so.1";
+  src.simulated = true;
+  src.host_file = std::string(GPUMAP_SOURCE_DIR) + "/hosts/dgx8.json";
+  src.driver_timeout_s = 0;
+  ReadOptions opt;
+  opt.nvlink = true;
+  Snapshot s = read_snapshot(src, opt);
+  ASSERT_EQ(s.gpus.size(), 8u);
+  for (const Gpu& g : s.gpus) {
+    EXPECT_TRUE(g.nvlink_peers.empty()) << "GPU " << g.nvml_index << " lists switch peers pair by pair";
+    ASSERT_TRUE(g.nvswitch_fabric) << g.nvml_index;
+    EXPECT_EQ(*g.nvswitch_fabric, 0u);
+    std::vector<NvLinkPeer> peers = nvlink_peers_of(s, g);
+    ASSERT_EQ(peers.size(), 7u);
+    for (const NvLinkPeer& p : peers) EXPECT_EQ(p.links, 18u);
+  }
+  EXPECT_EQ(nvlinks_between(s.gpus[0], s.gpus[7]), 18u);
+  EXPECT_EQ(nvlinks_between(s.gpus[3], s.gpus[3]), 0u);
+}
+
 }  // namespace
 }  // namespace gpumap
