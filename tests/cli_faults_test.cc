@@ -145,6 +145,53 @@ TEST(CliDriverFaults, ALostGpuIsListedWithANoteAndMapNamesNoIndexMinusOne) {
   EXPECT_NE(i.err.find("could not place every GPU"), std::string::npos) << i.err;
 }
 
+// GPU 0 runs a process, but NVML cannot list its compute processes (the graphics list answers):
+// it was listed with 0 processes and picked as idle.
+TEST(CliDriverFaults, AnUnreadableProcessListOrUtilisationIsNeverIdle) {
+  std::ifstream in(host_path("h200x2"));
+  json h = json::parse(in);
+  h["gpus"][0]["processes"] = {{{"pid", 1234}, {"used_memory_mib", 500}}};
+  h["faults"] = {{{"call", "nvmlDeviceGetComputeRunningProcesses"}, {"gpu", 0}, {"error", "NVML_ERROR_UNKNOWN"}},
+                 {{"call", "nvmlDeviceGetUtilizationRates"}, {"gpu", 0}, {"error", "NVML_ERROR_UNKNOWN"}}};
+  std::string host = write_temp_file("unknown-procs.json", h.dump());
+  std::string locks = temp_dir("locks");
+  std::vector<std::string> env = {"GPUMAP_LOCK_DIR=" + locks};
+
+  CliRun lj = gpumap({"list", "--simulate", host, "--json"}, env);
+  ASSERT_EQ(lj.code, 0) << lj.err;
+  json l = json::parse(lj.out);
+  EXPECT_TRUE(l["gpus"][0]["process_count"].is_null()) << l["gpus"][0].dump();
+  EXPECT_TRUE(l["gpus"][0]["utilization_gpu"].is_null()) << l["gpus"][0].dump();
+  EXPECT_EQ(l["gpus"][1]["process_count"], 0);
+  CliRun lt = gpumap({"list", "--simulate", host, "--wide"}, env);
+  ASSERT_EQ(lt.code, 0) << lt.err;
+  std::string row0 = lt.out.substr(lt.out.find("\n0 "), lt.out.find("\n1 ") - lt.out.find("\n0 "));
+  EXPECT_NE(row0.find(" ? "), std::string::npos) << lt.out;
+
+  CliRun ps = gpumap({"ps", "--simulate", host, "--json"}, env);
+  ASSERT_EQ(ps.code, 0) << ps.err;
+  EXPECT_EQ(json::parse(ps.out)["unlisted_gpus"], json::array({0})) << ps.out;
+
+  CliRun p = gpumap({"pick", "--simulate", host, "--include", "0"}, env);
+  EXPECT_EQ(p.code, 6) << p.out << p.err;
+  EXPECT_NE(p.err.find("process list unreadable"), std::string::npos) << p.err;
+  CliRun r = gpumap({"run", "--simulate", host, "--include", "0", "--", "true"}, env);
+  EXPECT_EQ(r.code, 6) << r.out << r.err;
+  EXPECT_NE(r.err.find("process list unreadable"), std::string::npos) << r.err;
+  CliRun u = gpumap({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-busy"}, env);
+  EXPECT_EQ(u.code, 6) << u.out << u.err;
+  EXPECT_NE(u.err.find("utilisation unreadable, want at most 10%"), std::string::npos) << u.err;
+  EXPECT_EQ(u.err.find("process list unreadable"), std::string::npos) << "--allow-busy allows processes: " << u.err;
+  // Explicitly allowed: picked.
+  CliRun a = gpumap({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-unknown", "--format",
+                     "uuid"}, env);
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab\n");
+  // Without --include the GPU known to be idle is chosen.
+  CliRun any = gpumap({"pick", "--simulate", host, "--allow-unknown", "--format", "uuid"}, env);
+  EXPECT_EQ(any.out, "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a\n") << any.err;
+}
+
 TEST(CliDriverFaults, MalformedDriverAnswersAreBounded) {
   // Strings without a terminator, absurd process and MIG counts: read what is sane, note the rest.
   std::string host = host_with("mig", {{"faults", {{{"call", "nvmlDeviceGetName"}, {"gpu", 1}, {"output", "unterminated"}},
@@ -198,6 +245,44 @@ TEST(CliDriverFaults, AHungDriverIsBoundedWithAClearError) {
   EXPECT_LT(s, 30.0);
   CliRun bad = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_DRIVER_TIMEOUT=soon"});
   EXPECT_EQ(bad.code, 2) << bad.err;
+}
+
+// GPUMAP_DRIVER_TIMEOUT bounds the CUDA probe too: a hung cuInit took 60 s in every command
+// that asks the driver (map --probe, a FASTEST_FIRST order on a mixed host, pick, run...).
+TEST(CliDriverFaults, AHungCuInitIsBoundedByTheDriverTimeout) {
+  for (const char* base : {"h200x2", "seed-mixed"}) {
+    std::string host = host_with(base, {{"faults", {{{"call", "cuInit"}, {"hang", true}}}}});
+    std::vector<std::vector<std::string>> runs = {{"map", "--probe", "--simulate", host}};
+    if (std::string(base) == "seed-mixed")  // FASTEST_FIRST: the order is asked from the driver
+      runs = {{"map", "--simulate", host}, {"pick", "--simulate", host}, {"snapshot", "save", "--simulate", host}};
+    for (const auto& args : runs) {
+      auto t = std::chrono::steady_clock::now();
+      CliRun r = gpumap(args, {"GPUMAP_DRIVER_TIMEOUT=2", "GPUMAP_STATE_DIR=" + temp_dir("state"),
+                               "GPUMAP_LOCK_DIR=" + temp_dir("locks")});
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+      EXPECT_LT(s, 30.0) << args[0] << " on " << base;
+      // An error, or (snapshot save) a note that the order is not recorded.
+      EXPECT_NE((r.err + r.out).find("did not answer within 2 s"), std::string::npos) << args[0] << " on " << base << ": " << r.err << r.out;
+    }
+  }
+}
+
+// `kill -TERM` of gpumap while its probe child hangs in cuInit: the child goes too.
+TEST(CliDriverFaults, TheProbeChildDiesWithGpumap) {
+  std::string host = host_with("h200x2", {{"faults", {{{"call", "cuInit"}, {"hang", true}}}}});
+  ProcResult p = run_capture(
+      {"/bin/sh", "-c",
+       "$G map --probe --simulate $H & g=$!\n"
+       "c=; for i in $(seq 200); do c=$(cat /proc/$g/task/$g/children 2>/dev/null); [ -n \"$c\" ] && break; sleep 0.05; done\n"
+       "[ -n \"$c\" ] || { echo no-child; kill -9 $g; exit 1; }\n"
+       "sleep 0.3; kill -TERM $g; wait $g\n"
+       // Gone, or a zombie waiting for its new parent to reap it.
+       "for i in $(seq 100); do st=$(cut -d' ' -f3 /proc/$c/stat 2>/dev/null); "
+       "[ -z \"$st\" ] || [ \"$st\" = Z ] && { echo gone; exit 0; }; sleep 0.05; done\n"
+       "echo alive; kill -9 $c; exit 1\n"},
+      {"PATH=/usr/bin:/bin", "G=" GPUMAP_BINARY, "H=" + host, "HOME=" + temp_dir("home"), "GPUMAP_DRIVER_TIMEOUT=60"},
+      60000);
+  EXPECT_EQ(p.out, "gone\n") << p.out << p.err;
 }
 
 TEST(CliDriverFaults, MissingSymbolsBindAsAbsent) {

@@ -1,6 +1,9 @@
 // Black-box tests of what gpumap does inside Slurm steps, without Slurm: device cgroups through
 // the host file's dev_dir, Slurm 25.11's UUIDs, the TaskProlog line, `job` usage.  The same
 // commands inside a real Slurm: tests/slurm/slurm_test.sh (ctest: slurm).
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -89,6 +92,21 @@ TEST(CliSlurm, JobNeedsAJobId) {
   r = gpumap({"job", "12;rm", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("not a Slurm job id"), std::string::npos) << r.err;
+}
+
+// A hung scontrol: the error says it timed out (it said "failed: " and nothing).
+TEST(CliSlurm, ATimedOutScontrolSaysSo) {
+  std::string bin = temp_dir("slurm-bin");
+  {
+    std::ofstream f(bin + "/scontrol");
+    f << "#!/bin/sh\nexec sleep 30\n";
+  }
+  chmod((bin + "/scontrol").c_str(), 0755);
+  CliRun r = gpumap({"job", "5", "--timeout", "1", "--simulate", "h200x2"}, {"PATH=" + bin + ":/usr/bin:/bin"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("scontrol show job 5 timed out after 1 s"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("failed: \n"), std::string::npos) << r.err;
+  std::filesystem::remove_all(bin);
 }
 
 }  // namespace

@@ -223,6 +223,26 @@ TEST_F(CliSnapshot, MissingDamagedAndNewerSnapshotsExit2) {
   EXPECT_TRUE(has(newer.err, "format version 7, written by a newer gpumap")) << newer.err;
 }
 
+// '['*100000 + ']'*100000: snapshot save crashed (exit 139, a stack overflow copying the JSON).
+TEST_F(CliSnapshot, DeeplyNestedFileIsNotASnapshot) {
+  std::string h = host("h200x2");
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::ofstream(file_) << deep;
+  CliRun save = on(h, {"snapshot", "save", file_});
+  EXPECT_EQ(save.code, 2) << save.err;
+  EXPECT_TRUE(has(save.err, file_ + " exists and is not a gpumap snapshot; not replacing it")) << save.err;
+  EXPECT_EQ(read(file_), deep);
+  for (std::vector<std::string> args : {std::vector<std::string>{"snapshot", "diff", file_},
+                                        std::vector<std::string>{"verify", "--snapshot", file_}}) {
+    CliRun r = on(h, args);
+    EXPECT_EQ(r.code, 2) << args[0] << r.err;
+    EXPECT_TRUE(has(r.err, "not a gpumap snapshot (nested 100000 levels deep (at most 64))")) << r.err;
+  }
+  CliRun sim = gpumap({"list", "--simulate", file_});
+  EXPECT_EQ(sim.code, 2) << sim.err;
+  EXPECT_TRUE(has(sim.err, "is not a gpumap host file (nested 100000 levels deep")) << sim.err;
+}
+
 TEST_F(CliSnapshot, SaveNeverReplacesAFileThatIsNotASnapshot) {
   std::string h = host("h200x2");
   std::ofstream(file_) << "[gres]\nName=gpu File=/dev/nvidia0\n";

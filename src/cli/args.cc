@@ -1,11 +1,11 @@
 #include "cli/args.h"
 
-#include "model/text.h"
-
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "model/error.h"
+#include "model/text.h"
 
 namespace gpumap {
 
@@ -38,6 +38,15 @@ Args::Args(const std::string& command, const std::vector<OptionSpec>& specs, con
       if (spec->takes_value) {
         if (!inline_val) {
           if (i + 1 >= argv.size()) throw usage("`" + name + "` needs a value (" + spec->value_name + ")");
+          // `--unset --json`: the next word is one of this command's options (or `--`), not a value.
+          const std::string& next = argv[i + 1];
+          std::string next_name = next.substr(0, next.find('='));
+          bool is_option = next == "--" || next == "-h" || std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) {
+                             return s.name == next_name && next.rfind("--", 0) == 0;
+                           });
+          if (is_option)
+            throw usage("`" + name + "` needs a value (" + spec->value_name + "), and `" + next +
+                        "` is an option; write " + name + "=VALUE for a value that starts with --");
           val = argv[++i];
         }
       } else if (inline_val) {

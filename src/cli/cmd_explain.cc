@@ -1,6 +1,7 @@
 // gpumap explain: entry by entry, what CUDA, the container runtime and the launcher do
 // with the variables in force, in plain words, with the consequence.
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
@@ -38,18 +39,19 @@ int run(const Args& args, Context& ctx) {
     return kExitOk;
   }
   std::cout << host_banner(s) << "\n";
-  for (const std::string& l : e.lines) std::cout << fit_line(printable(l));
-  std::cout << "\nResult (" << m.source << "): ";
+  for (const std::string& l : e.lines) std::cout << fit_line(l);
+  std::ostringstream out;  // quotes the host file's path, variables and UUIDs: printed printable
+  out << "\nResult (" << m.source << "): ";
   if (v.error != CudaInitError::kNone)
-    std::cout << "cuInit fails with " << cuda_error_name(v.error) << " (" << v.error_reason << ")\n";
+    out << "cuInit fails with " << cuda_error_name(v.error) << " (" << v.error_reason << ")\n";
   else if (v.uuids.empty())
-    std::cout << "no GPU visible\n";
+    out << "no GPU visible\n";
   else {
-    std::cout << "\n";
+    out << "\n";
     for (size_t i = 0; i < v.uuids.size(); ++i)
-      std::cout << "  cuda:" << i << " = " << s.describe(v.uuids[i]) << " (" << v.uuids[i] << ")\n";
+      out << "  cuda:" << i << " = " << s.describe(v.uuids[i]) << " (" << v.uuids[i] << ")\n";
   }
-  std::cout << render_findings(e.findings);
+  std::cout << printable_lines(out.str()) << render_findings(e.findings);
   return kExitOk;
 }
 

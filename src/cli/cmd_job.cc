@@ -1,8 +1,10 @@
 // gpumap job [JOBID]: every node of a running Slurm job in one table, through Slurm itself.
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "os/subprocess.h"
 #include "output/render.h"
 #include "session/ps.h"
@@ -30,9 +32,14 @@ int run(const Args& args, Context& ctx) {
 
   std::vector<std::string> env = ctx.env().to_strings();
   ProcResult sc = run_capture({program("scontrol", ctx.env()), "show", "job", "-d", job}, env, timeout_ms);
-  if (sc.exit_code != 0)
-    throw Error(kExitError, "job: scontrol show job " + job + " failed: " + (sc.err.empty() ? sc.spawn_error : sc.err),
+  if (sc.timed_out)
+    throw Error(kExitError, "job: scontrol show job " + job + " timed out after " + std::to_string(timeout_ms / 1000) + " s",
+                "check that slurmctld answers (`scontrol ping`), or give it longer with --timeout SECONDS");
+  if (sc.exit_code != 0) {
+    std::string why = !sc.err.empty() ? sc.err : !sc.spawn_error.empty() ? sc.spawn_error : "exit " + std::to_string(sc.exit_code);
+    throw Error(kExitError, "job: scontrol show job " + job + " failed: " + why,
                 "check the id with squeue; the job must be running");
+  }
   std::vector<std::string> extra;
   if (ctx.seams().simulate) extra = {"--simulate", *ctx.seams().simulate};
   ProcResult ps = run_capture(job_fanout_argv(program("srun", ctx.env()), job, self_exe(), extra), env, timeout_ms);
@@ -74,7 +81,7 @@ int run(const Args& args, Context& ctx) {
               << " GPU process(es)" << (r.allocation_known ? "" : "; the job's GPU allocation is unknown") << "\n\n";
     if (!rows.empty())
       std::cout << render_table({"NODE", "RANK", "PID", "NVIDIA-SMI", "UUID", "CUDA", "MEMORY", "COMMAND"}, rows);
-    for (const std::string& e : r.node_errors) std::cout << "node error: " << e << "\n";
+    for (const std::string& e : r.node_errors) std::cout << printable_lines("node error: " + e + "\n");  // srun's output
     std::cout << render_findings(r.findings);
   }
   if (!r.node_errors.empty()) return kExitError;

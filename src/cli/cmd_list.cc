@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "model/text.h"
 #include "os/lease.h"
 #include "output/render.h"
 
@@ -26,7 +27,7 @@ int run(const Args& args, Context& ctx) {
   std::vector<std::vector<std::string>> rows;
   for (const Gpu& g : s.gpus) {
     std::string util = g.utilization_gpu ? std::to_string(*g.utilization_gpu) + "%" : "N/A";
-    std::string procs = g.processes ? std::to_string(g.processes->size()) : "N/A";
+    std::string procs = g.processes ? std::to_string(g.processes->size()) : "?";  // unknown, never "0"
     std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
     rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
                     na(g.compute_capability), mig, procs,
@@ -37,7 +38,7 @@ int run(const Args& args, Context& ctx) {
             << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"}, rows,
                             term_style(), {"NAME", "LEASE"});
   for (const Gpu& g : s.gpus)
-    for (const std::string& n : g.notes) std::cout << "note: GPU " << g.nvml_index << ": " << n << "\n";
+    for (const std::string& n : g.notes) std::cout << fit_line("note: GPU " + std::to_string(g.nvml_index) + ": " + n);
   return 0;
 }
 
@@ -48,7 +49,8 @@ Command list_command() {
           "gpumap list [--json] [--simulate HOST]",
           "Lists every GPU in NVML order (the nvidia-smi index), with UUID, PCI bus id, memory,\n"
           "utilisation, compute capability, MIG mode and process count.  A field the driver does not\n"
-          "support is N/A (null in JSON); a query that fails is listed as a note, never dropping the GPU.",
+          "support is N/A (null in JSON); a query that fails is listed as a note, never dropping the GPU.\n"
+          "A process list the driver could not read is `?` (null in JSON): unknown, not idle.",
           {}, false, run};
 }
 

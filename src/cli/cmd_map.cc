@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "findings/rules.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "output/render.h"
 #include "resolve/gpu_selector.h"
 #include "session/map_batch.h"
@@ -85,6 +86,9 @@ int run(const Args& args, Context& ctx) {
   if (check && args.has("--probe"))
     throw Error(kExitUsage, "map: --probe and --check together: --check already asks the driver and compares it with the prediction",
                 "use --check to compare, or --probe to show only the driver's answer");
+  if (args.has("--line") && ctx.json())
+    throw Error(kExitUsage, "map: --line and --json together: --line is one line of text for logs",
+                "use --json for the document, or --line for the log line");
   Mapping m = ctx.mapping(env, args.has("--probe"));
   std::vector<CudaOrdinalAnswer> asked;
   for (const std::string& spec : args.positionals()) {
@@ -101,7 +105,7 @@ int run(const Args& args, Context& ctx) {
   if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 
   if (args.has("--line")) {
-    std::cout << one_line(s, env, m, findings) << "\n";
+    std::cout << printable(one_line(s, env, m, findings)) << "\n";  // SLURMD_NODENAME and the like
     return kExitOk;
   }
   if (ctx.json()) {
@@ -129,7 +133,7 @@ int run(const Args& args, Context& ctx) {
   std::cout << (asked.empty() ? "" : "\n") << fit_line("CUDA view (" + m.source + "): " + m.order_note) << "\n";
   if (m.view.error != CudaInitError::kNone) {
     std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
-              << cuda_error_code(m.view.error) << ")\n  because " << m.view.error_reason << "\n";
+              << cuda_error_code(m.view.error) << ")\n" << fit_line("  because " + m.view.error_reason);
   } else {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < m.view.uuids.size(); ++i) {
@@ -157,12 +161,12 @@ int run(const Args& args, Context& ctx) {
   if (!any) vars += " none set (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset)";
   std::cout << "\n" << fit_line(vars) << render_findings(findings);
   if (driver) {
-    std::cout << "\nCheck against the driver: " << (agree ? "AGREE" : "DISAGREE") << " (driver said ";
-    if (driver->view.error != CudaInitError::kNone) std::cout << cuda_error_name(driver->view.error);
+    std::string said = "Check against the driver: " + std::string(agree ? "AGREE" : "DISAGREE") + " (driver said ";
+    if (driver->view.error != CudaInitError::kNone) said += cuda_error_name(driver->view.error);
     else
       for (size_t i = 0; i < driver->view.uuids.size(); ++i)
-        std::cout << (i ? ", " : "") << "cuda:" << i << "=" << s.describe(driver->view.uuids[i]);
-    std::cout << ")\n";
+        said += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + "=" + s.describe(driver->view.uuids[i]);
+    std::cout << "\n" << printable(said + ")") << "\n";
   }
   return check && !agree ? kExitMismatch : kExitOk;
 }

@@ -1,5 +1,6 @@
 // gpumap pick: choose free GPUs by policy (memory, load, processes, leases, topology).
 #include <iostream>
+#include <sstream>
 
 #include "model/text.h"
 #include "cli/pick_options.h"
@@ -17,6 +18,8 @@ std::vector<OptionSpec> pick_options() {
       {"--include", true, true, "GPU", "only these GPUs: nvidia-smi index, UUID (prefix), PCI bus id, or MIG device UUID (repeatable, or comma-separated)"},
       {"--exclude", true, true, "GPU", "never these GPUs (repeatable, or comma-separated)"},
       {"--allow-busy", false, false, "", "also pick GPUs that run other processes (ranked after idle ones)"},
+      {"--allow-unknown", false, false, "",
+       "also pick GPUs whose process list or utilisation the driver could not read (ranked after idle ones)"},
   };
 }
 
@@ -47,6 +50,7 @@ PickRequest pick_request(const Args& args) {
   r.include = split_specs(args.values("--include"), "--include");
   r.exclude = split_specs(args.values("--exclude"), "--exclude");
   r.allow_busy = args.has("--allow-busy");
+  r.allow_unknown = args.has("--allow-unknown");
   return r;
 }
 
@@ -84,25 +88,26 @@ int run(const Args& args, Context& ctx) {
     std::cout << dump(j);
     return kExitOk;
   }
+  std::ostringstream out;  // UUIDs and GPU names come from the driver: printed printable
   if (format == "env") {
-    std::cout << exports;
+    out << exports;
   } else if (format == "uuid") {
-    std::cout << join(r.uuids, ",") << "\n";
+    out << join(r.uuids, ",") << "\n";
   } else if (format == "index") {
     if (by_index.form != CvdForm::kIndex)
       throw Error(kExitUsage, "pick: no index form on this host (" + by_index.note + ")", "use --format uuid or env");
-    std::cout << by_index.assignments() << "\n";
+    out << by_index.assignments() << "\n";
   } else {
-    std::cout << "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n"
-              << describe_choice(s, r.uuids, "  ");
-    for (const std::string& n : r.notes) std::cout << "  why: " << n << "\n";
+    out << "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n" << describe_choice(s, r.uuids, "  ");
+    for (const std::string& n : r.notes) out << "  why: " << n << "\n";
     for (const Rejection& x : r.rejected) {
-      std::cout << "  passed over GPU " << x.nvml_index << ": ";
-      for (size_t i = 0; i < x.reasons.size(); ++i) std::cout << (i ? ", " : "") << x.reasons[i];
-      std::cout << "\n";
+      out << "  passed over GPU " << x.nvml_index << ": ";
+      for (size_t i = 0; i < x.reasons.size(); ++i) out << (i ? ", " : "") << x.reasons[i];
+      out << "\n";
     }
-    std::cout << "\n" << exports;
+    out << "\n" << exports;
   }
+  std::cout << printable_lines(out.str());
   return kExitOk;
 }
 
@@ -116,10 +121,11 @@ Command pick_command() {
   opts.push_back(cvd_form_option());
   return {"pick", "choose free GPUs (memory, load, processes, leases, NVLink/CPU topology)",
           "gpumap pick [--gpus N] [--min-free-mib M] [--max-util PERCENT] [--include GPU]... [--exclude GPU]...\n"
-          "            [--allow-busy] [--cvd-form index|uuid] [--json | --format env|uuid|index]",
+          "            [--allow-busy] [--allow-unknown] [--cvd-form index|uuid] [--json | --format env|uuid|index]",
           "Chooses GPUs among those this process can see (CUDA_VISIBLE_DEVICES or the scheduler may\n"
           "restrict them): never one leased by a running `gpumap run`, nor one in MIG mode; by default\n"
-          "not one running other processes; then the most free memory and least load.  For several GPUs,\n"
+          "not one running other processes, nor one whose process list (or, with --max-util, utilisation)\n"
+          "the driver could not read (--allow-unknown takes those too); then the most free memory and least load.  For several GPUs,\n"
           "NVLink-connected sets first, then GPUs local to the same CPUs.  GPU arguments take an\n"
           "nvidia-smi index, a UUID or unique UUID prefix, or a PCI bus id.  pick reserves nothing: use\n"
           "`eval \"$(gpumap pick --format env)\"` for a quick shell, `gpumap run` to hold the GPUs.\n"

@@ -1,9 +1,11 @@
 // gpumap snapshot save|diff [FILE]: record this host's GPU numbering, and say later in words what
 // changed since (a replaced board, a moved GPU, a driver update, MIG, CUDA's order).
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "output/snapshot_file.h"
 #include "session/mapping_snapshot.h"
 
@@ -34,11 +36,13 @@ int save(const Args& args, Context& ctx) {
     std::cout << dump({{"simulated", now.simulated}, {"saved", path}, {"snapshot", mapping_snapshot_json(now)}});
     return kExitOk;
   }
-  std::cout << "Saved the numbering of " << now.gpus.size() << " GPU" << (now.gpus.size() == 1 ? "" : "s")
-            << " (driver " << now.driver_version.value_or("N/A") << ") to " << path << "\n";
+  std::ostringstream out;  // the driver's version, paths and errors: printed printable
+  out << "Saved the numbering of " << now.gpus.size() << " GPU" << (now.gpus.size() == 1 ? "" : "s") << " (driver "
+      << now.driver_version.value_or("N/A") << ") to " << path << "\n";
   for (const SnapshotOrder& o : now.cuda_orders)
-    if (!o.error.empty()) std::cout << "  note: CUDA's " << o.order << " order is not recorded: " << o.error << "\n";
-  std::cout << "Check it later with: gpumap snapshot diff" << (is_default ? "" : " " + path) << "\n";
+    if (!o.error.empty()) out << "  note: CUDA's " << o.order << " order is not recorded: " << o.error << "\n";
+  out << "Check it later with: gpumap snapshot diff" << (is_default ? "" : " " + path) << "\n";
+  std::cout << printable_lines(out.str());
   return kExitOk;
 }
 
@@ -67,16 +71,18 @@ int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
     std::cout << dump(snapshot_diff_json(path, check.saved, check.now, d));
     return code;
   }
-  std::cout << host_banner(ctx.snapshot()) << "Snapshot " << path << ": " << summary(check.saved) << "\n";
+  // Both snapshots' hostnames, driver versions, GPU names and UUIDs are quoted: printed printable.
+  std::ostringstream out;
+  out << "Snapshot " << path << ": " << summary(check.saved) << "\n";
   if (d.changes.empty()) {
-    std::cout << "SAME: the GPU numbering matches the snapshot.\n";
+    out << "SAME: the GPU numbering matches the snapshot.\n";
   } else {
-    std::cout << "CHANGED: " << d.changes.size() << " difference" << (d.changes.size() == 1 ? "" : "s") << ":\n";
-    for (const SnapshotChange& c : d.changes) std::cout << "  - " << c.message << "\n      breaks: " << c.breaks << "\n";
+    out << "CHANGED: " << d.changes.size() << " difference" << (d.changes.size() == 1 ? "" : "s") << ":\n";
+    for (const SnapshotChange& c : d.changes) out << "  - " << c.message << "\n      breaks: " << c.breaks << "\n";
   }
-  for (const std::string& n : d.notes) std::cout << "  note: " << n << "\n";
-  if (!d.changes.empty())
-    std::cout << "When the new numbering is intended, record it: " << save_command << "\n";
+  for (const std::string& n : d.notes) out << "  note: " << n << "\n";
+  if (!d.changes.empty()) out << "When the new numbering is intended, record it: " << save_command << "\n";
+  std::cout << host_banner(ctx.snapshot()) << printable_lines(out.str());
   return code;
 }
 

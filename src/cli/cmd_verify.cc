@@ -1,8 +1,10 @@
 // gpumap verify --expect GPU[,GPU...]: exit 0 when cuda:0.. are exactly those GPUs.
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "output/render.h"
 #include "session/verify.h"
 
@@ -42,17 +44,19 @@ int run(const Args& args, Context& ctx) {
     std::cout << dump(j);
     return code;
   }
+  std::ostringstream out;  // --expect values and UUIDs are quoted: printed printable
   if (code == kExitOk) {
-    std::cout << "OK: ";
+    out << "OK: ";
     const std::vector<std::string>& want = v.expected;
-    for (size_t i = 0; i < want.size(); ++i) std::cout << (i ? ", " : "") << "cuda:" << i << " = " << s.describe(want[i]);
-    std::cout << (prefix && got.size() > want.size() ? " (and " + std::to_string(got.size() - want.size()) + " more visible)" : "")
-              << "\n";
+    for (size_t i = 0; i < want.size(); ++i) out << (i ? ", " : "") << "cuda:" << i << " = " << s.describe(want[i]);
+    out << (prefix && got.size() > want.size() ? " (and " + std::to_string(got.size() - want.size()) + " more visible)" : "")
+        << "\n";
   } else {
-    std::cout << (code == kExitCudaWouldFail ? "FAIL (CUDA would not initialise):\n" : "MISMATCH:\n");
-    for (const std::string& d : diffs) std::cout << "  " << d << "\n";
-    std::cout << "fix (before CUDA starts): export CUDA_VISIBLE_DEVICES=" << v.fix << "\n";
+    out << (code == kExitCudaWouldFail ? "FAIL (CUDA would not initialise):\n" : "MISMATCH:\n");
+    for (const std::string& d : diffs) out << "  " << d << "\n";
+    out << "fix (before CUDA starts): export CUDA_VISIBLE_DEVICES=" << v.fix << "\n";
   }
+  std::cout << printable_lines(out.str());
   return code;
 }
 

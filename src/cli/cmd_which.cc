@@ -1,9 +1,11 @@
 // gpumap which GPU...: what to set to get exactly these physical GPUs, in this order.
 #include <cctype>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "output/render.h"
 #include "session/which.h"
 
@@ -39,17 +41,19 @@ int run(const Args& args, Context& ctx) {
     line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
     std::cout << fit_line(line + ".") << "\n";
   }
-  std::cout << "To get exactly these GPUs as cuda:0.." << a.targets.size() - 1 << ", in this order:\n\n"
-            << "  export CUDA_VISIBLE_DEVICES=" << a.by_uuid.cuda_visible_devices << "\n";
+  std::ostringstream out;  // UUIDs from the driver, GPU names: printed printable
+  out << "To get exactly these GPUs as cuda:0.." << a.targets.size() - 1 << ", in this order:\n\n"
+      << "  export CUDA_VISIBLE_DEVICES=" << a.by_uuid.cuda_visible_devices << "\n";
   if (a.by_index)
-    std::cout << "\nor, by index (indices count in PCI order, which is nvidia-smi's only with this order set):\n\n"
-              << "  export " << a.by_index->assignments() << "\n";
+    out << "\nor, by index (indices count in PCI order, which is nvidia-smi's only with this order set):\n\n"
+        << "  export " << a.by_index->assignments() << "\n";
   else
-    std::cout << "\n" << fit_line("(no index form: " + a.no_index_reason + ")");
-  std::cout << "\nor, for a container (the runtime renumbers the GPUs it injects from 0, in PCI order):\n\n"
-            << "  " << a.docker_run << " IMAGE ...\n";
-  std::cout << "\nThe UUID form survives reboots, driver updates and containers; indices may not.\n\nNow:\n";
-  for (const std::string& l : a.now) std::cout << "  " << l << "\n";
+    out << "\n" << fit_line("(no index form: " + a.no_index_reason + ")");
+  out << "\nor, for a container (the runtime renumbers the GPUs it injects from 0, in PCI order):\n\n"
+      << "  " << a.docker_run << " IMAGE ...\n";
+  out << "\nThe UUID form survives reboots, driver updates and containers; indices may not.\n\nNow:\n";
+  for (const std::string& l : a.now) out << "  " << l << "\n";
+  std::cout << printable_lines(out.str());
   return kExitOk;
 }
 

@@ -3,9 +3,11 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 
 namespace gpumap {
 
@@ -56,7 +58,7 @@ void report_launch(const Args& args, const Context& ctx, const Json& doc, const 
       throw Error(kExitError, "cannot write --json-file " + *path + ": " + std::strerror(errno),
                   "give a writable path (the command was not started)");
   }
-  std::string out = ctx.json() ? dump(doc) : text;
+  std::string out = ctx.json() ? dump(doc) : printable_lines(text);  // GPU names, paths: from outside
   std::cout.flush();
   std::fputs(out.c_str(), stderr);
   std::fflush(stderr);

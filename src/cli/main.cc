@@ -11,6 +11,7 @@
 #include "model/error.h"
 #include "model/text.h"
 #include "os/subprocess.h"
+#include "output/manual.h"
 #include "output/style.h"
 #include "output/render.h"
 
@@ -23,6 +24,25 @@ Seams cli_seams(const Environment& env, const std::optional<std::string>& simula
   Seams seams = seams_from_environment(env, exe_dir(), simulate);
   seams.probe_command = {self_exe(), "__probe"};
   return seams;
+}
+
+/// `help --json`: the command reference as data (what `gpumap __describe` prints), or one
+/// command's entry of it.
+void print_help_json(const Command* cmd) {
+  nlohmann::ordered_json ref = reference_json(cli_reference());
+  nlohmann::ordered_json entry;
+  if (cmd)
+    for (const auto& c : ref["commands"])
+      if (c["name"] == cmd->name) entry = c;
+  std::cout << (entry.is_null() ? ref : entry).dump(2) << "\n";
+}
+
+bool has_json_flag(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return false;
+    if (a == "--json") return true;
+  }
+  return false;
 }
 
 void print_main_help() {
@@ -108,7 +128,9 @@ int main(int argc, char** argv) {
   try {
     if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) return print_version(args);
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-      if (args.size() > 1 && args[0] == "help" && find_command(args[1])) print_command_help(*find_command(args[1]));
+      const Command* about = args.size() > 1 && args[0] == "help" ? find_command(args[1]) : nullptr;
+      if (has_json_flag(args)) print_help_json(about);
+      else if (about) print_command_help(*about);
       else print_main_help();
       return kExitOk;
     }
@@ -125,7 +147,8 @@ int main(int argc, char** argv) {
     for (const OptionSpec& o : common_options()) opts.push_back(o);
     Args parsed(cmd->name, opts, args, cmd->positionals, cmd->runs_command);
     if (parsed.has("--help")) {
-      print_command_help(*cmd);
+      if (parsed.has("--json")) print_help_json(cmd);
+      else print_command_help(*cmd);
       return kExitOk;
     }
     set_term_style(term_style_from_env(parsed.has("--wide")));

@@ -11,7 +11,7 @@
 
 namespace gpumap {
 
-/// --gpus, --min-free-mib, --max-util, --include, --exclude, --allow-busy.
+/// --gpus, --min-free-mib, --max-util, --include, --exclude, --allow-busy, --allow-unknown.
 std::vector<OptionSpec> pick_options();
 /// The request those options describe; Error(kExitUsage) naming a bad value.
 PickRequest pick_request(const Args& args);

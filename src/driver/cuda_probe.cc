@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -160,9 +161,13 @@ CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
     throw Error(kExitError, "cannot ask the CUDA driver: no probe program is configured (Seams::probe_command)");
   std::vector<std::string> argv = src.probe_command;
   argv.insert(argv.end(), {"--cuda-lib", src.cuda_library});
-  ProcResult r = run_capture(argv, env.to_strings(), 60000);
+  // The same bound as reading NVML (GPUMAP_DRIVER_TIMEOUT): a hung cuInit must not hang gpumap.
+  int timeout_ms = src.driver_timeout_s > 0 ? static_cast<int>(std::min(src.driver_timeout_s, 86400.0) * 1000) : INT_MAX;
+  ProcResult r = run_capture(argv, env.to_strings(), std::max(timeout_ms, 1));
   if (!r.spawn_error.empty()) throw Error(kExitError, "cannot start the CUDA probe: " + r.spawn_error);
-  if (r.timed_out) throw Error(kExitError, "the CUDA probe (cuInit in a child process) did not answer within 60 s");
+  if (r.timed_out)
+    throw driver_timeout_error(src, "the CUDA driver (" + src.cuda_library + ")",
+                               "a hung cuInit in the probe child, which was killed");
   if (r.exit_code != 0)
     throw Error(r.exit_code == kExitNoDriver ? kExitNoDriver : kExitError,
                 "the CUDA probe failed: " + (r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err));

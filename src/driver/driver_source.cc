@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <vector>
 
 #include "model/error.h"
@@ -86,6 +87,14 @@ DriverSource select_driver(const Seams& seams) {
   src.nvml_library = dir + "/libnvidia-ml.so.1";
   src.cuda_library = dir + "/libcuda.so.1";
   return src;
+}
+
+Error driver_timeout_error(const DriverSource& src, const std::string& library, const std::string& what) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", src.driver_timeout_s);
+  return Error(kExitNoDriver, library + " did not answer within " + secs + " s (" + what + ")",
+               "check `nvidia-smi` and the kernel log (dmesg) for Xid errors; to wait longer set "
+               "GPUMAP_DRIVER_TIMEOUT=SECONDS (0: no limit)");
 }
 
 }  // namespace gpumap

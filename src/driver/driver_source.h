@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/error.h"
 #include "model/seams.h"
 
 namespace gpumap {
@@ -28,6 +29,10 @@ struct DriverSource {
 /// file's contents are not read here (the driver layer does not know the fake's format):
 /// select_checked_driver (session/session.h) checks them.
 DriverSource select_driver(const Seams& seams);
+
+/// The error for a driver that did not answer within src.driver_timeout_s: "the NVIDIA driver
+/// (LIBRARY) did not answer within N s (WHAT)", exit 3, with the hint (GPUMAP_DRIVER_TIMEOUT).
+Error driver_timeout_error(const DriverSource& src, const std::string& library, const std::string& what);
 
 /// The bundled simulated hosts' names, sorted, from the first of seams.hosts_dirs that has any.
 std::vector<std::string> bundled_hosts(const Seams& seams);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -190,7 +191,9 @@ nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out, u
   return rc;
 }
 
-void add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnProc2* v3, FnProc2* v2, FnProc1* v1,
+/// Adds one of the two lists (compute, graphics) to g.processes.  Returns false when the list
+/// could not be read: the caller then leaves the whole process list unknown, never a half.
+bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnProc2* v3, FnProc2* v2, FnProc1* v1,
                    const char* call) {
   nvmlReturn_t rc;
   std::vector<GpuProcess> found;
@@ -211,21 +214,20 @@ void add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnPr
     rc = read_process_list(v1, d, infos, absurd);
     for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
   } else {
-    return;
+    return true;
   }
   if (absurd) {
     g.notes.push_back(n.lib->name() + ": " + call + " claimed " + std::to_string(absurd) + " processes (more than " +
                       std::to_string(kMaxProcesses) + "): process list unknown");
-    g.processes.reset();
-    return;
+    return false;
   }
   if (rc != NVML_SUCCESS) {
     note(g, n, call, rc);
-    if (rc != NVML_ERROR_NOT_SUPPORTED) g.processes.reset();
-    return;
+    return rc == NVML_ERROR_NOT_SUPPORTED;
   }
   if (!g.processes) g.processes.emplace();
   g.processes->insert(g.processes->end(), found.begin(), found.end());
+  return true;
 }
 
 std::string cpu_list(const unsigned long* set, unsigned words) {
@@ -354,9 +356,13 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     }
   }
   if (opt.processes) {
-    add_processes(g, n, d, "compute", n.compute_v3, n.compute_v2, n.compute_v1, "nvmlDeviceGetComputeRunningProcesses");
-    add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
-                  "nvmlDeviceGetGraphicsRunningProcesses");
+    // Both lists, then the verdict: a compute list that failed stays unknown even when the
+    // graphics list answers (it used to become an empty, "idle", list: issue 20).
+    bool compute = add_processes(g, n, d, "compute", n.compute_v3, n.compute_v2, n.compute_v1,
+                                 "nvmlDeviceGetComputeRunningProcesses");
+    bool graphics = add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
+                                  "nvmlDeviceGetGraphicsRunningProcesses");
+    if (!compute || !graphics) g.processes.reset();
   }
   lap("nvmlDevice*RunningProcesses");
   if (opt.topology && !simulated && g.pci) {
@@ -449,19 +455,26 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
       for (const Gpu& peer : s.gpus)
         if (a && peer.pci && *peer.pci == *a && peer.nvml_index != i) peers[i].emplace_back(peer.nvml_index, 1);
     }
-  // Through NVSwitches: the driver says whether two GPUs can talk over NVLink (P2P status);
-  // count min(links) per pair, which is what `nvidia-smi topo -m` prints as NV<n>.
+  // Through NVSwitches: GPUs on one switch fabric reach each other over NVLink, which the
+  // driver's P2P status says; a pair gets min(links), what `nvidia-smi topo -m` prints as NV<n>
+  // (Snapshot::nvlinks_between).  Stored as fabric membership, not pairs: one P2P question per
+  // GPU and fabric found (a pair per GPU pair grew as the square of the GPU count: 7.6 GB and
+  // 45 s for `pick --gpus 2` on 8 192 simulated GPUs).
   if (opt.nvlink && n.p2p) {
-    for (unsigned i = 0; i < count; ++i)
-      for (unsigned j = i + 1; j < count; ++j) {
-        uint32_t li = s.gpus[i].nvswitch_links.value_or(0), lj = s.gpus[j].nvswitch_links.value_or(0);
+    std::vector<unsigned> first_of_fabric;  // one GPU of each fabric found so far
+    for (unsigned i = 0; i < count; ++i) {
+      if (!s.gpus[i].nvswitch_links.value_or(0) || !handles[i]) continue;
+      for (size_t f = 0; f < first_of_fabric.size() && !s.gpus[i].nvswitch_fabric; ++f) {
         int status = -1;
-        if (!li || !lj || !handles[i] || !handles[j]) continue;
-        if (n.p2p(handles[i], handles[j], kNvmlP2pCapsNvlink, &status) != NVML_SUCCESS || status != kNvmlP2pStatusOk)
-          continue;
-        peers[i].emplace_back(j, std::min(li, lj));
-        peers[j].emplace_back(i, std::min(li, lj));
+        if (n.p2p(handles[i], handles[first_of_fabric[f]], kNvmlP2pCapsNvlink, &status) == NVML_SUCCESS &&
+            status == kNvmlP2pStatusOk)
+          s.gpus[i].nvswitch_fabric = static_cast<uint32_t>(f);
       }
+      if (!s.gpus[i].nvswitch_fabric) {
+        s.gpus[i].nvswitch_fabric = static_cast<uint32_t>(first_of_fabric.size());
+        first_of_fabric.push_back(i);
+      }
+    }
     lap("nvmlDeviceGetP2PStatus");
   }
   for (unsigned i = 0; i < count; ++i) {
@@ -481,52 +494,79 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
   return s;
 }
 
+/// The one thread that reads the driver under a deadline: started on first use and reused, so a
+/// library that calls devices() again and again against a hung driver holds one thread, not one
+/// (or more) per call.  One read at a time: while an abandoned read still hangs, a new one waits
+/// for it until its own deadline, then fails the same way.  Never destroyed (it may be stuck in
+/// the driver when the process exits).
+class DriverThread {
+ public:
+  /// Runs `job` on the thread; false when it (or an earlier job still running) did not finish
+  /// within `limit`.  `job` must own what it uses: an abandoned one finishes, if ever, later.
+  bool run(std::function<void()> job, std::chrono::duration<double> limit) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
+    std::unique_lock<std::mutex> lock(m_);
+    if (!cv_.wait_until(lock, deadline, [&] { return !busy_; })) return false;
+    if (!started_) {
+      std::thread(&DriverThread::loop, this).detach();
+      started_ = true;
+    }
+    job_ = std::move(job);
+    busy_ = true;
+    cv_.notify_all();
+    return cv_.wait_until(lock, deadline, [&] { return !busy_; });
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return job_ != nullptr; });
+        job = std::move(job_);
+        job_ = nullptr;
+      }
+      job();
+      std::lock_guard<std::mutex> lock(m_);
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  bool busy_ = false, started_ = false;
+};
+
+DriverThread& driver_thread() {
+  static DriverThread* t = new DriverThread;  // leaked on purpose: see the class comment
+  return *t;
+}
+
 }  // namespace
 
 Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   if (src.driver_timeout_s <= 0) return read_unbounded(src, opt);
   // A hung driver call (nvmlInit on a wedged GPU, a lost GPU's query) must not hang gpumap:
-  // read on a thread of its own and give up at the deadline.  The thread owns what it uses;
-  // when abandoned it ends with the process; when it answers in time it is joined.
+  // read on the driver thread and give up at the deadline.  The job owns what it uses.
   struct Shared {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
     std::optional<Snapshot> snapshot;
     std::exception_ptr error;
   };
   auto shared = std::make_shared<Shared>();
-  std::thread worker([shared, src, opt] {
-    std::optional<Snapshot> s;
-    std::exception_ptr e;
-    try {
-      s = read_unbounded(src, opt);
-    } catch (...) {
-      e = std::current_exception();
-    }
-    std::lock_guard<std::mutex> lock(shared->m);
-    shared->snapshot = std::move(s);
-    shared->error = e;
-    shared->done = true;
-    shared->cv.notify_all();
-  });
-  std::unique_lock<std::mutex> lock(shared->m);
-  auto limit = std::chrono::duration<double>(src.driver_timeout_s);
-  if (!shared->cv.wait_for(lock, limit, [&] { return shared->done; })) {
-    lock.unlock();
-    worker.detach();  // abandoned: it ends with the process
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%g", src.driver_timeout_s);
-    throw Error(kExitNoDriver,
-                "the NVIDIA driver (" + src.nvml_library + ") did not answer within " + secs +
-                    " s (a hung nvmlInit or GPU query)",
-                "check `nvidia-smi` and the kernel log (dmesg) for Xid errors; to wait longer set "
-                "GPUMAP_DRIVER_TIMEOUT=SECONDS (0: no limit)");
-  }
-  lock.unlock();
-  // It has answered: let it finish before going on, so no half-exited thread races the process's
-  // exit (LeakSanitizer saw its closure as leaked now and then when gpumap exited at once).
-  worker.join();
+  bool answered = driver_thread().run(
+      [shared, src, opt] {
+        try {
+          shared->snapshot = read_unbounded(src, opt);
+        } catch (...) {
+          shared->error = std::current_exception();
+        }
+      },
+      std::chrono::duration<double>(src.driver_timeout_s));
+  if (!answered)
+    throw driver_timeout_error(src, "the NVIDIA driver (" + src.nvml_library + ")", "a hung nvmlInit or GPU query");
+  // Answered: the job is done and nothing else touches `shared` (run() saw it finish under the lock).
   if (shared->error) std::rethrow_exception(shared->error);
   return std::move(*shared->snapshot);
 }

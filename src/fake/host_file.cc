@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_bounds.h"
+
 namespace gpumap::fake {
 namespace {
 
@@ -222,6 +224,7 @@ FakeHost load_host_file(const std::string& path) {
 namespace {
 FakeHost load_checked(const std::string& path) {
   std::string text = read_host_text(path);
+  if (auto e = json_bounds_error(text)) fail(path, "is not a gpumap host file (" + *e + ")");
   json j;
   try {
     j = json::parse(text);

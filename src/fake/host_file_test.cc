@@ -24,6 +24,18 @@ TEST(HostFile, HugeErrorCodeIsAnErrorNamingTheFileNotACrash) {
   }
 }
 
+TEST(HostFile, DeeplyNestedFileIsRefusedBeforeParsing) {
+  std::string p = write("deep.json", "{\"gpus\": [], \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  try {
+    load_host_file(p);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("deep.json: is not a gpumap host file (nested 100001 levels deep (at most 64))"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(HostFile, SortsGpusIntoPciOrderAndChecksTheDefaultOrder) {
   std::string p = write("order.json", R"({"gpus": [
     {"name": "B", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000", "pci_bus_id": "0000:81:00.0"},

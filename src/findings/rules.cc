@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -68,10 +69,19 @@ std::string uuid_fix(const CudaView& v) {
 
 /// "CUDA_VISIBLE_DEVICES entry 2 `x` has" or "CUDA_VISIBLE_DEVICES entries 1 `a`, 3 `b` (and 7 more) have":
 /// at most five entries quoted, so the message stays short for any list.
+/// An entry as quoted in a message: in backquotes, cut after 64 bytes (at a character
+/// boundary) with "…", so a megabyte-long entry is not repeated into every message.
+std::string quoted(const std::string& raw) {
+  if (raw.size() <= 64) return "`" + raw + "`";
+  size_t cut = 64;
+  while (cut > 0 && (static_cast<unsigned char>(raw[cut]) & 0xC0) == 0x80) --cut;
+  return "`" + raw.substr(0, cut) + "…`";
+}
+
 std::string entries_phrase(const CudaView& v, const std::vector<size_t>& idx) {
   std::string s = std::string("CUDA_VISIBLE_DEVICES ") + (idx.size() == 1 ? "entry " : "entries ");
   for (size_t k = 0; k < idx.size() && k < 5; ++k)
-    s += (k ? ", " : "") + std::to_string(idx[k] + 1) + " `" + v.entries[idx[k]].entry.raw + "`";
+    s += (k ? ", " : "") + std::to_string(idx[k] + 1) + " " + quoted(v.entries[idx[k]].entry.raw);
   if (idx.size() > 5) s += " (and " + std::to_string(idx.size() - 5) + " more)";
   return s + (idx.size() == 1 ? " has" : " have");
 }
@@ -102,12 +112,24 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
   // Rules whose fix rewrites the whole list report once, naming the entries: one finding per
   // entry would repeat that list-long fix (a 65 000-entry list would need gigabytes).
   std::vector<size_t> spaced, miscased;
+  // One finding per rule per list, for the first entry that trips it; the later ones are
+  // counted and the first few named (a list of 65 000 repeated entries gave 64 992 duplicate-gpu
+  // findings, 70 MB of JSON).  A finding is built only for that first entry: its fix may be as
+  // long as the list.
+  std::map<std::string, std::pair<size_t, std::vector<size_t>>> per_rule;  // id -> (finding, later entries)
+  size_t current = 0;
+  auto add_once = [&](const char* id, Severity sev, std::string msg, const std::string& fix) {
+    auto [it, first] = per_rule.try_emplace(id, out.size(), std::vector<size_t>{});
+    if (first) add(out, id, sev, std::move(msg), fix);
+    else it->second.second.push_back(current);
+  };
   for (size_t i = 0; i < v.entries.size(); ++i) {
     const EntryDecision& d = v.entries[i];
     const std::string& raw = d.entry.raw;
-    std::string at = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " `" + raw + "`";
+    current = i;
+    std::string at = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " " + quoted(raw);
     if (looks_like_bare_uuid(raw))
-      add(out, "uuid-without-prefix", Severity::kError,
+      add_once("uuid-without-prefix", Severity::kError,
           at + " is a UUID without `GPU-`: CUDA reads it as the number " +
               (d.entry.kind == CvdEntryKind::kInteger ? std::to_string(d.entry.index) : std::string("(none)")) +
               ", not as that GPU",
@@ -116,20 +138,20 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       std::string meant;
       for (const Gpu& g : s.gpus)
         if (g.pci && *g.pci == *pci) meant = g.uuid;
-      add(out, "pci-address-entry", Severity::kError,
+      add_once("pci-address-entry", Severity::kError,
           at + " is a PCI address, which CUDA does not accept: it reads the leading digits as the index " +
               std::to_string(d.entry.index) +
               (d.outcome == EntryOutcome::kVisible ? " and gives you " + s.describe(d.uuid) : ""),
           meant.empty() ? "name GPUs by UUID (gpumap which " + raw + ")" : "export CUDA_VISIBLE_DEVICES=" + meant);
     } else if (raw.rfind("MIG-GPU-", 0) == 0) {
-      add(out, "mig-legacy-form", Severity::kError,
+      add_once("mig-legacy-form", Severity::kError,
           at + " uses the legacy MIG-GPU-<uuid>/<gi>/<ci> form, which drivers since R470 do not accept",
           "use the MIG device UUIDs that `nvidia-smi -L` prints (MIG-...)");
     } else if (d.outcome == EntryOutcome::kVisible && d.entry.kind == CvdEntryKind::kInteger &&
                raw.find_first_of(";: ") != std::string::npos && raw.find_first_of("0123456789") != std::string::npos &&
                raw.find_first_not_of(" \t") != std::string::npos &&
                raw.substr(raw.find_first_of("0123456789")).find_first_not_of("0123456789") != std::string::npos) {
-      add(out, "entry-separator", Severity::kWarning,
+      add_once("entry-separator", Severity::kWarning,
           at + ": CUDA reads only the leading number (" + std::to_string(d.entry.index) + ") and ignores `" +
               raw.substr(raw.find_first_of("0123456789") + std::to_string(d.entry.index).size()) +
               "`; only commas separate entries",
@@ -140,7 +162,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       if (start != std::string::npos && (raw[start] == '+' || raw[start] == '-')) ++start;
       size_t tail = raw.find_first_not_of("0123456789", start);
       if (tail != std::string::npos && raw.find_first_not_of(" \t\n\r\f\v", tail) != std::string::npos)
-        add(out, "index-trailing-text", Severity::kWarning,
+        add_once("index-trailing-text", Severity::kWarning,
             at + ": CUDA reads the decimal number " + std::to_string(d.entry.index) + " and ignores `" +
                 raw.substr(tail) + "`" + (raw.find("0x") != std::string::npos ? " (hex is not read)" : ""),
             "write plain decimal indices (or UUIDs): e.g. export CUDA_VISIBLE_DEVICES=" + std::to_string(d.entry.index));
@@ -149,7 +171,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
         raw.find("GPU-") == std::string::npos && !looks_like_bare_uuid(raw) && raw.rfind("MIG-", 0) != 0) {
       static const std::set<std::string> words = {"all", "none", "void", "NoDevFiles"};
       if (words.count(raw))
-        add(out, "container-keyword", Severity::kError,
+        add_once("container-keyword", Severity::kError,
             at + " is a container-toolkit keyword (NVIDIA_VISIBLE_DEVICES); CUDA reads it as no GPU",
             raw == "all" ? "unset CUDA_VISIBLE_DEVICES"
                          : "export CUDA_VISIBLE_DEVICES=-1   (no GPU on purpose; unset it to see every GPU)");
@@ -158,7 +180,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
         raw.find("GPU-") != std::string::npos)
       spaced.push_back(i);
     if (d.outcome == EntryOutcome::kMixedKind)
-      add(out, "mixed-entry-kinds", Severity::kError,
+      add_once("mixed-entry-kinds", Severity::kError,
           at + " mixes an index with UUIDs: CUDA stops reading the list there, so it and every later entry are dropped",
           "use one kind of entry: all UUIDs (gpumap which ...)");
     if (raw.size() >= 4 && raw.compare(0, 4, "GPU-") != 0 && raw.compare(0, 4, "MIG-") != 0 &&
@@ -166,7 +188,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       miscased.push_back(i);
     if (d.entry.kind == CvdEntryKind::kUuid && raw.rfind("MIG-", 0) == 0 && raw.rfind("MIG-GPU-", 0) != 0 &&
         d.outcome == EntryOutcome::kVisible && !d.uuid.empty() && d.uuid.rfind("GPU-", 0) == 0)
-      add(out, "mig-word-on-gpu", Severity::kWarning,
+      add_once("mig-word-on-gpu", Severity::kWarning,
           at + " is written `MIG-` but its digits are a whole GPU's UUID: the driver matches the digits only, so this "
                "process gets all of " + s.describe(d.uuid) + ", not a MIG slice",
           "export CUDA_VISIBLE_DEVICES=" + d.uuid + "   (or a MIG device UUID from nvidia-smi -L)");
@@ -176,7 +198,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       for (; pos < raw.size() && digits < 32; ++pos)
         if (std::isxdigit(static_cast<unsigned char>(raw[pos]))) ++digits;
       if (pos < raw.size())
-        add(out, "uuid-trailing-ignored", Severity::kWarning,
+        add_once("uuid-trailing-ignored", Severity::kWarning,
             at + ": after the 32 hex digits of the UUID, CUDA ignores the rest (`" + raw.substr(pos) +
                 "`); a typo or a glued-on second UUID there goes unnoticed",
             "export CUDA_VISIBLE_DEVICES=" + raw.substr(0, pos) + "   (one UUID per comma-separated entry)");
@@ -191,19 +213,27 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
       std::string sig = nz == std::string::npos ? "0" : digits.substr(nz);
       bool overflow = sig.size() > 10 || (sig.size() == 10 && sig > "4294967295");
       if (overflow)
-        add(out, "index-overflow", Severity::kError,
+        add_once("index-overflow", Severity::kError,
             at + " is larger than 32 bits: CUDA keeps only the low 32 bits and reads it as index " +
                 std::to_string(d.entry.index) + (d.outcome == EntryOutcome::kVisible ? " (" + s.describe(d.uuid) + ")" : ""),
             "name GPUs by UUID: gpumap which GPU...");
       else if (signed_entry)
-        add(out, "signed-index", Severity::kWarning,
+        add_once("signed-index", Severity::kWarning,
             at + " has a sign: CUDA reads it like strtoul, so `-0` is index 0 and any other negative number names no GPU",
             "write plain indices (0,1) or UUIDs");
     }
     if (d.outcome == EntryOutcome::kDuplicate)
-      add(out, "duplicate-gpu", Severity::kError,
+      add_once("duplicate-gpu", Severity::kError,
           at + " names " + s.describe(d.uuid) + " again: a repeated GPU makes cuInit fail (CUDA_ERROR_INVALID_DEVICE)",
           all_uuids_fix());
+  }
+  for (const auto& [id, rule] : per_rule) {
+    const std::vector<size_t>& more = rule.second;
+    if (more.empty()) continue;
+    std::string& m = out[rule.first].message;
+    m += " (the same for " + std::to_string(more.size()) + " more entr" + (more.size() == 1 ? "y" : "ies") + ": ";
+    for (size_t k = 0; k < more.size() && k < 5; ++k) m += (k ? ", " : "") + std::to_string(more[k] + 1);
+    m += more.size() > 5 ? ", ...)" : ")";
   }
   if (!spaced.empty())
     add(out, "space-before-uuid", Severity::kError,
@@ -220,7 +250,7 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
     const EntryDecision& d = v.entries[i];
     std::string why = cut_reason(d);
     size_t dropped = v.entries.size() - i - 1;
-    std::string msg = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " `" + d.entry.raw + "` names no GPU (" +
+    std::string msg = "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " " + quoted(d.entry.raw) + " names no GPU (" +
                       why + "): CUDA ignores it" + (dropped ? " and the " + std::to_string(dropped) + " entr" +
                                                                   (dropped == 1 ? "y" : "ies") + " after it" : "");
     msg += v.uuids.empty() ? ", so no GPU is visible" : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";

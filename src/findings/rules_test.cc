@@ -118,6 +118,27 @@ TEST(Rules, MixedEntryKinds) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,GPU-df9ecf4c"}, "mixed-entry-kinds", Severity::kError);
 }
 TEST(Rules, DuplicateGpu) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,0"}, "duplicate-gpu", Severity::kError); }
+
+// `0..7` repeated: 64 992 duplicate-gpu findings (doctor printed 34 MB).  Now each entry rule
+// reports once per list, naming a bounded number of the later entries.
+TEST(Rules, EntryRulesReportOncePerListWithBoundedQuotes) {
+  std::string cvd;
+  for (int i = 0; i < 65000; ++i) cvd += (i ? "," : "") + std::to_string(i % 4);
+  Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=" + cvd});
+  size_t dups = 0, bytes = 0;
+  for (const Finding& f : r.fs) {
+    bytes += f.message.size();
+    if (f.id != "duplicate-gpu") continue;
+    ++dups;
+    EXPECT_NE(f.message.find("entry 5 `0` names"), std::string::npos) << f.message;
+    EXPECT_NE(f.message.find("(the same for 64995 more entries: 6, 7, 8, 9, 10, ...)"), std::string::npos) << f.message;
+  }
+  EXPECT_EQ(dups, 1u);
+  EXPECT_LT(bytes, 4096u);
+  // A megabyte-long entry is quoted up to 64 bytes.
+  Diag big = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0, GPU-" + std::string(1 << 20, 'a') + ",-2,-3"});
+  for (const Finding& f : big.fs) EXPECT_LT(f.message.size(), 1024u) << f.id;
+}
 TEST(Rules, ListCutShort) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,7,1"}, "list-cut-short", Severity::kWarning);
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=GPU-dead"}, "list-cut-short", Severity::kError);

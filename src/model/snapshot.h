@@ -26,9 +26,9 @@ struct MigDevice {
   std::optional<uint64_t> memory_used_mib;
 };
 
-/// A GPU at the far end of active NVLinks.  One entry per peer with a count, not one per link:
-/// through NVSwitches every GPU reaches every other by up to 18 links, and a string per link
-/// (18.8 million at 1024 GPUs) made reading and picking slow.
+/// A GPU at the far end of direct (GPU to GPU) NVLinks.  One entry per peer with a count, not
+/// one per link.  GPUs reached through NVSwitches are not listed per pair (that grew as the
+/// square of the GPU count): see Gpu::nvswitch_fabric and nvlinks_between.
 struct NvLinkPeer {
   std::string uuid;         // the peer's UUID, spelled as in this snapshot
   uint32_t links = 0;       // active NVLinks between the two (through NVSwitches: the smaller switch link count)
@@ -53,8 +53,12 @@ struct Gpu {
   std::vector<MigDevice> mig_devices;
   std::optional<std::vector<GpuProcess>> processes;  // nullopt: the list could not be read
   std::optional<std::string> cpu_affinity;  // cpu list, "0-15,32-47"
-  std::vector<NvLinkPeer> nvlink_peers;     // GPUs reached by active NVLinks, nvidia-smi order, each once
+  std::vector<NvLinkPeer> nvlink_peers;     // GPUs reached by direct active NVLinks, nvidia-smi order, each once
   std::optional<uint32_t> nvswitch_links;   // active NVLinks whose far end is an NVSwitch
+  /// The NVSwitch fabric this GPU reaches others through (an id within this snapshot; the
+  /// driver's P2P status says who shares one): two GPUs of one fabric are joined by the smaller
+  /// of their nvswitch_links.  nullopt: on none (or not read).
+  std::optional<uint32_t> nvswitch_fabric;
   std::vector<std::string> notes;           // queries that failed, with the driver's code
 };
 
@@ -88,5 +92,13 @@ struct Snapshot {
   /// True when every GPU has the same name and compute capability.
   bool all_same_model() const;
 };
+
+/// Active NVLinks between two GPUs: direct ones, plus through NVSwitches the smaller of the two
+/// switch link counts when both are on one fabric (what `nvidia-smi topo -m` prints as NV<n>).
+uint32_t nvlinks_between(const Gpu& a, const Gpu& b);
+
+/// Every GPU of `s` that `g` reaches over NVLink, each once in nvidia-smi order with its link
+/// count (nvlinks_between): for output, O(GPUs) per call.
+std::vector<NvLinkPeer> nvlink_peers_of(const Snapshot& s, const Gpu& g);
 
 }  // namespace gpumap

@@ -103,4 +103,17 @@ std::string short_number(double x) {
   return buf;
 }
 
+std::string printable_lines(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t pos = 0; pos < s.size();) {
+    size_t nl = s.find('\n', pos);
+    out += printable(s.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    if (nl == std::string_view::npos) break;
+    out += '\n';
+    pos = nl + 1;
+  }
+  return out;
+}
+
 }  // namespace gpumap

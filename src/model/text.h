@@ -42,4 +42,7 @@ std::string valid_utf8(std::string_view s);
 /// byte of malformed UTF-8 becomes '?'.  Printable UTF-8 passes unchanged.
 std::string printable(std::string_view s);
 
+/// printable() line by line, keeping the newlines: for a block of text for people.
+std::string printable_lines(std::string_view s);
+
 }  // namespace gpumap

@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <cctype>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
@@ -95,8 +96,12 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0 && errno == EEXIST) continue;  // another process created it: open that one
     if (fd < 0) {
-      why = sys_error("cannot create " + path);
-      return -1;
+      // The folder's fault (out of space or inodes, read-only, too many open files), not this
+      // GPU's: an error of gpumap's (exit 1), never "not enough GPUs" (exit 6).
+      std::string dir = path.substr(0, path.rfind('/'));
+      throw Error(kExitError, sys_error("cannot create the lock file " + path),
+                  "free space and inodes in " + dir + " (df -i " + dir + "), or set GPUMAP_LOCK_DIR to a folder "
+                  "every user of these GPUs can write");
     }
     fchmod(fd, 0666);  // the umask took bits away; every user must be able to lock it
     return fd;
@@ -105,25 +110,34 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
   return -1;
 }
 
-/// When process `pid` started (Unix seconds, from /proc: boot time + start ticks); nullopt if unknown.
-std::optional<int64_t> process_start_unix(int64_t pid) {
+/// When process `pid` started, in clock ticks since boot (/proc/PID/stat field 22: the
+/// monotonic boot clock, which wall-clock steps do not move); nullopt if unknown.
+std::optional<int64_t> process_start_ticks(int64_t pid) {
   std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
   size_t paren = text.rfind(')');  // comm may hold spaces and parentheses
-  if (paren == std::string::npos) return std::nullopt;
+  if (paren == std::string::npos || paren + 2 > text.size()) return std::nullopt;
   std::istringstream fields(text.substr(paren + 2));
   std::string f;
   long long ticks = -1;
   for (int i = 3; i <= 22 && fields >> f; ++i)  // field 22: starttime in clock ticks since boot
     if (i == 22) ticks = std::atoll(f.c_str());
+  if (ticks < 0) return std::nullopt;
+  return ticks;
+}
+
+/// When process `pid` started (Unix seconds: boot time + start ticks); nullopt if unknown.
+std::optional<int64_t> process_start_unix(int64_t pid) {
+  std::optional<int64_t> ticks = process_start_ticks(pid);
+  if (!ticks) return std::nullopt;
   std::ifstream kstat("/proc/stat");
   std::string key;
   long long btime = -1;
   while (kstat >> key)
     if (key == "btime" && kstat >> btime) break;
   long hz = sysconf(_SC_CLK_TCK);
-  if (ticks < 0 || btime < 0 || hz <= 0) return std::nullopt;
-  return btime + ticks / hz;
+  if (btime < 0 || hz <= 0) return std::nullopt;
+  return btime + *ticks / hz;
 }
 
 /// kill(target, 0): a process (target > 0) or a process group (target < -1) with a live member.
@@ -150,7 +164,9 @@ std::string format_lease_record(const LeaseRecord& r) {
   for (char& c : cmd)
     if (c == '\n' || c == '\r') c = ' ';
   return "pid=" + std::to_string(r.pid) + "\nuid=" + std::to_string(r.uid) + "\nuser=" + r.user +
-         "\nstart=" + std::to_string(r.start_unix) + "\n" + (r.job > 0 ? "job=" + std::to_string(r.job) + "\n" : "") +
+         "\nstart=" + std::to_string(r.start_unix) + "\n" +
+         (r.start_ticks > 0 ? "start_ticks=" + std::to_string(r.start_ticks) + "\n" : "") +
+         (r.job > 0 ? "job=" + std::to_string(r.job) + "\n" : "") +
          "command=" + cmd + "\n";
 }
 
@@ -170,6 +186,7 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
       else if (k == "uid") r.uid = std::stoll(v);
       else if (k == "user") r.user = v;
       else if (k == "start") r.start_unix = std::stoll(v);
+      else if (k == "start_ticks") r.start_ticks = std::stoll(v);
       else if (k == "job") r.job = std::stoll(v);
       else if (k == "command") r.command = v;
     } catch (const std::exception&) {
@@ -203,9 +220,16 @@ std::string describe_lease(const LeaseRecord& r) {
 std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r) {
   if (!r) return r;
   if (r->pid > 0 && r->pid <= INT32_MAX && process_exists(static_cast<pid_t>(r->pid))) {
-    // A live process with that pid that started after the record was written is someone else.
-    std::optional<int64_t> started = process_start_unix(r->pid);
-    if (!started || r->start_unix <= 0 || *started <= r->start_unix + 1) return r;
+    // A live process with that pid is the holder only if it is the same process: the same start
+    // in ticks since boot (a wall-clock step moves the Unix start times, not the ticks).  A
+    // record without ticks (an older gpumap): one that started after the record is someone else.
+    if (r->start_ticks > 0) {
+      std::optional<int64_t> ticks = process_start_ticks(r->pid);
+      if (!ticks || *ticks == r->start_ticks) return r;
+    } else {
+      std::optional<int64_t> started = process_start_unix(r->pid);
+      if (!started || r->start_unix <= 0 || *started <= r->start_unix + 1) return r;
+    }
   }
   if (r->job > 1 && r->job <= INT32_MAX && process_exists(-static_cast<pid_t>(r->job))) {
     r->launcher_gone = true;
@@ -214,11 +238,98 @@ std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r) {
   return std::nullopt;
 }
 
+namespace {
+
+/// Why an ancestor folder of the lease folder is unsafe ("" when safe), as sshd's StrictModes
+/// judges the folders above a user's files: owned by root or this user, and not writable by its
+/// group or others unless sticky (else they could move the lease folder away and put their own
+/// in its place, with lock files nobody holds).
+std::string check_ancestor(const struct stat& st, const std::string& path, const std::string& dir) {
+  if (st.st_uid != 0 && st.st_uid != geteuid())
+    return "the lease folder " + dir + " is inside " + path + ", owned by " + user_name(st.st_uid) +
+           " (not root or you): they could replace the lease folder";
+  if ((st.st_mode & (S_IWOTH | S_IWGRP)) && !(st.st_mode & S_ISVTX))
+    return "the lease folder " + dir + " is inside " + path + ", writable by " +
+           (st.st_mode & S_IWOTH ? "everyone" : "its group") +
+           " but not sticky: anyone of them could move the lease folder away and put another in its place";
+  return "";
+}
+
+/// Walks the absolute path `given`'s ancestors from "/" one component at a time (openat with
+/// O_NOFOLLOW, so no symbolic link is followed and each folder checked is the one walked
+/// through) and checks each.  Returns the path without repeated slashes and "." components;
+/// throws Error(kExitError) naming the first unsafe ancestor.
+std::string check_ancestors(const std::string& given) {
+  std::vector<std::string> parts;
+  std::string dir;
+  for (size_t pos = 0; pos < given.size();) {
+    size_t slash = given.find('/', pos);
+    if (slash == std::string::npos) slash = given.size();
+    std::string c = given.substr(pos, slash - pos);
+    if (c == "..")
+      throw Error(kExitError, "the lease folder " + given + " is named with `..`",
+                  "set GPUMAP_LOCK_DIR to the folder's real path (realpath -m " + given + ")");
+    if (!c.empty() && c != ".") parts.push_back(c), dir += "/" + c;
+    pos = slash + 1;
+  }
+  if (dir.empty()) dir = "/";
+  int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw Error(kExitError, sys_error("cannot open /"));
+  std::string path = "/";
+  for (size_t i = 0; i < parts.size(); ++i) {  // fd is `path`, the folder holding parts[i]
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      close(fd);
+      throw Error(kExitError, sys_error("cannot stat " + path));
+    }
+    if (std::string w = check_ancestor(st, path, dir); !w.empty()) {
+      close(fd);
+      throw Error(kExitError, w,
+                  "use a lease folder whose parents only root (or you) can change, e.g. the default "
+                  "/tmp/gpumap-leases; or fix " + path + " (chmod o-w,g-w or +t)");
+    }
+    if (i + 1 >= parts.size()) break;
+    int next = openat(fd, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    struct stat lst;
+    if (next < 0 && err == ENOTDIR && fstatat(fd, parts[i].c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+      err = ELOOP;  // O_PATH | O_NOFOLLOW | O_DIRECTORY on a symbolic link: ENOTDIR
+    close(fd);
+    path += (path == "/" ? "" : "/") + parts[i];
+    if (next < 0) {
+      errno = err;
+      if (err == ENOENT)
+        throw Error(kExitError, "cannot create the lease folder " + dir + ": " + path + " does not exist",
+                    "set GPUMAP_LOCK_DIR to a folder in an existing one, which every user of these GPUs can reach");
+      if (err == ELOOP || err == ENOTDIR)
+        throw Error(kExitError, "the lease folder " + dir + " is reached through " + path + ", " +
+                                    (err == ELOOP ? "a symbolic link" : "not a folder") + " (refusing to follow it)",
+                    "set GPUMAP_LOCK_DIR to the folder's real path (realpath " + dir + ")");
+      throw Error(kExitError, sys_error("cannot open " + path));
+    }
+    fd = next;
+  }
+  close(fd);
+  return dir;
+}
+
+}  // namespace
+
 std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir) {
   return gpumap_lock_dir && !gpumap_lock_dir->empty() ? *gpumap_lock_dir : kDefaultDir;
 }
 
-void prepare_lease_dir(const std::string& dir) {
+void prepare_lease_dir(const std::string& given) {
+  // "/path/link/" would follow the link: lstat sees the folder it names.  The path is made
+  // absolute and its ancestors are checked from "/" down.
+  std::string dir = given;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!dir.empty() && dir[0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) throw Error(kExitError, sys_error("the lease folder " + dir + ": cannot get the current folder"));
+    dir = std::string(cwd) + "/" + dir;
+  }
+  dir = check_ancestors(dir);
   struct stat st;
   if (lstat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) throw Error(kExitError, sys_error("cannot stat the lease folder " + dir));
@@ -352,6 +463,7 @@ LeaseRecord current_lease_record(const std::vector<std::string>& argv) {
   r.user = user_name(getuid());
   for (const std::string& a : argv) r.command += (r.command.empty() ? "" : " ") + a;
   r.start_unix = static_cast<int64_t>(::time(nullptr));
+  r.start_ticks = process_start_ticks(getpid()).value_or(0);
   return r;
 }
 

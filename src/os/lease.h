@@ -23,12 +23,13 @@ struct LeaseRecord {
   int64_t uid = -1;
   std::string user;     // login name, or the uid as text
   std::string command;  // argv joined by spaces, newlines replaced
-  int64_t start_unix = 0;
+  int64_t start_unix = 0;   // for people ("since 18:02:11"); wall clock, so never used to judge liveness
+  int64_t start_ticks = 0;  // the holder's start, clock ticks since boot (/proc/PID/stat field 22); 0: unknown
   int64_t job = 0;      // the job's process group once started (0: not started yet)
   bool launcher_gone = false;  // set by readers: gpumap (pid) has exited, the job still holds it
 };
 
-/// "pid=..\nuid=..\nuser=..\nstart=..\n[job=..\n]command=..\n"
+/// "pid=..\nuid=..\nuser=..\nstart=..\n[start_ticks=..\n][job=..\n]command=..\n"
 std::string format_lease_record(const LeaseRecord& r);
 /// Parses what format_lease_record wrote; nullopt for an empty or unreadable record.
 std::optional<LeaseRecord> parse_lease_record(const std::string& text);
@@ -38,7 +39,8 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text);
 std::string describe_lease(const LeaseRecord& r);
 
 /// Whether a record read from a held lock file still describes the holder: its gpumap (pid)
-/// lives and started no later than the record, or its job's process group has a live member
+/// lives and is the same process (the same start in ticks since boot, which no wall-clock step
+/// moves; a record without start_ticks: started no later than the record), or its job's process group has a live member
 /// (then launcher_gone is set).  nullopt otherwise: the lock is held by a process that is not
 /// gpumap (e.g. flock(1)), and the file still carries an earlier holder's record.
 std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r);
@@ -51,7 +53,10 @@ std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir);
 
 /// Creates the folder (mode 1777) when missing and checks it: a directory, not a symlink,
 /// and not writable by its group or others unless sticky (else a member could delete a lock
-/// file someone holds and lease the same GPU).  Throws Error(kExitError) naming it and the fix.
+/// file someone holds and lease the same GPU).  Its path is walked from "/" without following
+/// a symbolic link (trailing slashes dropped, relative made absolute, ".." refused), and every
+/// folder above it must be owned by root or this user and not group/other-writable unless
+/// sticky (as sshd checks).  Throws Error(kExitError) naming it and the fix.
 void prepare_lease_dir(const std::string& dir);
 
 /// The lock file of a GPU: DIR/UUID.lock.  Throws Error(kExitUsage) for a UUID with

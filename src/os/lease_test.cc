@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <ctime>
 
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -168,6 +170,49 @@ TEST(Lease, LiveHolderNamesTheJobWhenItsGpumapHasExited) {
   EXPECT_EQ(parse_lease_record(format_lease_record(r))->job, getpgrp());
 }
 
+// Liveness is judged by the holder's start in ticks since boot: a wall-clock step of an hour
+// since the record was written (its start_unix an hour off) still names the live holder, not
+// "(its gpumap has exited)".
+TEST(Lease, AWallClockStepDoesNotMakeALiveHolderLookGone) {
+  LeaseRecord r = current_lease_record({"gpumap", "run", "--", "train"});
+  ASSERT_GT(r.start_ticks, 0);
+  r.job = getpgrp();
+  r.start_unix -= 3600 * 24;  // as if the clock was set a day forward after the record was written
+  LeaseRecord back = *parse_lease_record(format_lease_record(r));
+  EXPECT_EQ(back.start_ticks, r.start_ticks);
+  auto h = live_holder(back);
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(h->launcher_gone) << describe_lease(*h);
+  back.start_ticks += 1;  // the pid is someone else's now (another start): not this holder
+  back.job = 0;
+  EXPECT_FALSE(live_holder(back));
+}
+
+// A lock file that cannot be created (the folder out of inodes or space, read-only, no file
+// descriptors left) is gpumap's error (exit 1), never a GPU passed over (exit 6).
+TEST(Lease, ALockFileThatCannotBeCreatedIsAnError) {
+  std::string dir = fresh_dir();
+  pid_t p = fork();
+  if (p == 0) {
+    struct rlimit none{0, 0};
+    setrlimit(RLIMIT_NOFILE, &none);  // every open fails (EMFILE), as a full folder's would (ENOSPC)
+    try {
+      try_lease(dir, kUuid, rec(1));
+      _exit(10);
+    } catch (const Error& e) {
+      _exit(e.exit_code() == kExitError && std::string(e.what()).find("cannot create the lock file") != std::string::npos
+                ? 0 : 11);
+    } catch (...) {
+      _exit(12);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(p, &status, 0), p);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: refused quietly (a GPU passed over), 11: another error";
+  rmdir(dir.c_str());
+}
+
 TEST(Lease, FilesAreWorldLockableWhateverTheUmask) {
   std::string dir = fresh_dir() + "/leases";
   mode_t old = umask(077);
@@ -237,6 +282,72 @@ TEST(Lease, FolderChecks) {
   EXPECT_EQ(lease_dir(std::nullopt), "/tmp/gpumap-leases");
   EXPECT_EQ(lease_dir(std::string("")), "/tmp/gpumap-leases");
   EXPECT_EQ(lease_dir(std::string("/x")), "/x");
+}
+
+/// The message prepare_lease_dir throws for `dir`, or "" when it accepts it.
+std::string folder_refusal(const std::string& dir) {
+  try {
+    prepare_lease_dir(dir);
+    return "";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitError) << e.what();
+    return e.what();
+  }
+}
+
+// A trailing slash made lstat follow the link ("/path/link/"), and only the folder itself was
+// checked: a 1777 folder inside a 0777 non-sticky one (whose users can swap it) was accepted.
+TEST(Lease, FolderPathIsWalkedFromTheRootWithoutFollowingLinks) {
+  std::string base = std::filesystem::path(fresh_dir()).lexically_normal().string();  // messages name it so
+  std::string real = base + "/real";
+  ASSERT_EQ(mkdir(real.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(real.c_str(), 01777), 0);
+  ASSERT_EQ(symlink(real.c_str(), (base + "/link").c_str()), 0);
+  EXPECT_EQ(folder_refusal(real), "");
+  EXPECT_EQ(folder_refusal(real + "/"), "");
+  for (const std::string& via_link : {base + "/link", base + "/link/", base + "/link//"})
+    EXPECT_NE(folder_refusal(via_link).find("symbolic link"), std::string::npos) << via_link;
+  EXPECT_NE(folder_refusal(base + "/link/inner").find("reached through " + base + "/link, a symbolic link"),
+            std::string::npos);
+
+  std::string open_parent = base + "/open";
+  ASSERT_EQ(mkdir(open_parent.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((open_parent + "/leases").c_str(), 0700), 0);
+  ASSERT_EQ(chmod((open_parent + "/leases").c_str(), 01777), 0);
+  ASSERT_EQ(chmod(open_parent.c_str(), 0777), 0);  // anyone can rename leases/ away and plant another
+  std::string why = folder_refusal(open_parent + "/leases");
+  EXPECT_NE(why.find("is inside " + open_parent + ", writable by everyone but not sticky"), std::string::npos) << why;
+  EXPECT_NE(folder_refusal(open_parent + "/leases/deeper").find("is inside " + open_parent), std::string::npos);
+  ASSERT_EQ(chmod(open_parent.c_str(), 0775), 0);
+  EXPECT_NE(folder_refusal(open_parent + "/leases").find("writable by its group"), std::string::npos);
+  ASSERT_EQ(chmod(open_parent.c_str(), 01777), 0);  // sticky, like /tmp: fine
+  EXPECT_EQ(folder_refusal(open_parent + "/leases"), "");
+  EXPECT_NE(folder_refusal(open_parent + "/../open/leases").find("`..`"), std::string::npos);
+  EXPECT_NE(folder_refusal(base + "/missing/leases").find("does not exist"), std::string::npos);
+
+  // Relative: made absolute, walked the same way.
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  ASSERT_EQ(chdir(base.c_str()), 0);
+  EXPECT_NE(folder_refusal("link").find("symbolic link"), std::string::npos);
+  EXPECT_EQ(folder_refusal("real"), "");
+  ASSERT_EQ(chdir(cwd), 0);
+}
+
+// An ancestor owned by another (non-root) user: they could replace the lease folder.
+TEST(Lease, FolderInsideAnotherUsersFolderIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  std::string base = std::filesystem::path(fresh_dir()).lexically_normal().string();  // messages name it so
+  std::string theirs = base + "/theirs";
+  ASSERT_EQ(mkdir(theirs.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((theirs + "/leases").c_str(), 0700), 0);
+  ASSERT_EQ(chmod((theirs + "/leases").c_str(), 01777), 0);
+  ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);  // nobody
+  std::string why = folder_refusal(theirs + "/leases");
+  EXPECT_NE(why.find("is inside " + theirs + ", owned by "), std::string::npos) << why;
+  EXPECT_NE(why.find("(not root or you)"), std::string::npos) << why;
+  ASSERT_EQ(chown(theirs.c_str(), 0, 0), 0);
+  EXPECT_EQ(folder_refusal(theirs + "/leases"), "");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_bounds.h"
 #include "os/state_file.h"
 
 namespace gpumap {
@@ -24,7 +25,9 @@ nlohmann::json read_all(const std::string& dir) {
   if (!in) return nlohmann::json::object();
   std::stringstream ss;
   ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  std::string text = ss.str();
+  if (json_bounds_error(text)) return nlohmann::json::object();  // not one gpumap wrote: start afresh
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("entries") || !j["entries"].is_array()) return nlohmann::json::object();
   return j;
 }

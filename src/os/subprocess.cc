@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,12 +49,18 @@ ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<s
   av.push_back(nullptr);
   for (const auto& e : env) ev.push_back(const_cast<char*>(e.c_str()));
   ev.push_back(nullptr);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     r.spawn_error = std::string("fork: ") + strerror(errno);
     return r;
   }
   if (pid == 0) {
+    // The child dies with gpumap (a `kill -TERM` of gpumap left a hung probe running forever).
+    // The signal is sent when the forking thread ends, and only for a death after the prctl:
+    // a parent gone already has made this process an orphan, whose parent is no longer `parent`.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_pipe[1], 1);

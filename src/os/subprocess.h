@@ -13,7 +13,8 @@ struct ProcResult {
   std::string spawn_error;  // non-empty when the program could not be started
 };
 
-/// Runs argv[0] (a path) with exactly `env` ("NAME=VALUE"), no shell, no stdin.
+/// Runs argv[0] (a path) with exactly `env` ("NAME=VALUE"), no shell, no stdin; killed after
+/// `timeout_ms`, and (PR_SET_PDEATHSIG) when the calling thread or process dies first.
 ProcResult run_capture(const std::vector<std::string>& argv, const std::vector<std::string>& env, int timeout_ms);
 
 /// `name` looked up in `path` (a $PATH value; nullopt: execvp's default) like execvp (a name with

@@ -79,9 +79,10 @@ Json gpu_json(const Snapshot& s, const Gpu& g) {
   j["mig_devices"] = mig;
   j["process_count"] = g.processes ? Json(g.processes->size()) : Json(nullptr);
   if (g.cpu_affinity) j["cpu_affinity"] = *g.cpu_affinity;
-  if (!g.nvlink_peers.empty()) {  // as documented: one UUID per link (a peer joined by 18 links appears 18 times)
+  if (std::vector<NvLinkPeer> peers = nvlink_peers_of(s, g); !peers.empty()) {
+    // As documented: one UUID per link (a peer joined by 18 links appears 18 times).
     Json per_link = Json::array();
-    for (const NvLinkPeer& p : g.nvlink_peers)
+    for (const NvLinkPeer& p : peers)
       for (uint32_t l = 0; l < p.links; ++l) per_link.push_back(p.uuid);
     j["nvlink_peers"] = per_link;
   }
@@ -137,6 +138,9 @@ Json lease_json(const LeaseRecord& r) {
 }
 
 Json lease_json(const LeaseState& st) {
+  if (!st.refused.empty())  // not free either: `run` refuses this lock file (the table says "unsafe lock file")
+    return {{"held", false}, {"pid", nullptr}, {"user", nullptr}, {"command", nullptr}, {"start_unix", nullptr},
+            {"unsafe", st.refused}};
   if (!st.held) return nullptr;
   if (st.holder) return lease_json(*st.holder);
   return {{"held", true}, {"pid", nullptr}, {"user", nullptr}, {"command", nullptr}, {"start_unix", nullptr}};

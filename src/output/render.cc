@@ -101,7 +101,8 @@ std::string device_name(const Snapshot& s, const std::string& uuid) {
   return d.gpu ? d.gpu->name : "?";
 }
 
-std::string fit_line(const std::string& line, const TermStyle& st) {
+std::string fit_line(const std::string& raw, const TermStyle& st) {
+  std::string line = printable(raw);  // lines quote variables, paths and driver strings
   if (!st.fit) return line + "\n";
   size_t lead = std::min(line.find_first_not_of(' '), line.size());  // keep the line's own indent
   return wrap(line.substr(lead), st.width, lead, lead + 2) + "\n";

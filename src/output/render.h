@@ -43,8 +43,9 @@ std::string device_name(const Snapshot& s, const std::string& uuid);
 /// without its folder, wrapped to fit).
 std::string host_banner(const Snapshot& s, const TermStyle& st = term_style());
 
-/// One line of prose with its newline: when `st.fit`, wrapped at words, its leading spaces kept
-/// and continuation lines indented 2 more; else as is.
+/// One line of prose with its newline, made printable() (it quotes variables, paths, driver
+/// strings): when `st.fit`, wrapped at words, its leading spaces kept and continuation lines
+/// indented 2 more; else as is.
 std::string fit_line(const std::string& line, const TermStyle& st = term_style());
 
 }  // namespace gpumap

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "model/error.h"
+#include "model/json_bounds.h"
 
 namespace gpumap {
 namespace {
@@ -117,6 +118,7 @@ class Reader {
 };
 
 Json parse_or_null(const std::string& text) {
+  if (json_bounds_error(text)) return nullptr;
   Json j = Json::parse(text, nullptr, false);
   return j.is_discarded() ? Json(nullptr) : j;
 }
@@ -152,6 +154,7 @@ bool looks_like_mapping_snapshot(const std::string& text) {
 
 MappingSnapshot parse_mapping_snapshot(const std::string& text, const std::string& path) {
   Reader r(path);
+  if (auto e = json_bounds_error(text)) r.fail("not a gpumap snapshot (" + *e + ")");
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) r.fail("is not valid JSON (damaged or cut short)");
   if (!j.is_object() || !j.contains("format") || j["format"] != kSnapshotFormat)

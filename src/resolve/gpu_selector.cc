@@ -134,7 +134,7 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
   a.spec = spec;
   a.ordinal = parse_cuda_ordinal(spec).value();
   if (view.error != CudaInitError::kNone)
-    throw Error(kExitUnavailable,
+    throw Error(kExitUsage,
                 "`" + spec + "`: no cuda:N exists in this environment: cuInit would fail (" +
                     std::string(cuda_error_name(view.error)) + ": " + view.error_reason + ")",
                 "run `gpumap doctor` for the fix");

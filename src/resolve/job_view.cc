@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "env/launcher.h"
+#include "model/json_bounds.h"
 
 namespace gpumap {
 namespace {
@@ -133,6 +134,10 @@ JobReport join_job_report(const std::string& job_id, const std::map<int, std::st
     // (and has none inside strings), so the pieces are joined as they are.
     std::string joined = text;
     std::erase(joined, '\n');
+    if (auto e = json_bounds_error(joined)) {
+      r.node_errors.push_back("task " + std::to_string(task) + ": not gpumap ps output (" + *e + ")");
+      continue;
+    }
     try {
       doc = nlohmann::json::parse(joined);
     } catch (const nlohmann::json::exception&) {

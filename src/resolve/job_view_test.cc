@@ -84,5 +84,13 @@ TEST(JobView, UnknownAllocationAndBrokenNodeOutput) {
   EXPECT_EQ(r.node_errors[0], "task 1: gpumap: command not found");
 }
 
+TEST(JobView, DeeplyNestedNodeOutputIsANodeErrorNotACrash) {
+  std::string deep = std::string(100000, '[') + std::string(100000, ']') + "\n";
+  JobReport r = join_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}})}, {1, deep}}, {{"n1", {0}}});
+  ASSERT_EQ(r.node_errors.size(), 1u);
+  EXPECT_EQ(r.node_errors[0], "task 1: not gpumap ps output (nested 100000 levels deep (at most 64))");
+  EXPECT_EQ(r.nodes, (std::vector<std::string>{"n1"}));
+}
+
 }  // namespace
 }  // namespace gpumap

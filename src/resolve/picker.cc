@@ -21,13 +21,15 @@ std::optional<uint64_t> free_mib(const Gpu& g) {
 }
 
 bool has_processes(const Gpu& g) { return g.processes && !g.processes->empty(); }
+/// Runs processes, or may: a process list NVML could not read is never taken for an idle GPU.
+bool maybe_busy(const Gpu& g) { return !g.processes || !g.processes->empty(); }
 
 std::string gpu_label(const Gpu& g) { return "GPU " + std::to_string(g.nvml_index) + " (" + g.uuid + ")"; }
 
 /// Lower is better, for one GPU.
 auto single_key(const Gpu& g) {
-  return std::make_tuple(has_processes(g) ? 1 : 0, -static_cast<int64_t>(free_mib(g).value_or(0)),
-                         g.utilization_gpu.value_or(0), g.nvml_index);
+  return std::make_tuple(maybe_busy(g) ? 1 : 0, -static_cast<int64_t>(free_mib(g).value_or(0)),
+                         g.utilization_gpu.value_or(101), g.nvml_index);  // unknown load ranks after any known
 }
 
 struct SetScore {
@@ -42,12 +44,16 @@ struct SetScore {
   }
 };
 
-/// What scoring needs of the candidates, computed once: the NVLink count of every pair (a
-/// matrix, not a string scan per pair per set), CPU group ids, busy flags and free memory.
+/// What scoring needs of the candidates, computed once: the direct NVLinks of each (a few per
+/// GPU, by candidate position: no string scan per pair per set), its NVSwitch fabric and switch
+/// link count (a pair on one fabric has the smaller count: no n*n matrix, which at 8 192 GPUs
+/// was 256 MB), CPU group ids, busy flags and free memory.
 struct Candidates {
   std::vector<const Gpu*> gpus;
   size_t n = 0;
-  std::vector<int> links;  // n*n
+  std::vector<std::vector<std::pair<size_t, int>>> direct;  // (candidate position, links), each peer once
+  std::vector<int64_t> fabric;  // -1: on no NVSwitch fabric
+  std::vector<int> switch_links;
   std::vector<int> group;  // CPU affinity group id
   std::vector<int> busy;
   std::vector<int64_t> free;
@@ -55,10 +61,10 @@ struct Candidates {
 
   /// `all`: every GPU of the snapshot, which a peer's nvml_index is checked against.
   Candidates(const std::vector<Gpu>& all, const std::vector<const Gpu*>& q)
-      : gpus(q), n(q.size()), links(n * n, 0), group(n), busy(n), free(n) {
-    // A peer is found by its nvml_index, checked against its UUID, so the n*n link counts of an
-    // NVSwitch host cost no string hashing; only a peer whose index names another GPU (a
-    // snapshot put together by hand) is looked up by UUID.
+      : gpus(q), n(q.size()), direct(n), fabric(n, -1), switch_links(n, 0), group(n), busy(n), free(n) {
+    // A peer is found by its nvml_index, checked against its UUID, so the link counts cost no
+    // string hashing; only a peer whose index names another GPU (a snapshot put together by
+    // hand) is looked up by UUID.
     std::vector<const Gpu*> gpu_at;   // nvml_index -> the snapshot's GPU
     std::vector<size_t> candidate_at;  // nvml_index -> position in q (n: not a candidate)
     for (const Gpu& g : all) {
@@ -78,22 +84,39 @@ struct Candidates {
       auto it = by_uuid.find(p.uuid);
       return it == by_uuid.end() ? n : it->second;
     };
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
       for (const NvLinkPeer& p : q[i]->nvlink_peers) {
         size_t at = position(p);
+        if (at >= n || at == i) continue;
+        auto it = std::find_if(direct[i].begin(), direct[i].end(), [&](const auto& d) { return d.first == at; });
+        if (it == direct[i].end()) it = direct[i].insert(direct[i].end(), {at, 0});
         // A GPU has at most 18 NVLinks; the cap keeps a hand-made count from overflowing the sums.
-        if (at < n && at != i) links[i * n + at] = static_cast<int>(std::min<uint64_t>(links[i * n + at] + uint64_t{p.links}, 1u << 16));
+        it->second = static_cast<int>(std::min<uint64_t>(uint64_t(it->second) + p.links, 1u << 16));
       }
+      if (q[i]->nvswitch_fabric && q[i]->nvswitch_links.value_or(0)) {
+        fabric[i] = *q[i]->nvswitch_fabric;
+        switch_links[i] = static_cast<int>(std::min<uint32_t>(*q[i]->nvswitch_links, 1u << 16));
+      }
+    }
     std::map<std::string, int> ids;
     for (size_t i = 0; i < n; ++i) {
       std::string key = q[i]->cpu_affinity.value_or("?" + q[i]->uuid);
       group[i] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
-      busy[i] = has_processes(*q[i]);
+      busy[i] = maybe_busy(*q[i]);
       free[i] = static_cast<int64_t>(free_mib(*q[i]).value_or(0));
     }
     groups = static_cast<int>(ids.size());
   }
-  int link(size_t i, size_t j) const { return links[i * n + j]; }
+  /// Through the switches only.
+  int switched(size_t i, size_t j) const {
+    return i != j && fabric[i] >= 0 && fabric[i] == fabric[j] ? std::min(switch_links[i], switch_links[j]) : 0;
+  }
+  int link(size_t i, size_t j) const {
+    int l = switched(i, j);
+    for (const auto& [at, links] : direct[i])
+      if (at == j) l += links;
+    return l;
+  }
 
   SetScore score(const std::vector<size_t>& set) const {
     SetScore s;
@@ -130,6 +153,7 @@ std::vector<size_t> grow(const Candidates& c, const std::vector<uint32_t>& rank,
   // Per candidate, with the current set: gain = pairs << 32 | links (higher is better), and
   // tie = a bit for a CPU group not used yet, then the rank (lower is better).
   std::vector<uint64_t> gain(c.n, 0);
+  std::vector<int> row(c.n, 0);  // scratch: direct links of the GPU being added
   std::vector<uint32_t> tie(c.n);
   for (size_t g = 0; g < c.n; ++g) tie[g] = (1u << 31) | rank[g];
   auto add = [&](size_t m) {
@@ -139,9 +163,13 @@ std::vector<size_t> grow(const Candidates& c, const std::vector<uint32_t>& rank,
       for (size_t g = 0; g < c.n; ++g)
         if (c.group[g] == c.group[m]) tie[g] &= ~(1u << 31);
     }
-    const int* row = &c.links[m * c.n];
-    for (size_t g = 0; g < c.n; ++g)
-      gain[g] += (static_cast<uint64_t>(row[g] > 0) << 32) | static_cast<uint32_t>(row[g]);
+    // m's links to every candidate: through the switches, plus its few direct ones (O(n)).
+    for (const auto& [at, links] : c.direct[m]) row[at] += links;
+    for (size_t g = 0; g < c.n; ++g) {
+      int l = row[g] + c.switched(m, g);
+      gain[g] += (static_cast<uint64_t>(l > 0) << 32) | static_cast<uint32_t>(l);
+    }
+    for (const auto& [at, links] : c.direct[m]) row[at] = 0;
   };
   add(seed);
   while (set.size() < k) {
@@ -311,9 +339,14 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
         if (g->memory_total_mib && *g->memory_total_mib < *req.min_free_mib) permanent = true;
       }
     }
+    if (req.max_util && !g->utilization_gpu && !req.allow_unknown)
+      rej.reasons.push_back("utilisation unreadable, want at most " + std::to_string(*req.max_util) +
+                            "% (--allow-unknown to risk it)");
     if (req.max_util && g->utilization_gpu && *g->utilization_gpu > *req.max_util)
       rej.reasons.push_back("utilisation " + std::to_string(*g->utilization_gpu) + "% over " +
                             std::to_string(*req.max_util) + "%");
+    if (!req.allow_busy && !req.allow_unknown && !g->processes)
+      rej.reasons.push_back("process list unreadable (--allow-unknown to risk it, --allow-busy to share)");
     if (!req.allow_busy && has_processes(*g)) {
       std::string pids;
       for (const GpuProcess& p : *g->processes) pids += (pids.empty() ? "" : ", ") + std::to_string(p.pid);

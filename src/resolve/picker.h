@@ -19,7 +19,8 @@ struct PickRequest {
   std::optional<uint32_t> max_util;       // at most this utilisation (percent) on each
   std::vector<std::string> include;       // selectors: only these (empty: all visible)
   std::vector<std::string> exclude;       // selectors: never these
-  bool allow_busy = false;                // also GPUs that run other processes
+  bool allow_busy = false;                // also GPUs that run other processes (or whose process list is unknown)
+  bool allow_unknown = false;             // a process list or utilisation that could not be read does not disqualify
 };
 
 struct Rejection {
@@ -40,7 +41,8 @@ struct PickResult {
 /// skipped, and MIG devices unless --include names them: then only those, in the order given).  `leases` maps a UUID to why its lease is unavailable
 /// ("leased by pid 12 (alice) ...").
 /// Policy: drop leased, excluded, MIG-enabled, too-full, too-busy GPUs (and, unless
-/// allow_busy, those running processes); then for one GPU the most free memory and lowest
+/// allow_busy, those running processes); unless allow_unknown, an unreadable process list
+/// (without allow_busy) or utilisation (with max_util) disqualifies: unknown is never free; then for one GPU the most free memory and lowest
 /// utilisation; for several the set with the most NVLink-connected pairs (then links), then
 /// the fewest distinct CPU-affinity groups, then the most free memory, then nvidia-smi order.
 PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,

@@ -119,6 +119,71 @@ TEST(Picker, MemoryUtilisationAndProcessLimits) {
   EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, (std::vector<std::string>{"GPU-22", "GPU-33"}));
 }
 
+// Unknown is never free: an unreadable process list or (under max_util) utilisation
+// disqualifies unless allowed, and an allowed unknown ranks after GPUs known to be idle.
+TEST(Picker, UnknownProcessListOrUtilisationIsNotIdle) {
+  Snapshot s = four();
+  s.gpus[0].processes.reset();  // the most free memory, but NVML could not list its processes
+  s.gpus[1].memory_used_mib = 100;
+  s.gpus[1].utilization_gpu.reset();
+  s.gpus[2].memory_used_mib = 200;
+  s.gpus[3].memory_used_mib = 300;
+  PickRequest req;
+  req.count = 1;
+  PickResult r = pick_gpus(s, all(s), {}, req);
+  EXPECT_EQ(r.uuids, std::vector<std::string>{"GPU-11"});
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_EQ(r.rejected[0].uuid, "GPU-00");
+  ASSERT_EQ(r.rejected[0].reasons.size(), 1u);
+  EXPECT_EQ(r.rejected[0].reasons[0].rfind("process list unreadable", 0), 0u) << r.rejected[0].reasons[0];
+
+  req.max_util = 10;
+  r = pick_gpus(s, all(s), {}, req);
+  EXPECT_EQ(r.uuids, std::vector<std::string>{"GPU-22"});
+  ASSERT_EQ(r.rejected.size(), 2u);
+  EXPECT_EQ(r.rejected[1].reasons[0].rfind("utilisation unreadable, want at most 10%", 0), 0u) << r.rejected[1].reasons[0];
+
+  req.allow_unknown = true;  // allowed: taken, but after the GPUs known to be idle
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, std::vector<std::string>{"GPU-11"});
+  req.max_util.reset();
+  req.include = {"0"};
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, std::vector<std::string>{"GPU-00"});
+  req.allow_unknown = false;
+  EXPECT_TRUE(pick_gpus(s, all(s), {}, req).uuids.empty());
+  req.allow_busy = true;  // sharing allowed: an unknown process list no longer matters
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, std::vector<std::string>{"GPU-00"});
+}
+
+// NVSwitch fabrics as the reader stores them (membership, no pair list): a pair on one fabric
+// has the smaller switch link count, plus any direct links.
+TEST(Picker, GpusOnOneSwitchFabricAreJoinedWithoutPairLists) {
+  Snapshot s = four();
+  for (Gpu& g : s.gpus) g.nvlink_peers.clear();
+  for (size_t i = 0; i < 4; ++i) {
+    s.gpus[i].nvswitch_links = 18;
+    s.gpus[i].nvswitch_fabric = i < 2 ? 1 : 2;  // GPUs 0,1 on one fabric, 2,3 on another
+  }
+  s.gpus[0].memory_used_mib = 50000;  // 0 and 1 hold less free memory than 2 and 3
+  s.gpus[1].memory_used_mib = 50000;
+  PickRequest req;
+  req.count = 2;
+  PickResult r = pick_gpus(s, all(s), {}, req);
+  EXPECT_EQ(r.uuids, (std::vector<std::string>{"GPU-22", "GPU-33"}));
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes.front(), "every pair joined by NVLink (18 links over 1 pair)");
+  s.gpus[3].nvswitch_links = 12;  // the pair gets the smaller count: 0-1 (18) now wins
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, (std::vector<std::string>{"GPU-00", "GPU-11"}));
+  EXPECT_EQ(nvlinks_between(s.gpus[2], s.gpus[3]), 12u);
+  s.gpus[0].nvswitch_fabric = 2;  // 0 on 2,3's fabric, 1 alone on its own: 0-2 and 0-3 are pairs now
+  EXPECT_EQ(nvlinks_between(s.gpus[0], s.gpus[1]), 0u);
+  EXPECT_EQ(nvlinks_between(s.gpus[0], s.gpus[2]), 18u);
+  s.gpus[0].nvswitch_fabric = 1;
+  s.gpus[3].nvswitch_fabric.reset();  // off any fabric; a direct link joins it to 2
+  link(s.gpus[2], s.gpus[3], 4);
+  EXPECT_EQ(nvlinks_between(s.gpus[2], s.gpus[3]), 4u);
+  EXPECT_EQ(pick_gpus(s, all(s), {}, req).uuids, (std::vector<std::string>{"GPU-00", "GPU-11"})) << "18 links beat 4";
+}
+
 TEST(Picker, OnlyVisibleGpusAndIncludeExclude) {
   Snapshot s = four();
   PickRequest req;

@@ -1,0 +1,92 @@
+// Black-box tests of contracts the CLI had broken (issue 20 point 10): JSON where --json is
+// asked, options that are not values, exit codes as documented, and lease state in list --json.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using nlohmann::json;
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// An unsafe lock file (here a symbolic link) is not "no lease": the table says "unsafe lock
+// file", run refuses the GPU, and list --json says why (it said `lease: null`).
+TEST(CliContracts, AnUnsafeLockFileIsNamedInListJson) {
+  std::string locks = temp_dir("contract-unsafe");
+  std::string target = locks + "/target";
+  std::ofstream(target) << "keep\n";
+  ASSERT_EQ(symlink(target.c_str(), (locks + "/GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab.lock").c_str()), 0);
+  std::vector<std::string> env = {"GPUMAP_LOCK_DIR=" + locks};
+  CliRun j = gpumap({"list", "--simulate", "h200x2", "--json"}, env);
+  ASSERT_EQ(j.code, 0) << j.err;
+  json l = json::parse(j.out);
+  const json& lease = l["gpus"][0]["lease"];
+  ASSERT_TRUE(lease.is_object()) << l["gpus"][0].dump();
+  EXPECT_EQ(lease["held"], false);
+  EXPECT_TRUE(has(lease["unsafe"].get<std::string>(), "is a symbolic link")) << lease.dump();
+  EXPECT_TRUE(l["gpus"][1]["lease"].is_null()) << "a GPU without a lock file has no lease";
+  CliRun t = gpumap({"list", "--simulate", "h200x2"}, env);
+  EXPECT_TRUE(has(t.out, "unsafe lock file")) << t.out;
+  CliRun r = gpumap({"run", "--simulate", "h200x2", "--include", "0", "--", "true"}, env);
+  EXPECT_EQ(r.code, 6) << r.err;
+  std::filesystem::remove_all(locks);
+}
+
+TEST(CliContracts, MapJsonAndLineTogetherIsAUsageError) {
+  CliRun r = gpumap({"map", "--simulate", "h200x2", "--json", "--line"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "") << "no text where JSON was asked";
+  EXPECT_TRUE(has(r.err, "--line and --json together")) << r.err;
+}
+
+// `map --unset --json` took `--json` as the variable's name.
+TEST(CliContracts, AnOptionIsNeverTakenAsTheValueOfAnother) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"map", "--simulate", "h200x2", "--unset", "--json"},
+                                        std::vector<std::string>{"map", "--env", "--json", "--simulate", "h200x2"},
+                                        std::vector<std::string>{"pick", "--simulate", "h200x2", "--include", "--gpus", "1"}}) {
+    CliRun r = gpumap(args);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << args[3] << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "needs a value")) << r.err;
+    EXPECT_TRUE(has(r.err, "is an option")) << r.err;
+  }
+  // A value that merely starts with a dash is still a value.
+  CliRun ok = gpumap({"map", "--simulate", "h200x2", "--env", "CUDA_VISIBLE_DEVICES=-1", "--json"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+TEST(CliContracts, HelpJsonIsJson) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"help", "--json"}, std::vector<std::string>{"--help", "--json"}}) {
+    CliRun r = gpumap(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    ASSERT_TRUE(j["commands"].is_array()) << r.out;
+    EXPECT_GT(j["commands"].size(), 10u);
+  }
+  for (std::vector<std::string> args : {std::vector<std::string>{"help", "map", "--json"},
+                                        std::vector<std::string>{"map", "--help", "--json"}}) {
+    CliRun r = gpumap(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(j["name"], "map") << r.out;
+  }
+}
+
+// docs/cli.md: a cuda:N that does not exist is a usage error (2), also when no GPU is visible.
+TEST(CliContracts, MapCudaOrdinalWithNoVisibleGpuExits2) {
+  CliRun r = gpumap({"map", "cuda:0", "--simulate", "h200x2"}, {"CUDA_VISIBLE_DEVICES=-1"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "no cuda:N exists in this environment")) << r.err;
+}
+
+}  // namespace
+}  // namespace gpumap::testing
