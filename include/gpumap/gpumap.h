@@ -81,7 +81,8 @@ int gpumap_locate(gpumap_session* session, const char* gpus_json, char** result_
 /* Picks GPUs exactly as `gpumap pick` and leases them (the lock files `gpumap run` uses), held
  * by this process until gpumap_release() or its exit.  request_json (every key optional):
  *   {"gpus": 1, "min_free_mib": null, "max_util": null, "include": [], "exclude": [],
- *    "allow_busy": false, "wait": 0 (seconds), "command": ["python3", "train.py"]}
+ *    "allow_busy": false, "allow_unknown": false (take a GPU whose process list or utilisation
+ *    the driver could not read), "wait": 0 (seconds), "command": ["python3", "train.py"]}
  * Result: {"lease": ID, "lease_dir": "...", "devices": [rows as gpumap_devices, as they will
  * be once the environment is set], "environment": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID",
  * "CUDA_VISIBLE_DEVICES": "GPU-..."}}.  The caller sets the environment (setenv) before CUDA

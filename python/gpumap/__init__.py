@@ -343,12 +343,15 @@ class Pinned:
         return f"<gpumap.Pinned {','.join(self.uuids)} ({state})>"
 
 
-def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wait=None, allow_busy=False):
+def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wait=None, allow_busy=False,
+        allow_unknown=False):
     """Picks GPUs exactly as `gpumap pick` among those this process can see, leases them (the
     lock files `gpumap run` uses: no other gpumap gets them), and sets os.environ's
     CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES=<their UUIDs>, so cuda:0.. are them.
 
-    include/exclude: GPUs (or one GPU).  wait: seconds to wait for GPUs to qualify.
+    include/exclude: GPUs (or one GPU).  wait: seconds to wait for GPUs to qualify.  A GPU whose
+    process list (or, with max_util, utilisation) the driver cannot read is never taken as idle
+    unless allow_unknown=True.
     Returns a Pinned.  Raises TooLateError when CUDA already started here, NotEnoughGpusError
     (.passed_over says why for each GPU) when not enough qualify."""
     if cuda_initialized():
@@ -367,12 +370,13 @@ def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wa
             _bad_type("pin(wait=...)", wait, "a number of seconds")
         if not 0 <= wait <= 1e7:  # also NaN
             _bad_value("pin(wait=...)", wait, "a number of seconds from 0 to 10000000")
-    if not isinstance(allow_busy, bool):
-        _bad_type("pin(allow_busy=...)", allow_busy, "True or False")
+    for name, flag in (("allow_busy", allow_busy), ("allow_unknown", allow_unknown)):
+        if not isinstance(flag, bool):
+            _bad_type(f"pin({name}=...)", flag, "True or False")
     req = {"gpus": gpus, "min_free_mib": min_free_mib, "max_util": max_util,
            "include": [] if include is None else _gpu_names(include, "pin(include=...)"),
            "exclude": [] if exclude is None else _gpu_names(exclude, "pin(exclude=...)"),
-           "allow_busy": allow_busy, "wait": wait, "command": _display_argv()}
+           "allow_busy": allow_busy, "allow_unknown": allow_unknown, "wait": wait, "command": _display_argv()}
     lib = _load()
     with _lock:
         _, data = _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(req).encode())

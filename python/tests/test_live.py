@@ -323,6 +323,37 @@ class PythonArguments(SimulatedHost):
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.stdout.strip(), "CudaInitError 5", r.stderr)
 
+    def test_unknown_process_list_is_never_idle_for_pin(self):
+        """issue 20 point 3: a GPU whose process list NVML cannot read is not taken as free."""
+        self.simulate_with_faults([{"call": "nvmlDeviceGetComputeRunningProcesses", "gpu": 0,
+                                    "error": "NVML_ERROR_UNKNOWN"}], "unlisted")
+        code = ("import gpumap\n"
+                "try:\n    gpumap.pin(gpus=2)\nexcept gpumap.NotEnoughGpusError as e:\n    print(e.passed_over[0])\n"
+                "p = gpumap.pin(gpus=1)\nprint(p.devices[0]['nvml_index'])\np.release()\n"
+                "import os\nos.environ.pop('CUDA_VISIBLE_DEVICES')\n"
+                "p = gpumap.pin(gpus=2, allow_unknown=True)\nprint(len(p.uuids))\n")
+        p = self.child(code)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        lines = out.strip().splitlines()
+        self.assertIn("process list unreadable", lines[0])
+        self.assertEqual(lines[1:], ["1", "2"])
+
+    def test_a_hung_driver_holds_one_reader_thread(self):
+        """issue 20 point 5: repeated devices() against a hung NVML leave at most one reader thread."""
+        self.simulate_with_faults([{"call": "nvmlInit", "hang": True}], "hung")
+        os.environ["GPUMAP_DRIVER_TIMEOUT"] = "0.2"
+        code = ("import os, gpumap\n"
+                "def threads(): return len(os.listdir('/proc/self/task'))\n"
+                "before = threads()\n"
+                "for _ in range(20):\n"
+                "    try:\n        gpumap.devices()\n    except gpumap.NoDriverError:\n        pass\n"
+                "print(threads() - before)\n")
+        p = self.child(code)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertLessEqual(int(out.strip()), 1, out)
+
     def test_line(self):
         import gpumap
         os.environ["CUDA_VISIBLE_DEVICES"] = "1"

@@ -414,7 +414,8 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
     if (!h) throw Error(kExitUsage, "no session (gpumap_open failed or was not called)");
     Json r = parse_object(request_json, "gpumap_pin request",
-                          {"gpus", "min_free_mib", "max_util", "include", "exclude", "allow_busy", "wait", "command"});
+                          {"gpus", "min_free_mib", "max_util", "include", "exclude", "allow_busy", "allow_unknown", "wait",
+                           "command"});
     if (gpumap_cuda_initialized())
       throw Error(kExitTooLate,
                   "CUDA is already initialised in this process: CUDA_VISIBLE_DEVICES set now would change nothing",
@@ -428,6 +429,7 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
     for (const std::string& g : gpu_list(r.value("exclude", Json()), "exclude"))
       for (const std::string& p : split_gpu_specs(g)) req.exclude.push_back(p);
     req.allow_busy = bool_option(r, "allow_busy");
+    req.allow_unknown = bool_option(r, "allow_unknown");
     LeaseOptions lo;
     lo.what = "pin";
     lo.wait_s = number_option(r, "wait", kBoundWaitSeconds).value_or(0);
