@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -54,13 +55,17 @@ class Sleeper {
   pid_t pid_ = -1;
 };
 
-/// h200x2 with these processes on GPU 0 and GPU 1.
-std::string host_with(const std::vector<int>& gpu0, const std::vector<int>& gpu1) {
+/// h200x2 with these processes on GPU 0 and GPU 1, 256 MiB each unless `mib` says ((gpu, pid) -> MiB).
+std::string host_with(const std::vector<int>& gpu0, const std::vector<int>& gpu1,
+                      const std::map<std::pair<int, int>, int>& mib = {}) {
   std::ifstream in(host_path("h200x2"));
   json h = json::parse(in);
   for (int g = 0; g < 2; ++g) {
     json list = json::array();
-    for (int pid : g ? gpu1 : gpu0) list.push_back({{"pid", pid}, {"used_memory_mib", 256}});
+    for (int pid : g ? gpu1 : gpu0) {
+      auto m = mib.find({g, pid});
+      list.push_back({{"pid", pid}, {"used_memory_mib", m == mib.end() ? 256 : m->second}});
+    }
     h["gpus"][g]["processes"] = list;
   }
   return write_temp_file("ps-host.json", h.dump());
@@ -131,6 +136,59 @@ TEST(CliPs, BadDeviceOrderAndTable) {
   EXPECT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("sleep 30"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("device-order-breaks-cuda"), std::string::npos) << t.out;
+}
+
+size_t count_finding(const json& j, int pid, const std::string& id) {
+  size_t n = 0;
+  for (const json& p : j["processes"])
+    if (p["pid"] == pid)
+      for (const json& f : p["findings"]) n += f["id"] == id;
+  return n;
+}
+
+TEST(CliPs, RanksOnTheWrongGpuAndStrayContextsOncePerProcess) {
+  // Local rank 1 seeing both GPUs: on GPU 0 only (its cuda:0), on GPU 1 and GPU 0; and one narrowed to GPU 1.
+  Sleeper wrong({"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=t"});
+  Sleeper stray({"LOCAL_RANK=1"});
+  Sleeper bound({"LOCAL_RANK=1", std::string("CUDA_VISIBLE_DEVICES=") + kU1});
+  std::string host = host_with({wrong.pid(), stray.pid()}, {stray.pid(), bound.pid()}, {{{0, stray.pid()}, 480}});
+  json j = ps_json(host);
+
+  const json& w = *row(j, wrong.pid(), 0);
+  EXPECT_EQ(w["rank_variable"], "LOCAL_RANK");
+  EXPECT_EQ(w["rank_value"], 1);
+  EXPECT_EQ(w["cuda_device_count"], 2);
+  EXPECT_EQ(w["rank_nvml_index"], 1);
+  ASSERT_TRUE(has_finding(w, "rank-on-wrong-gpu", "error")) << w.dump();
+  for (const json& f : w["findings"])
+    if (f["id"] == "rank-on-wrong-gpu") {
+      std::string m = f["message"];
+      EXPECT_NE(m.find("pid " + std::to_string(wrong.pid())), std::string::npos) << m;
+      EXPECT_NE(m.find("its cuda:0 (256 MiB)"), std::string::npos) << m;
+      EXPECT_NE(m.find(std::string("its cuda:1 is nvidia-smi GPU 1 (") + kU1 + ")"), std::string::npos) << m;
+      EXPECT_EQ(f["fix"], "");
+      EXPECT_NE(f.value("note", "").find("torch.cuda.set_device"), std::string::npos) << f.dump();
+    }
+
+  EXPECT_EQ(count_finding(j, stray.pid(), "stray-context"), 1u) << j.dump();
+  EXPECT_EQ(count_finding(j, stray.pid(), "rank-on-wrong-gpu"), 0u);
+  const json& s0 = *row(j, stray.pid(), 0);
+  ASSERT_TRUE(has_finding(s0, "stray-context", "warning")) << "on the row of the GPU that is not its own: " << s0.dump();
+  for (const json& f : s0["findings"])
+    if (f["id"] == "stray-context") {
+      EXPECT_NE(f["message"].get<std::string>().find("its cuda:0 (480 MiB)"), std::string::npos) << f.dump();
+    }
+
+  const json& b = *row(j, bound.pid(), 1);
+  EXPECT_EQ(b["cuda_device_count"], 1);
+  EXPECT_EQ(b["rank_nvml_index"], nullptr) << "sees one GPU: it has no cuda:1";
+  EXPECT_EQ(count_finding(j, bound.pid(), "rank-on-wrong-gpu") + count_finding(j, bound.pid(), "stray-context"), 0u);
+
+  CliRun t = gpumap({"ps", "--simulate", host});
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("rank-on-wrong-gpu"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("stray-context"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("note:"), std::string::npos) << t.out;
 }
 
 TEST(CliPs, ExitedPidShowsAsExited) {

@@ -98,7 +98,8 @@ Command job_command() {
           "and the job's allocation from `scontrol show job -d`.  One row per process of the job: node,\n"
           "rank (SLURM_PROCID from the process's environment), pid, the GPU (nvidia-smi index as seen on\n"
           "that node, UUID), the cuda:N that rank calls it, memory.  Findings across the job: two ranks on\n"
-          "one GPU, a rank on a GPU outside the job's allocation (error), an allocated GPU nobody uses.\n"
+          "one GPU, a rank on a GPU outside the job's allocation (error), an allocated GPU nobody uses, a rank\n"
+          "not on its local rank's cuda:N (error) or holding memory on another GPU besides its own.\n"
           "JOBID defaults to $SLURM_JOB_ID.  Exit 7 when a finding is an error, 1 when srun/scontrol or a\n"
           "node's ps failed, 2 on usage errors.",
           {{"--timeout", true, false, "SECONDS", "give up on scontrol/srun after this long (default 60)"}},

@@ -150,7 +150,7 @@ Command ps_command() {
           "/proc/PID/environ (the environment it started with) it shows the process's CUDA_VISIBLE_DEVICES\n"
           "and the cuda:N that process calls the GPU, resolved like `gpumap map`, plus findings: a GPU outside\n"
           "the process's visible set, no visibility on a shared host, a shared GPU, a CUDA_DEVICE_ORDER that\n"
-          "breaks CUDA.  Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
+          "breaks CUDA, a local rank not on its cuda:N or holding memory on another GPU besides its own.  Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
           "name the host PIDs NVML reports, rows say so.  $GPUMAP_PROC_ROOT replaces /proc (tests).\n"
           "--watch refreshes every SECONDS until Ctrl-C: on a terminal in place, into a pipe as plain frames\n"
           "separated by a blank line (JSON: one document per line per frame).",

@@ -11,7 +11,8 @@ namespace gpumap {
 
 /// Per GPU (node + UUID), in the report's GPU order: two ranks on one GPU, a rank on a GPU
 /// outside the allocation, an allocated GPU nobody uses (the last two only when the allocation
-/// is known).
+/// is known); then, once per process of the job, a rank not on its cuda:{local rank}
+/// (rank-on-wrong-gpu) or holding memory on another GPU besides its own (stray-context).
 std::vector<Finding> job_findings(const JobReport& r);
 
 }  // namespace gpumap

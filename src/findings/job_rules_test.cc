@@ -44,5 +44,47 @@ TEST(JobRules, NoIdleOrOutsideFindingsWithoutAnAllocation) {
   EXPECT_TRUE(r.findings.empty());
 }
 
+size_t count(const JobReport& r, const std::string& id) {
+  size_t n = 0;
+  for (const Finding& f : r.findings) n += f.id == id;
+  return n;
+}
+
+const Finding* find(const JobReport& r, const std::string& id) {
+  for (const Finding& f : r.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+TEST(JobRules, ARankOnAnotherRanksGpuIsOnTheWrongGpuOnItsNode) {
+  // Node n1: local rank 0 on GPU 0 (right); local rank 1 also on GPU 0 (its cuda:1 is GPU 1).
+  // Node n2: local rank 1 on GPU 1 and GPU 0 (a stray context); local rank 0 narrowed to one GPU.
+  JobReport r = report({{0, ps_doc_ranks("n1", {{10, 0, "0", 0, 4, 300}, {11, 0, "1", 1, 4, 300}})},
+                        {1, ps_doc_ranks("n2", {{20, 0, "3", 1, 4, 500}, {20, 1, "3", 1, 4, 900}, {21, 2, "2", 0, 1, 50}})}},
+                       {});
+  EXPECT_EQ(count(r, "rank-on-wrong-gpu"), 1u) << ::testing::PrintToString(ids_of(r));
+  EXPECT_EQ(count(r, "stray-context"), 1u) << "one per process, not per row";
+  const Finding* w = find(r, "rank-on-wrong-gpu");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->severity, Severity::kError);
+  for (const char* part : {"rank 1 (pid 11) on n1", "SLURM_LOCALID=1", "sees 4 GPUs",
+                           "nvidia-smi GPU 0 (GPU-0) on n1, its cuda:0 (300 MiB)", "its cuda:1 is nvidia-smi GPU 1 (GPU-1) on n1"})
+    EXPECT_NE(w->message.find(part), std::string::npos) << part << " in " << w->message;
+  EXPECT_EQ(w->fix, "");
+  const Finding* s = find(r, "stray-context");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->severity, Severity::kWarning);
+  for (const char* part : {"rank 3 (pid 20) on n2", "its cuda:1 is nvidia-smi GPU 1 (GPU-1) on n2, 900 MiB",
+                           "nvidia-smi GPU 0 (GPU-0) on n2, its cuda:0 (500 MiB)"})
+    EXPECT_NE(s->message.find(part), std::string::npos) << part << " in " << s->message;
+}
+
+TEST(JobRules, RowsWithoutRankFactsGetNoRankFindings) {
+  // An older gpumap's ps on a node (no rank_value / cuda_device_count): nothing is guessed.
+  JobReport r = report({{0, ps_doc("n1", {{10, 0, "5", "0"}, {11, 0, "5", "1"}})}}, {});
+  EXPECT_EQ(count(r, "rank-on-wrong-gpu"), 0u);
+  EXPECT_EQ(count(r, "stray-context"), 0u);
+}
+
 }  // namespace
 }  // namespace gpumap

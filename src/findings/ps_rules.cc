@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "findings/rank_rules.h"
 #include "model/text.h"
 
 namespace gpumap {
@@ -126,6 +127,29 @@ void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_proce
   }
 }
 
+// rank-on-wrong-gpu and stray-context (findings/rank_rules.h): one process's rows (GPU order) are
+// one RankedProcess, and each finding goes on the row of the GPU it names first.
+void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, std::vector<ProcessRow>& rows) {
+  std::map<uint32_t, std::vector<size_t>> rows_of;  // pid -> its rows with a local rank
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ProcessRow& r = rows[i];
+    if (r.state == ProcessState::kRunning && r.view && r.rank && !r.cuda_error) rows_of[r.pid].push_back(i);
+  }
+  for (const auto& [pid, mine] : rows_of) {
+    const ProcessRow& first = rows[mine.front()];
+    const CudaView& v = views[*first.view];
+    RankedProcess p;
+    p.who = who(first);
+    p.variable = first.rank_variable;
+    p.rank = *first.rank;
+    p.cuda_devices = v.uuids.size();
+    p.own_index = first.rank_nvml_index;
+    if (p.own_index) p.own_gpu = s.describe(v.uuids[p.rank]) + " (" + v.uuids[p.rank] + ")";
+    for (size_t i : mine) p.held.push_back({rows[i].nvml_index, gpu_words(rows[i]), rows[i].ordinal, rows[i].used_memory_mib});
+    for (RankFinding& f : rank_findings(p)) rows[mine[f.held]].findings.push_back(std::move(f.finding));
+  }
+}
+
 }  // namespace
 
 void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps) {
@@ -194,6 +218,7 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
       rank_groups[{r.nvml_index, r.job}].push_back({i, r.rank_variable, *r.rank, v.uuids.size()});
   }
   ranks_sharing_gpu(rank_groups, ps.rows);
+  rank_gpu_findings(s, ps.views, ps.rows);
 }
 
 }  // namespace gpumap

@@ -119,6 +119,95 @@ TEST(PsRules, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
     }
 }
 
+const Finding* find(const ProcessRow& r, const std::string& id) {
+  for (const Finding& f : r.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+size_t count(const PsResult& r, uint32_t pid, const std::string& id) {
+  size_t n = 0;
+  for (const ProcessRow& row : r.rows)
+    if (row.pid == pid) n += find(row, id) != nullptr;
+  return n;
+}
+
+TEST(PsRules, ARankThatSeesItsGpuButWorksOnAnotherIsOnTheWrongGpu) {
+  // The second field guide (§4.1): torchrun ranks that all use cuda:0.
+  Snapshot s = two_gpus({{30, 31, 32}, {}});
+  World w;
+  w.add(30, {"LOCAL_RANK=0", "TORCHELASTIC_RUN_ID=j"});
+  w.add(31, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=j"});
+  w.add(32, {"LOCAL_RANK=0", "CUDA_VISIBLE_DEVICES=1,0"});  // its cuda:0 is GPU 1; it sits on GPU 0 = its cuda:1
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(find(r.rows[0], "rank-on-wrong-gpu"), nullptr) << "rank 0 on cuda:0 is where it belongs";
+  const Finding* f = find(r.rows[1], "rank-on-wrong-gpu");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kError);
+  for (const char* part : {"pid 31 (alice)", "LOCAL_RANK=1", "sees 2 GPUs", "nvidia-smi GPU 0 (", "its cuda:0 (256 MiB)",
+                           "its cuda:1 is nvidia-smi GPU 1 ("})
+    EXPECT_NE(f->message.find(part), std::string::npos) << part << " in " << f->message;
+  EXPECT_NE(f->message.find(kU1), std::string::npos) << "names the GPU cuda:1 is: " << f->message;
+  EXPECT_EQ(f->fix, "") << "prose is not a fix to paste";
+  EXPECT_NE(f->note.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f->note;
+  EXPECT_NE(find(r.rows[1], "ranks-share-gpu"), nullptr) << "the job-level finding stays";
+
+  const Finding* g = find(r.rows[2], "rank-on-wrong-gpu");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NE(g->message.find("nvidia-smi GPU 0 (" + std::string(kU0) + "), its cuda:1"), std::string::npos) << g->message;
+  EXPECT_NE(g->message.find("its cuda:0 is nvidia-smi GPU 1"), std::string::npos) << g->message;
+}
+
+TEST(PsRules, ARankNarrowedToOneGpuIsNotOnTheWrongGpu) {
+  // gpumap bind and Slurm's per-task binding leave each rank one GPU: cuda:0, whatever its rank.
+  Snapshot s = two_gpus({{40}, {41}});
+  World w;
+  w.add(40, {"SLURM_LOCALID=1", "SLURM_JOB_ID=3", "CUDA_VISIBLE_DEVICES=0"});
+  w.add(41, {"LOCAL_RANK=1", std::string("CUDA_VISIBLE_DEVICES=") + kU1, std::string("GPUMAP_BOUND=") + kU1});
+  PsResult r = ps(s, {}, w);
+  for (const ProcessRow& row : r.rows) {
+    EXPECT_EQ(find(row, "rank-on-wrong-gpu"), nullptr) << row.pid;
+    EXPECT_EQ(find(row, "stray-context"), nullptr) << row.pid;
+  }
+}
+
+TEST(PsRules, ARankOnItsGpuAndAnotherHasAStrayContextOnce) {
+  // Rank 1 works on GPU 1 (its cuda:1) but touched cuda:0 before set_device (§4.2).
+  Snapshot s = two_gpus({{50}, {50, 51}});
+  (*s.gpus[0].processes)[0].used_memory_mib = 500;
+  World w;
+  w.add(50, {"LOCAL_RANK=1"});
+  w.add(51, {"LOCAL_RANK=1", "CUDA_VISIBLE_DEVICES=1,0"});  // rank 1 on GPU 1 = its cuda:0, alone: wrong GPU only
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(count(r, 50, "stray-context"), 1u) << "one finding per process, not per row";
+  EXPECT_EQ(count(r, 50, "rank-on-wrong-gpu"), 0u);
+  const Finding* f = find(r.rows[0], "stray-context");  // on the row of the GPU that is not its own
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  for (const char* part : {"pid 50", "LOCAL_RANK=1", "its cuda:1 is nvidia-smi GPU 1", "256 MiB",
+                           "nvidia-smi GPU 0 (", "its cuda:0 (500 MiB)", "before torch.cuda.set_device"})
+    EXPECT_NE(f->message.find(part), std::string::npos) << part << " in " << f->message;
+  EXPECT_EQ(f->fix, "");
+  EXPECT_EQ(count(r, 51, "rank-on-wrong-gpu"), 1u);
+  EXPECT_EQ(count(r, 51, "stray-context"), 0u);
+}
+
+TEST(PsRules, NoRankCheckWhereTheEnvironmentIsNotWhatCudaUses) {
+  // On a GPU its starting CUDA_VISIBLE_DEVICES excludes: outside-visible-set explains; its cuda:N are unknown.
+  Snapshot s = two_gpus({{60}, {}});
+  World w;
+  w.add(60, {"LOCAL_RANK=1", "CUDA_VISIBLE_DEVICES=1"});
+  w.add(61, {"LOCAL_RANK=1", "CUDA_DEVICE_ORDER=pci"});
+  PsResult r = ps(s, {}, w);
+  EXPECT_NE(find(r.rows[0], "outside-visible-set"), nullptr);
+  EXPECT_EQ(find(r.rows[0], "rank-on-wrong-gpu"), nullptr);
+  Snapshot s2 = two_gpus({{61}, {}});
+  PsResult r2 = ps(s2, {}, w);
+  EXPECT_EQ(find(r2.rows[0], "rank-on-wrong-gpu"), nullptr) << "cuInit fails under its environment";
+}
+
 TEST(PsRules, NotJoinableRowsSaySo) {
   Snapshot s = two_gpus({{4242}, {}});
   World w;

@@ -87,6 +87,10 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_opt_str(out, "slurm_procid", r.slurm_procid);
   put_opt_num(out, "cuda_ordinal", r.ordinal);
   put_opt_str(out, "cuda_error", r.cuda_error);
+  put_opt_num(out, "cuda_device_count", r.cuda_device_count);
+  put_opt_str(out, "rank_variable", r.rank_variable.empty() ? std::nullopt : std::optional<std::string>(r.rank_variable));
+  put_opt_num(out, "rank_value", r.rank);
+  put_opt_num(out, "rank_nvml_index", r.rank_nvml_index);
   put_key(out, "lease");
   out += dump(row_lease_json(lease, r), true);
   out.pop_back();  // dump's newline
@@ -103,6 +107,10 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
     put_str(out, f.message);
     put_key(out, "fix");
     put_str(out, f.fix);
+    if (!f.note.empty()) {  // as findings_json: advice that is not a command, where there is some
+      put_key(out, "note");
+      put_str(out, f.note);
+    }
     out += '}';
   }
   out += "]}";

@@ -173,6 +173,10 @@ JobReport join_job_report(const std::string& job_id, const std::map<int, std::st
         jp.nvml_index = p.at("nvml_index").get<uint32_t>();
         jp.uuid = p.at("uuid").get<std::string>();
         jp.ordinal = opt<int>(p, "cuda_ordinal");
+        jp.rank_variable = opt<std::string>(p, "rank_variable");
+        jp.local_rank = opt<uint32_t>(p, "rank_value");
+        jp.cuda_device_count = opt<size_t>(p, "cuda_device_count");
+        jp.rank_nvml_index = opt<uint32_t>(p, "rank_nvml_index");
         jp.used_memory_mib = opt<uint64_t>(p, "used_memory_mib");
         jp.command = opt<std::string>(p, "command");
         r.processes.push_back(jp);

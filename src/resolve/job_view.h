@@ -45,6 +45,10 @@ struct JobProcess {
   uint32_t nvml_index = 0;
   std::string uuid;
   std::optional<int> ordinal;        // the cuda:N this rank calls the GPU
+  std::optional<std::string> rank_variable;  // its local-rank variable (SLURM_LOCALID, LOCAL_RANK, ...)
+  std::optional<uint32_t> local_rank;        // that variable's value
+  std::optional<size_t> cuda_device_count;   // how many GPUs its CUDA sees
+  std::optional<uint32_t> rank_nvml_index;   // the nvidia-smi GPU its cuda:{local_rank} is, on its node
   std::optional<uint64_t> used_memory_mib;
   std::optional<std::string> command;
 };

@@ -132,10 +132,13 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
           r.ordinal = static_cast<int>(i);
           break;
         }
+      r.cuda_device_count = v.uuids.size();
       LauncherEnv launch = parse_launcher_env(env);
       if (const LocalRank* lr = launch.rank()) {
         r.rank_variable = lr->variable;
         r.rank = lr->value;
+        if (lr->value && *lr->value < v.uuids.size())
+          if (int own = s.nvml_index_of(v.uuids[*lr->value]); own >= 0) r.rank_nvml_index = static_cast<uint32_t>(own);
       }
       r.job = job_key(env);
       res.rows.push_back(std::move(r));

@@ -193,7 +193,8 @@ job_tests() {
 
   # 4 ranks on 3 allocated GPUs (Slurm ids 0-2): ranks 0 and 1 share GPU 0, rank 3 runs on
   # GPU 3 (not allocated), GPU 2 is idle.  Without device cgroups only: with them, a rank
-  # cannot reach GPU 3 at all.
+  # cannot reach GPU 3 at all.  Every rank sees the 3 GPUs: local rank 1 on GPU 0 and local
+  # rank 2 on GPU 1 are not on their cuda:{SLURM_LOCALID}.
   [ "$mode" = plain ] || return
   if ! j=$(start_ranks gpu:3); then fail "gpumap job findings" "the ranks never started"; return; fi
   write_host_procs "$(pid_of 0):0" "$(pid_of 1):0" "$(pid_of 2):1" "$(pid_of 3):3"
@@ -202,6 +203,10 @@ job_tests() {
      grep -q "job-gpu-idle: nvidia-smi GPU 2 " <<<"$out"; then
     pass "gpumap job: shared GPU, GPU outside the allocation, idle GPU (exit 7)"
   else fail "gpumap job: shared GPU, GPU outside the allocation, idle GPU (exit 7)" "exit $rc"$'\n'"$out"; fi
+  if [ "$(grep -c 'rank-on-wrong-gpu:' <<<"$out")" = 2 ] && grep -q 'rank 1 (pid [0-9]*) on .*SLURM_LOCALID=1 and sees 3 GPUs' <<<"$out" &&
+     grep -q 'rank 2 (pid [0-9]*) on .*SLURM_LOCALID=2 and sees 3 GPUs' <<<"$out"; then
+    pass "gpumap job: local ranks 1 and 2 not on their cuda:{SLURM_LOCALID}"
+  else fail "gpumap job: local ranks 1 and 2 not on their cuda:{SLURM_LOCALID}" "exit $rc"$'\n'"$out"; fi
   scancel "$j"
   write_host
 }
