@@ -2,6 +2,7 @@
 
 #include "findings/job_rules.h"
 #include "findings/ps_rules.h"
+#include "model/error.h"
 
 namespace gpumap {
 
@@ -9,6 +10,33 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
   PsResult res = join_ps(s, ns, read, view_of);
   add_ps_findings(s, ns, res);
   return res;
+}
+
+PidNamespaceView ps_pid_view(const ProcFs& proc, bool simulated, const std::optional<std::string>& nvml_pid_ns) {
+  // NVML reports PIDs of the init namespace; a simulated host's PIDs are this /proc's own.
+  std::optional<std::string> nvml = nvml_pid_ns;
+  if (!nvml && !simulated) nvml = kInitPidNamespace;
+  return classify_pid_namespace(nvml, proc.pid_ns_link("1"), proc.pid_ns_link("self"), proc.nspid("self"));
+}
+
+PsFrame read_ps_frame(Session& session, const ProcFs& proc) {
+  const Snapshot& s = session.snapshot();
+  PsFrame f;
+  f.ns = ps_pid_view(proc, s.simulated, session.seams().nvml_pid_ns);
+  f.result = build_ps(
+      s, f.ns, [&](uint32_t pid) { return proc.read(pid); },
+      [&](const Environment& e) { return session.mapping(e, false).view; });
+  // Leases: one read per GPU that has a row.
+  std::string dir = session.lease_dir();
+  for (const ProcessRow& r : f.result.rows) {
+    if (f.leases.count(r.uuid)) continue;
+    try {
+      f.leases[r.uuid] = read_lease(dir, r.uuid);
+    } catch (const Error&) {
+      f.leases[r.uuid] = std::nullopt;
+    }
+  }
+  return f;
 }
 
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
