@@ -130,11 +130,12 @@ int run(const Args& args, Context& ctx) {
 Command map_command() {
   std::vector<OptionSpec> opts = env_options();
   opts.push_back(probe_option());
+  opts.push_back(watch_option());
   opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
   opts.push_back({"--line", false, false, "",
                   "one line: rank and node (Slurm), cuda:N -> nvidia-smi index and UUID, warnings/errors (for logs)"});
   return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
-          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check]",
+          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check] [--watch SECONDS]",
           "Shows, for this process's environment (or the one given with --env/--unset), which physical GPU\n"
           "each cuda:N is: the nvidia-smi index, UUID, PCI bus id and name; the GPUs it cannot see; the\n"
           "variables in force; and every trap found.  When CUDA would fail to initialise it says which\n"
@@ -142,7 +143,7 @@ Command map_command() {
           "mixed-model or MIG hosts the driver's order is asked once per boot and cached.  With cuda:N\n"
           "(`gpumap map cuda:4`, or `gpumap cuda:4`) it first says which GPU that cuda:N is here; exit 2\n"
           "when it does not exist.",
-          opts, true, run};
+          opts, true, [](const Args& a, Context& c) { return run_watchable(a, c, run); }};
 }
 
 }  // namespace gpumap
