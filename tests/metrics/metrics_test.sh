@@ -175,7 +175,7 @@ got=$(query 'gpumap_gpu_memory_used_bytes * on(uuid) group_left(nvml_index) gpum
 [ -z "$(query "gpumap_gpu_utilization_ratio{uuid=\"$U1\"}")" ] && pass "unknown utilisation: no series" ||
   fail "GPU 1 has a utilisation series though NVML does not support the query"
 got=$(query "gpumap_gpu_utilization_ratio{uuid=\"$U0\"}")
-[ "$got" = "uuid=$U0 0.4" ] && pass "GPU 0 utilisation 0.4" || fail "GPU 0 utilisation" "$got"
+[ "$got" = "__name__=gpumap_gpu_utilization_ratio uuid=$U0 0.4" ] && pass "GPU 0 utilisation 0.4" || fail "GPU 0 utilisation" "$got"
 [ "$(query 'gpumap_exporter_up')" = "__name__=gpumap_exporter_up 1" ] && pass "gpumap_exporter_up 1" || fail "gpumap_exporter_up" "$(query gpumap_exporter_up)"
 
 # --- serve survives bad requests ---
