@@ -12,25 +12,8 @@ tmp=$(mktemp -d); pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
-envs=("CUDA_VISIBLE_DEVICES=1,0" "CUDA_VISIBLE_DEVICES=3" "CUDA_DEVICE_ORDER=PCI_BUS_ID" "HOME=/")
-for ((i = 0; i < REAL; i++)); do
-  env -i "${envs[i % 4]}" /bin/sleep 600 & pids+=($!)
-done
-printf '%s\n' "${pids[@]}" > "$tmp/pids"
-python3 - "$TOTAL" "$tmp/pids" "$tmp/host.json" <<'PY'
-import json, sys
-total, pidfile, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-real = [int(l) for l in open(pidfile) if l.strip()]
-fake = [4_000_000 - i for i in range(total - len(real))]  # above pid_max: no such process
-pids = real + fake
-gpus = []
-for g in range(8):
-    gpus.append({"name": "NVIDIA H200", "uuid": "GPU-%08x-0000-4000-8000-%012x" % (0x5eed0000 + g, g),
-                 "pci_bus_id": "00000000:%02x:00.0" % (0x18 + g * 0x10), "compute_capability": "9.0",
-                 "memory_total_mib": 143771, "memory_used_mib": 0,
-                 "processes": [{"pid": p, "used_memory_mib": 256} for p in pids[g::8]]})
-json.dump({"driver_version": "580.159.04", "cuda_driver_version": 13000, "gpus": gpus}, open(out, "w"))
-PY
+source "$(dirname "$0")/ps_host.sh"
+bench_host "$tmp" "$TOTAL" "$REAL"
 export GPUMAP_CACHE_DIR=$tmp/cache
 n=$("$GPUMAP" ps --json --simulate "$tmp/host.json" | python3 -c 'import json,sys; j=json.load(sys.stdin); p=j["processes"]; print(len(p), sum(r["state"]=="running" for r in p))')
 echo "rows, running: $n"

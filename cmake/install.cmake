@@ -10,6 +10,7 @@
 #   share/zsh/vendor-completions/_gpumap        under a .../usr prefix (Debian's zsh looks there),
 #                                               share/zsh/site-functions/_gpumap elsewhere
 #   share/doc/gpumap/README.md, docs/*.md
+#   lib/systemd/system/gpumap-serve.service    `gpumap serve`, disabled (docs/metrics.md)
 #   lib/python3/dist-packages/gpumap           under a .../usr prefix, lib/python3.X/dist-packages
 #                                               elsewhere (the Python package)
 #
@@ -24,6 +25,9 @@ install(FILES ${CMAKE_BINARY_DIR}/sim/libnvidia-ml.so.1 ${CMAKE_BINARY_DIR}/sim/
 install(FILES ${GPUMAP_HOSTS} DESTINATION ${GPUMAP_INSTALL_HOSTS_DIR})
 install(FILES ${GPUMAP_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# `gpumap serve` as a systemd service, shipped disabled (no maintainer script enables or starts it;
+# docs/metrics.md).  Under a .../usr prefix Debian's /usr/lib/systemd/system, else PREFIX/lib/systemd/system.
+install(FILES contrib/systemd/gpumap-serve.service DESTINATION lib/systemd/system)
 file(GLOB GPUMAP_DOCS CONFIGURE_DEPENDS docs/*.md)
 install(FILES ${GPUMAP_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 

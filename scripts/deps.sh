@@ -4,7 +4,8 @@
 # usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and libFuzzer)
 set -euo pipefail
 # git: --version's commit; groff-base, man-db, zsh: the man page and completion tests.
-pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh)
+# prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
+pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh prometheus curl)
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -43,13 +43,14 @@ int run(const Args& args, Context& ctx) {
 Command doctor_command() {
   std::vector<OptionSpec> opts = env_options();
   opts.push_back(probe_option());
+  opts.push_back(watch_option());
   return {"doctor", "check the environment for every known GPU-numbering trap",
-          "gpumap doctor [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe]",
+          "gpumap doctor [--json] [--env NAME=VALUE]... [--unset NAME]... [--probe] [--watch SECONDS]",
           "Runs every rule in docs/findings.md against this environment (or the one given with\n"
           "--env/--unset): CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER mistakes, launcher and Slurm\n"
           "variables, container and MIG traps.  Each finding has an id, a severity, the evidence and\n"
           "a fix to paste.  Exit 7 when any finding is an error, 0 otherwise.",
-          opts, false, run};
+          opts, false, [](const Args& a, Context& c) { return run_watchable(a, c, run); }};
 }
 
 }  // namespace gpumap

@@ -4,12 +4,37 @@
 #include "cli/command.h"
 #include "model/text.h"
 #include "os/lease.h"
+#include "model/error.h"
+#include "output/query_csv.h"
 #include "output/render.h"
 
 namespace gpumap {
 namespace {
 
+/// --query-gpu FIELDS --format csv[,noheader][,nounits]: nvidia-smi's CSV.
+std::string query_csv(const Args& args, Context& ctx) {
+  std::vector<std::string> fields = parse_query_fields(QueryKind::kGpu, *args.value("--query-gpu"), "--query-gpu");
+  CsvFormat fmt = parse_csv_format(args.value("--format").value_or("csv"));
+  const Snapshot& s = ctx.snapshot();
+  GpuQueryExtras x;
+  for (const std::string& f : fields) {
+    if (f == "cuda_ordinal") {  // this environment's cuda:N of each GPU (a MIG GPU: its first MIG device's)
+      std::vector<std::string> uuids = ctx.mapping().view.uuids;
+      for (size_t i = 0; i < uuids.size(); ++i)
+        if (const Gpu* g = s.find_device(uuids[i]).gpu) x.cuda_ordinal.emplace(g->uuid, static_cast<int>(i));
+    }
+    if (f == "lease")
+      for (const Gpu& g : s.gpus)
+        if (!g.uuid.empty()) x.lease[g.uuid] = read_lease(ctx.lease_dir(), g.uuid);
+  }
+  return render_gpu_csv(s, x, fields, fmt);
+}
+
 int run(const Args& args, Context& ctx) {
+  if (csv_query_asked(args, ctx, "--query-gpu", "gpumap list --query-gpu=index,uuid,cuda_ordinal --format=csv")) {
+    std::cout << query_csv(args, ctx);
+    return 0;
+  }
   const Snapshot& s = ctx.snapshot();
   if (ctx.json()) {
     Json j = snapshot_json(s);
@@ -18,7 +43,7 @@ int run(const Args& args, Context& ctx) {
         gj["lease"] = nullptr;
         continue;
       }
-      LeaseState l = read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), gj["uuid"].get<std::string>());  // gpumap run's lease
+      LeaseState l = read_lease(ctx.lease_dir(), gj["uuid"].get<std::string>());  // gpumap run's lease
       gj["lease"] = lease_json(l);
     }
     std::cout << dump(j);
@@ -31,7 +56,7 @@ int run(const Args& args, Context& ctx) {
     std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
     rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
                     na(g.compute_capability), mig, procs,
-                    g.uuid.empty() ? "" : lease_summary(read_lease(lease_dir(ctx.env().get("GPUMAP_LOCK_DIR")), g.uuid))});
+                    g.uuid.empty() ? "" : lease_summary(read_lease(ctx.lease_dir(), g.uuid))});
     if (rows.back().back().empty()) rows.back().back() = "-";
   }
   std::cout << host_banner(s)
@@ -46,12 +71,18 @@ int run(const Args& args, Context& ctx) {
 
 Command list_command() {
   return {"list", "the GPUs as the driver (NVML, nvidia-smi) numbers them",
-          "gpumap list [--json] [--simulate HOST]",
+          "gpumap list [--json | --query-gpu=FIELDS [--format=csv[,noheader][,nounits]]] [--watch SECONDS] [--simulate HOST]",
           "Lists every GPU in NVML order (the nvidia-smi index), with UUID, PCI bus id, memory,\n"
           "utilisation, compute capability, MIG mode and process count.  A field the driver does not\n"
           "support is N/A (null in JSON); a query that fails is listed as a note, never dropping the GPU.\n"
-          "A process list the driver could not read is `?` (null in JSON): unknown, not idle.",
-          {}, false, run};
+          "A process list the driver could not read is `?` (null in JSON): unknown, not idle.\n"
+          "--query-gpu=FIELDS --format=csv prints nvidia-smi's CSV for those fields: nvidia-smi's names (index,\n"
+          "uuid, pci.bus_id, name, minor_number, memory.total, memory.used, memory.free, utilization.gpu,\n"
+          "utilization.memory, compute_cap, mig.mode.current, driver_version, count) plus gpumap's cuda_ordinal\n"
+          "(the GPU's cuda:N in this environment, [N/A] when CUDA cannot see it), lease and processes.\n"
+          "--watch SECONDS refreshes until Ctrl-C (JSON: one document per line).",
+          query_options("--query-gpu"),
+          false, [](const Args& a, Context& c) { return run_watchable(a, c, run); }};
 }
 
 }  // namespace gpumap

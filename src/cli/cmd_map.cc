@@ -176,6 +176,7 @@ int run(const Args& args, Context& ctx) {
 Command map_command() {
   std::vector<OptionSpec> opts = env_options();
   opts.push_back(probe_option());
+  opts.push_back(watch_option());
   opts.push_back({"--check", false, false, "", "predict and ask the driver; exit 4 if they disagree"});
   opts.push_back({"--batch", true, false, "FILE",
                   "predict for each line of FILE (JSON: {\"CUDA_VISIBLE_DEVICES\": ..., \"CUDA_DEVICE_ORDER\": ...}; - for stdin), "
@@ -183,7 +184,8 @@ Command map_command() {
   opts.push_back({"--line", false, false, "",
                   "one line: rank and node (Slurm), cuda:N -> nvidia-smi index and UUID, warnings/errors (for logs)"});
   return {"map", "which physical GPU each cuda:N is, for this environment (the default)",
-          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]... [--probe | --check | --batch FILE]",
+          "gpumap [map] [cuda:N]... [--json | --line] [--env NAME=VALUE]... [--unset NAME]...\n"
+          "      [--probe | --check | --batch FILE] [--watch SECONDS]",
           "Shows, for this process's environment (or the one given with --env/--unset), which physical GPU\n"
           "each cuda:N is: the nvidia-smi index, UUID, PCI bus id and name; the GPUs it cannot see; the\n"
           "variables in force; and every trap found.  When CUDA would fail to initialise it says which\n"
@@ -192,8 +194,9 @@ Command map_command() {
           "(`gpumap map cuda:4`, or `gpumap cuda:4`) it first says which GPU that cuda:N is here; exit 2\n"
           "when it does not exist.  With --batch FILE it predicts, in one process, for each line of FILE\n"
           "(a JSON object setting CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER: a string, null for unset,\n"
-          "NAME_hex for bytes that are not UTF-8), one line of output each (--json: one document per line).",
-          opts, true, run};
+          "NAME_hex for bytes that are not UTF-8), one line of output each (--json: one document per line).\n"
+          "--watch SECONDS refreshes until Ctrl-C (JSON: one document per line).",
+          opts, true, [](const Args& a, Context& c) { return run_watchable(a, c, run); }};
 }
 
 }  // namespace gpumap

@@ -1,7 +1,4 @@
 // gpumap ps: who is on which GPU, and what each process calls that GPU (its own cuda:N).
-#include <signal.h>
-#include <time.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -13,14 +10,12 @@
 #include "os/lease.h"
 #include "os/proc.h"
 #include "output/ps_view.h"
+#include "output/query_csv.h"
 #include "output/render.h"
 #include "session/ps.h"
 
 namespace gpumap {
 namespace {
-
-volatile sig_atomic_t g_stop = 0;
-void on_sigint(int) { g_stop = 1; }
 
 std::string lease_cell(const std::optional<LeaseState>& st) {
   if (!st || !st->held) return "-";
@@ -36,23 +31,11 @@ Json opt_json(const std::optional<T>& v) {
 /// One frame as text: a JSON document (one line per process; a single line when `one_line`)
 /// or the table.  Rows are serialised one at a time: 10 000 processes never build one big tree.
 std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
+  PsFrame frame = read_ps_frame(ctx, proc);
   const Snapshot& s = ctx.snapshot();
-  PidNamespaceView ns = pid_namespace_view(proc, s.simulated, ctx.seams().nvml_pid_ns);
-  PsResult res = build_ps(
-      s, ns, [&](uint32_t pid) { return proc.read(pid); },
-      [&](const Environment& e) { return ctx.mapping(e, false).view; });
-
-  // Leases: one read per GPU that has a row.
-  std::map<std::string, std::optional<LeaseState>> leases;
-  std::string dir = ctx.lease_dir();
-  for (const ProcessRow& r : res.rows) {
-    if (leases.count(r.uuid)) continue;
-    try {
-      leases[r.uuid] = read_lease(dir, r.uuid);
-    } catch (const Error&) {
-      leases[r.uuid] = std::nullopt;
-    }
-  }
+  const PidNamespaceView& ns = frame.ns;
+  const PsResult& res = frame.result;
+  std::map<std::string, std::optional<LeaseState>>& leases = frame.leases;
 
   if (ctx.json()) {
     Json head = document(s);
@@ -113,30 +96,19 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
 }
 
 int run(const Args& args, Context& ctx) {
-  std::optional<double> watch = args.number("--watch", 0.1, 86400);
   ProcFs proc(ctx.seams().proc_root);
-  if (!watch) {
-    std::cout << one_frame(ctx, proc, false);
-    return kExitOk;
-  }
-  struct sigaction sa = {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  bool first = true;
-  while (!g_stop) {
-    Context frame_ctx(ctx.driver(), ctx.env(), ctx.json(), ctx.seams());  // a fresh snapshot per frame
-    std::string f = one_frame(frame_ctx, proc, true);
-    if (ctx.json()) std::cout << f;
-    else if (term_style().tty) std::cout << "\033[H\033[2J" << f;  // redraw in place
-    else std::cout << (first ? "" : "\n") << f;  // a pipe gets plain frames, one after another
-    first = false;
-    std::cout.flush();
-    timespec ts{static_cast<time_t>(*watch), static_cast<long>((*watch - static_cast<time_t>(*watch)) * 1e9)};
-    while (!g_stop && nanosleep(&ts, &ts) != 0) {
-    }
-  }
+  std::optional<std::vector<std::string>> fields;
+  if (csv_query_asked(args, ctx, "--query", "gpumap ps --query=pid,gpu_uuid,cuda_ordinal --format=csv"))
+    fields = parse_query_fields(QueryKind::kProcess, *args.value("--query"), "--query");
+  CsvFormat fmt = parse_csv_format(args.value("--format").value_or("csv"));
+  auto frame = [&](Context& c, bool one_line) {
+    if (!fields) return one_frame(c, proc, one_line);
+    PsFrame f = read_ps_frame(c, proc);
+    return render_process_csv(c.snapshot(), f.result, f.leases, *fields, fmt);
+  };
+  if (std::optional<double> w = watch_seconds(args))
+    return watch_frames(*w, ctx, [&](Context& c) { return frame(c, true); });
+  std::cout << frame(ctx, false);
   return kExitOk;
 }
 
@@ -144,7 +116,7 @@ int run(const Args& args, Context& ctx) {
 
 Command ps_command() {
   return {"ps", "who is on which GPU, and which cuda:N each process calls it",
-          "gpumap ps [--json] [--watch SECONDS]",
+          "gpumap ps [--json | --query=FIELDS [--format=csv[,noheader][,nounits]]] [--watch SECONDS]",
           "Lists every process in NVML's compute and graphics process lists, one row per (process, GPU):\n"
           "pid, user, command line, GPU memory, the nvidia-smi index and UUID, and the gpumap lease.  From\n"
           "/proc/PID/environ (the environment it started with) it shows the process's CUDA_VISIBLE_DEVICES\n"
@@ -153,8 +125,12 @@ Command ps_command() {
           "breaks CUDA, a local rank not on its cuda:N or holding memory on another GPU besides its own.  Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
           "name the host PIDs NVML reports, rows say so.  $GPUMAP_PROC_ROOT replaces /proc (tests).\n"
           "--watch refreshes every SECONDS until Ctrl-C: on a terminal in place, into a pipe as plain frames\n"
-          "separated by a blank line (JSON: one document per line per frame).",
-          {{"--watch", true, false, "SECONDS", "refresh every SECONDS (0.1 to 86400, fractions allowed) until interrupted"}},
+          "separated by a blank line (JSON: one document per line per frame).\n"
+          "--query=FIELDS --format=csv prints one CSV line per row, as nvidia-smi --query-compute-apps does: its\n"
+          "names (pid, process_name, used_memory, gpu_uuid, gpu_bus_id, gpu_name) plus gpu_index, command, type,\n"
+          "user, state, cuda_ordinal (the cuda:N the process calls that GPU), cuda_visible_devices, slurm_job_id,\n"
+          "rank, local_rank, lease and findings (ids, space separated).",
+          query_options("--query"),
           false,
           run};
 }

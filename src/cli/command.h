@@ -1,5 +1,6 @@
 // The command table: one command per file under src/cli/, listed in commands.cc.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ Command run_command();
 Command bind_command();
 Command snapshot_command();
 Command job_command();
+Command metrics_command();
+Command serve_command();
+Command job_map_command();
 
 /// `snapshot diff` and `verify --snapshot`: compares the host now with the snapshot at `path`
 /// (`is_default`: the default file), prints the differences; returns 0 (same) or 4 (differs).
@@ -82,6 +86,24 @@ OptionSpec json_file_option();
 /// given, and on stderr `doc` with --json, else `text`.  Error(kExitError) naming FILE when it
 /// cannot be written (the command is then not started).
 void report_launch(const Args& args, const Context& ctx, const Json& doc, const std::string& text);
+/// Error(kExitUsage) when --json was given to `command`, which writes the Prometheus text format;
+/// the hint names `instead`.
+void refuse_json(const Context& ctx, const char* command, const char* instead);
+/// --watch SECONDS (list, map, doctor, ps): refresh until interrupted.
+OptionSpec watch_option();
+/// Its value, checked (0.1 to 86400); nullopt without --watch.
+std::optional<double> watch_seconds(const Args& args);
+/// Prints `frame` of a fresh context (a new snapshot) every `seconds` until SIGINT/SIGTERM, then
+/// returns 0: on a terminal in place, into a pipe one frame after another (a blank line between),
+/// JSON one document per line (`frame` writes it on one line).
+int watch_frames(double seconds, Context& ctx, const std::function<std::string(Context&)>& frame);
+/// `run`, or with --watch SECONDS what it prints as one frame per SECONDS (watch_frames).
+int run_watchable(const Args& args, Context& ctx, int (*run)(const Args&, Context&));
+/// `query` (--query-gpu, --query: FIELDS as CSV), --format csv[,noheader][,nounits] and --watch.
+std::vector<OptionSpec> query_options(const char* query);
+/// Whether `query` was given, checked: Error(kExitUsage) for --format without it (naming
+/// `example`), or with --json.
+bool csv_query_asked(const Args& args, const Context& ctx, const char* query, const char* example);
 /// --probe: ask the driver (cuInit in a child process) instead of predicting.
 OptionSpec probe_option();
 

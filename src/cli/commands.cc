@@ -17,6 +17,9 @@ const std::vector<Command>& commands() {
       bind_command(),
       snapshot_command(),
       job_command(),
+      metrics_command(),
+      serve_command(),
+      job_map_command(),
       describe_command(),
   };
   return table;

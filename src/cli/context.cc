@@ -1,3 +1,6 @@
+#include <signal.h>
+#include <time.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +11,7 @@
 #include "cli/command.h"
 #include "model/error.h"
 #include "model/text.h"
+#include "output/render.h"
 
 namespace gpumap {
 
@@ -72,6 +76,85 @@ std::vector<OptionSpec> env_options() {
   return {{"--env", true, true, "NAME=VALUE", "reason about this value instead of this process's (repeatable); "
            "NVIDIA_VISIBLE_DEVICES=... on a host outside a container: what a container started with it sees"},
           {"--unset", true, true, "NAME", "reason as if NAME were unset (repeatable)"}};
+}
+
+}  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+volatile sig_atomic_t g_watch_stop = 0;
+void on_watch_signal(int) { g_watch_stop = 1; }
+
+}  // namespace
+
+std::vector<OptionSpec> query_options(const char* query) {
+  return {{query, true, false, "FIELDS", "print these fields as CSV (nvidia-smi's names; docs/cli.md)"},
+          {"--format", true, false, "csv[,noheader][,nounits]", std::string("the CSV form (with ") + query + "; default csv)"},
+          watch_option()};
+}
+
+bool csv_query_asked(const Args& args, const Context& ctx, const char* query, const char* example) {
+  if (args.has("--format") && !args.has(query))
+    throw Error(kExitUsage, std::string("--format goes with ") + query, std::string("e.g. ") + example);
+  if (!args.has(query)) return false;
+  if (ctx.json())
+    throw Error(kExitUsage, std::string(query) + " prints CSV, not JSON", std::string("drop --json, or ") + query);
+  return true;
+}
+
+OptionSpec watch_option() {
+  return {"--watch", true, false, "SECONDS", "refresh every SECONDS (0.1 to 86400, fractions allowed) until interrupted"};
+}
+
+std::optional<double> watch_seconds(const Args& args) { return args.number("--watch", 0.1, 86400); }
+
+int watch_frames(double seconds, Context& ctx, const std::function<std::string(Context&)>& frame) {
+  struct sigaction sa = {};
+  sa.sa_handler = on_watch_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  bool first = true;
+  while (!g_watch_stop) {
+    Context frame_ctx(ctx.driver(), ctx.env(), ctx.json(), ctx.seams());  // a fresh snapshot per frame
+    std::string f = frame(frame_ctx);
+    if (ctx.json()) std::cout << f;
+    else if (term_style().tty) std::cout << "\033[H\033[2J" << f;  // redraw in place
+    else std::cout << (first ? "" : "\n") << f;  // a pipe gets plain frames, one after another
+    first = false;
+    std::cout.flush();
+    timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
+    while (!g_watch_stop && nanosleep(&ts, &ts) != 0) {
+    }
+  }
+  return kExitOk;
+}
+
+namespace {
+
+/// What `run` prints on stdout for `ctx`, as one watch frame (JSON: on one line).
+std::string capture_frame(const Args& args, Context& ctx, int (*run)(const Args&, Context&)) {
+  std::ostringstream buf;
+  std::streambuf* old = std::cout.rdbuf(buf.rdbuf());
+  try {
+    run(args, ctx);  // the frame's exit code (doctor's 7) is not the watch's: it ends with 0 on Ctrl-C
+  } catch (...) {
+    std::cout.rdbuf(old);
+    throw;
+  }
+  std::cout.rdbuf(old);
+  if (!ctx.json()) return buf.str();
+  // One document per line: the command's document, written again without indentation.
+  return dump(Json::parse(buf.str()), true);
+}
+
+}  // namespace
+
+int run_watchable(const Args& args, Context& ctx, int (*run)(const Args&, Context&)) {
+  if (std::optional<double> w = watch_seconds(args))
+    return watch_frames(*w, ctx, [&](Context& c) { return capture_frame(args, c, run); });
+  return run(args, ctx);
 }
 
 }  // namespace gpumap

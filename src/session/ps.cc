@@ -3,6 +3,7 @@
 #include "findings/job_rules.h"
 #include "findings/ps_rules.h"
 #include "os/proc.h"
+#include "model/error.h"
 
 namespace gpumap {
 
@@ -16,6 +17,26 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
   PsResult res = join_ps(s, ns, read, view_of);
   add_ps_findings(s, ns, res);
   return res;
+}
+
+PsFrame read_ps_frame(Session& session, const ProcFs& proc) {
+  const Snapshot& s = session.snapshot();
+  PsFrame f;
+  f.ns = pid_namespace_view(proc, s.simulated, session.seams().nvml_pid_ns);
+  f.result = build_ps(
+      s, f.ns, [&](uint32_t pid) { return proc.read(pid); },
+      [&](const Environment& e) { return session.mapping(e, false).view; });
+  // Leases: one read per GPU that has a row.
+  std::string dir = session.lease_dir();
+  for (const ProcessRow& r : f.result.rows) {
+    if (f.leases.count(r.uuid)) continue;
+    try {
+      f.leases[r.uuid] = read_lease(dir, r.uuid);
+    } catch (const Error&) {
+      f.leases[r.uuid] = std::nullopt;
+    }
+  }
+  return f;
 }
 
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,

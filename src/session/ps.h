@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "os/lease.h"
+#include "os/proc.h"
 #include "resolve/job_view.h"
 #include "resolve/process_view.h"
+#include "session/session.h"
 
 namespace gpumap {
 
@@ -19,6 +22,19 @@ PidNamespaceView pid_namespace_view(const ProcFs& proc, bool simulated, const st
 
 /// Every process row, with its facts and its findings.
 PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& read, const ViewOf& view_of);
+
+/// One `ps` frame of a session: the PID-namespace decision, every row with its findings, and
+/// the gpumap lease of each GPU that has a row (nullopt: its lock file could not be read).
+struct PsFrame {
+  PidNamespaceView ns;
+  PsResult result;
+  std::map<std::string, std::optional<LeaseState>> leases;  // by UUID
+};
+
+
+/// build_ps on the session's snapshot (each process's view by Session::mapping, predicted), with
+/// the leases of the GPUs that have rows.
+PsFrame read_ps_frame(Session& session, const ProcFs& proc);
 
 /// One job's report across its nodes (join_job_report's arguments), with its findings.
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,

@@ -1,0 +1,76 @@
+// gpumap metrics: one metrics frame in the Prometheus text format, to stdout or atomically to a
+// file for node_exporter's textfile collector.
+#include <sys/stat.h>
+
+#include <iostream>
+
+#include "cli/command.h"
+#include "model/error.h"
+#include "output/metrics_text.h"
+#include "os/state_file.h"
+#include "session/metrics.h"
+
+namespace gpumap {
+
+void refuse_json(const Context& ctx, const char* command, const char* instead) {
+  if (ctx.json())
+    throw Error(kExitUsage, std::string(command) + " writes the Prometheus text format, not JSON",
+                std::string("drop --json; for JSON use ") + instead);
+}
+
+namespace {
+
+int run(const Args& args, Context& ctx) {
+  refuse_json(ctx, "gpumap metrics", "`gpumap ps --json` or `gpumap list --json`");
+  std::optional<std::string> textfile = args.value("--textfile");
+  if (textfile && textfile->empty())
+    throw Error(kExitUsage, "--textfile needs a file name", "e.g. --textfile /var/lib/node_exporter/textfile/gpumap.prom");
+  ExporterHealth h;
+  h.version = GPUMAP_VERSION;
+  std::optional<MetricsFrame> frame;
+  std::optional<Error> failed;
+  try {
+    frame = read_metrics_frame(ctx.driver(), ctx.seams());
+    h.up = true;
+    h.read_seconds = frame->read_seconds;
+    h.last_success_unix = frame->read_unix;
+  } catch (const Error& e) {
+    if (e.exit_code() == kExitUsage) throw;
+    failed = e;
+    h.driver_errors = 1;
+  }
+  // A failed read still writes the health series (gpumap_exporter_up 0), so an alert on it
+  // fires for the textfile collector as it does for `gpumap serve`; the exit code says it failed.
+  Exposition out;
+  if (frame) add_frame_metrics(out, metrics_input(*frame));
+  add_health_metrics(out, h);
+  const std::string& text = out.text();
+  if (textfile) {
+    std::string err = write_file_atomically(*textfile, text, 0644);
+    if (!err.empty())
+      throw Error(kExitError, "--textfile " + *textfile + ": " + err,
+                  "give a file in a folder this user may write (node_exporter's --collector.textfile.directory)");
+  } else {
+    std::cout << text;
+  }
+  if (failed) throw *failed;
+  return kExitOk;
+}
+
+}  // namespace
+
+Command metrics_command() {
+  return {"metrics", "GPUs, processes (with their own cuda:N) and findings as Prometheus metrics",
+          "gpumap metrics [--textfile PATH] [--simulate HOST]",
+          "Reads the GPUs, their processes (as `gpumap ps` does: each process's own cuda:N, its Slurm job and\n"
+          "rank, the lease) and the findings of `ps` and of `doctor` (for a process started with no CUDA\n"
+          "variables), and prints them in the Prometheus text format 0.0.4 (docs/metrics.md lists every\n"
+          "series).  --textfile PATH writes them atomically (a temporary file renamed over PATH) for\n"
+          "node_exporter's textfile collector.  A failed driver read still writes the exporter's health\n"
+          "series (gpumap_exporter_up 0) and exits 3 (no driver) or 1.  `gpumap serve` answers the same over HTTP.",
+          {{"--textfile", true, false, "PATH", "write to PATH atomically instead of stdout (node_exporter textfile collector)"}},
+          false,
+          run};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,73 @@
+// The Prometheus text exposition format, version 0.0.4 (`# HELP`, `# TYPE`, one sample a line),
+// for `gpumap metrics` and `gpumap serve`: the generic writer, and the gpumap series built from a
+// metrics frame's parts (docs/metrics.md lists every series).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/finding.h"
+#include "model/snapshot.h"
+#include "os/lease.h"
+#include "resolve/process_view.h"
+
+namespace gpumap {
+
+/// What the exposition is served as.
+inline constexpr const char* kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+using MetricLabels = std::vector<std::pair<const char*, std::string>>;
+
+/// One metric family written as it is built: its HELP and TYPE lines once, then samples.
+/// A label whose value is empty is left out (Prometheus reads an empty label as no label).
+class Exposition {
+ public:
+  /// Starts a family: `type` is "gauge" or "counter"; `help` is escaped as the format says.
+  void family(const char* name, const char* type, const std::string& help);
+  /// A sample of the current family.  NaN and infinities are never written (a value gpumap does
+  /// not know is no sample, not NaN).
+  void sample(const MetricLabels& labels, double value);
+  const std::string& text() const { return out_; }
+
+ private:
+  std::string out_;
+  std::string name_;
+  std::string pending_;  // the current family's HELP and TYPE, until its first sample
+};
+
+/// A label value as the format writes it between quotes: `\` -> `\\`, `"` -> `\"`, newline -> `\n`.
+std::string escape_label_value(std::string_view v);
+/// A HELP text: `\` -> `\\`, newline -> `\n`.
+std::string escape_help(std::string_view v);
+/// A command line as a label: control characters and malformed UTF-8 as `?`, cut to `max_bytes`
+/// (at a character boundary, with "…").
+std::string short_command(std::string_view command, size_t max_bytes = 80);
+
+/// The parts of one metrics frame (session/metrics.h's MetricsFrame) the series come from.
+struct MetricsInput {
+  const Snapshot& snapshot;
+  const PsResult& ps;
+  const std::map<std::string, std::optional<LeaseState>>& leases;  // by UUID; absent or nullopt: unknown
+  const std::vector<Finding>& host_findings;
+};
+
+/// The GPU, MIG device, process, lease and finding series of a frame.
+void add_frame_metrics(Exposition& out, const MetricsInput& in);
+
+/// The exporter's own health.
+struct ExporterHealth {
+  bool up = false;                  // the last driver read succeeded
+  bool stale = false;               // the frame served is older than the last read attempt
+  std::optional<double> read_seconds;       // how long the served frame's read took
+  std::optional<double> last_success_unix;  // when the last good read ended
+  uint64_t driver_errors = 0;       // failed or timed-out reads so far
+  std::optional<uint64_t> scrapes;  // serve: /metrics requests answered so far
+  std::string version;              // gpumap's version
+};
+void add_health_metrics(Exposition& out, const ExporterHealth& h);
+
+}  // namespace gpumap

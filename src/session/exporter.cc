@@ -1,0 +1,171 @@
+#include "session/exporter.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "model/error.h"
+#include "output/metrics_text.h"
+
+namespace gpumap {
+
+Exporter::Exporter(DriverSource driver, Seams seams, ExporterOptions opt)
+    : driver_(std::move(driver)), seams_(std::move(seams)), opt_(std::move(opt)) {
+  driver_.driver_timeout_s = 0;  // the reader may wait; scrapes do not (read_wait_s)
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(kExitError, "gpumap serve: cannot make a pipe");
+  want_read_ = true;  // the first frame, before the first scrape
+  reader_ = std::thread([this] { reader_loop(); });
+}
+
+Exporter::~Exporter() {
+  bool stuck;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    stop_ = true;
+    stuck = reading_;
+    cv_.notify_all();
+  }
+  if (stuck) reader_.detach();  // in a hung driver call: it ends with the process
+  else reader_.join();
+  if (!stuck) {
+    close(wake_[0]);
+    close(wake_[1]);
+  }
+}
+
+bool Exporter::reading() {
+  std::lock_guard<std::mutex> lock(m_);
+  return reading_;
+}
+
+void Exporter::reader_loop() {
+  std::unique_lock<std::mutex> lock(m_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || want_read_; });
+    if (stop_) return;
+    want_read_ = false;
+    reading_ = true;
+    read_started_ = Clock::now();
+    read_timed_out_ = false;
+    lock.unlock();
+    std::shared_ptr<MetricsFrame> f;
+    std::string text, error;
+    try {
+      f = std::make_shared<MetricsFrame>(read_metrics_frame(driver_, seams_));
+      Exposition out;
+      add_frame_metrics(out, metrics_input(*f));
+      text = out.text();
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "the driver read failed";
+    }
+    lock.lock();
+    reading_ = false;
+    last_attempt_end_ = Clock::now();
+    if (f) {
+      frame_ = f;
+      frame_text_ = std::move(text);
+      frame_at_ = last_attempt_end_;
+      up_ = true;
+      last_error_.clear();
+    } else {
+      up_ = false;
+      last_error_ = error;
+      if (!read_timed_out_) ++errors_;  // a read given up on was counted then
+    }
+    if (stop_) return;
+    char one = 1;
+    ssize_t ignored = write(wake_[1], &one, 1);
+    (void)ignored;
+  }
+}
+
+std::string Exporter::metrics_body(bool stale) {
+  ExporterHealth h;
+  h.version = opt_.version;
+  h.up = up_ && !stale;
+  h.stale = stale && frame_;
+  h.driver_errors = errors_;
+  h.scrapes = ++scrapes_;
+  if (frame_) {
+    h.read_seconds = frame_->read_seconds;
+    h.last_success_unix = frame_->read_unix;
+  }
+  Exposition health;
+  add_health_metrics(health, h);
+  std::string body;
+  if (!frame_) body = "# gpumap: no driver read has succeeded yet";
+  if (!frame_ && !last_error_.empty()) body += ": " + escape_help(last_error_);
+  if (!frame_) body += "\n";
+  return body + (frame_ ? frame_text_ : "") + health.text();
+}
+
+std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
+  std::lock_guard<std::mutex> lock(m_);
+  auto now = Clock::now();
+  auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  if (req.path == "/healthz") {
+    HttpResponse r;
+    bool hung = reading_ && opt_.read_wait_s > 0 && secs(now - read_started_) > opt_.read_wait_s;
+    if (up_ && !hung) {
+      r.body = "ok\n";
+    } else {
+      r.status = 503;
+      r.body = hung ? "the driver has not answered for " + std::to_string(static_cast<long>(secs(now - read_started_))) + " s\n"
+               : frame_ || !last_error_.empty() ? "the last driver read failed: " + last_error_ + "\n"
+                                                : "no driver read yet\n";
+      if (!frame_ && last_error_.empty() && !hung && !reading_) {  // first call: read now
+        want_read_ = true;
+        cv_.notify_all();
+      }
+    }
+    return r;
+  }
+  if (req.path == "/") {
+    HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = "<html><head><title>gpumap</title></head><body><h1>gpumap serve</h1>"
+             "<p><a href=\"/metrics\">/metrics</a> (Prometheus text format) &middot; <a href=\"/healthz\">/healthz</a></p>"
+             "</body></html>\n";
+    return r;
+  }
+  if (req.path != "/metrics") {
+    HttpResponse r;
+    r.status = 404;
+    r.body = "not found: this server answers /metrics and /healthz\n";
+    return r;
+  }
+  HttpResponse r;
+  r.content_type = kExpositionContentType;
+  bool fresh = frame_ && up_ && secs(now - frame_at_) < opt_.cache_s;
+  // A read that ended after this request arrived answers it (it may have failed: then stale).
+  bool answered = last_attempt_end_ >= req.arrived && !reading_;
+  if (fresh || (answered && up_)) {
+    r.body = metrics_body(false);
+    return r;
+  }
+  if (answered) {
+    r.body = metrics_body(true);
+    return r;
+  }
+  if (!reading_) {
+    want_read_ = true;
+    cv_.notify_all();
+    reading_ = true;  // from now on (the reader sets it again when it starts)
+    read_started_ = now;
+    read_timed_out_ = false;
+    return std::nullopt;
+  }
+  // The read under way: wait for it, up to read_wait_s from its start (once given up on, the
+  // scrapes that come while it still hangs are answered at once).
+  if (!read_timed_out_ && (opt_.read_wait_s <= 0 || secs(now - read_started_) < opt_.read_wait_s)) return std::nullopt;
+  if (!read_timed_out_) {  // this read is given up on: count it once, and say so
+    read_timed_out_ = true;
+    ++errors_;
+    up_ = false;
+    last_error_ = "the driver did not answer within " + std::to_string(opt_.read_wait_s) + " s";
+  }
+  r.body = metrics_body(true);
+  return r;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,74 @@
+// `gpumap serve` as an operation: the metrics frames behind /metrics and /healthz.  One reader
+// thread does every driver read, one at a time, so concurrent scrapes share one read, and a hung
+// driver holds one thread, not one per scrape.  A frame is reused for `cache_s`; a scrape that
+// waits longer than the driver bound for a read gets the last good frame marked stale
+// (gpumap_exporter_stale 1, gpumap_exporter_up 0), or only the health series when no read has
+// succeeded yet.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "driver/driver_source.h"
+#include "model/seams.h"
+#include "os/http_server.h"
+#include "session/metrics.h"
+
+namespace gpumap {
+
+struct ExporterOptions {
+  double cache_s = 1;         // a frame younger than this answers a scrape without a read
+  double read_wait_s = 60;    // how long a scrape waits for a read (GPUMAP_DRIVER_TIMEOUT; 0: no bound)
+  std::string version;        // for gpumap_build_info
+};
+
+class Exporter {
+ public:
+  /// Starts the reader thread.  `driver`'s own timeout is not used: the reader waits as long as
+  /// the driver takes, and scrapes stop waiting for it after read_wait_s.
+  Exporter(DriverSource driver, Seams seams, ExporterOptions opt);
+  /// Stops the reader.  One stuck in a hung driver call is detached, still using this object:
+  /// the program must then end without returning to it (cmd_serve: std::_Exit).
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  /// Whether a driver read is under way (at shutdown: one stuck in a hung driver call).
+  bool reading();
+  /// Readable when a read has ended (HttpServer::serve's wake_fd).
+  int wake_fd() const { return wake_[0]; }
+  /// The answer to `req` (/metrics, /healthz, /), or nullopt while it waits for a read.
+  std::optional<HttpResponse> handle(const HttpRequest& req);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void reader_loop();
+  std::string metrics_body(bool stale);
+
+  DriverSource driver_;
+  Seams seams_;
+  ExporterOptions opt_;
+  int wake_[2] = {-1, -1};
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool want_read_ = false;
+  bool reading_ = false;
+  Clock::time_point read_started_;
+  bool read_timed_out_ = false;  // the read under way was given up on (counted as an error once)
+  std::shared_ptr<const MetricsFrame> frame_;  // the last good one
+  std::string frame_text_;                     // its series, rendered once
+  Clock::time_point frame_at_;                 // when it was read
+  Clock::time_point last_attempt_end_;         // when the last read ended, good or not
+  bool up_ = false;
+  std::string last_error_;
+  uint64_t errors_ = 0, scrapes_ = 0;
+  std::thread reader_;
+};
+
+}  // namespace gpumap

@@ -1,0 +1,37 @@
+// `gpumap job-map --prolog/--epilog`: dcgm-exporter's HPC job-mapping files (its
+// --hpc-job-mapping-dir / $DCGM_HPC_JOB_MAPPING_DIR).  dcgm-exporter reads every file of that
+// folder whose name is a GPU id (`0`, `1`, ...; since its MIG support `GPU.GI`, the GPU instance
+// of a MIG device), one job id a line, and labels the GPU's series `hpc_job` with each
+// (NVIDIA/dcgm-exporter internal/pkg/transformation/hpc.go; MIG: dcgm-exporter pull request 602).
+// The allocation comes from Slurm as its GPU ids (`SLURM_JOB_GPUS`: positions in gres.conf,
+// which lists /dev/nvidiaN in order, so the device minor number), as UUIDs (Slurm 25.11), or as
+// MIG UUIDs; never from a job's renumbered CUDA_VISIBLE_DEVICES.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/snapshot.h"
+
+namespace gpumap {
+
+/// What names a mapping file: the NVML index (dcgm-exporter's `gpu` label, DCGM's GPU id) or the
+/// device minor number (/dev/nvidiaN).
+enum class JobMapNaming { kNvmlIndex, kMinor };
+
+/// The files one job's allocation puts its id in, in allocation order, each once.
+/// `allocation`: comma-separated entries, each a GPU- or MIG- UUID (or a unique prefix of one) or
+/// a number, read as the device minor number (Slurm's GPU id).  Error(kExitUsage) naming an entry
+/// that matches nothing, or a GPU that lacks the number the naming needs.  Pure.
+std::vector<std::string> job_map_files(const Snapshot& s, const std::string& allocation, JobMapNaming naming);
+
+/// Adds (prolog) or removes (epilog) `job_id` in each of `files` under `dir`: each file rewritten
+/// atomically under a lock on the folder (jobs that share a GPU start and end at once); a file
+/// left with no job is removed.  Error(kExitError) naming the file that cannot be written.
+void update_job_map(const std::string& dir, const std::vector<std::string>& files, const std::string& job_id,
+                    bool add);
+
+/// The mapping files in `dir` (names `N` or `N.M`), sorted: the epilog takes its job out of every
+/// one, so a GPU renumbered or lost since the prolog keeps no stale id.  Empty when `dir` is missing.
+std::vector<std::string> job_map_existing_files(const std::string& dir);
+
+}  // namespace gpumap

@@ -1,0 +1,39 @@
+// `gpumap metrics` and `gpumap serve` as an operation: one metrics frame is a fresh snapshot,
+// the ps join with its findings, every GPU's lease, and the host's own findings (doctor's rules
+// for a process started with no CUDA variables).  Rendering is output/metrics_text.h.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/driver_source.h"
+#include "model/finding.h"
+#include "model/seams.h"
+#include "model/snapshot.h"
+#include "output/metrics_text.h"
+#include "session/ps.h"
+
+namespace gpumap {
+
+struct MetricsFrame {
+  Snapshot snapshot;
+  /// The ps frame; its leases hold every GPU that has a UUID, not only those with rows.
+  PsFrame ps;
+  /// doctor's findings for a process started here with no CUDA variables (the host's traps:
+  /// order-differs, MIG, ...): not gpumap's own environment, which says nothing about the host.
+  std::vector<Finding> host_findings;
+  double read_seconds = 0;  // how long reading and joining took
+  double read_unix = 0;     // when the read ended (seconds since the epoch)
+};
+
+/// Reads one frame in a session of its own (a fresh snapshot every call; safe to call from a
+/// thread of its own).  Throws Error as the snapshot does (kExitNoDriver, kExitError).
+MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams);
+
+/// The parts of `f` the series are rendered from (output/metrics_text.h).
+inline MetricsInput metrics_input(const MetricsFrame& f) {
+  return {f.snapshot, f.ps.result, f.ps.leases, f.host_findings};
+}
+
+}  // namespace gpumap

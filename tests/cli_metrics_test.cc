@@ -1,0 +1,157 @@
+// Black-box tests of gpumap metrics, the nvidia-smi-style queries, --watch and job-map.
+// (gpumap serve with a real Prometheus and real GPU processes: tests/metrics/metrics_test.sh.)
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+/// h200x2 with `faults`.
+std::string faulty_host(const json& faults) {
+  std::ifstream in(host_path("h200x2"));
+  json h = json::parse(in);
+  h["faults"] = faults;
+  return write_temp_file("faulty-host.json", h.dump());
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string l; std::getline(s, l);) out.push_back(l);
+  return out;
+}
+
+TEST(CliMetrics, GpuSeriesPassPromtool) {
+  CliRun r = gpumap({"metrics", "--simulate", "mig"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("# TYPE gpumap_gpu_info gauge\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpumap_mig_device_info{uuid=\"MIG-"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpumap_exporter_up 1\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("NaN"), std::string::npos);
+  std::string file = write_temp_file("m.prom", r.out);
+  CliRun check = run_program({"/bin/sh", "-c", "promtool check metrics < " + file});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+}
+
+TEST(CliMetrics, JsonIsRefusedWithTheCommandToUse) {
+  CliRun r = gpumap({"metrics", "--json", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("gpumap ps --json"), std::string::npos) << r.err;
+}
+
+TEST(CliMetrics, TextfileIsWrittenAtomicallyAndAFailedReadWritesHealthOnly) {
+  std::string dir = temp_dir("textfile");
+  std::string path = dir + "/gpumap.prom";
+  CliRun ok = gpumap({"metrics", "--simulate", "h200x2", "--textfile", path});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "");
+  std::string text = read_file(path);
+  EXPECT_NE(text.find("gpumap_gpu_info{"), std::string::npos) << text;
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  CliRun bad = gpumap({"metrics", "--simulate", faulty_host({{{"call", "nvmlInit"}, {"error", "NVML_ERROR_DRIVER_NOT_LOADED"}}}),
+                       "--textfile", path});
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  text = read_file(path);
+  EXPECT_NE(text.find("gpumap_exporter_up 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpumap_exporter_driver_errors_total 1\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpumap_gpu_info"), std::string::npos) << text;
+  CliRun nodir = gpumap({"metrics", "--simulate", "h200x2", "--textfile", dir + "/no/such/x.prom"});
+  EXPECT_EQ(nodir.code, 1);
+  EXPECT_NE(nodir.err.find(dir + "/no/such/x.prom"), std::string::npos) << nodir.err;
+}
+
+TEST(CliQuery, ListQueryGpuIsNvidiaSmiCsv) {
+  CliRun r = gpumap({"list", "--simulate", "seed-mixed", "--query-gpu=index,uuid,memory.used,cuda_ordinal,lease", "--format=csv"},
+                    {"CUDA_VISIBLE_DEVICES=2,0", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "GPUMAP_LOCK_DIR=" + temp_dir("q-locks")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> l = lines(r.out);
+  ASSERT_EQ(l.size(), 5u) << r.out;
+  EXPECT_EQ(l[0], "index, uuid, memory.used [MiB], cuda_ordinal, lease");
+  EXPECT_EQ(l[1].rfind("0, GPU-28554ffd", 0), 0u) << l[1];
+  EXPECT_NE(l[1].find(", 20480 MiB, 1, none"), std::string::npos) << l[1];  // GPU 0 is its cuda:1
+  EXPECT_NE(l[2].find(", 0 MiB, [N/A], none"), std::string::npos) << l[2];  // GPU 1 is not visible
+  EXPECT_NE(l[3].find(", 0 MiB, 0, none"), std::string::npos) << l[3];
+  CliRun bare = gpumap({"list", "--simulate", "seed-mixed", "--query-gpu", "index,memory.total", "--format", "csv,noheader,nounits"});
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  EXPECT_EQ(lines(bare.out)[0], "0, 81920");
+  CliRun unknown = gpumap({"list", "--simulate", "h200x2", "--query-gpu=index,temperature.gpu"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("`temperature.gpu` is not a field"), std::string::npos) << unknown.err;
+  EXPECT_EQ(gpumap({"list", "--simulate", "h200x2", "--format=csv"}).code, 2);
+  EXPECT_EQ(gpumap({"list", "--simulate", "h200x2", "--query-gpu=index", "--format=xml"}).code, 2);
+}
+
+TEST(CliQuery, PsQueryGivesOneLinePerRow) {
+  std::ifstream in(host_path("h200x2"));
+  json h = json::parse(in);
+  h["gpus"][1]["processes"] = json::array({{{"pid", 1}, {"used_memory_mib", 300}}});  // pid 1: init, always there
+  std::string host = write_temp_file("ps-q.json", h.dump());
+  CliRun r = gpumap({"ps", "--simulate", host, "--query=pid,gpu_index,used_memory,gpu_bus_id,cuda_ordinal"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> l = lines(r.out);
+  ASSERT_EQ(l.size(), 2u) << r.out;
+  EXPECT_EQ(l[0], "pid, gpu_index, used_memory [MiB], gpu_bus_id, cuda_ordinal");
+  EXPECT_EQ(l[1].rfind("1, 1, 300 MiB, 00000000:", 0), 0u) << l[1];
+}
+
+TEST(CliWatch, ListMapDoctorWatchPrintOneJsonDocumentPerLine) {
+  for (const char* cmd : {"list", "map", "doctor"}) {
+    CliRun r = run_program({"/usr/bin/timeout", "-s", "INT", "1.6", GPUMAP_BINARY, cmd, "--simulate", "h200x2", "--json", "--watch", "0.5"});
+    std::vector<std::string> l = lines(r.out);
+    EXPECT_GE(l.size(), 2u) << cmd << ": " << r.out << r.err;
+    for (const std::string& doc : l) EXPECT_TRUE(json::accept(doc)) << cmd << ": " << doc;
+  }
+  EXPECT_EQ(gpumap({"doctor", "--simulate", "h200x2", "--watch", "0"}).code, 2);
+}
+
+TEST(CliJobMap, PrologAndEpilogWriteDcgmExporterFiles) {
+  std::string dir = temp_dir("jobmap") + "/map";
+  // mig: GPU 0 has MIG devices; GPU 1 is whole.
+  CliRun a = gpumap({"job-map", "--prolog", "--simulate", "mig", "--dir", dir, "--job", "17", "--gpus", "1"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(read_file(dir + "/1"), "17\n");
+  CliRun b = gpumap({"job-map", "--prolog", "--simulate", "mig", "--gpus", "1"},
+                    {"DCGM_HPC_JOB_MAPPING_DIR=" + dir, "SLURM_JOB_ID=18"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(read_file(dir + "/1"), "17\n18\n");
+  CliRun list = gpumap({"list", "--simulate", "mig", "--json"});
+  json j = json::parse(list.out);
+  std::string mig_uuid = j["gpus"][0]["mig_devices"][0]["uuid"];
+  int gi = j["gpus"][0]["mig_devices"][0]["mig"]["gpu_instance_id"];
+  CliRun c = gpumap({"job-map", "--prolog", "--simulate", "mig", "--dir", dir, "--job", "19"},
+                    {"SLURM_JOB_GPUS=" + mig_uuid});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(read_file(dir + "/0." + std::to_string(gi)), "19\n");
+  CliRun e = gpumap({"job-map", "--epilog", "--dir", dir, "--job", "17"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(read_file(dir + "/1"), "18\n");
+  EXPECT_EQ(gpumap({"job-map", "--epilog", "--dir", dir, "--job", "18"}).code, 0);
+  struct stat st;
+  EXPECT_NE(stat((dir + "/1").c_str(), &st), 0) << "a file with no job left is removed";
+  CliRun bad = gpumap({"job-map", "--prolog", "--simulate", "mig", "--dir", dir, "--job", "20", "--gpus", "7"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("minor number 7"), std::string::npos) << bad.err;
+  EXPECT_EQ(gpumap({"job-map", "--simulate", "mig", "--dir", dir, "--job", "20"}).code, 2);
+  EXPECT_EQ(gpumap({"job-map", "--prolog", "--simulate", "mig", "--job", "20", "--gpus", "1"}).code, 2);  // no folder
+}
+
+}  // namespace
+}  // namespace gpumap::testing
