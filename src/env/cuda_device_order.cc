@@ -9,6 +9,12 @@ DeviceOrderSetting parse_cuda_device_order(const std::optional<std::string>& val
   DeviceOrderSetting s;
   if (!value) return s;
   s.set = true;
+  if (value->size() >= kCudaDeviceOrderIgnoredBytes) {  // the driver reads it as unset: FASTEST_FIRST
+    s.too_long = true;
+    s.reason = std::to_string(value->size()) + " bytes long: the driver ignores a value of " +
+               std::to_string(kCudaDeviceOrderIgnoredBytes) + " bytes or more, as if it were unset";
+    return s;
+  }
   if (*value == "FASTEST_FIRST") return s;
   if (*value == "PCI_BUS_ID") {
     s.order = DeviceOrder::kPciBusId;

@@ -1,5 +1,6 @@
 #include "env/cuda_visible_devices.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -12,8 +13,17 @@ CvdEntry parse_uuid_entry(std::string_view e) {
   CvdEntry out;
   out.raw = std::string(e);
   std::string_view rest = e.substr(4);
+  if (rest.empty()) {  // measured: `GPU-` alone names no GPU, `GPU--` names every GPU (see below)
+    out.kind = CvdEntryKind::kInvalid;
+    out.reason = "`" + std::string(e.substr(0, 4)) + "` with nothing after it";
+    return out;
+  }
+  // Measured (driver 580.159.04, docs/driver-rules.md): the driver reads at most 36 characters
+  // after the prefix (a UUID's 32 hex digits and 4 dashes) and stops early at the 32nd hex digit;
+  // dashes anywhere are skipped but count toward the 36; what it does not read is ignored.
+  const size_t window = std::min(rest.size(), kUuidEntryWindow);
   size_t i = 0;
-  for (; i < rest.size() && out.uuid_hex.size() < 32; ++i) {
+  for (; i < window && out.uuid_hex.size() < 32; ++i) {
     char c = rest[i];
     if (c == '-') continue;
     if (!is_hex(c)) {
@@ -27,13 +37,15 @@ CvdEntry parse_uuid_entry(std::string_view e) {
     }
     out.uuid_hex.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
-  if (out.uuid_hex.empty()) {
-    out.kind = CvdEntryKind::kInvalid;
-    out.reason = "`" + std::string(e.substr(0, 4)) + "` with no hex digits after it";
-    return out;
-  }
   out.kind = CvdEntryKind::kUuid;
-  if (i < rest.size()) out.reason = "`" + std::string(rest.substr(i)) + "` after the full UUID is ignored";
+  out.ignored_tail = std::string(rest.substr(i));
+  if (out.uuid_hex.empty())
+    out.reason = "only dashes in the first " + std::to_string(kUuidEntryWindow) +
+                 " characters: an empty UUID prefix, which matches every GPU";
+  else if (!out.ignored_tail.empty())
+    out.reason = "`" + out.ignored_tail + "` after " +
+                 (out.uuid_hex.size() >= 32 ? std::string("the full UUID") : "the first " + std::to_string(kUuidEntryWindow) + " characters") +
+                 " is ignored";
   return out;
 }
 

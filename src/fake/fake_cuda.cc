@@ -82,14 +82,17 @@ std::vector<const FakeGpu*> default_order() {
 int match_entry(const std::string& e, const std::vector<Dev>& all, bool& uuid_kind) {
   uuid_kind = e.compare(0, 4, "GPU-") == 0 || e.compare(0, 4, "MIG-") == 0;
   if (uuid_kind) {
+    // Measured: the driver looks at no more than 36 characters after the prefix (dashes count),
+    // stops at the 32nd hex digit, and with only dashes there matches on an empty prefix; the
+    // prefix alone names nothing.
+    if (e.size() == 4) return -1;
     std::string hex;
-    size_t i = 4;
-    for (; i < e.size() && hex.size() < 32; ++i) {
+    const size_t end = std::min(e.size(), size_t{4 + 36});
+    for (size_t i = 4; i < end && hex.size() < 32; ++i) {
       if (e[i] == '-') continue;
       if (!std::isxdigit(static_cast<unsigned char>(e[i]))) return -1;
       hex.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(e[i]))));
     }
-    if (hex.empty()) return -1;
     int found = -1;
     for (size_t d = 0; d < all.size(); ++d) {
       if (hex_of(all[d].uuid).compare(0, hex.size(), hex) != 0) continue;
@@ -121,7 +124,10 @@ int init_devices() {
   }
   if (auto it = g_host.errors.find("cuInit"); it != g_host.errors.end()) return it->second;
   if (int rc = cuda_fault("cuInit")) return rc;
+  // Measured: a CUDA_DEVICE_ORDER of 1024 bytes or more, or a CUDA_VISIBLE_DEVICES of 2625 bytes or
+  // more, is ignored as if unset.
   const char* order = std::getenv("CUDA_DEVICE_ORDER");
+  if (order && std::strlen(order) >= 1024) order = nullptr;
   std::vector<const FakeGpu*> base;
   if (!order || std::strcmp(order, "FASTEST_FIRST") == 0) {
     base = default_order();
@@ -132,6 +138,7 @@ int init_devices() {
   }
   std::vector<Dev> all = expand(base);
   const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (cvd && std::strlen(cvd) >= 2625) cvd = nullptr;
   if (!cvd) {
     g_devs = all;
     return g_devs.empty() ? kNoDevice : kSuccess;

@@ -192,16 +192,13 @@ void entry_rules(const DiagnosisInput& in, std::vector<Finding>& out) {
           at + " is written `MIG-` but its digits are a whole GPU's UUID: the driver matches the digits only, so this "
                "process gets all of " + s.describe(d.uuid) + ", not a MIG slice",
           "export CUDA_VISIBLE_DEVICES=" + d.uuid + "   (or a MIG device UUID from nvidia-smi -L)");
-    if (d.entry.kind == CvdEntryKind::kUuid && d.entry.uuid_hex.size() >= 32) {
-      // Count the digits as written: anything after the 32nd is ignored by the driver.
-      size_t digits = 0, pos = 4;
-      for (; pos < raw.size() && digits < 32; ++pos)
-        if (std::isxdigit(static_cast<unsigned char>(raw[pos]))) ++digits;
-      if (pos < raw.size())
-        add_once("uuid-trailing-ignored", Severity::kWarning,
-            at + ": after the 32 hex digits of the UUID, CUDA ignores the rest (`" + raw.substr(pos) +
-                "`); a typo or a glued-on second UUID there goes unnoticed",
-            "export CUDA_VISIBLE_DEVICES=" + raw.substr(0, pos) + "   (one UUID per comma-separated entry)");
+    if (d.entry.kind == CvdEntryKind::kUuid && !d.entry.ignored_tail.empty()) {
+      // The parser kept what the driver does not read (after the 32nd digit or the 36th character).
+      size_t pos = raw.size() - d.entry.ignored_tail.size();
+      add_once("uuid-trailing-ignored", Severity::kWarning,
+          at + ": CUDA reads at most 32 hex digits or 36 characters after `" + raw.substr(0, 4) + "` and ignores the rest (`" +
+              d.entry.ignored_tail + "`); a typo or a glued-on second UUID there goes unnoticed",
+          "export CUDA_VISIBLE_DEVICES=" + raw.substr(0, pos) + "   (one UUID per comma-separated entry)");
     }
     if (d.entry.kind == CvdEntryKind::kInteger) {
       size_t p = raw.find_first_not_of(" \t");
@@ -355,6 +352,17 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
         "CUDA_DEVICE_ORDER: " + v.order.reason + ". cuInit fails with CUDA_ERROR_INVALID_DEVICE; PyTorch then reports "
         "is_available() == False while nvidia-smi shows the GPUs",
         "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  // Measured: values this long are ignored by cuInit as if unset (docs/driver-rules.md).
+  if (v.visible_too_long)
+    add(out, "value-too-long", Severity::kError,
+        "CUDA_VISIBLE_DEVICES is " + std::to_string(in.env.get("CUDA_VISIBLE_DEVICES").value_or("").size()) +
+            " bytes long: the driver ignores a value of " + std::to_string(kCudaVisibleDevicesIgnoredBytes) +
+            " bytes or more as if it were unset, so this process sees every GPU (" + std::to_string(v.uuids.size()) +
+            "), not the ones listed",
+        "");
+  if (v.order.too_long)
+    add(out, "value-too-long", Severity::kWarning,
+        "CUDA_DEVICE_ORDER is " + v.order.reason + ": CUDA uses its default FASTEST_FIRST order", "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
   if (hidden && v.order.order != DeviceOrder::kInvalid)
     add(out, "gpus-hidden", Severity::kInfo,
         "CUDA_VISIBLE_DEVICES=`" + in.env.get("CUDA_VISIBLE_DEVICES").value_or("") +

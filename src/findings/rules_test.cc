@@ -67,6 +67,12 @@ std::string dump(const std::vector<Finding>& fs) {
 }
 
 // The rule fires with this severity, has a message, and does not fire on a clean environment.
+bool has(const Diag& r, const std::string& id, Severity sev) {
+  for (const Finding& f : r.fs)
+    if (f.id == id && f.severity == sev) return true;
+  return false;
+}
+
 void expect_rule(Host h, const std::vector<std::string>& vars, const std::string& id, Severity sev, bool container = false) {
   Diag r = diag(h, vars, container);
   bool found = false;
@@ -119,11 +125,30 @@ TEST(Rules, MixedEntryKinds) {
 }
 TEST(Rules, DuplicateGpu) { expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,0"}, "duplicate-gpu", Severity::kError); }
 
+// Measured: a CUDA_VISIBLE_DEVICES of 2625 bytes or more, or a CUDA_DEVICE_ORDER of 1024 or more, is
+// ignored by cuInit as if unset: every GPU is visible, in the default order.
+TEST(Rules, ValuesTooLongForTheDriverAreIgnored) {
+  std::string cvd(2624, '0');
+  cvd += "1";
+  Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=" + cvd});
+  EXPECT_TRUE(has(r, "value-too-long", Severity::kError));
+  EXPECT_EQ(r.m.view.uuids.size(), 4u);
+  EXPECT_FALSE(has(r, "cuda-init-fails", Severity::kError));
+  cvd.pop_back();
+  cvd.back() = '1';  // 2624 bytes: read, and index 1 of 4 GPUs exists
+  Diag read = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=" + cvd});
+  EXPECT_FALSE(has(read, "value-too-long", Severity::kError));
+  EXPECT_EQ(read.m.view.uuids.size(), 1u);
+  Diag order = diag(Host::kUniform, {"CUDA_DEVICE_ORDER=" + std::string(1024, 'X')});
+  EXPECT_TRUE(has(order, "value-too-long", Severity::kWarning));
+  EXPECT_EQ(order.m.view.error, CudaInitError::kNone);
+}
+
 // `0..7` repeated: 64 992 duplicate-gpu findings (doctor printed 34 MB).  Now each entry rule
 // reports once per list, naming a bounded number of the later entries.
 TEST(Rules, EntryRulesReportOncePerListWithBoundedQuotes) {
   std::string cvd;
-  for (int i = 0; i < 65000; ++i) cvd += (i ? "," : "") + std::to_string(i % 4);
+  for (int i = 0; i < 1300; ++i) cvd += (i ? "," : "") + std::to_string(i % 4);  // 2599 bytes: read
   Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=" + cvd});
   size_t dups = 0, bytes = 0;
   for (const Finding& f : r.fs) {
@@ -131,12 +156,12 @@ TEST(Rules, EntryRulesReportOncePerListWithBoundedQuotes) {
     if (f.id != "duplicate-gpu") continue;
     ++dups;
     EXPECT_NE(f.message.find("entry 5 `0` names"), std::string::npos) << f.message;
-    EXPECT_NE(f.message.find("(the same for 64995 more entries: 6, 7, 8, 9, 10, ...)"), std::string::npos) << f.message;
+    EXPECT_NE(f.message.find("(the same for 1295 more entries: 6, 7, 8, 9, 10, ...)"), std::string::npos) << f.message;
   }
   EXPECT_EQ(dups, 1u);
   EXPECT_LT(bytes, 4096u);
-  // A megabyte-long entry is quoted up to 64 bytes.
-  Diag big = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0, GPU-" + std::string(1 << 20, 'a') + ",-2,-3"});
+  // A long entry is quoted up to 64 bytes.
+  Diag big = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0, GPU-" + std::string(2000, 'a') + ",-2,-3"});
   for (const Finding& f : big.fs) EXPECT_LT(f.message.size(), 1024u) << f.id;
 }
 TEST(Rules, ListCutShort) {

@@ -14,9 +14,17 @@ namespace gpumap {
 
 enum class DeviceOrder { kFastestFirst, kPciBusId, kInvalid };
 
+/// Values this long or longer are ignored by cuInit as if unset (measured, driver 580.159.04,
+/// 1 x H200: 1023 bytes of CUDA_DEVICE_ORDER are read, 1024 ignored; 2624 bytes of
+/// CUDA_VISIBLE_DEVICES read, 2625 ignored; bytes, not characters; the rest of the environment
+/// does not move the limit).  docs/driver-rules.md.
+inline constexpr size_t kCudaDeviceOrderIgnoredBytes = 1024;
+inline constexpr size_t kCudaVisibleDevicesIgnoredBytes = 2625;
+
 struct DeviceOrderSetting {
   DeviceOrder order = DeviceOrder::kFastestFirst;
   bool set = false;    // the variable is present in the environment
+  bool too_long = false;  // set, but so long that the driver ignores it (kCudaDeviceOrderIgnoredBytes)
   std::string reason;  // kInvalid: why, naming what was probably meant
 };
 
@@ -33,7 +41,8 @@ struct CvdEntry {
   CvdEntryKind kind = CvdEntryKind::kInvalid;
   uint64_t index = 0;    // kInteger: the value CUDA uses (after the 32-bit cut)
   bool negative = false; // kInteger: written with a minus sign and not zero (`-1`): names no GPU
-  std::string uuid_hex;  // kUuid: lower-case hex digits of the prefix, no dashes
+  std::string uuid_hex;  // kUuid: lower-case hex digits of the prefix, no dashes ("" matches every GPU)
+  std::string ignored_tail;  // kUuid: the characters after the prefix that the driver does not read
   std::string reason;    // kInvalid: why; otherwise a quirk worth telling ("';0' ignored"), or ""
 };
 
@@ -64,7 +73,8 @@ struct CudaView {
   CudaInitError error = CudaInitError::kNone;
   std::string error_reason;      // plain words, when error != kNone
   DeviceOrderSetting order;      // CUDA_DEVICE_ORDER as read
-  bool visible_set = false;      // CUDA_VISIBLE_DEVICES present
+  bool visible_set = false;      // CUDA_VISIBLE_DEVICES present and read (not too long)
+  bool visible_too_long = false; // present, but kCudaVisibleDevicesIgnoredBytes or longer: ignored as if unset
   std::vector<std::string> uuids;   // cuda:N -> UUID; empty on error
   std::vector<EntryDecision> entries;  // one per CUDA_VISIBLE_DEVICES entry
   /// Index of the first entry that ended the list early, if any.

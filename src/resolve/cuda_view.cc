@@ -56,7 +56,8 @@ CudaView predict_cuda_view(const std::vector<std::string>& base_order,
                            const std::optional<std::string>& cuda_visible_devices) {
   CudaView v;
   v.order = parse_cuda_device_order(cuda_device_order);
-  v.visible_set = cuda_visible_devices.has_value();
+  v.visible_too_long = cuda_visible_devices && cuda_visible_devices->size() >= kCudaVisibleDevicesIgnoredBytes;
+  v.visible_set = cuda_visible_devices.has_value() && !v.visible_too_long;  // too long: read as unset
   if (v.visible_set) {
     for (CvdEntry& e : parse_cuda_visible_devices(*cuda_visible_devices)) {
       EntryDecision d;
