@@ -108,7 +108,7 @@ TEST(CliQuery, PsQueryGivesOneLinePerRow) {
   ASSERT_EQ(r.code, 0) << r.err;
   std::vector<std::string> l = lines(r.out);
   ASSERT_EQ(l.size(), 2u) << r.out;
-  EXPECT_EQ(l[0], "pid, gpu_index, used_memory [MiB], gpu_bus_id, cuda_ordinal");
+  EXPECT_EQ(l[0], "pid, gpu_index, used_gpu_memory [MiB], gpu_bus_id, cuda_ordinal");
   EXPECT_EQ(l[1].rfind("1, 1, 300 MiB, 00000000:", 0), 0u) << l[1];
 }
 

@@ -94,7 +94,7 @@ const std::vector<Field<ProcRow>>& process_fields() {
          return text(p.r.command->substr(0, p.r.command->find(' ')));
        }},
       {"command", "", {}, [](const ProcRow& p) { return text(p.r.command); }},
-      {"used_memory", "MiB", {"used_gpu_memory"}, [](const ProcRow& p) { return num(p.r.used_memory_mib, "MiB"); }},
+      {"used_gpu_memory", "MiB", {"used_memory"}, [](const ProcRow& p) { return num(p.r.used_memory_mib, "MiB"); }},
       {"gpu_uuid", "", {"uuid"}, [](const ProcRow& p) { return text(p.r.uuid); }},
       {"gpu_index", "", {"index", "nvml_index"}, [](const ProcRow& p) { return num(std::optional<uint32_t>(p.r.nvml_index)); }},
       {"gpu_bus_id", "", {"pci.bus_id"},
