@@ -243,6 +243,13 @@ class DiagnoseModel(SimulatedHost):
 class PythonArguments(SimulatedHost):
     """Bad arguments raise gpumap errors naming the argument, never a raw AttributeError/IndexError."""
 
+    def child_output(self, code):
+        """What a Python child running `code` printed; it must exit 0."""
+        p = self.child(code)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        return out.strip()
+
     def test_bad_types_and_values(self):
         import gpumap
         cases = [
@@ -332,10 +339,7 @@ class PythonArguments(SimulatedHost):
                 "p = gpumap.pin(gpus=1)\nprint(p.devices[0]['nvml_index'])\np.release()\n"
                 "import os\nos.environ.pop('CUDA_VISIBLE_DEVICES')\n"
                 "p = gpumap.pin(gpus=2, allow_unknown=True)\nprint(len(p.uuids))\n")
-        p = self.child(code)
-        out, err = p.communicate(timeout=120)
-        self.assertEqual(p.returncode, 0, err)
-        lines = out.strip().splitlines()
+        lines = self.child_output(code).splitlines()
         self.assertIn("process list unreadable", lines[0])
         self.assertEqual(lines[1:], ["1", "2"])
 
@@ -349,10 +353,7 @@ class PythonArguments(SimulatedHost):
                 "for _ in range(20):\n"
                 "    try:\n        gpumap.devices()\n    except gpumap.NoDriverError:\n        pass\n"
                 "print(threads() - before)\n")
-        p = self.child(code)
-        out, err = p.communicate(timeout=120)
-        self.assertEqual(p.returncode, 0, err)
-        self.assertLessEqual(int(out.strip()), 1, out)
+        self.assertLessEqual(int(self.child_output(code)), 1)
 
     def test_line(self):
         import gpumap
