@@ -55,6 +55,44 @@ static void hostile_input(gpumap_session* s) {
   CHECK(gpumap_diagnose(s, "[]", &out) == GPUMAP_USAGE, "a diagnose request that is not an object");
 }
 
+/* Live truth from C (issue 19): CUDA started in this process under CUDA_VISIBLE_DEVICES=3 (the fake
+ * libcuda, as torch would start the real one), then the variable changed to 5.  Every call answers
+ * with what CUDA really uses.  Runs last: a started CUDA stays started in this process. */
+static void live_after_cuinit(void) {
+  gpumap_session* s = NULL;
+  CHECK(gpumap_open("{\"simulate\": \"dgx8\"}", &s) == GPUMAP_OK, "open dgx8");
+  setenv("GPUMAP_FAKE_HOST", GPUMAP_TEST_BUILD_DIR "/hosts/dgx8.json", 1);
+  setenv("CUDA_VISIBLE_DEVICES", "3", 1);
+  char* out = NULL;
+  CHECK(gpumap_devices(s, &out) == GPUMAP_OK && contains(out, "\"source\":\"predicted\""), "predicted before cuInit");
+  gpumap_free(out);
+  void* cuda = dlopen(GPUMAP_TEST_BUILD_DIR "/sim/libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  CHECK(cuda != NULL, "load the fake libcuda: %s", dlerror());
+  if (!cuda) return;
+  int (*init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+  CHECK(init && init(0) == 0, "cuInit");
+  CHECK(gpumap_cuda_initialized() == 1, "CUDA is initialised now");
+  setenv("CUDA_VISIBLE_DEVICES", "5", 1);
+  int rc = gpumap_devices(s, &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"source\":\"live\"") && contains(out, "\"nvml_index\":3") &&
+            !contains(out, "\"nvml_index\":5") && contains(out, "set-too-late"),
+        "devices are live: %d %s", rc, out);
+  gpumap_free(out);
+  CHECK(gpumap_verify(s, "{\"expect\": [3]}", &out) == GPUMAP_OK, "verify the GPU CUDA uses");
+  gpumap_free(out);
+  out = NULL;
+  CHECK(gpumap_verify(s, "{\"expect\": [5]}", &out) == GPUMAP_MISMATCH, "verify the late value's GPU");
+  CHECK(contains(gpumap_last_error(), "already runs in this process"), "the mismatch says why");
+  gpumap_free(out);
+  rc = gpumap_diagnose(s, NULL, &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"id\":\"set-too-late\"") && contains(out, "CUDA_VISIBLE_DEVICES=5 "),
+        "diagnose names set-too-late with a relaunch fix: %s", out);
+  gpumap_free(out);
+  CHECK(gpumap_pin(s, "{\"gpus\": 1}", NULL) == GPUMAP_TOO_LATE, "pin is too late");
+  gpumap_close(s);
+  unsetenv("GPUMAP_FAKE_HOST");
+}
+
 int main(void) {
   char lock_dir[] = "/tmp/gpumap-capi-XXXXXX";
   if (!mkdtemp(lock_dir)) return 2;
@@ -138,6 +176,7 @@ int main(void) {
   CHECK(gpumap_release(2) == GPUMAP_OK, "release both");
 
   gpumap_close(s);
+  live_after_cuinit();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", lock_dir);
   if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", lock_dir);
