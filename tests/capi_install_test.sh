@@ -8,7 +8,8 @@ src=$1 build=$2 libdir=${3:-lib}
 tmp=$(mktemp -d /tmp/gpumap-capi-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-cc -o "$tmp/by-pkg-config" "$src/tests/capi_test.c" \
+# The test's live part loads the build's fake libcuda (GPUMAP_TEST_BUILD_DIR), as capi_test does.
+cc -o "$tmp/by-pkg-config" "$src/tests/capi_test.c" -DGPUMAP_TEST_BUILD_DIR="\"$build\"" \
   $(PKG_CONFIG_PATH="$tmp/prefix/$libdir/pkgconfig" pkg-config --cflags --libs gpumap)
 LD_LIBRARY_PATH="$tmp/prefix/$libdir" "$tmp/by-pkg-config"
 cat >"$tmp/CMakeLists.txt" <<CMAKE
@@ -16,7 +17,8 @@ cmake_minimum_required(VERSION 3.20)
 project(uses_gpumap C)
 find_package(gpumap 0.1 REQUIRED)
 add_executable(by-find-package "$src/tests/capi_test.c")
-target_link_libraries(by-find-package PRIVATE gpumap::gpumap)
+target_link_libraries(by-find-package PRIVATE gpumap::gpumap \${CMAKE_DL_LIBS})
+target_compile_definitions(by-find-package PRIVATE GPUMAP_TEST_BUILD_DIR="$build")
 CMAKE
 cmake -S "$tmp" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/b" >/dev/null
