@@ -337,8 +337,7 @@ int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
       // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
       message = "CUDA already runs in this process: " + what + join(v.differences, "; ");
       std::string relaunch = "CUDA_VISIBLE_DEVICES=" + v.fix;
-      std::vector<std::string> cmd = read_self_process(false).command;
-      for (const std::string& a : cmd) relaunch += " " + shell_word(a);
+      for (const std::string& a : f.command) relaunch += " " + shell_word(a);  // read once, by process_cuda_here
       hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
              "), or call gpumap.pin()/set it before anything starts CUDA";
       if (!late.empty()) message += ". " + late.front().message;
