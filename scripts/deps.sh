@@ -6,7 +6,8 @@ set -euo pipefail
 # git: --version's commit; groff-base, man-db, zsh: the man page and completion tests.
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
 pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh prometheus curl)
-[ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev)
+# libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
+[ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,8 +24,11 @@ if [ "$(id -u)" = 0 ]; then
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && own_policy=1
   fi
-  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null || { [ -n "$own_policy" ] && rm -f "$policy"; exit 1; }
-  [ -n "$own_policy" ] && rm -f "$policy"
+  status=0
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+  # (an `if`, not `[ ] &&`: with a policy that was there before, `&&` would end the script with 1)
+  if [ -n "$own_policy" ]; then rm -f "$policy"; fi
+  exit "$status"
 else
   echo "gpumap needs these Debian packages: ${missing[*]}" >&2
   echo "run:  sudo apt-get install -y ${missing[*]}" >&2
