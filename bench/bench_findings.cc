@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "findings/rules.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 using namespace gpumap;
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "env/cuda_visible_devices.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string in(reinterpret_cast<const char*>(data), size);

@@ -1,7 +1,7 @@
 // CUDA_VISIBLE_DEVICES read the way the CUDA driver reads it (measured on driver
 // 580.159.04, see docs/driver-rules.md and tests/vectors/).  Pure: no I/O.
 //
-// Lexical rules (this file); matching against the GPUs is resolve/cuda_view.h:
+// Lexical rules (this file); matching against the GPUs is resolve/cuda_rules.h:
 //  - the value is split on ',' only; each piece is one entry, empty ones included;
 //  - an entry that starts with exactly "GPU-" or "MIG-" (no leading space, upper case)
 //    is a UUID prefix: hex digits in either case, '-' skipped; at most 36 characters after

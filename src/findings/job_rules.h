@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "findings/finding.h"
+#include "findings/severity.h"
 #include "resolve/job_view.h"
 
 namespace gpumap {

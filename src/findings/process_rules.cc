@@ -3,7 +3,7 @@
 #include <set>
 
 #include "env/launcher.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 #include "model/text.h"
 #include "model/uuid.h"
 

@@ -13,7 +13,7 @@
 #include "env/nvidia_visible_devices.h"
 #include "model/pci.h"
 #include "resolve/base_order.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 #include "resolve/launch_env.h"
 
 namespace gpumap {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "env/environment.h"
-#include "findings/finding.h"
+#include "findings/severity.h"
 #include "model/snapshot.h"
 #include "model/mapping.h"
 

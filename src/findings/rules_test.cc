@@ -6,7 +6,7 @@
 
 #include <regex>
 
-#include "resolve/mapping.h"
+#include "resolve/resolve_mapping.h"
 
 namespace gpumap {
 namespace {

@@ -1,6 +1,6 @@
 // What one process's CUDA variables say, and what CUDA makes of them, as plain values: the
 // parsers (env/cuda_device_order.h, env/cuda_visible_devices.h) fill the first half, the
-// resolver (resolve/cuda_view.h, resolve/mapping.h) the second, and findings/ reads both
+// resolver (resolve/cuda_rules.h, resolve/resolve_mapping.h) the second, and findings/ reads both
 // without calling either.
 #pragma once
 #include <cstdint>
@@ -46,7 +46,7 @@ struct CvdEntry {
   std::string reason;    // kInvalid: why; otherwise a quirk worth telling ("';0' ignored"), or ""
 };
 
-// --- What CUDA makes of them (resolve/cuda_view.h predicts it) ---
+// --- What CUDA makes of them (resolve/cuda_rules.h predicts it) ---
 
 enum class CudaInitError { kNone, kNoDevice, kInvalidDevice, kOther };
 

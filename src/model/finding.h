@@ -1,5 +1,5 @@
 // A finding as a plain value: one trap gpumap saw, with the evidence, why it matters and a fix
-// to paste.  The rules that make them live in findings/ (findings/finding.h adds severity_name
+// to paste.  The rules that make them live in findings/ (findings/severity.h adds severity_name
 // and worst); results that carry them (a ps row, a job report) only hold them.
 #pragma once
 #include <string>

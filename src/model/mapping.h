@@ -1,5 +1,5 @@
 // The mapping for one environment as a plain value: cuda:N -> physical GPU, with where the
-// answer came from.  resolve/mapping.h computes it (resolve_mapping); findings/ and the
+// answer came from.  resolve/resolve_mapping.h computes it (resolve_mapping); findings/ and the
 // front ends read it.
 #pragma once
 #include <optional>

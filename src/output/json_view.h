@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "findings/finding.h"
+#include "findings/severity.h"
 #include "model/snapshot.h"
 #include "os/lease.h"
-#include "resolve/mapping.h"
+#include "resolve/resolve_mapping.h"
 
 namespace gpumap {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <set>
 
-#include "findings/finding.h"
+#include "findings/severity.h"
 #include "model/text.h"
 
 namespace gpumap {

@@ -2,7 +2,7 @@
 // would otherwise build one big tree).  The keys are the contract in docs/ps.md and docs/cli.md.
 #include "output/ps_view.h"
 
-#include "findings/finding.h"
+#include "findings/severity.h"
 
 namespace gpumap {
 namespace {

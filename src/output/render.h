@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "findings/finding.h"
+#include "findings/severity.h"
 #include "model/snapshot.h"
 #include "output/json_view.h"
 #include "output/style.h"

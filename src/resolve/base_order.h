@@ -1,5 +1,5 @@
 // CUDA's base orders as far as NVML's view gives them: PCI bus order, and when that is all
-// CUDA would use.  Pure: no I/O.  The mapping (resolve/mapping.h) asks the driver otherwise.
+// CUDA would use.  Pure: no I/O.  The mapping (resolve/resolve_mapping.h) asks the driver otherwise.
 #pragma once
 #include <string>
 #include <vector>

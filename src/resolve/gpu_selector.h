@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model/snapshot.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 namespace gpumap {
 

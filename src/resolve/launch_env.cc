@@ -3,7 +3,7 @@
 #include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/base_order.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 namespace gpumap {
 

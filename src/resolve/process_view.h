@@ -18,7 +18,7 @@
 #include "model/finding.h"
 #include "model/process.h"
 #include "model/snapshot.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 namespace gpumap {
 

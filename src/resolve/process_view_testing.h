@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 #include "resolve/process_view.h"
 
 namespace gpumap::testing_ps {

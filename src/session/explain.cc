@@ -3,7 +3,7 @@
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "findings/rules.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 namespace gpumap {
 namespace {

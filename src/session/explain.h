@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "env/environment.h"
-#include "findings/finding.h"
+#include "findings/severity.h"
 #include "model/mapping.h"
 #include "model/snapshot.h"
 #include "session/session.h"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 namespace gpumap {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "model/error.h"
 #include "os/launch.h"
-#include "resolve/mapping.h"
+#include "resolve/resolve_mapping.h"
 
 namespace gpumap {
 

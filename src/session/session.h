@@ -10,7 +10,7 @@
 #include "env/environment.h"
 #include "model/seams.h"
 #include "model/snapshot.h"
-#include "resolve/mapping.h"
+#include "resolve/resolve_mapping.h"
 
 namespace gpumap {
 

@@ -1,6 +1,6 @@
 // Every CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER vector measured on the real driver
 // (tests/vectors/*.jsonl) must be reproduced by the resolver.
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 #include <fstream>
 

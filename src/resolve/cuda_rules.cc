@@ -1,4 +1,4 @@
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 #include <cctype>
 #include <set>

@@ -13,7 +13,7 @@
 #include "model/order_cache_key.h"
 #include "model/snapshot.h"
 #include "resolve/base_order.h"
-#include "resolve/cuda_view.h"
+#include "resolve/cuda_rules.h"
 
 namespace gpumap {
 

@@ -1,4 +1,4 @@
-#include "findings/finding.h"
+#include "findings/severity.h"
 
 namespace gpumap {
 

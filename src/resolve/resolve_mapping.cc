@@ -1,4 +1,4 @@
-#include "resolve/mapping.h"
+#include "resolve/resolve_mapping.h"
 
 #include <algorithm>
 
