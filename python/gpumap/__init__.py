@@ -217,7 +217,8 @@ def library_version():
 
 
 class DeviceList(list):
-    """devices()'s answer: a list of {cuda_ordinal, nvml_index, uuid, pci_bus_id, name}, plus
+    """devices()'s answer: a list of {cuda_ordinal, nvml_index, uuid, pci_bus_id, name, memory_total_mib,
+    memory_used_mib, mig} (the objects of `gpumap map --json`'s cuda.devices), plus
     .source ("live": CUDA already runs in this process and the driver said so; "predicted": from
     the environment, before CUDA starts) and .findings (set-too-late when they disagree)."""
 
@@ -241,7 +242,8 @@ def _warn_late(findings):
 
 
 def devices():
-    """This process's CUDA devices, cuda:0 first: [{cuda_ordinal, nvml_index, uuid, pci_bus_id, name}].
+    """This process's CUDA devices, cuda:0 first: [{cuda_ordinal, nvml_index, uuid, pci_bus_id, name, ...}],
+    each the object `gpumap map --json` writes for it (a MIG device: its own name, memory and "mig").
 
     Once CUDA runs in this process (torch started it), the live driver's answer (.source == "live"):
     CUDA read CUDA_VISIBLE_DEVICES once, when it started, so a later os.environ change is not what

@@ -76,8 +76,10 @@ class Devices(SimulatedHost):
     def test_same_answer_as_the_command(self):
         os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
         cli = json.loads(self.cli("map", "--json").stdout)["cuda"]["devices"]
-        self.assertEqual(gpumap.devices(), [{k: d[k] for k in ("cuda_ordinal", "nvml_index", "uuid", "pci_bus_id", "name")}
-                                            for d in cli])
+        # One writer for a device (issue 21 point 2): the library's rows are map --json's objects.
+        self.assertEqual(gpumap.devices(), cli)
+        for d in gpumap.devices():
+            self.assertLessEqual({"cuda_ordinal", "nvml_index", "uuid", "pci_bus_id", "name"}, set(d))
 
     def test_cuda_init_failure_says_why(self):
         os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-0000dead"
@@ -211,6 +213,15 @@ class VerifyMig(SimulatedHost):
         self.assertIsNone(gpumap.verify(mig[0]["uuid"][:12]))
         with self.assertRaises(gpumap.MismatchError):
             gpumap.verify(1)
+
+    def test_a_mig_device_has_its_own_name_as_in_map_json(self):
+        # Issue 21 point 2: devices() used to give a MIG device its parent GPU's name.
+        cli = json.loads(self.cli("map", "--json").stdout)["cuda"]["devices"]
+        self.assertEqual(gpumap.devices(), cli)
+        mig = [d for d in gpumap.devices() if d["uuid"].startswith("MIG-")]
+        self.assertTrue(mig)
+        self.assertIsNotNone(mig[0]["mig"])
+        self.assertIn("MIG", mig[0]["name"])
 
     def test_which_names_a_mig_mode_gpu_by_its_mig_devices(self):
         os.environ.update(gpumap.which(0))  # GPU 0 is in MIG mode: CUDA shows its MIG devices

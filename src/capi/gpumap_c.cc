@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,10 +17,10 @@
 #include "model/json_bounds.h"
 #include "model/limits.h"
 #include "model/text.h"
-#include "os/proc.h"
 #include "output/render.h"
 #include "session/diagnose.h"
 #include "session/devices.h"
+#include "session/launch.h"
 #include "session/lease_gpus.h"
 #include "session/verify.h"
 #include "model/uuid.h"
@@ -238,15 +236,10 @@ ProcessCudaFacts process_cuda_here(Session& s) {
 
 const char* source_of(const ProcessCudaFacts& f) { return f.live ? "live" : "predicted"; }
 
-Json devices_json(const std::vector<VisibleDevice>& devs) {
-  Json a = Json::array();
-  for (const VisibleDevice& d : devs)
-    a.push_back({{"cuda_ordinal", d.ordinal},
-                 {"nvml_index", json_or_null(d.nvml_index)},
-                 {"uuid", d.uuid},
-                 {"pci_bus_id", json_or_null(d.pci_bus_id)},
-                 {"name", json_or_null(d.name)}});
-  return a;
+/// The devices list of every call: output's cuda_devices_json (what `map --json` writes for them),
+/// empty when CUDA would fail.
+Json devices_json(const Snapshot& snap, const Mapping& m) {
+  return m.view.error == CudaInitError::kNone ? cuda_devices_json(snap, m.view.uuids) : Json::array();
 }
 
 /// The set-too-late finding when CUDA runs here with other GPUs than the environment names.
@@ -258,11 +251,6 @@ std::mutex g_leases_mutex;
 std::map<int, std::vector<Lease>> g_leases;
 int g_next_lease = 1;
 
-std::vector<std::string> own_command() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return split_nul(text);
-}
 
 }  // namespace
 }  // namespace gpumap
@@ -307,7 +295,7 @@ int gpumap_devices(gpumap_session* h, char** out) {
                  {"cuda_error", name}});
       return static_cast<int>(kExitCudaWouldFail);
     }
-    return give({{"devices", devices_json(visible_devices(s.snapshot(), m))},
+    return give({{"devices", devices_json(s.snapshot(), m)},
                  {"source", source_of(f)},
                  {"order_source", m.source},
                  {"order_note", m.order_note},
@@ -437,24 +425,22 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
       if (!c.is_array() || c.empty() || !std::all_of(c.begin(), c.end(), [](const Json& x) { return x.is_string(); }))
         throw Error(kExitUsage, "`command` must be a non-empty list of strings (the program's argv, for the lease record)");
     }
-    lo.argv = r.contains("command") && !r["command"].is_null() ? r["command"].get<std::vector<std::string>>() : own_command();
-    lo.names = {.gpus = "gpus=", .wait = "wait=SECONDS", .allow_busy = "allow_busy=True",
-                .limits = "include/exclude/min_free_mib"};
+    lo.argv = r.contains("command") && !r["command"].is_null() ? r["command"].get<std::vector<std::string>>() : read_self_process(false).command;
+    req.names = {.gpus = "gpus=", .wait = "wait=SECONDS", .allow_busy = "allow_busy=True",
+                 .allow_unknown = "allow_unknown=True", .include = "include=", .exclude = "exclude=",
+                 .limits = "include/exclude/min_free_mib"};
     Session s(h->driver, process_environment(), h->seams);
     LeasedGpus held = lease_gpus(s, req, lo);
 
-    Environment pinned = s.env();
-    pinned.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-    pinned.set("CUDA_VISIBLE_DEVICES", join(held.uuids, ","));
-    Json devices = devices_json(visible_devices(s.snapshot(), s.mapping(pinned, false)));
+    // UUIDs: the program sets them in its own os.environ, where no renumbering can move them.
+    LaunchPlan plan = plan_launch(s, held.uuids, {.form = CvdForm::kUuid, .bind_cpus = false, .mark_bound = false});
+    Json devices = devices_json(s.snapshot(), s.mapping(plan.env, false));
+    Json environment = Json::object();
+    for (const auto& [name, value] : plan.exports) environment[name] = value;
     std::lock_guard<std::mutex> lock(g_leases_mutex);
     int id = g_next_lease++;
     g_leases[id] = std::move(held.leases);
-    return give({{"lease", id},
-                 {"lease_dir", held.dir},
-                 {"devices", devices},
-                 {"environment", {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"CUDA_VISIBLE_DEVICES", join(held.uuids, ",")}}}},
-                out);
+    return give({{"lease", id}, {"lease_dir", held.dir}, {"devices", devices}, {"environment", environment}}, out);
   });
 }
 
@@ -470,15 +456,11 @@ int gpumap_release(int lease) {
 }
 
 int gpumap_cuda_initialized(void) {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) return 0;
-  // Before cuInit every driver call answers CUDA_ERROR_NOT_INITIALIZED; this one allocates nothing.
-  using FnCount = int(int*);
-  auto count = reinterpret_cast<FnCount*>(dlsym(lib, "cuDeviceGetCount"));
-  int n = 0;
-  int rc = count ? count(&n) : 3;
-  dlclose(lib);
-  return rc == 0 ? 1 : 0;
+  try {
+    return cuda_started_here() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 
 int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
@@ -510,7 +492,7 @@ int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
                  {"source", source_of(d.cuda)},
                  {"pid", self.pid},
                  {"environment", {{"now", variables_json(d.cuda.now)}, {"start", variables_json(d.cuda.start)}}},
-                 {"devices", devices_json(d.devices)},
+                 {"devices", devices_json(snap, m)},
                  {"cuda_error", cuda_error},
                  {"cuda_device_count", d.devices.size()},
                  {"host_gpu_count", d.host_gpus},

@@ -3,13 +3,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "model/text.h"
 #include "cli/command.h"
-#include "session/launch_plan.h"
-#include "env/launcher.h"
-#include "findings/rules.h"
 #include "model/error.h"
-#include "os/launch.h"
+#include "output/json_view.h"
+#include "output/render.h"
+#include "session/launch.h"
 
 namespace gpumap {
 namespace {
@@ -19,63 +17,26 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "bind: no command given",
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
   long per_rank = args.integer("--gpus-per-rank", kBoundGpusPerRank).value_or(1);
-  CvdForm form = cvd_form(args);
+  LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = true};
+  RankBinding b = plan_bind(ctx.session(), static_cast<size_t>(per_rank), launch);
+  for (const std::string& n : b.notes) std::fprintf(stderr, "gpumap bind: note: %s\n", n.c_str());
 
-  // The innermost launcher wins (parse_launcher_env lists it first).
-  LauncherEnv le = parse_launcher_env(ctx.env());
-  const LocalRank* rank = le.local_ranks.empty() ? nullptr : &le.local_ranks.front();
-  if (rank && (!rank->error.empty() || !rank->value))
-    throw Error(kExitUsage, "bind: " + rank->variable + "=`" + ctx.env().get(rank->variable).value_or("") + "`: " +
-                                (rank->error.empty() ? "not a local rank" : rank->error),
-                "the launcher must set it to this process's local rank (0, 1, ...)");
-  if (!rank)
-    throw Error(kExitUsage,
-                "bind: no local rank: none of SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, "
-                "PMI_LOCAL_RANK, LOCAL_RANK is set (gpumap never assumes rank 0: every rank would share one GPU)",
-                "start it once per rank: `srun gpumap bind -- CMD`, `torchrun --no-python ... gpumap bind -- CMD`, "
-                "`mpirun -np N gpumap bind -- CMD` (docs/launch.md)");
-  for (const LocalRank& lr : le.local_ranks)
-    if (lr.value && *lr.value != *rank->value)
-      std::fprintf(stderr, "gpumap bind: note: %s=%u but %s=%u; using %s (the innermost launcher's)\n",
-                   rank->variable.c_str(), *rank->value, lr.variable.c_str(), *lr.value, rank->variable.c_str());
-
-  const Snapshot& s = ctx.snapshot(ReadOptions{.processes = false, .topology = true});
-  Mapping m = ctx.mapping();
-  if (m.view.error != CudaInitError::kNone)
-    throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
-                                      std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
-                "run `gpumap map` inside the job for the details");
-  std::vector<std::string> mine = rank_slice(m.view.uuids, *rank, static_cast<size_t>(per_rank));
-
-  Environment env = ctx.env();
-  LaunchVisibility vis = launch_visibility(s, mine, form);
-  env.set("CUDA_DEVICE_ORDER", vis.cuda_device_order);
-  env.set("CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices);
-  env.set("GPUMAP_BOUND", vis.cuda_visible_devices);  // tells `gpumap doctor` the narrowing is deliberate
-  LaunchSpec spec{args.rest(), env.to_strings(), {}, {}, {}};
-  std::string cpu_note = "not bound (--no-cpu-bind)";
-  if (!args.has("--no-cpu-bind")) {
-    CpuChoice c = cpus_for(s, mine, current_affinity());
-    spec.cpus = c.cpus;
-    cpu_note = spec.cpus.empty() ? "not bound (" + c.why_not + ")" : format_cpu_list(spec.cpus);
-  }
-  std::string line = "gpumap bind: local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")";
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const Gpu* g = s.find_uuid(mine[i]);
+  const Snapshot& s = ctx.session().snapshot();
+  const LaunchPlan& plan = b.plan;
+  std::string line = "gpumap bind: local rank " + std::to_string(*b.rank.value) + " (" + b.rank.variable + ")";
+  for (size_t i = 0; i < plan.uuids.size(); ++i) {
+    int index = s.nvml_index_of(plan.uuids[i]);
     line += (i ? ", " : ": ") + std::string("cuda:") + std::to_string(i) + " -> GPU " +
-            (g ? std::to_string(g->nvml_index) : "?") + " " + mine[i];
+            (index >= 0 ? std::to_string(index) : "?") + " " + plan.uuids[i];
   }
-  line += "; CPUs " + cpu_note + "; " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") +
-          "\ngpumap bind: " + bound_rank_advice(rank->variable) + "\n";
-  std::vector<std::pair<std::string, std::string>> exports = vis.variables();
-  exports.emplace_back("GPUMAP_BOUND", vis.cuda_visible_devices);
-  Json doc = launch_json(s, mine, exports);
-  doc["command"] = args.rest();
-  doc["cpus"] = spec.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(spec.cpus));
+  line += "; CPUs " + (launch.bind_cpus ? cpu_summary(plan) : "not bound (--no-cpu-bind)") + "; " +
+          plan.visibility.assignments() + (plan.visibility.note.empty() ? "" : " (" + plan.visibility.note + ")") +
+          "\ngpumap bind: " + b.advice + "\n";
+  Json doc = launch_document(s, plan, args.rest());
   doc["lease"] = nullptr;  // bind takes none: the launcher owns the allocation
-  doc["local_rank"] = {{"variable", rank->variable}, {"value", *rank->value}};
+  doc["local_rank"] = {{"variable", b.rank.variable}, {"value", *b.rank.value}};
   report_launch(args, ctx, doc, line);
-  exec_replace(spec);
+  exec_plan(plan, args.rest());
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "findings/rules.h"
+#include "session/explain.h"
 #include "model/error.h"
 #include "output/render.h"
 
@@ -11,10 +11,9 @@ namespace {
 
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
-  const Snapshot& s = ctx.snapshot();
-  Mapping m = ctx.mapping(env, args.has("--probe"));
-  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  std::vector<Finding> fs = diagnose({s, env, m, ff, ctx.in_container()});
+  const Snapshot& s = ctx.session().snapshot();
+  Mapping m = ctx.session().mapping(env, args.has("--probe"));
+  std::vector<Finding> fs = environment_findings(ctx.session(), env, m);
   int errors = 0, warnings = 0, infos = 0;
   for (const Finding& f : fs) {
     if (f.severity == Severity::kError) ++errors;

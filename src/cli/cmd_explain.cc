@@ -14,8 +14,8 @@ namespace {
 
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
-  const Snapshot& s = ctx.snapshot();
-  Explanation e = explain(ctx, env, args.has("--probe"));
+  const Snapshot& s = ctx.session().snapshot();
+  Explanation e = explain(ctx.session(), env, args.has("--probe"));
   const Mapping& m = e.mapping;
   const CudaView& v = m.view;
   if (ctx.json()) {

@@ -22,7 +22,7 @@ std::string program(const std::string& name, const Environment& env) {
 
 int run(const Args& args, Context& ctx) {
   if (args.positionals().size() > 1) throw Error(kExitUsage, "job takes one JOBID", "gpumap job [JOBID]");
-  std::string job = args.positionals().empty() ? ctx.env().get("SLURM_JOB_ID").value_or("") : args.positionals()[0];
+  std::string job = args.positionals().empty() ? ctx.session().env().get("SLURM_JOB_ID").value_or("") : args.positionals()[0];
   if (job.empty())
     throw Error(kExitUsage, "job: no JOBID given and $SLURM_JOB_ID is not set",
                 "gpumap job JOBID   (squeue --me lists your jobs)");
@@ -30,8 +30,8 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "job: `" + job + "` is not a Slurm job id", "gpumap job 1234");
   int timeout_ms = static_cast<int>(args.integer("--timeout", 1, 3600).value_or(60) * 1000);
 
-  std::vector<std::string> env = ctx.env().to_strings();
-  ProcResult sc = run_capture({program("scontrol", ctx.env()), "show", "job", "-d", job}, env, timeout_ms);
+  std::vector<std::string> env = ctx.session().env().to_strings();
+  ProcResult sc = run_capture({program("scontrol", ctx.session().env()), "show", "job", "-d", job}, env, timeout_ms);
   if (sc.timed_out)
     throw Error(kExitError, "job: scontrol show job " + job + " timed out after " + std::to_string(timeout_ms / 1000) + " s",
                 "check that slurmctld answers (`scontrol ping`), or give it longer with --timeout SECONDS");
@@ -41,8 +41,8 @@ int run(const Args& args, Context& ctx) {
                 "check the id with squeue; the job must be running");
   }
   std::vector<std::string> extra;
-  if (ctx.seams().simulate) extra = {"--simulate", *ctx.seams().simulate};
-  ProcResult ps = run_capture(job_fanout_argv(program("srun", ctx.env()), job, self_exe(), extra), env, timeout_ms);
+  if (ctx.session().seams().simulate) extra = {"--simulate", *ctx.session().seams().simulate};
+  ProcResult ps = run_capture(job_fanout_argv(program("srun", ctx.session().env()), job, self_exe(), extra), env, timeout_ms);
   if (!ps.spawn_error.empty() || ps.timed_out)
     throw Error(kExitError, "job: srun into job " + job + (ps.timed_out ? " timed out" : " failed: " + ps.spawn_error), "");
   JobReport r = build_job_report(job, split_labelled_output(ps.out), parse_job_gpu_ids(sc.out));

@@ -14,12 +14,12 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "job-map needs exactly one of --prolog and --epilog",
                 "Prolog: gpumap job-map --prolog; Epilog: gpumap job-map --epilog (docs/metrics.md)");
   std::optional<std::string> dir = args.value("--dir");
-  if (!dir) dir = ctx.env().get("DCGM_HPC_JOB_MAPPING_DIR");
+  if (!dir) dir = ctx.session().env().get("DCGM_HPC_JOB_MAPPING_DIR");
   if (!dir || dir->empty())
     throw Error(kExitUsage, "job-map: no folder: neither --dir nor DCGM_HPC_JOB_MAPPING_DIR is set",
                 "give dcgm-exporter's --hpc-job-mapping-dir, e.g. --dir /run/dcgm-job-map");
   std::optional<std::string> job = args.value("--job");
-  if (!job) job = ctx.env().get("SLURM_JOB_ID");
+  if (!job) job = ctx.session().env().get("SLURM_JOB_ID");
   if (!job) throw Error(kExitUsage, "job-map: no job id: neither --job nor SLURM_JOB_ID is set", "give --job JOBID");
   JobMapNaming naming = JobMapNaming::kNvmlIndex;
   std::string by = args.value("--name-by").value_or("index");
@@ -32,12 +32,12 @@ int run(const Args& args, Context& ctx) {
     // The allocation as Slurm names it: its GPU ids or UUIDs.  A task's CUDA_VISIBLE_DEVICES is
     // renumbered under ConstrainDevices, so it is used only where Slurm sets nothing better.
     std::optional<std::string> gpus = args.value("--gpus");
-    if (!gpus) gpus = ctx.env().get("SLURM_JOB_GPUS");
-    if (!gpus) gpus = ctx.env().get("CUDA_VISIBLE_DEVICES");
+    if (!gpus) gpus = ctx.session().env().get("SLURM_JOB_GPUS");
+    if (!gpus) gpus = ctx.session().env().get("CUDA_VISIBLE_DEVICES");
     if (!gpus)
       throw Error(kExitUsage, "job-map --prolog: no allocation: neither --gpus nor SLURM_JOB_GPUS is set",
                   "give --gpus as Slurm's GPU ids or UUIDs (a job without GPUs needs no prolog)");
-    files = job_map_files(ctx.snapshot({false}), *gpus, naming);
+    files = job_map_files(ctx.session().snapshot({false}), *gpus, naming);
   } else {
     files = job_map_existing_files(*dir);
   }

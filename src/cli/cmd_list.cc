@@ -3,7 +3,7 @@
 
 #include "cli/command.h"
 #include "model/text.h"
-#include "os/lease.h"
+#include "session/lease_gpus.h"
 #include "model/error.h"
 #include "output/query_csv.h"
 #include "output/render.h"
@@ -15,17 +15,15 @@ namespace {
 std::string query_csv(const Args& args, Context& ctx) {
   std::vector<std::string> fields = parse_query_fields(QueryKind::kGpu, *args.value("--query-gpu"), "--query-gpu");
   CsvFormat fmt = parse_csv_format(args.value("--format").value_or("csv"));
-  const Snapshot& s = ctx.snapshot();
+  const Snapshot& s = ctx.session().snapshot();
   GpuQueryExtras x;
   for (const std::string& f : fields) {
     if (f == "cuda_ordinal") {  // this environment's cuda:N of each GPU (a MIG GPU: its first MIG device's)
-      std::vector<std::string> uuids = ctx.mapping().view.uuids;
+      std::vector<std::string> uuids = ctx.session().mapping().view.uuids;
       for (size_t i = 0; i < uuids.size(); ++i)
         if (const Gpu* g = s.find_device(uuids[i]).gpu) x.cuda_ordinal.emplace(g->uuid, static_cast<int>(i));
     }
-    if (f == "lease")
-      for (const Gpu& g : s.gpus)
-        if (!g.uuid.empty()) x.lease[g.uuid] = read_lease(ctx.lease_dir(), g.uuid);
+    if (f == "lease") x.lease = read_gpu_leases(ctx.session());
   }
   return render_gpu_csv(s, x, fields, fmt);
 }
@@ -35,16 +33,13 @@ int run(const Args& args, Context& ctx) {
     std::cout << query_csv(args, ctx);
     return 0;
   }
-  const Snapshot& s = ctx.snapshot();
+  const Snapshot& s = ctx.session().snapshot();
+  std::map<std::string, LeaseState> leases = read_gpu_leases(ctx.session());  // gpumap run's leases
   if (ctx.json()) {
     Json j = snapshot_json(s);
     for (Json& gj : j["gpus"]) {
-      if (gj["uuid"].get<std::string>().empty()) {  // NVML could not read it (a lost GPU): no lease to name
-        gj["lease"] = nullptr;
-        continue;
-      }
-      LeaseState l = read_lease(ctx.lease_dir(), gj["uuid"].get<std::string>());  // gpumap run's lease
-      gj["lease"] = lease_json(l);
+      auto l = leases.find(gj["uuid"].get<std::string>());
+      gj["lease"] = l == leases.end() ? Json(nullptr) : lease_json(l->second);  // a lost GPU has no lease to name
     }
     std::cout << dump(j);
     return 0;
@@ -56,7 +51,7 @@ int run(const Args& args, Context& ctx) {
     std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
     rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
                     na(g.compute_capability), mig, procs,
-                    g.uuid.empty() ? "" : lease_summary(read_lease(ctx.lease_dir(), g.uuid))});
+                    leases.count(g.uuid) ? lease_summary(leases.at(g.uuid)) : ""});
     if (rows.back().back().empty()) rows.back().back() = "-";
   }
   std::cout << host_banner(s)

@@ -30,7 +30,7 @@ int run(const Args& args, Context& ctx) {
   std::optional<MetricsFrame> frame;
   std::optional<Error> failed;
   try {
-    frame = read_metrics_frame(ctx.driver(), ctx.seams());
+    frame = read_metrics_frame(ctx.session().driver(), ctx.session().seams());
     h.up = true;
     h.read_seconds = frame->read_seconds;
     h.last_success_unix = frame->read_unix;

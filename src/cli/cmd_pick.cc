@@ -5,7 +5,6 @@
 #include "model/text.h"
 #include "cli/pick_options.h"
 #include "model/error.h"
-#include "os/lease.h"
 #include "output/render.h"
 
 namespace gpumap {
@@ -51,6 +50,8 @@ PickRequest pick_request(const Args& args) {
   r.exclude = split_specs(args.values("--exclude"), "--exclude");
   r.allow_busy = args.has("--allow-busy");
   r.allow_unknown = args.has("--allow-unknown");
+  r.names = {.gpus = "--gpus", .wait = "--wait SECONDS", .allow_busy = "--allow-busy", .allow_unknown = "--allow-unknown",
+             .include = "--include", .exclude = "--exclude", .limits = "--include/--exclude/--min-free-mib"};
   return r;
 }
 
@@ -62,9 +63,9 @@ int run(const Args& args, Context& ctx) {
   if (!format.empty() && format != "env" && format != "uuid" && format != "index")
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
   CvdForm form = cvd_form(args);
-  std::vector<std::string> visible = pickable_uuids(ctx, req.count);
-  const Snapshot& s = ctx.snapshot();
-  PickResult r = pick_gpus(s, visible, lease_blockers(ctx.lease_dir(), visible), req);
+  std::vector<std::string> visible = pickable_uuids(ctx.session(), req.count);
+  const Snapshot& s = ctx.session().snapshot();
+  PickResult r = pick_gpus(s, visible, lease_blockers(ctx.session().lease_dir(), visible), req);
   if (r.uuids.empty())
     throw Error(kExitUnavailable, "pick: " + r.failure,
                 r.impossible ? "ask for fewer GPUs (--gpus), or relax --include/--exclude/--min-free-mib"

@@ -11,7 +11,7 @@ namespace {
 
 int run(const Args& args, Context& ctx) {
   std::cout.flush();
-  answer_probe(args.value("--cuda-lib").value_or(ctx.driver().cuda_library));
+  answer_probe(args.value("--cuda-lib").value_or(ctx.session().driver().cuda_library));
   return 0;
 }
 

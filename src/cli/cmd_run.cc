@@ -10,13 +10,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "model/text.h"
 #include "cli/pick_options.h"
 #include "model/error.h"
-#include "os/launch.h"
-#include "os/lease.h"
 #include "output/json_view.h"
-#include "session/launch_plan.h"
+#include "session/launch.h"
 
 namespace gpumap {
 namespace {
@@ -26,43 +23,24 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "run: no command given", "put the command after `--`: gpumap run --gpus 1 -- python3 train.py");
   PickRequest req = pick_request(args);
   double wait_s = args.number("--wait", kBoundWaitSeconds).value_or(0);
-  CvdForm form = cvd_form(args);
+  LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = false};
   const std::vector<std::string>& cmd = args.rest();
 
-  LeasedGpus held = lease_gpus(ctx, req, {.wait_s = wait_s, .what = "run", .argv = cmd, .names = {}});
-  const std::vector<std::string>& chosen = held.uuids;
-  const Snapshot* s = &ctx.snapshot();
-  const std::string& dir = held.dir;
-
-  Environment env = ctx.env();
-  LaunchVisibility vis = launch_visibility(*s, chosen, form);
-  env.set("CUDA_DEVICE_ORDER", vis.cuda_device_order);
-  env.set("CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices);
-  LaunchSpec spec{cmd, env.to_strings(), {}, {}, {}};
-  for (const Lease& l : held.leases) spec.keep_fds.push_back(l.fd());
-  spec.on_started = [&](pid_t job) {  // readers then still name the holder should gpumap die first
-    held.record.job = job;
-    for (const Lease& l : held.leases) rewrite_lease_record(l, held.record);
-  };
-  std::string cpu_note;
-  if (args.has("--no-cpu-bind")) {
-    cpu_note = "CPUs: not bound (--no-cpu-bind)";
-  } else {
-    CpuChoice c = cpus_for(*s, chosen, current_affinity());
-    spec.cpus = c.cpus;
-    cpu_note = spec.cpus.empty() ? "CPUs: not bound (" + c.why_not + ")" : "CPUs: " + format_cpu_list(spec.cpus);
-  }
-  std::string msg = "gpumap run: leased " + std::to_string(chosen.size()) + " GPU" + (chosen.size() == 1 ? "" : "s") +
-                    " (" + dir + "); " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" +
-                    describe_choice(*s, chosen, "  ") + "  " + cpu_note + "\n";
-  Json doc = launch_json(*s, chosen, vis.variables());
-  doc["command"] = cmd;
-  doc["cpus"] = spec.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(spec.cpus));
+  LeasedGpus held = lease_gpus(ctx.session(), req, {.wait_s = wait_s, .what = "run", .argv = cmd});
+  LaunchPlan plan = plan_launch(ctx.session(), held.uuids, launch);
+  const Snapshot& s = ctx.session().snapshot();
+  const LaunchVisibility& vis = plan.visibility;
+  std::string cpu_note = launch.bind_cpus ? cpu_summary(plan) : "not bound (--no-cpu-bind)";
+  std::string msg = "gpumap run: leased " + std::to_string(plan.uuids.size()) + " GPU" +
+                    (plan.uuids.size() == 1 ? "" : "s") + " (" + held.dir + "); " + vis.assignments() +
+                    (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" + describe_choice(s, plan.uuids, "  ") +
+                    "  CPUs: " + cpu_note + "\n";
+  Json doc = launch_document(s, plan, cmd);
   doc["lease"] = lease_json(held.record);
-  doc["lease"]["dir"] = dir;
+  doc["lease"]["dir"] = held.dir;
   report_launch(args, ctx, doc, msg);
 
-  LaunchResult res = launch_and_wait(spec);
+  LaunchResult res = run_leased(plan, cmd, held);
   if (!res.exec_error.empty()) {
     std::fprintf(stderr, "gpumap: error: run: %s\n  hint: check the program name and PATH (no shell is used: "
                          "for shell syntax run `sh -c '...'`)\n", res.exec_error.c_str());

@@ -23,7 +23,7 @@ int run(const Args& args, Context& ctx) {
   auto [host, port] = parse_listen_address(args.value("--listen").value_or(kDefaultListen));
   ExporterOptions opt;
   opt.cache_s = args.number("--cache", 0, 3600).value_or(1);
-  opt.read_wait_s = ctx.seams().driver_timeout_s;
+  opt.read_wait_s = ctx.session().seams().driver_timeout_s;
   opt.version = GPUMAP_VERSION;
   HttpServer server(host, port);
   struct sigaction sa = {};
@@ -32,7 +32,7 @@ int run(const Args& args, Context& ctx) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  Exporter exporter(ctx.driver(), ctx.seams(), opt);
+  Exporter exporter(ctx.session().driver(), ctx.session().seams(), opt);
   std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   std::cout << "gpumap serve: listening on http://" << shown << ":" << server.port() << "/metrics" << std::endl;
   if (!is_loopback_host(host))

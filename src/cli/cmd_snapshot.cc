@@ -25,13 +25,13 @@ std::string file_arg(const Args& args, Context& ctx, bool* is_default = nullptr)
                 "usage: gpumap snapshot " + p[0] + " [FILE]");
   if (is_default) *is_default = p.size() < 2;
   if (p.size() == 2 && p[1].empty()) throw Error(kExitUsage, "snapshot " + p[0] + ": FILE is empty");
-  return p.size() == 2 ? p[1] : default_snapshot_path(ctx);
+  return p.size() == 2 ? p[1] : default_snapshot_path(ctx.session());
 }
 
 int save(const Args& args, Context& ctx) {
   bool is_default = false;
   std::string path = file_arg(args, ctx, &is_default);
-  MappingSnapshot now = save_mapping_snapshot(ctx, path, is_default);
+  MappingSnapshot now = save_mapping_snapshot(ctx.session(), path, is_default);
   if (ctx.json()) {
     std::cout << dump({{"simulated", now.simulated}, {"saved", path}, {"snapshot", mapping_snapshot_json(now)}});
     return kExitOk;
@@ -64,7 +64,7 @@ int run(const Args& args, Context& ctx) {
 
 int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
   std::string save_command = "gpumap snapshot save" + (is_default ? "" : " " + path);
-  SnapshotCheck check = check_mapping_snapshot(ctx, path, save_command);
+  SnapshotCheck check = check_mapping_snapshot(ctx.session(), path, save_command);
   const SnapshotDiff& d = check.diff;
   int code = check.code;
   if (ctx.json()) {
@@ -82,7 +82,7 @@ int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
   }
   for (const std::string& n : d.notes) out << "  note: " << n << "\n";
   if (!d.changes.empty()) out << "When the new numbering is intended, record it: " << save_command << "\n";
-  std::cout << host_banner(ctx.snapshot()) << printable_lines(out.str());
+  std::cout << host_banner(ctx.session().snapshot()) << printable_lines(out.str());
   return code;
 }
 

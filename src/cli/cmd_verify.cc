@@ -27,8 +27,8 @@ int run(const Args& args, Context& ctx) {
                 "e.g. gpumap verify --expect 2,3   (nvidia-smi indices, UUIDs or PCI bus ids)");
   Environment env = apply_env_options(ctx, args);
   bool prefix = args.has("--prefix");
-  Verification v = verify_gpus(ctx, env, specs, prefix, args.has("--probe"));
-  const Snapshot& s = ctx.snapshot();
+  Verification v = verify_gpus(ctx.session(), env, specs, prefix, args.has("--probe"));
+  const Snapshot& s = ctx.session().snapshot();
   const Mapping& m = v.mapping;
   const std::vector<std::string>& got = m.view.uuids;
   const std::vector<std::string>& diffs = v.differences;

@@ -14,18 +14,14 @@ namespace {
 
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
-  WhichAnswer a = which_gpus(ctx, env, args.positionals());
-  const Snapshot& s = ctx.snapshot();
+  WhichAnswer a = which_gpus(ctx.session(), env, args.positionals());
+  const Snapshot& s = ctx.session().snapshot();
   if (ctx.json()) {
     Json devices = cuda_devices_json(s, a.targets);
     for (size_t t = 0; t < a.targets.size(); ++t)
       devices[t]["pci_position"] = a.pci_positions[t] ? Json(*a.pci_positions[t]) : Json(nullptr);
     Json j = document(s);
-    Json cuda = Json::array();
-    for (const CudaOrdinalAnswer& c : a.asked_cuda)
-      cuda.push_back({{"spec", c.spec}, {"cuda_ordinal", c.ordinal}, {"uuid", c.uuid},
-                      {"nvml_index", c.nvml_index >= 0 ? Json(c.nvml_index) : Json(nullptr)}, {"text", c.sentence}});
-    j["asked_cuda"] = cuda;
+    j["asked_cuda"] = asked_cuda_json(a.asked_cuda);
     j["devices"] = devices;
     j["uuid_form"] = {{"CUDA_VISIBLE_DEVICES", a.by_uuid.cuda_visible_devices}};
     j["index_form"] = a.by_index ? Json({{"CUDA_DEVICE_ORDER", a.by_index->cuda_device_order},

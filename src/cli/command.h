@@ -7,21 +7,24 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "resolve/launch_env.h"
 #include "output/json_view.h"
 #include "output/manual.h"
+#include "session/launch.h"
 #include "session/session.h"
 
 namespace gpumap {
 
 /// What every command gets: a session (driver, environment, seams, snapshot) and the output mode.
-class Context : public Session {
+class Context {
  public:
   Context(DriverSource driver, Environment env, bool json, Seams seams)
-      : Session(std::move(driver), std::move(env), std::move(seams)), json_(json) {}
+      : session_(std::move(driver), std::move(env), std::move(seams)), json_(json) {}
+  Session& session() { return session_; }
+  const Session& session() const { return session_; }
   bool json() const { return json_; }
 
  private:
+  Session session_;
   bool json_;
 };
 
@@ -86,6 +89,8 @@ OptionSpec json_file_option();
 /// given, and on stderr `doc` with --json, else `text`.  Error(kExitError) naming FILE when it
 /// cannot be written (the command is then not started).
 void report_launch(const Args& args, const Context& ctx, const Json& doc, const std::string& text);
+/// run's and bind's document: launch_json of the plan, with "command" and "cpus" (null: not bound).
+Json launch_document(const Snapshot& s, const LaunchPlan& plan, const std::vector<std::string>& argv);
 /// Error(kExitUsage) when --json was given to `command`, which writes the Prometheus text format;
 /// the hint names `instead`.
 void refuse_json(const Context& ctx, const char* command, const char* instead);

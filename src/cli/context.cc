@@ -42,11 +42,11 @@ CvdForm cvd_form(const Args& args) {
 }
 
 Environment apply_env_options(Context& ctx, const Args& args) {
-  Environment e = apply_env_options(ctx.env(), args);
+  Environment e = apply_env_options(ctx.session().env(), args);
   std::optional<std::string> nvd;
   for (const std::string& kv : args.values("--env"))
     if (kv.rfind("NVIDIA_VISIBLE_DEVICES=", 0) == 0) nvd = kv.substr(std::string("NVIDIA_VISIBLE_DEVICES=").size());
-  if (nvd && !ctx.in_container()) ctx.enter_container(*nvd);  // inside one, the runtime already read it
+  if (nvd && !ctx.session().in_container()) ctx.session().enter_container(*nvd);  // inside one, the runtime already read it
   return e;
 }
 
@@ -66,6 +66,13 @@ void report_launch(const Args& args, const Context& ctx, const Json& doc, const 
   std::cout.flush();
   std::fputs(out.c_str(), stderr);
   std::fflush(stderr);
+}
+
+Json launch_document(const Snapshot& s, const LaunchPlan& plan, const std::vector<std::string>& argv) {
+  Json doc = launch_json(s, plan.uuids, plan.exports);
+  doc["command"] = argv;
+  doc["cpus"] = plan.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(plan.cpus));
+  return doc;
 }
 
 OptionSpec probe_option() {
@@ -117,7 +124,7 @@ int watch_frames(double seconds, Context& ctx, const std::function<std::string(C
   sigaction(SIGTERM, &sa, nullptr);
   bool first = true;
   while (!g_watch_stop) {
-    Context frame_ctx(ctx.driver(), ctx.env(), ctx.json(), ctx.seams());  // a fresh snapshot per frame
+    Context frame_ctx(ctx.session().driver(), ctx.session().env(), ctx.json(), ctx.session().seams());  // a fresh snapshot per frame
     std::string f = frame(frame_ctx);
     if (ctx.json()) std::cout << f;
     else if (term_style().tty) std::cout << "\033[H\033[2J" << f;  // redraw in place

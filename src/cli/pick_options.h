@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "resolve/picker.h"
 #include "session/lease_gpus.h"
 
 namespace gpumap {

@@ -102,6 +102,14 @@ Json snapshot_json(const Snapshot& s) {
   return j;
 }
 
+Json asked_cuda_json(const std::vector<CudaOrdinalAnswer>& asked) {
+  Json a = Json::array();
+  for (const CudaOrdinalAnswer& x : asked)
+    a.push_back({{"spec", x.spec}, {"cuda_ordinal", x.ordinal}, {"uuid", x.uuid},
+                 {"nvml_index", x.nvml_index >= 0 ? Json(x.nvml_index) : Json(nullptr)}, {"text", x.sentence}});
+  return a;
+}
+
 Json launch_json(const Snapshot& s, const std::vector<std::string>& uuids,
                  const std::vector<std::pair<std::string, std::string>>& exports) {
   Json j = document(s);

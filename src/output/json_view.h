@@ -10,6 +10,7 @@
 #include "findings/severity.h"
 #include "model/snapshot.h"
 #include "os/lease.h"
+#include "resolve/gpu_selector.h"
 #include "resolve/resolve_mapping.h"
 
 namespace gpumap {
@@ -43,6 +44,9 @@ Json mapping_json(const Snapshot& s, const Mapping& m);
 Json gpu_json(const Snapshot& s, const Gpu& g);
 /// document() plus driver_version, cuda_driver_version, nvml_symbols and gpus (gpu_json each).
 Json snapshot_json(const Snapshot& s);
+
+/// `asked_cuda` of `map cuda:N` and `which cuda:N`: what each asked cuda:N is.
+Json asked_cuda_json(const std::vector<CudaOrdinalAnswer>& asked);
 
 /// The document pick, run and bind share: document() plus "devices" (the cuda device objects
 /// the program will see, with memory_free_mib and cpu_affinity) and "exports" (the variables

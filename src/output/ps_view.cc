@@ -95,25 +95,9 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   out += dump(row_lease_json(lease, r), true);
   out.pop_back();  // dump's newline
   put_key(out, "findings");
-  out += '[';
-  for (size_t i = 0; i < r.findings.size(); ++i) {
-    const Finding& f = r.findings[i];
-    out += i ? ",{" : "{";
-    put_key(out, "id", true);
-    put_str(out, f.id);
-    put_key(out, "severity");
-    put_str(out, severity_name(f.severity));
-    put_key(out, "message");
-    put_str(out, f.message);
-    put_key(out, "fix");
-    put_str(out, f.fix);
-    if (!f.note.empty()) {  // as findings_json: advice that is not a command, where there is some
-      put_key(out, "note");
-      put_str(out, f.note);
-    }
-    out += '}';
-  }
-  out += "]}";
+  out += dump(findings_json(r.findings), true);  // one writer for findings (json_view.h)
+  out.pop_back();                                // dump's newline
+  out += "}";
   return out;
 }
 

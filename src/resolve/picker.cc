@@ -75,9 +75,9 @@ struct Candidates {
       if (q[i]->nvml_index < gpu_at.size() && gpu_at[q[i]->nvml_index] == q[i]) candidate_at[q[i]->nvml_index] = i;
     std::unordered_map<std::string_view, size_t> by_uuid;  // built on first need
     auto position = [&](const NvLinkPeer& p) {
-      if (p.nvml_index < gpu_at.size() && gpu_at[p.nvml_index] && gpu_at[p.nvml_index]->uuid == p.uuid) {
+      if (p.nvml_index < gpu_at.size() && gpu_at[p.nvml_index] && same_uuid(gpu_at[p.nvml_index]->uuid, p.uuid)) {
         size_t at = candidate_at[p.nvml_index];
-        if (at == n || q[at]->uuid == p.uuid) return at;
+        if (at == n || same_uuid(q[at]->uuid, p.uuid)) return at;
       }
       if (by_uuid.empty())
         for (size_t i = 0; i < n; ++i) by_uuid.emplace(q[i]->uuid, i);
@@ -245,11 +245,11 @@ PickResult pick_mig_devices(const Snapshot& s, const std::set<std::string>& vis,
   for (const std::string& u : include) {
     Snapshot::DeviceRef d = s.find_device(u);
     if (!vis.count(uuid_key(u)))
-      throw Error(kExitUsage, "--include " + u + ": this MIG device is not visible to this process",
+      throw Error(kExitUsage, req.names.include + " " + u + ": this MIG device is not visible to this process",
                   "CUDA_VISIBLE_DEVICES (or the scheduler) hides it; `gpumap map` shows what this process sees");
     Rejection rej{d.gpu->nvml_index, u, {}};
     bool permanent = false;
-    if (excluded.count(uuid_key(u))) rej.reasons.push_back("excluded by --exclude"), permanent = true;
+    if (excluded.count(uuid_key(u))) rej.reasons.push_back("excluded by " + req.names.exclude), permanent = true;
     auto lease = leases.find(u);
     if (lease != leases.end()) rej.reasons.push_back(lease->second);
     if (req.min_free_mib && d.mig->memory_total_mib) {
@@ -276,7 +276,7 @@ PickResult pick_mig_devices(const Snapshot& s, const std::set<std::string>& vis,
     return r;
   }
   r.uuids.assign(qualified.begin(), qualified.begin() + static_cast<long>(k));
-  r.notes.push_back("MIG devices from --include, in the order given");
+  r.notes.push_back("MIG devices from " + req.names.include + ", in the order given");
   return r;
 }
 
@@ -285,7 +285,7 @@ PickResult pick_mig_devices(const Snapshot& s, const std::set<std::string>& vis,
 PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
                      const std::map<std::string, std::string>& leases, const PickRequest& req) {
   PickResult r;
-  if (req.count < 1) throw Error(kExitUsage, "--gpus " + std::to_string(req.count) + ": need at least 1 GPU");
+  if (req.count < 1) throw Error(kExitUsage, req.names.gpus + " " + std::to_string(req.count) + ": need at least 1 GPU");
 
   std::vector<const Gpu*> pool;  // visible whole GPUs, nvidia-smi order
   std::set<std::string> vis;
@@ -305,7 +305,7 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     else gpu_exclude.push_back(sel);
   if (!mig_include.empty()) {
     if (!gpu_include.empty())
-      throw Error(kExitUsage, "--include names both MIG devices and whole GPUs",
+      throw Error(kExitUsage, req.names.include + " names both MIG devices and whole GPUs",
                   "pick either MIG devices (MIG-...) or whole GPUs for one job");
     return pick_mig_devices(s, vis, mig_include, mig_excluded, leases, req);
   }
@@ -314,7 +314,7 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
   for (const std::string& sel : gpu_include) {
     const Gpu& g = *select_gpus(s, {sel}).front();
     if (!vis.count(uuid_key(g.uuid)))
-      throw Error(kExitUsage, "--include " + sel + ": " + gpu_label(g) + " is not visible to this process",
+      throw Error(kExitUsage, req.names.include + " " + sel + ": " + gpu_label(g) + " is not visible to this process",
                   "CUDA_VISIBLE_DEVICES (or the scheduler) hides it; `gpumap map` shows what this process sees");
     included.insert(&g);
   }
@@ -325,8 +325,8 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
   for (const Gpu* g : pool) {
     Rejection rej{g->nvml_index, g->uuid, {}};
     bool permanent = false;
-    if (!included.empty() && !included.count(g)) rej.reasons.push_back("not in --include"), permanent = true;
-    if (excluded.count(g)) rej.reasons.push_back("excluded by --exclude"), permanent = true;
+    if (!included.empty() && !included.count(g)) rej.reasons.push_back("not in " + req.names.include), permanent = true;
+    if (excluded.count(g)) rej.reasons.push_back("excluded by " + req.names.exclude), permanent = true;
     if (g->mig_enabled.value_or(false))
       rej.reasons.push_back("MIG mode is on (use a MIG device's UUID directly)"), permanent = true;
     auto lease = leases.find(g->uuid);
@@ -341,17 +341,17 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     }
     if (req.max_util && !g->utilization_gpu && !req.allow_unknown)
       rej.reasons.push_back("utilisation unreadable, want at most " + std::to_string(*req.max_util) +
-                            "% (--allow-unknown to risk it)");
+                            "% (" + req.names.allow_unknown + " to risk it)");
     if (req.max_util && g->utilization_gpu && *g->utilization_gpu > *req.max_util)
       rej.reasons.push_back("utilisation " + std::to_string(*g->utilization_gpu) + "% over " +
                             std::to_string(*req.max_util) + "%");
     if (!req.allow_busy && !req.allow_unknown && !g->processes)
-      rej.reasons.push_back("process list unreadable (--allow-unknown to risk it, --allow-busy to share)");
+      rej.reasons.push_back("process list unreadable (" + req.names.allow_unknown + " to risk it, " + req.names.allow_busy + " to share)");
     if (!req.allow_busy && has_processes(*g)) {
       std::string pids;
       for (const GpuProcess& p : *g->processes) pids += (pids.empty() ? "" : ", ") + std::to_string(p.pid);
       rej.reasons.push_back("runs " + std::to_string(g->processes->size()) + " other process" +
-                            (g->processes->size() == 1 ? "" : "es") + " (pid " + pids + "; --allow-busy to share)");
+                            (g->processes->size() == 1 ? "" : "es") + " (pid " + pids + "; " + req.names.allow_busy + " to share)");
     }
     if (!permanent) ++possible;
     if (rej.reasons.empty()) qualified.push_back(g);

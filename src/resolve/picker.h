@@ -13,6 +13,14 @@
 
 namespace gpumap {
 
+/// How the caller spells the request's options in messages: each front end names its own (the
+/// CLI its flags, the C API and Python their keywords).  The defaults are plain words.
+struct OptionNames {
+  std::string gpus = "the GPU count", wait = "a wait", allow_busy = "allowing busy GPUs";
+  std::string allow_unknown = "allowing unreadable GPUs", include = "include", exclude = "exclude";
+  std::string limits = "the include/exclude/free-memory limits";
+};
+
 struct PickRequest {
   int count = 1;                          // how many GPUs
   std::optional<uint64_t> min_free_mib;   // at least this much free memory on each
@@ -21,6 +29,7 @@ struct PickRequest {
   std::vector<std::string> exclude;       // selectors: never these
   bool allow_busy = false;                // also GPUs that run other processes (or whose process list is unknown)
   bool allow_unknown = false;             // a process list or utilisation that could not be read does not disqualify
+  OptionNames names;                      // for messages and reasons
 };
 
 struct Rejection {

@@ -1,6 +1,7 @@
 #include "session/devices.h"
 
 #include "model/uuid.h"
+#include "resolve/resolve_mapping.h"
 #include "session/verify.h"
 
 namespace gpumap {
@@ -20,12 +21,12 @@ std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m) 
     VisibleDevice d;
     d.ordinal = i;
     d.uuid = m.view.uuids[i];
-    int idx = s.nvml_index_of(d.uuid);
-    if (idx >= 0) {
-      const Gpu& g = s.gpus[static_cast<size_t>(idx)];
-      d.nvml_index = g.nvml_index;
-      d.pci_bus_id = g.pci_bus_id;
-      d.name = g.name;
+    // One lookup through the device reference (a CUDA-labelled MIG device under NVML's name).
+    Snapshot::DeviceRef ref = s.find_device(nvml_uuid_for(s, d.uuid));
+    if (ref.gpu) {
+      d.nvml_index = ref.gpu->nvml_index;
+      d.pci_bus_id = ref.gpu->pci_bus_id;
+      d.name = ref.mig ? ref.mig->name : ref.gpu->name;
     }
     out.push_back(d);
   }

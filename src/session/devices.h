@@ -10,7 +10,8 @@
 
 namespace gpumap {
 
-/// One cuda:N (the rows of `gpumap map --json`'s cuda.devices).
+/// One cuda:N with the GPU's identity (a MIG device: its parent GPU's index and PCI bus id, its
+/// own name).  The JSON of a device is output/json_view.h's cuda_device_json, not this.
 struct VisibleDevice {
   size_t ordinal = 0;                    // N in cuda:N
   std::optional<uint32_t> nvml_index;    // the nvidia-smi index (a MIG device's: its GPU's)

@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "driver/live_cuda.h"
-#include "findings/rules.h"
+#include "session/explain.h"
 #include "model/error.h"
 #include "os/proc.h"
 #include "session/ps.h"
@@ -30,6 +30,8 @@ SelfProcess read_self_process(bool read_live) {
   p.pid = static_cast<uint32_t>(getpid());
   return p;
 }
+
+bool cuda_started_here() { return read_live_cuda().has_value(); }
 
 ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self) {
   ProcessCudaFacts f;
@@ -56,9 +58,7 @@ std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f
     std::optional<Finding> late = set_too_late(snap, f);
     return late ? std::vector<Finding>{*late} : std::vector<Finding>{};
   }
-  const Mapping& m = f.mapping;
-  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  return diagnose({snap, f.now, m, ff, s.in_container()});
+  return environment_findings(s, f.now, f.mapping);
 }
 
 Diagnosis diagnose_self(Session& s, const SelfProcess& self, ProgramFacts program) {

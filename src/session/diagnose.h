@@ -26,6 +26,10 @@ struct SelfProcess {
 /// libcuda; `read_live` false skips the driver (a caller that knows CUDA cannot run here).
 SelfProcess read_self_process(bool read_live = true);
 
+/// Whether CUDA already runs in this process (driver/live_cuda.h: never loads libcuda, never
+/// calls cuInit): after it, CUDA_VISIBLE_DEVICES set here changes nothing.
+bool cuda_started_here();
+
 /// cuda:N as they are in this process: `self.live` when CUDA runs (with the prediction from
 /// s.env() beside it, for set-too-late), else predicted from s.env() (Session::mapping).
 ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self);

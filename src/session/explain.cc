@@ -121,14 +121,18 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
   return out;
 }
 
+std::vector<Finding> environment_findings(Session& session, const Environment& env, const Mapping& m) {
+  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
+  return diagnose({session.snapshot(), env, m, ff, session.in_container()});
+}
+
 Explanation explain(Session& session, const Environment& env, bool probe) {
   Explanation e;
   const Snapshot& s = session.snapshot();
   e.mapping = session.mapping(env, probe);
   bool container = session.in_container();
   const Mapping& m = e.mapping;
-  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  e.findings = diagnose({s, env, m, ff, container});
+  e.findings = environment_findings(session, env, m);
   e.lines = explain_lines(s, env, m, container);
   for (size_t i = 0; i < m.view.entries.size(); ++i)
     e.entry_texts.push_back(m.view.order.order == DeviceOrder::kInvalid ? "" : explain_entry(s, m.view, i));

@@ -30,6 +30,10 @@ struct Explanation {
   std::vector<Finding> findings;         // diagnose
 };
 
+/// Every rule of findings/rules.h against `env`, whose mapping in this session is `m`: the one
+/// environment diagnosis `doctor`, `map`, `explain` and the library share.
+std::vector<Finding> environment_findings(Session& session, const Environment& env, const Mapping& m);
+
 /// Explains `env` on the session's host (predicted unless probe).
 Explanation explain(Session& session, const Environment& env, bool probe);
 

@@ -16,7 +16,7 @@ std::vector<std::string> rank_slice(const std::vector<std::string>& view, const 
                 "bind: local rank " + std::to_string(r) + " (" + rank.variable + ") needs cuda:" + std::to_string(first) +
                     (per_rank > 1 ? "-" + std::to_string(last - 1) : "") + " but this job sees " +
                     std::to_string(view.size()) + " GPU" + (view.size() == 1 ? "" : "s"),
-                "give the job more GPUs, start fewer ranks per node, or lower --gpus-per-rank");
+                "give the job more GPUs, start fewer ranks per node, or give each rank fewer GPUs");
   return {view.begin() + static_cast<long>(first), view.begin() + static_cast<long>(last)};
 }
 

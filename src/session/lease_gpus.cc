@@ -72,6 +72,14 @@ std::vector<Lease> lease_all(const std::string& dir, const std::vector<std::stri
 
 }  // namespace
 
+std::map<std::string, LeaseState> read_gpu_leases(Session& session) {
+  std::map<std::string, LeaseState> out;
+  std::string dir = session.lease_dir();
+  for (const Gpu& g : session.snapshot().gpus)
+    if (!g.uuid.empty()) out.emplace(g.uuid, read_lease(dir, g.uuid));
+  return out;
+}
+
 LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptions& opt) {
   std::vector<std::string> visible = pickable_uuids(session, req.count);
   const Snapshot* s = &session.snapshot();
@@ -102,18 +110,18 @@ LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptio
       if (++lost_races < 20) continue;
       if (Clock::now() >= deadline)
         throw UnavailableError(opt.what + ": other gpumap processes kept taking the GPUs picked (" + join(r.uuids, ",") + ")",
-                               "add or raise " + opt.names.wait, r.rejected);
+                               "add or raise " + req.names.wait, r.rejected);
     } else {
       if (r.impossible)
         throw UnavailableError(opt.what + ": " + r.failure,
-                               "ask for fewer GPUs (" + opt.names.gpus + "), or relax " + opt.names.limits, r.rejected);
+                               "ask for fewer GPUs (" + req.names.gpus + "), or relax " + req.names.limits, r.rejected);
       if (Clock::now() >= deadline) {
         char waited[48] = "";
         if (opt.wait_s > 0) std::snprintf(waited, sizeof waited, " (waited %g s)", opt.wait_s);
         throw UnavailableError(opt.what + ": " + r.failure + waited,
-                               opt.wait_s > 0 ? "wait longer (" + opt.names.wait + "), or relax the limits"
-                                              : "add " + opt.names.wait + " to wait for them, relax the limits, or " +
-                                                    opt.names.allow_busy,
+                               opt.wait_s > 0 ? "wait longer (" + req.names.wait + "), or relax the limits"
+                                              : "add " + req.names.wait + " to wait for them, relax the limits, or " +
+                                                    req.names.allow_busy,
                                r.rejected);
       }
     }

@@ -34,20 +34,17 @@ std::vector<std::string> pickable_uuids(Session& session, int count);
 /// is a symbolic link"), for the GPUs among `uuids` that are leased or unsafe.
 std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids);
 
+/// gpumap's lease of every GPU of the session's snapshot that NVML could name, by UUID (what
+/// `gpumap list` shows).  Error from read_lease for an unsafe lease folder.
+std::map<std::string, LeaseState> read_gpu_leases(Session& session);
+
 /// "cuda:0 -> GPU 1  GPU-...  00000000:07:00.0  NVIDIA H200" lines, one per UUID.
 std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent);
-
-/// How the caller spells the request's options in hints (the CLI's flags, or a library's keywords).
-struct OptionNames {
-  std::string gpus = "--gpus", wait = "--wait SECONDS", allow_busy = "--allow-busy";
-  std::string limits = "--include/--exclude/--min-free-mib";
-};
 
 struct LeaseOptions {
   double wait_s = 0;              // keep trying this long for GPUs to qualify (0: fail at once)
   std::string what = "run";       // the operation, first word of error messages ("run: ...")
   std::vector<std::string> argv;  // the command recorded in the lock files
-  OptionNames names;              // for the hints
 };
 
 struct LeasedGpus {

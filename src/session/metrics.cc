@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "findings/rules.h"
+#include "session/explain.h"
 #include "model/error.h"
 #include "os/lease.h"
 #include "os/proc.h"
@@ -13,8 +13,7 @@ MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams) 
   auto t0 = std::chrono::steady_clock::now();
   Session session(driver, Environment(), seams);
   MetricsFrame f;
-  ProcFs proc(seams.proc_root);
-  f.ps = read_ps_frame(session, proc);
+  f.ps = read_ps_frame(session);
   const Snapshot& s = session.snapshot();
   std::string dir = session.lease_dir();
   for (const Gpu& g : s.gpus) {
@@ -27,8 +26,7 @@ MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams) 
   }
   Environment clean;
   Mapping m = session.mapping(clean, false);
-  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  f.host_findings = diagnose({s, clean, m, ff, session.in_container()});
+  f.host_findings = environment_findings(session, clean, m);
   f.snapshot = s;
   f.read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   f.read_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

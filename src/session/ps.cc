@@ -2,6 +2,7 @@
 
 #include "findings/job_rules.h"
 #include "findings/ps_rules.h"
+#include "os/host_id.h"
 #include "os/proc.h"
 #include "model/error.h"
 
@@ -22,6 +23,9 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
 PsFrame read_ps_frame(Session& session, const ProcFs& proc) {
   const Snapshot& s = session.snapshot();
   PsFrame f;
+  f.proc_root = proc.root();
+  f.host = read_hostname();
+  f.slurm_node = session.env().get("SLURMD_NODENAME");
   f.ns = pid_namespace_view(proc, s.simulated, session.seams().nvml_pid_ns);
   f.result = build_ps(
       s, f.ns, [&](uint32_t pid) { return proc.read(pid); },
@@ -37,6 +41,11 @@ PsFrame read_ps_frame(Session& session, const ProcFs& proc) {
     }
   }
   return f;
+}
+
+PsFrame read_ps_frame(Session& session) {
+  ProcFs proc(session.seams().proc_root);
+  return read_ps_frame(session, proc);
 }
 
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,

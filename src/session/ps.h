@@ -26,6 +26,9 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
 /// One `ps` frame of a session: the PID-namespace decision, every row with its findings, and
 /// the gpumap lease of each GPU that has a row (nullopt: its lock file could not be read).
 struct PsFrame {
+  std::string proc_root;                   // the /proc read (Seams::proc_root)
+  std::string host;                        // this machine's hostname
+  std::optional<std::string> slurm_node;   // $SLURMD_NODENAME of the session's environment
   PidNamespaceView ns;
   PsResult result;
   std::map<std::string, std::optional<LeaseState>> leases;  // by UUID
@@ -33,8 +36,10 @@ struct PsFrame {
 
 
 /// build_ps on the session's snapshot (each process's view by Session::mapping, predicted), with
-/// the leases of the GPUs that have rows.
+/// the leases of the GPUs that have rows; processes read from `proc`.
 PsFrame read_ps_frame(Session& session, const ProcFs& proc);
+/// The same with the session's /proc (Seams::proc_root).
+PsFrame read_ps_frame(Session& session);
 
 /// One job's report across its nodes (join_job_report's arguments), with its findings.
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,

@@ -1,0 +1,90 @@
+#include "session/launch.h"
+
+#include "env/launcher.h"
+#include "findings/rules.h"
+#include "model/error.h"
+#include "session/launch_plan.h"
+
+namespace gpumap {
+
+LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, const LaunchRequest& request) {
+  const Snapshot& s = session.snapshot();
+  LaunchPlan p;
+  p.uuids = uuids;
+  p.visibility = launch_visibility(s, uuids, request.form);
+  p.exports = p.visibility.variables();
+  if (request.mark_bound) p.exports.emplace_back("GPUMAP_BOUND", p.visibility.cuda_visible_devices);
+  p.env = session.env();
+  for (const auto& [name, value] : p.exports) p.env.set(name, value);
+  if (!request.bind_cpus) {
+    p.cpus_not_bound = "not asked";
+  } else {
+    CpuChoice c = cpus_for(s, uuids, current_affinity());
+    p.cpus = c.cpus;
+    if (p.cpus.empty()) p.cpus_not_bound = c.why_not;
+  }
+  return p;
+}
+
+std::string cpu_summary(const LaunchPlan& plan) {
+  return plan.cpus.empty() ? "not bound (" + plan.cpus_not_bound + ")" : format_cpu_list(plan.cpus);
+}
+
+RankBinding plan_bind(Session& session, size_t gpus_per_rank, const LaunchRequest& request) {
+  const Environment& env = session.env();
+  // The innermost launcher wins (parse_launcher_env lists it first).
+  LauncherEnv le = parse_launcher_env(env);
+  if (le.local_ranks.empty())
+    throw Error(kExitUsage,
+                "bind: no local rank: none of SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, "
+                "PMI_LOCAL_RANK, LOCAL_RANK is set (gpumap never assumes rank 0: every rank would share one GPU)",
+                "start it once per rank: `srun gpumap bind -- CMD`, `torchrun --no-python ... gpumap bind -- CMD`, "
+                "`mpirun -np N gpumap bind -- CMD` (docs/launch.md)");
+  const LocalRank& rank = le.local_ranks.front();
+  if (!rank.error.empty() || !rank.value)
+    throw Error(kExitUsage, "bind: " + rank.variable + "=`" + env.get(rank.variable).value_or("") + "`: " +
+                                (rank.error.empty() ? "not a local rank" : rank.error),
+                "the launcher must set it to this process's local rank (0, 1, ...)");
+  RankBinding b;
+  b.rank = rank;
+  for (const LocalRank& lr : le.local_ranks)
+    if (lr.value && *lr.value != *rank.value)
+      b.notes.push_back(rank.variable + "=" + std::to_string(*rank.value) + " but " + lr.variable + "=" +
+                        std::to_string(*lr.value) + "; using " + rank.variable + " (the innermost launcher's)");
+
+  session.snapshot(ReadOptions{.processes = false, .topology = true});
+  Mapping m = session.mapping();
+  if (m.view.error != CudaInitError::kNone)
+    throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
+                                      std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
+                "run `gpumap map` inside the job for the details");
+  b.plan = plan_launch(session, rank_slice(m.view.uuids, rank, gpus_per_rank), request);
+  b.advice = bound_rank_advice(rank.variable);
+  return b;
+}
+
+namespace {
+
+LaunchSpec spec_of(const LaunchPlan& plan, const std::vector<std::string>& argv) {
+  LaunchSpec spec;
+  spec.argv = argv;
+  spec.env = plan.env.to_strings();
+  spec.cpus = plan.cpus;
+  return spec;
+}
+
+}  // namespace
+
+LaunchResult run_leased(const LaunchPlan& plan, const std::vector<std::string>& argv, LeasedGpus& held) {
+  LaunchSpec spec = spec_of(plan, argv);
+  for (const Lease& l : held.leases) spec.keep_fds.push_back(l.fd());
+  spec.on_started = [&](pid_t job) {  // readers then still name the holder should gpumap die first
+    held.record.job = job;
+    for (const Lease& l : held.leases) rewrite_lease_record(l, held.record);
+  };
+  return launch_and_wait(spec);
+}
+
+void exec_plan(const LaunchPlan& plan, const std::vector<std::string>& argv) { exec_replace(spec_of(plan, argv)); }
+
+}  // namespace gpumap
