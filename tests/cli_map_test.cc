@@ -157,7 +157,10 @@ TEST(CliMap, BatchRefusesABadFileBeforeAnswering) {
   std::string file = write_temp_file("bad.jsonl", "{\"CUDA_VISIBLE_DEVICES\": \"1\"}\n{\"CUDA_VISIBLE_DEVICE\": \"1\"}\n");
   CliRun r = gpumap({"map", "--json", "--simulate", "h200x2", "--batch", file});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "");  // nothing half-done: line 1 is not answered either
+  // Nothing half-done: line 1 is not answered either; stdout holds only the error (issue 22.8).
+  nlohmann::json err = nlohmann::json::parse(r.out);
+  EXPECT_EQ(err.size(), 1u) << r.out;
+  EXPECT_EQ(err["error"]["code"], 2) << r.out;
   EXPECT_NE(r.err.find(file + " line 2: unknown key `CUDA_VISIBLE_DEVICE`"), std::string::npos) << r.err;
   CliRun missing = gpumap({"map", "--simulate", "h200x2", "--batch", file + ".none"});
   EXPECT_EQ(missing.code, 2);

@@ -41,7 +41,7 @@ int run(const Args& args, Context& ctx) {
   else if (format == "bash") out << bash_completion(r);
   else if (format == "zsh") out << zsh_completion(r);
   else if (format == "hosts")
-    for (const std::string& h : bundled_hosts(ctx.seams())) out << h << "\n";
+    for (const std::string& h : bundled_hosts(ctx.session().seams())) out << h << "\n";
   else
     throw Error(kExitUsage, "__describe: --format `" + format + "` is not one of json, man, bash, zsh, hosts");
   std::optional<std::string> path = args.value("--output");
@@ -90,9 +90,7 @@ CliReference cli_reference() {
   r.common_options = option_docs(common_options());
   for (const Command& c : commands()) {
     if (c.hidden) continue;
-    CommandDoc d{c.name, c.summary, c.usage, c.description, option_docs(c.options), c.positionals, false};
-    d.runs_command = d.usage.find("-- CMD") != std::string::npos;
-    r.commands.push_back(d);
+    r.commands.push_back({c.name, c.summary, c.usage, c.description, option_docs(c.options), c.positionals, c.runs_command});
   }
   r.exit_codes = exit_code_docs();
   r.environment = {

@@ -3,11 +3,11 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "findings/rules.h"
+#include "session/explain.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "output/render.h"
-#include "resolve/gpu_selector.h"
+#include "session/which.h"  // parse_cuda_ordinal, answer_cuda_ordinal (resolve/gpu_selector.h)
 #include "session/map_batch.h"
 
 namespace gpumap {
@@ -54,8 +54,8 @@ int run_batch(const Args& args, Context& ctx, const Environment& env) {
     if (!file) throw Error(kExitUsage, "map --batch " + path + ": cannot be opened", "give a readable file, or - for stdin");
   }
   std::vector<BatchCase> cases = read_batch(path == "-" ? std::cin : file, path);
-  const Snapshot& s = ctx.snapshot();
-  predict_batch(ctx, env, cases, [&](const BatchCase& c, const Environment& e, const Mapping& m) {
+  const Snapshot& s = ctx.session().snapshot();
+  predict_batch(ctx.session(), env, cases, [&](const BatchCase& c, const Environment& e, const Mapping& m) {
     if (ctx.json()) {
       Json j = document(s);
       j["line"] = c.line;
@@ -81,7 +81,7 @@ int run_batch(const Args& args, Context& ctx, const Environment& env) {
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
   if (args.has("--batch")) return run_batch(args, ctx, env);
-  const Snapshot& s = ctx.snapshot();
+  const Snapshot& s = ctx.session().snapshot();
   bool check = args.has("--check");
   if (check && args.has("--probe"))
     throw Error(kExitUsage, "map: --probe and --check together: --check already asks the driver and compares it with the prediction",
@@ -89,7 +89,7 @@ int run(const Args& args, Context& ctx) {
   if (args.has("--line") && ctx.json())
     throw Error(kExitUsage, "map: --line and --json together: --line is one line of text for logs",
                 "use --json for the document, or --line for the log line");
-  Mapping m = ctx.mapping(env, args.has("--probe"));
+  Mapping m = ctx.session().mapping(env, args.has("--probe"));
   std::vector<CudaOrdinalAnswer> asked;
   for (const std::string& spec : args.positionals()) {
     if (!parse_cuda_ordinal(spec))
@@ -98,9 +98,8 @@ int run(const Args& args, Context& ctx) {
     asked.push_back(answer_cuda_ordinal(s, m.view, spec));
   }
   std::optional<Mapping> driver;
-  if (check) driver = ctx.mapping(env, true);
-  const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  std::vector<Finding> findings = diagnose({s, env, m, ff, ctx.in_container()});
+  if (check) driver = ctx.session().mapping(env, true);
+  std::vector<Finding> findings = environment_findings(ctx.session(), env, m);
   bool agree = true;
   if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 
@@ -111,13 +110,7 @@ int run(const Args& args, Context& ctx) {
   if (ctx.json()) {
     Json j = snapshot_json(s);
     j["cuda"] = mapping_json(s, m);
-    if (!asked.empty()) {
-      Json a = Json::array();
-      for (const CudaOrdinalAnswer& x : asked)
-        a.push_back({{"spec", x.spec}, {"cuda_ordinal", x.ordinal}, {"uuid", x.uuid},
-                     {"nvml_index", x.nvml_index >= 0 ? Json(x.nvml_index) : Json(nullptr)}, {"text", x.sentence}});
-      j["asked_cuda"] = a;
-    }
+    if (!asked.empty()) j["asked_cuda"] = asked_cuda_json(asked);
     Json hidden = Json::array();
     for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back(g->nvml_index);
     j["not_visible"] = hidden;
@@ -147,9 +140,7 @@ int run(const Args& args, Context& ctx) {
   std::vector<std::string> hidden;
   for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back("GPU " + std::to_string(g->nvml_index) + " (" + g->uuid + ")");
   if (!hidden.empty() && m.view.error == CudaInitError::kNone) {
-    std::string line = "Not visible to this process:";
-    for (const std::string& h : hidden) line += " " + h;
-    std::cout << "\n" << fit_line(line);
+    std::cout << "\n" << fit_line("Not visible to this process: " + join(hidden, ", "));
   }
   std::string vars = "Variables:";
   bool any = false;

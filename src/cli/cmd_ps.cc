@@ -6,9 +6,6 @@
 #include "cli/command.h"
 #include "model/error.h"
 #include "model/text.h"
-#include "os/host_id.h"
-#include "os/lease.h"
-#include "os/proc.h"
 #include "output/ps_view.h"
 #include "output/query_csv.h"
 #include "output/render.h"
@@ -30,24 +27,24 @@ Json opt_json(const std::optional<T>& v) {
 
 /// One frame as text: a JSON document (one line per process; a single line when `one_line`)
 /// or the table.  Rows are serialised one at a time: 10 000 processes never build one big tree.
-std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
-  PsFrame frame = read_ps_frame(ctx, proc);
-  const Snapshot& s = ctx.snapshot();
+std::string one_frame(Context& ctx, bool one_line) {
+  PsFrame frame = read_ps_frame(ctx.session());
+  const Snapshot& s = ctx.session().snapshot();
   const PidNamespaceView& ns = frame.ns;
   const PsResult& res = frame.result;
   std::map<std::string, std::optional<LeaseState>>& leases = frame.leases;
 
   if (ctx.json()) {
     Json head = document(s);
-    head["proc_root"] = proc.root();
+    head["proc_root"] = frame.proc_root;
     head["pid_namespace"] = {{"joinable", ns.joinable},
                              {"procfs", json_or_null(ns.procfs)},
                              {"nvml", json_or_null(ns.nvml)},
                              {"note", ns.note}};
     head["unlisted_gpus"] = res.unlisted_gpus;
     // Which node and GPUs this is: `gpumap job` joins one such document per node.
-    head["host"] = read_hostname();
-    head["slurm_node"] = opt_json(ctx.env().get("SLURMD_NODENAME"));
+    head["host"] = frame.host;
+    head["slurm_node"] = opt_json(frame.slurm_node);
     Json gpus = Json::array();
     for (const Gpu& g : s.gpus)
       gpus.push_back({{"nvml_index", g.nvml_index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id},
@@ -87,8 +84,11 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
   if (!ns.joinable) t += fit_line("PID namespace: " + ns.note);
   if (res.rows.empty()) t += "No GPU processes.\n";
   else
+    // COMMAND tells processes apart: on a narrow terminal LEASE, UUID and USER go before it is cut
+    // below 24 columns (--wide or a pipe keeps everything).
     t += render_table({"PID", "USER", "GPU", "UUID", "GPU MEMORY", "ITS CUDA", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"},
-                      table, term_style(), {"USER", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"});
+                      table, term_style(),
+                      TableFit{{"USER", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"}, {"LEASE", "UUID", "USER"}, "COMMAND", 24});
   for (uint32_t i : res.unlisted_gpus)
     t += "GPU " + std::to_string(i) + ": NVML could not list its processes\n";
   if (!notes.empty()) t += "\nFindings:\n" + notes;
@@ -96,15 +96,14 @@ std::string one_frame(Context& ctx, const ProcFs& proc, bool one_line) {
 }
 
 int run(const Args& args, Context& ctx) {
-  ProcFs proc(ctx.seams().proc_root);
   std::optional<std::vector<std::string>> fields;
   if (csv_query_asked(args, ctx, "--query", "gpumap ps --query=pid,gpu_uuid,cuda_ordinal --format=csv"))
     fields = parse_query_fields(QueryKind::kProcess, *args.value("--query"), "--query");
   CsvFormat fmt = parse_csv_format(args.value("--format").value_or("csv"));
   auto frame = [&](Context& c, bool one_line) {
-    if (!fields) return one_frame(c, proc, one_line);
-    PsFrame f = read_ps_frame(c, proc);
-    return render_process_csv(c.snapshot(), f.result, f.leases, *fields, fmt);
+    if (!fields) return one_frame(c, one_line);
+    PsFrame f = read_ps_frame(c.session());
+    return render_process_csv(c.session().snapshot(), f.result, f.leases, *fields, fmt);
   };
   if (std::optional<double> w = watch_seconds(args))
     return watch_frames(*w, ctx, [&](Context& c) { return frame(c, true); });

@@ -6,11 +6,10 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "resolve/gpu_selector.h"
+#include "session/which.h"  // parse_cuda_ordinal, answer_cuda_ordinal (resolve/gpu_selector.h)
 #include "cli/version.h"
 #include "model/error.h"
 #include "model/text.h"
-#include "os/subprocess.h"
 #include "output/manual.h"
 #include "output/style.h"
 #include "output/render.h"
@@ -21,9 +20,7 @@ namespace {
 
 /// The seams of the gpumap binary: from its environment, with the probe child being itself.
 Seams cli_seams(const Environment& env, const std::optional<std::string>& simulate) {
-  Seams seams = seams_from_environment(env, exe_dir(), simulate);
-  seams.probe_command = {self_exe(), "__probe"};
-  return seams;
+  return program_seams(env, simulate, "__probe");
 }
 
 /// `help --json`: the command reference as data (what `gpumap __describe` prints), or one
@@ -35,6 +32,41 @@ void print_help_json(const Command* cmd) {
     for (const auto& c : ref["commands"])
       if (c["name"] == cmd->name) entry = c;
   std::cout << (entry.is_null() ? ref : entry).dump(2) << "\n";
+}
+
+/// `gpumap --simulate HOST --json which cuda:1`: the options every command takes may come before
+/// the command too, as git's and kubectl's do; they move behind it, where Args parses them.
+std::vector<std::string> command_first(const std::vector<std::string>& args) {
+  size_t i = 0;
+  while (i < args.size()) {
+    const std::string& a = args[i];
+    if (a == "--json" || a == "--wide" || a.rfind("--simulate=", 0) == 0) ++i;
+    else if (a == "--simulate" && i + 1 < args.size()) i += 2;
+    else break;
+  }
+  if (i == 0 || i >= args.size() || !find_command(args[i])) return args;
+  std::vector<std::string> out{args[i]};
+  out.insert(out.end(), args.begin(), args.begin() + static_cast<long>(i));
+  out.insert(out.end(), args.begin() + static_cast<long>(i) + 1, args.end());
+  return out;
+}
+
+/// The error on stderr (a hint of several lines keeps them, indented) and, with --json, also as
+/// {"error": {"code", "message", "hint"}} on stdout (the C API's shape), so `| jq` sees it.
+int report_error(const Error& e, bool json) {
+  std::cout.flush();
+  // Messages quote inputs (arguments, variables, lease records): print them defanged.
+  std::string text = "gpumap: error: " + printable(e.what()) + "\n";
+  if (!e.hint().empty()) {
+    std::string hint = printable_lines(e.hint());
+    for (size_t nl = hint.find('\n'); nl != std::string::npos && nl + 1 < hint.size(); nl = hint.find('\n', nl + 1))
+      hint.insert(nl + 1, "        ");
+    text += "  hint: " + hint + (hint.back() == '\n' ? "" : "\n");
+  }
+  std::fputs(text.c_str(), stderr);
+  if (json)
+    std::cout << dump(Json{{"error", {{"code", e.exit_code()}, {"message", e.what()}, {"hint", e.hint()}}}});
+  return e.exit_code();
 }
 
 bool has_json_flag(const std::vector<std::string>& args) {
@@ -75,26 +107,12 @@ void print_main_help() {
   std::fputs(s.c_str(), stdout);
 }
 
-/// Edit distance (insert, delete, substitute, swap two neighbours): how far a typo is.
-size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
 /// " (did you mean `list`?)" for the closest visible command within two edits; "" otherwise.
-std::string did_you_mean(const std::string& typed) {
-  const Command* best = nullptr;
-  size_t best_d = 3;
+std::string did_you_mean_command(const std::string& typed) {
+  std::vector<std::string> names;
   for (const Command& c : commands())
-    if (!c.hidden && distance(typed, c.name) < best_d) best = &c, best_d = distance(typed, c.name);
-  return best ? std::string(" (did you mean `") + best->name + "`?)" : "";
+    if (!c.hidden) names.push_back(c.name);
+  return did_you_mean(typed, names);
 }
 
 // "gpumap 0.1.0 (commit 0123abcd..., 2026-11-30)"; with --json the same as an object.
@@ -123,7 +141,7 @@ void print_command_help(const Command& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> args = command_first(std::vector<std::string>(argv + 1, argv + argc));
   const Command* cmd = nullptr;
   try {
     if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) return print_version(args);
@@ -139,7 +157,7 @@ int main(int argc, char** argv) {
     } else {
       cmd = find_command(args[0]);
       if (!cmd)
-        throw Error(kExitUsage, "unknown command `" + args[0] + "`" + did_you_mean(args[0]),
+        throw Error(kExitUsage, "unknown command `" + args[0] + "`" + did_you_mean_command(args[0]),
                     "run `gpumap --help` for the list");
       args.erase(args.begin());
     }
@@ -158,14 +176,8 @@ int main(int argc, char** argv) {
     std::cout.flush();
     return cmd->run(parsed, ctx);
   } catch (const Error& e) {
-    std::cout.flush();
-    // Messages quote inputs (arguments, variables, lease records): print them defanged.
-    std::fprintf(stderr, "gpumap: error: %s\n", printable(e.what()).c_str());
-    if (!e.hint().empty()) std::fprintf(stderr, "  hint: %s\n", printable(e.hint()).c_str());
-    return e.exit_code();
+    return report_error(e, has_json_flag(args));
   } catch (const std::exception& e) {
-    std::cout.flush();
-    std::fprintf(stderr, "gpumap: internal error: %s\n", printable(e.what()).c_str());
-    return kExitError;
+    return report_error(Error(kExitError, std::string("internal error: ") + e.what()), has_json_flag(args));
   }
 }

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/json_bounds.h"
+#include "model/text.h"
 
 namespace gpumap::fake {
 namespace {
@@ -42,6 +43,15 @@ T get_or(const json& j, const char* key, T def, const std::string& path, const s
   } catch (const json::exception&) {
     fail(path, where + "." + key + " has the wrong type");
   }
+}
+
+/// Every key of `obj` must be one of `known` (or start with "_": a comment): a typo such as
+/// `memroy_used_mib` is an error naming it, not a field silently left at its default.
+void check_keys(const json& obj, const std::vector<std::string>& known, const std::string& path, const std::string& where) {
+  for (auto& [k, v] : obj.items())
+    if (k.rfind('_', 0) != 0 && std::find(known.begin(), known.end(), k) == known.end())
+      fail(path, (where.empty() ? std::string("the host") : where) + " has an unknown key `" + k + "`" + did_you_mean(k, known) +
+                     " (docs/host-file.md lists the keys)");
 }
 
 /// A whole number in [lo, hi]: a fraction, a negative number where none is allowed, or one
@@ -128,10 +138,7 @@ std::vector<FakeFault> read_faults(const json& j, const std::string& path) {
   for (const json& f : j["faults"]) {
     std::string where = "faults[" + std::to_string(i++) + "]";
     if (!f.is_object()) fail(path, where + " must be an object");
-    for (auto& [k, v] : f.items())
-      if (k != "call" && k != "gpu" && k != "mig" && k != "error" && k != "after" && k != "times" && k != "delay_ms" &&
-          k != "hang" && k != "output")
-        fail(path, where + " has an unknown key `" + k + "`");
+    check_keys(f, {"call", "gpu", "mig", "error", "after", "times", "delay_ms", "hang", "output"}, path, where);
     FakeFault x;
     x.call = get_or<std::string>(f, "call", "", path, where);
     if (x.call.empty()) fail(path, where + " needs \"call\" (a function name, or \"*\")");
@@ -232,6 +239,9 @@ FakeHost load_checked(const std::string& path) {
     fail(path, std::string("is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) fail(path, "must hold a JSON object");
+  check_keys(j, {"driver_version", "cuda_driver_version", "boot_id", "hostname", "dev_dir", "errors", "faults",
+                 "missing_symbols", "gpus", "cuda_default_order"},
+             path, "");
   FakeHost h;
   h.path = path;
   h.driver_version = get_or<std::string>(j, "driver_version", h.driver_version, path, "");
@@ -251,6 +261,11 @@ FakeHost load_checked(const std::string& path) {
   for (const json& g : j["gpus"]) {
     std::string where = "gpus[" + std::to_string(i++) + "]";
     if (!g.is_object()) fail(path, where + " must be an object");
+    check_keys(g, {"name", "uuid", "pci_bus_id", "compute_capability", "multiprocessor_count", "memory_total_mib",
+                   "memory_used_mib", "utilization_gpu", "utilization_memory", "minor_number", "mig_enabled",
+                   "cpu_affinity", "cuda_visible", "errors", "processes", "graphics_processes", "nvlink_peers",
+                   "nvswitch_links", "mig_devices"},
+               path, where);
     FakeGpu f;
     f.name = get_or<std::string>(g, "name", "", path, where);
     f.uuid = get_or<std::string>(g, "uuid", "", path, where);
@@ -283,6 +298,7 @@ FakeHost load_checked(const std::string& path) {
       if (!g.contains(key)) continue;
       if (!g[key].is_array()) fail(path, where + "." + key + " must be an array");
       for (const json& p : g[key]) {
+        if (p.is_object()) check_keys(p, {"pid", "used_memory_mib"}, path, where + "." + key);
         FakeProcess fp;
         fp.pid = get_num<uint32_t>(p, "pid", 0, path, where + "." + key, 0, kMaxPid);
         if (fp.pid == 0) fail(path, where + "." + key + " entries need a non-zero \"pid\"");
@@ -307,6 +323,9 @@ FakeHost load_checked(const std::string& path) {
       if (g["mig_devices"].size() > 7) fail(path, where + " has more than 7 mig_devices (the most a GPU has)");
       for (const json& md : g["mig_devices"]) {
         std::string mw = where + ".mig_devices[" + std::to_string(m++) + "]";
+        if (md.is_object())
+          check_keys(md, {"uuid", "name", "gpu_instance_id", "compute_instance_id", "memory_total_mib", "multiprocessor_count"},
+                     path, mw);
         FakeMig fm;
         fm.uuid = get_or<std::string>(md, "uuid", "", path, mw);
         if (!is_uuid(fm.uuid, "MIG-"))

@@ -17,13 +17,12 @@ std::string value_words(const std::optional<std::string>& v) {
   return v->empty() ? "'' (empty)" : "\"" + printable(*v) + "\"";
 }
 
-std::string label(const Snapshot& s, const std::string& uuid) { return s.describe(uuid) + " (" + uuid + ")"; }
 
 /// "cuda:0 is nvidia-smi GPU 1 (GPU-...), cuda:1 is ..."; "no GPU" for none.
 std::string devices_words(const Snapshot& s, const std::vector<std::string>& uuids) {
   if (uuids.empty()) return "no GPU";
   std::vector<std::string> parts;
-  for (size_t i = 0; i < uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + label(s, uuids[i]));
+  for (size_t i = 0; i < uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + s.describe_with_uuid(uuids[i]));
   return join(parts, ", ");
 }
 
@@ -116,7 +115,7 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
     return std::nullopt;
   };
   auto cuda_words = [&](size_t o) {
-    return "cuda:" + std::to_string(o) + (o < visible.size() ? " (" + label(s, visible[o]) + ")" : " (which does not exist here)");
+    return "cuda:" + std::to_string(o) + (o < visible.size() ? " (" + s.describe_with_uuid(visible[o]) + ")" : " (which does not exist here)");
   };
 
   // stray-context: memory where neither the current device nor the model is.
@@ -128,7 +127,7 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
       if (mib == 0) continue;
       std::optional<size_t> o = ordinal_of(uuid);
       if (o && used.count(*o)) continue;
-      strays.push_back(std::to_string(mib) + " MiB on " + label(s, uuid) +
+      strays.push_back(std::to_string(mib) + " MiB on " + s.describe_with_uuid(uuid) +
                        (o ? " = its cuda:" + std::to_string(*o) : std::string(", not one of its CUDA devices")));
     }
     if (!strays.empty()) {
@@ -185,7 +184,7 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
     fd.id = "model-on-cpu";
     fd.severity = Severity::kWarning;
     fd.message = "the model has no tensor on a GPU (" + join(where, ", ") + ") although this process sees " +
-                 std::to_string(visible.size()) + " GPU(s), cuda:0 = " + label(s, visible[0]) +
+                 std::to_string(visible.size()) + " GPU(s), cuda:0 = " + s.describe_with_uuid(visible[0]) +
                  ": it runs on the CPU (a device_map or max_memory that left no room on the GPUs, or a missing .to(\"cuda\"))";
     fd.note = "model.to(\"cuda:0\"), or from_pretrained(..., device_map={\"\": 0}); with device_map=\"auto\" give the GPUs "
               "room in max_memory (gpumap.max_memory({GPU: size}))";

@@ -88,6 +88,8 @@ struct Snapshot {
   /// "nvidia-smi GPU 3" for a UUID (or "nvidia-smi GPU 3 MIG device 1"), "unknown GPU <uuid>"
   /// otherwise, "a GPU NVML could not identify" for an empty one.
   std::string describe(const std::string& uuid) const;
+  /// describe() with the UUID: "nvidia-smi GPU 3 (GPU-...)", the one way messages name a GPU.
+  std::string describe_with_uuid(const std::string& uuid) const { return describe(uuid) + " (" + uuid + ")"; }
   bool any_mig() const;
   /// True when every GPU has the same name and compute capability.
   bool all_same_model() const;

@@ -1,15 +1,13 @@
 #include "model/text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpumap {
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
-  for (const std::string& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];  // empty parts keep their separator
   return out;
 }
 
@@ -49,21 +47,24 @@ size_t utf8_sequence_length(std::string_view s, size_t i, size_t* bad_length) {
   return 0;
 }
 
-std::string valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t bad = 1;
-    size_t n = utf8_sequence_length(s, i, &bad);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      i += bad;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-  }
-  return out;
+  return d[a.size()][b.size()];
+}
+
+std::string did_you_mean(const std::string& typed, const std::vector<std::string>& known) {
+  const std::string* best = nullptr;
+  size_t best_d = 3;
+  for (const std::string& k : known)
+    if (size_t d = edit_distance(typed, k); d < best_d) best = &k, best_d = d;
+  return best ? " (did you mean `" + *best + "`?)" : "";
 }
 
 std::string printable(std::string_view s) {

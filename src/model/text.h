@@ -7,7 +7,7 @@
 
 namespace gpumap {
 
-/// "a, b, c" for join({"a","b","c"}, ", ").
+/// "a, b, c" for join({"a","b","c"}, ", "); an empty part keeps its separators (",b" for {"", "b"}).
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
 
 /// A plain non-negative decimal that fits in 9 digits ("0".."999999999"): no sign, no
@@ -31,16 +31,16 @@ namespace gpumap {
 /// short); then *bad_length is the length of the malformed part (its "maximal subpart", >= 1).
 size_t utf8_sequence_length(std::string_view s, size_t i, size_t* bad_length = nullptr);
 
-/// `s` as valid UTF-8: each malformed part (a maximal subpart, Unicode 15 section 3.9: usually
-/// one byte; a valid start cut short counts once) becomes U+FFFD, exactly as nlohmann::json's
-/// error_handler_t::replace writes it.  For any byte string from outside (environment, /proc,
-/// lease records, driver strings, paths).
-std::string valid_utf8(std::string_view s);
-
 /// `s` safe to print on someone's terminal, as procps `ps` prints command lines: every control
 /// character (C0, DEL, and the C1 range U+0080-U+009F, which includes the 8-bit CSI) and every
 /// byte of malformed UTF-8 becomes '?'.  Printable UTF-8 passes unchanged.
 std::string printable(std::string_view s);
+
+/// Edit distance (insert, delete, substitute, swap two neighbours): how far a typo is from a word.
+size_t edit_distance(const std::string& a, const std::string& b);
+
+/// " (did you mean `word`?)" for the closest of `known` within two edits of `typed`; "" otherwise.
+std::string did_you_mean(const std::string& typed, const std::vector<std::string>& known);
 
 /// printable() line by line, keeping the newlines: for a block of text for people.
 std::string printable_lines(std::string_view s);

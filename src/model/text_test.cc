@@ -6,6 +6,26 @@
 namespace gpumap {
 namespace {
 
+/// `s` as valid UTF-8, each malformed part (utf8_sequence_length's maximal subpart) replaced by
+/// U+FFFD: what nlohmann::json's error_handler_t::replace writes, so the tests below check
+/// utf8_sequence_length (which printable() uses) against that library.
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t bad = 1;
+    size_t n = utf8_sequence_length(s, i, &bad);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      i += bad;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 TEST(Text, ValidUtf8PassesAndMalformedBytesAreReplaced) {
   EXPECT_EQ(valid_utf8("plain ascii"), "plain ascii");
   EXPECT_EQ(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
@@ -58,6 +78,26 @@ TEST(Text, ShellWordQuotesOnlyWhatAShellWouldRead) {
   EXPECT_EQ(shell_word(""), "''");
   EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_word("$HOME"), "'$HOME'");
+}
+
+}  // namespace
+}  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+TEST(Text, JoinKeepsTheSeparatorsOfEmptyParts) {
+  EXPECT_EQ(join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(join({"", "b"}, ","), ",b");  // an empty first rank still shows
+  EXPECT_EQ(join({"a", ""}, ","), "a,");
+  EXPECT_EQ(join({}, ","), "");
+}
+
+TEST(Text, DidYouMeanOffersTheClosestWithinTwoEdits) {
+  EXPECT_EQ(did_you_mean("memroy_used_mib", {"memory_total_mib", "memory_used_mib"}), " (did you mean `memory_used_mib`?)");
+  EXPECT_EQ(did_you_mean("lst", {"list", "map"}), " (did you mean `list`?)");
+  EXPECT_EQ(did_you_mean("frobnicate", {"list", "map"}), "");
+  EXPECT_EQ(edit_distance("ab", "ba"), 1u);  // a swap is one edit
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ std::string uuid_hex(const std::string& uuid) {
 
 bool same_uuid(const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) == 0; }
 
+bool uuid_starts_with(const std::string& uuid, const std::string& prefix) {
+  return prefix.size() <= uuid.size() && strncasecmp(uuid.c_str(), prefix.c_str(), prefix.size()) == 0;
+}
+
 std::string uuid_key(const std::string& uuid) {
   std::string k = uuid;
   for (char& c : k) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

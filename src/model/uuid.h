@@ -17,6 +17,9 @@ std::string uuid_hex(const std::string& uuid);
 /// The same UUID text, case aside ("GPU-AB.." == "gpu-ab.."; "GPU-ab.." != "MIG-ab..").
 bool same_uuid(const std::string& a, const std::string& b);
 
+/// Whether `uuid` starts with `prefix`, case aside (a UUID prefix a user typed: "gpu-28554ffd").
+bool uuid_starts_with(const std::string& uuid, const std::string& prefix);
+
 /// A key for sets and maps of UUIDs: two keys are equal exactly when same_uuid says so.
 std::string uuid_key(const std::string& uuid);
 

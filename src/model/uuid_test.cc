@@ -60,3 +60,17 @@ TEST(Uuid, KeyIsEqualExactlyWhenSameUuid) {
 
 }  // namespace
 }  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+TEST(Uuid, StartsWithIgnoresCaseAndNeverReadsPastTheEnd) {
+  EXPECT_TRUE(uuid_starts_with("GPU-28554ffd-acce", "gpu-28554FFD"));
+  EXPECT_TRUE(uuid_starts_with("MIG-ab", "MIG-"));
+  EXPECT_TRUE(uuid_starts_with("GPU-ab", ""));
+  EXPECT_FALSE(uuid_starts_with("GPU-ab", "GPU-abc"));  // a prefix longer than the UUID
+  EXPECT_FALSE(uuid_starts_with("GPU-ab", "MIG-ab"));
+}
+
+}  // namespace
+}  // namespace gpumap

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "model/text.h"
+
 namespace gpumap {
 namespace {
 
@@ -30,12 +32,6 @@ std::vector<std::string> choices(const std::string& value_name) {
   for (size_t bar; (bar = value_name.find('|', start)) != std::string::npos; start = bar + 1)
     out.push_back(value_name.substr(start, bar - start));
   out.push_back(value_name.substr(start));
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
 }
 

@@ -5,8 +5,13 @@
 
 namespace gpumap {
 
-std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows,
+std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
                          const TermStyle& st, const std::vector<std::string>& elastic) {
+  return render_table(headers, rows, st, TableFit{elastic, {}, "", 0});
+}
+
+std::string render_table(const std::vector<std::string>& raw_headers, const std::vector<std::vector<std::string>>& raw_rows,
+                         const TermStyle& st, const TableFit& fit) {
   // Cells carry other users' command lines, lease records and driver strings: never let them
   // drive the viewer's terminal.
   std::vector<std::string> headers;
@@ -29,6 +34,9 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
     for (size_t x : w) t += x;
     return t;
   };
+  auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(headers.begin(), headers.end(), name) - headers.begin());
+  };
   std::vector<size_t> w = widths();
   if (st.fit && total(w) > st.width) {
     // First the short forms (a UUID prefix or a bus id names the GPU as well), then the widest columns.
@@ -37,16 +45,36 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
     w = widths();
     if (total(w) > st.width) gap = 1;
     auto may_cut = [&](size_t c) {
-      return elastic.empty() || std::find(elastic.begin(), elastic.end(), headers[c]) != elastic.end();
+      return fit.elastic.empty() || std::find(fit.elastic.begin(), fit.elastic.end(), headers[c]) != fit.elastic.end();
     };
-    while (total(w) > st.width) {
-      size_t widest = w.size();
-      for (size_t c = 0; c < w.size(); ++c)
-        if (may_cut(c) && w[c] > std::max<size_t>(display_width(headers[c]), 6) && (widest == w.size() || w[c] > w[widest]))
-          widest = c;
-      if (widest == w.size()) break;  // nothing left to shorten: the terminal wraps
-      --w[widest];
+    size_t keep = column(fit.keep);
+    auto floor = [&](size_t c, bool spare_keep) {
+      size_t f = std::max<size_t>(display_width(headers[c]), 6);
+      return c == keep && spare_keep ? std::max(f, fit.keep_width) : f;
+    };
+    auto cut = [&](bool spare_keep) {
+      while (total(w) > st.width) {
+        size_t widest = w.size();
+        for (size_t c = 0; c < w.size(); ++c)
+          if (may_cut(c) && w[c] > floor(c, spare_keep) && (widest == w.size() || w[c] > w[widest])) widest = c;
+        if (widest == w.size()) return;  // nothing left to shorten
+        --w[widest];
+      }
+    };
+    cut(true);
+    for (const std::string& name : fit.droppable) {  // then columns go, before `keep` is cut further
+      if (total(w) <= st.width) break;
+      size_t c = column(name);
+      if (c >= headers.size()) continue;
+      headers.erase(headers.begin() + static_cast<long>(c));
+      w.erase(w.begin() + static_cast<long>(c));
+      for (auto& r : rows)
+        if (c < r.size()) r.erase(r.begin() + static_cast<long>(c));
+      keep = column(fit.keep);
+      w = widths();  // what was cut for the dropped column's sake may be whole again
+      cut(true);
     }
+    cut(false);  // the terminal wraps what is left
     for (auto& r : rows)
       for (size_t c = 0; c < r.size() && c < w.size(); ++c) r[c] = ellipsize(r[c], w[c]);
   }

@@ -16,8 +16,19 @@ namespace gpumap {
 /// When `st.fit` and the table is wider than `st.width`: short forms first (UUID prefixes, bus
 /// ids without domain 0, names without "NVIDIA "), then one space between columns, then the
 /// widest `elastic` columns (by header; empty: any) cut with "…", never below their header.
+/// `keep` names one column (COMMAND: what tells rows apart) cut only down to `keep_width`
+/// until the others are at their floor; then the `droppable` columns go, in that order, before
+/// it is cut further.
+struct TableFit {
+  std::vector<std::string> elastic;    // the columns that may be cut (empty: any)
+  std::vector<std::string> droppable;  // left out, in this order, while the table is too wide
+  std::string keep;                    // the column to keep readable ("" : none)
+  size_t keep_width = 24;
+};
 std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
                          const TermStyle& st = term_style(), const std::vector<std::string>& elastic = {});
+std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
+                         const TermStyle& st, const TableFit& fit);
 
 template <class T>
 std::string na(const std::optional<T>& v) {

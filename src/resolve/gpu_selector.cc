@@ -4,6 +4,7 @@
 
 #include "model/error.h"
 #include "model/pci.h"
+#include "model/uuid.h"
 
 namespace gpumap {
 namespace {
@@ -63,13 +64,11 @@ const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec) {
     throw Error(kExitUsage, "GPU `" + spec + "`: no GPU has PCI bus id " + format_pci_nvml(*pci), gpu_list(s));
   }
   // A UUID or a prefix of one, with or without "GPU-", any case.
-  std::string want = lower(spec);
-  if (want.rfind("gpu-", 0) != 0) want = "gpu-" + want;
+  std::string want = uuid_starts_with(spec, "GPU-") ? spec : "GPU-" + spec;
   std::vector<const Gpu*> hits;
   for (const Gpu& g : s.gpus) {
-    std::string u = lower(g.uuid);
-    if (u == want) return &g;
-    if (u.rfind(want, 0) == 0) hits.push_back(&g);
+    if (same_uuid(g.uuid, want)) return &g;
+    if (uuid_starts_with(g.uuid, want)) hits.push_back(&g);
   }
   if (hits.size() == 1) return hits[0];
   if (hits.empty())
@@ -83,14 +82,12 @@ const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec) {
 }
 
 std::string select_device(const Snapshot& s, const std::string& spec) {
-  std::string want = lower(spec);
-  if (want.rfind("mig-", 0) != 0) return select_one_gpu(s, spec)->uuid;
+  if (!uuid_starts_with(spec, "MIG-")) return select_one_gpu(s, spec)->uuid;
   std::vector<const MigDevice*> hits;
   for (const Gpu& g : s.gpus)
     for (const MigDevice& m : g.mig_devices) {
-      std::string u = lower(m.uuid);
-      if (u == want) return m.uuid;
-      if (u.rfind(want, 0) == 0) hits.push_back(&m);
+      if (same_uuid(m.uuid, spec)) return m.uuid;
+      if (uuid_starts_with(m.uuid, spec)) hits.push_back(&m);
     }
   if (hits.size() == 1) return hits[0]->uuid;
   if (hits.empty())
@@ -111,7 +108,7 @@ std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std
 void require_distinct(const std::vector<std::string>& uuids) {
   for (size_t i = 0; i < uuids.size(); ++i)
     for (size_t k = 0; k < i; ++k)
-      if (lower(uuids[k]) == lower(uuids[i]))
+      if (same_uuid(uuids[k], uuids[i]))
         throw Error(kExitUsage, "GPU `" + uuids[i] + "` is named twice: a repeated GPU makes cuInit fail",
                     "name each GPU once");
 }
@@ -138,12 +135,26 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
                 "`" + spec + "`: no cuda:N exists in this environment: cuInit would fail (" +
                     std::string(cuda_error_name(view.error)) + ": " + view.error_reason + ")",
                 "run `gpumap doctor` for the fix");
-  if (a.ordinal >= view.uuids.size())
-    throw Error(kExitUsage,
-                "`" + spec + "` does not exist in this environment: it has " +
-                    (view.uuids.empty() ? std::string("no GPU")
-                                        : "cuda:0..cuda:" + std::to_string(view.uuids.size() - 1)),
-                "`gpumap map` shows each cuda:N; use --env/--unset to ask about another environment");
+  if (a.ordinal >= view.uuids.size()) {
+    // The usual cause: an nvidia-smi number used as a CUDA ordinal (pipeline(device=2) under
+    // CUDA_VISIBLE_DEVICES=4).  Say what the ordinals that exist are, and where that GPU went.
+    std::string have = view.uuids.empty()      ? std::string("no GPU")
+                       : view.uuids.size() == 1 ? std::string("only cuda:0")
+                                                : "only cuda:0..cuda:" + std::to_string(view.uuids.size() - 1);
+    std::string are;
+    for (size_t i = 0; i < view.uuids.size() && i < 8; ++i)
+      are += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + " = " + s.describe_with_uuid(view.uuids[i]);
+    std::string hint = view.uuids.empty() ? "this environment hides every GPU; `gpumap map` shows why"
+                                          : are + ": CUDA numbers the visible GPUs from 0, so use one of those (cuda:0, device=0)";
+    for (const Gpu& g : s.gpus) {
+      if (g.nvml_index != a.ordinal) continue;  // nvidia-smi's GPU of that number, where it went
+      std::string where = "not visible to this process";
+      for (size_t i = 0; i < view.uuids.size(); ++i)
+        if (s.find_cuda_device(view.uuids[i]).gpu == &g) where = "cuda:" + std::to_string(i) + " here";
+      hint += "; nvidia-smi GPU " + std::to_string(g.nvml_index) + " is " + where;
+    }
+    throw Error(kExitUsage, "`" + spec + "` does not exist in this environment: it has " + have, hint);
+  }
   a.uuid = view.uuids[a.ordinal];
   std::string what = "unknown GPU";
   if (Snapshot::DeviceRef d = s.find_cuda_device(a.uuid); d.gpu) {

@@ -1,7 +1,12 @@
 #include "session/session.h"
 
 #include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
 
 #include "driver/cuda_probe.h"
 #include "fake/host_file.h"
@@ -10,9 +15,24 @@
 #include "os/host_id.h"
 #include "os/lease.h"
 #include "os/order_cache.h"
+#include "os/subprocess.h"
 #include "resolve/container_view.h"
 
 namespace gpumap {
+
+Seams program_seams(const Environment& env, const std::optional<std::string>& simulate, const std::string& probe_argument) {
+  Seams seams = seams_from_environment(env, exe_dir(), simulate);
+  seams.probe_command = {self_exe(), probe_argument};
+  return seams;
+}
+
+std::string simulated_boot_id(const std::string& host_file) {
+  std::ifstream in(host_file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(text));
+  return "simulated:" + host_file + ":" + hash;
+}
 
 DriverSource select_checked_driver(const Seams& seams) {
   DriverSource src = select_driver(seams);
@@ -20,7 +40,7 @@ DriverSource select_checked_driver(const Seams& seams) {
     try {
       fake::load_host_file(src.host_file);
     } catch (const std::exception& e) {
-      throw Error(kExitUsage, std::string("--simulate: ") + e.what(), "the format is in docs/host-file.md");
+      throw Error(kExitUsage, std::string("simulated host: ") + e.what(), "the format is in docs/host-file.md");
     }
   }
   return src;
@@ -47,12 +67,13 @@ Mapping Session::mapping(const Environment& env, bool probe) {
   std::string dir = seams_.cache_dir;
   opt.cache_lookup = [dir](const OrderCacheKey& k) { return cache_lookup(dir, k); };
   opt.cache_store = [dir](const OrderCacheKey& k, const std::vector<std::string>& order) { cache_store(dir, k, order); };
-  // A simulated host is its own machine: key its cache on the file, not this boot.
-  opt.boot_id = driver_.simulated ? "simulated:" + driver_.host_file : read_boot_id();
+  // A simulated host is its own machine: key its cache on the file's content, not this boot, so
+  // an edited host file never answers with the order cached for what it said before.
+  opt.boot_id = driver_.simulated ? simulated_boot_id(driver_.host_file) : read_boot_id();
   opt.subset = container_what_if_;
   if (probe && container_what_if_)
-    throw Error(kExitUsage, "--probe cannot ask about a container that does not exist: this driver sees the host's GPUs",
-                "drop --probe (the container's view is predicted), or run gpumap inside the container");
+    throw Error(kExitUsage, "the driver cannot be asked about a container that does not exist: it sees the host's GPUs",
+                "let the container's view be predicted (do not probe), or run gpumap inside the container");
   return resolve_mapping(snapshot(), env, opt, driver_ask());
 }
 

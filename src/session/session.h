@@ -1,6 +1,6 @@
 // The session: one driver, one environment to reason about, the seams, and the host snapshot
-// read on first use.  Every operation of the library takes one; the CLI's Context is a
-// session plus the output mode.
+// read on first use.  Every operation of the library takes one; the CLI's Context holds
+// one beside the output mode.
 #pragma once
 #include <memory>
 #include <string>
@@ -18,7 +18,6 @@ class Session {
  public:
   Session(DriverSource driver, Environment env, Seams seams)
       : driver_(std::move(driver)), env_(std::move(env)), seams_(std::move(seams)) {}
-  virtual ~Session() = default;
 
   const DriverSource& driver() const { return driver_; }
   const Environment& env() const { return env_; }
@@ -52,6 +51,10 @@ class Session {
   bool container_what_if_ = false;
 };
 
+/// The boot id a simulated host's order cache is keyed on: its file's path and a hash of its
+/// content (an edited file is another machine).
+std::string simulated_boot_id(const std::string& host_file);
+
 /// select_driver, and for a simulated host its file checked up front, so a bad file gets a
 /// clear message (Error(kExitUsage) naming the file and the field) before any command runs.
 DriverSource select_checked_driver(const Seams& seams);
@@ -66,6 +69,10 @@ DriverSource select_checked_driver(const Seams& seams);
 /// The probe command is left to the caller.
 Seams seams_from_environment(const Environment& env, const std::string& install_dir,
                              const std::optional<std::string>& simulate = std::nullopt);
+
+/// seams_from_environment for a program that is its own probe child: data files next to this
+/// executable, and the probe command this executable with `probe_argument` ("__probe").
+Seams program_seams(const Environment& env, const std::optional<std::string>& simulate, const std::string& probe_argument);
 
 /// Seconds for Seams::driver_timeout_s from text ("5", "0.5"; 0: no limit).  Error(kExitUsage)
 /// naming `name` (e.g. "GPUMAP_DRIVER_TIMEOUT=") for anything but a number from 0 to 86400.

@@ -10,7 +10,6 @@ namespace gpumap {
 
 std::string expected_uuid(const Snapshot& s, const std::string& spec) { return select_device(s, spec); }
 
-std::string gpu_label(const Snapshot& s, const std::string& uuid) { return s.describe(uuid) + " (" + uuid + ")"; }
 
 std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uuids) {
   return join(cuda_targets(s, uuids), ",");
@@ -43,13 +42,13 @@ Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std:
   } else {
     for (size_t i = 0; i < v.expected.size(); ++i) {
       std::string n = "cuda:" + std::to_string(i);
-      if (i >= got.size()) v.differences.push_back(n + " does not exist; expected " + gpu_label(s, v.expected[i]));
+      if (i >= got.size()) v.differences.push_back(n + " does not exist; expected " + s.describe_with_uuid(v.expected[i]));
       else if (!same_uuid_hex(got[i], v.expected[i]))
-        v.differences.push_back(n + " is " + gpu_label(s, got[i]) + "; expected " + gpu_label(s, v.expected[i]));
+        v.differences.push_back(n + " is " + s.describe_with_uuid(got[i]) + "; expected " + s.describe_with_uuid(v.expected[i]));
     }
     if (!prefix)
       for (size_t i = v.expected.size(); i < got.size(); ++i)
-        v.differences.push_back("cuda:" + std::to_string(i) + " is " + gpu_label(s, got[i]) +
+        v.differences.push_back("cuda:" + std::to_string(i) + " is " + s.describe_with_uuid(got[i]) +
                                 ", not expected (allow more visible GPUs with the prefix option)");
     v.code = v.differences.empty() ? kExitOk : kExitMismatch;
   }

@@ -15,8 +15,6 @@ std::string expected_uuid(const Snapshot& s, const std::string& spec);
 /// in MIG mode is seen through its MIG devices.
 std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uuids);
 
-/// "nvidia-smi GPU 1 (GPU-...)", "nvidia-smi GPU 0 MIG device 1 (MIG-...)".
-std::string gpu_label(const Snapshot& s, const std::string& uuid);
 
 struct Verification {
   std::vector<std::string> expected;  // UUIDs (GPU or MIG device), in the order given
