@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "driver/dynlib.h"
 #include "driver/nvml_api.h"
@@ -43,62 +44,52 @@ void lap(const char* what) {
   if (g_trace) g_trace->lap(what);
 }
 
-using FnInit = nvmlReturn_t();
-using FnStr = const char*(nvmlReturn_t);
-using FnDrv = nvmlReturn_t(char*, unsigned);
-using FnInt = nvmlReturn_t(int*);
-using FnCount = nvmlReturn_t(unsigned*);
-using FnHandle = nvmlReturn_t(unsigned, nvmlDevice_t*);
-using FnDevStr = nvmlReturn_t(nvmlDevice_t, char*, unsigned);
-using FnDevU = nvmlReturn_t(nvmlDevice_t, unsigned*);
-using FnPci = nvmlReturn_t(nvmlDevice_t, nvmlPciInfo_t*);
-using FnMem = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
-using FnMem2 = nvmlReturn_t(nvmlDevice_t, nvmlMemory_v2_t*);
-using FnUtil = nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*);
-using FnCc = nvmlReturn_t(nvmlDevice_t, int*, int*);
-using FnMig = nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*);
-using FnMigH = nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*);
-using FnProc1 = nvmlReturn_t(nvmlDevice_t, unsigned*, nvmlProcessInfo_v1_t*);
-using FnProc2 = nvmlReturn_t(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*);
-using FnAff = nvmlReturn_t(nvmlDevice_t, unsigned, unsigned long*);
-using FnLink = nvmlReturn_t(nvmlDevice_t, unsigned, int*);
-using FnLinkPci = nvmlReturn_t(nvmlDevice_t, unsigned, nvmlPciInfo_t*);
-using FnLinkType = nvmlReturn_t(nvmlDevice_t, unsigned, int*);
-using FnP2p = nvmlReturn_t(nvmlDevice_t, nvmlDevice_t, int, int*);
+/// Binds the first of the named NVML calls the library has (newest version first).  Each name is
+/// a prototype of nvml_api.h, written once, and the versions of a call must share its signature,
+/// so a wrong one does not compile (libnvidia-container checks its NVML calls with __typeof__).
+#define NVML_BIND1(lib, required, a) (lib).bind<decltype(a)>({#a}, required)
+#define NVML_BIND2(lib, required, a, b)                                                           \
+  (static_cast<void>(sizeof(std::enable_if_t<std::is_same_v<decltype(a), decltype(b)>, int>)), \
+   (lib).bind<decltype(a)>({#a, #b}, required))
+#define NVML_BIND3(lib, required, a, b, c)                                                        \
+  (static_cast<void>(sizeof(std::enable_if_t<std::is_same_v<decltype(a), decltype(b)> &&       \
+                                                  std::is_same_v<decltype(a), decltype(c)>,      \
+                                              int>)),                                            \
+   (lib).bind<decltype(a)>({#a, #b, #c}, required))
 
 struct Nvml {
   std::unique_ptr<DynLib> lib;
-  FnInit* init;
-  FnInit* shutdown;
-  FnStr* error_string;
-  FnDrv* driver_version;
-  FnInt* cuda_version;
-  FnCount* count;
-  FnHandle* handle;
-  FnDevStr* name;
-  FnDevStr* uuid;
-  FnDevU* minor;
-  FnPci* pci;
-  FnMem2* mem2;
-  FnMem* mem;
-  FnUtil* util;
-  FnCc* cc;
-  FnMig* mig_mode;
-  FnDevU* mig_max;
-  FnMigH* mig_handle;
-  FnDevU* gi_id;
-  FnDevU* ci_id;
-  FnProc2* compute_v3;
-  FnProc2* compute_v2;
-  FnProc1* compute_v1;
-  FnProc2* graphics_v3;
-  FnProc2* graphics_v2;
-  FnProc1* graphics_v1;
-  FnAff* affinity;
-  FnLink* link_state;
-  FnLinkPci* link_pci;
-  FnLinkType* link_type;
-  FnP2p* p2p;
+  decltype(nvmlInit_v2)* init;
+  decltype(nvmlShutdown)* shutdown;
+  decltype(nvmlErrorString)* error_string;
+  decltype(nvmlSystemGetDriverVersion)* driver_version;
+  decltype(nvmlSystemGetCudaDriverVersion_v2)* cuda_version;
+  decltype(nvmlDeviceGetCount_v2)* count;
+  decltype(nvmlDeviceGetHandleByIndex_v2)* handle;
+  decltype(nvmlDeviceGetName)* name;
+  decltype(nvmlDeviceGetUUID)* uuid;
+  decltype(nvmlDeviceGetMinorNumber)* minor;
+  decltype(nvmlDeviceGetPciInfo_v3)* pci;
+  decltype(nvmlDeviceGetMemoryInfo_v2)* mem2;
+  decltype(nvmlDeviceGetMemoryInfo)* mem;
+  decltype(nvmlDeviceGetUtilizationRates)* util;
+  decltype(nvmlDeviceGetCudaComputeCapability)* cc;
+  decltype(nvmlDeviceGetMigMode)* mig_mode;
+  decltype(nvmlDeviceGetMaxMigDeviceCount)* mig_max;
+  decltype(nvmlDeviceGetMigDeviceHandleByIndex)* mig_handle;
+  decltype(nvmlDeviceGetGpuInstanceId)* gi_id;
+  decltype(nvmlDeviceGetComputeInstanceId)* ci_id;
+  decltype(nvmlDeviceGetComputeRunningProcesses_v3)* compute_v3;
+  decltype(nvmlDeviceGetComputeRunningProcesses_v2)* compute_v2;
+  decltype(nvmlDeviceGetComputeRunningProcesses)* compute_v1;
+  decltype(nvmlDeviceGetGraphicsRunningProcesses_v3)* graphics_v3;
+  decltype(nvmlDeviceGetGraphicsRunningProcesses_v2)* graphics_v2;
+  decltype(nvmlDeviceGetGraphicsRunningProcesses)* graphics_v1;
+  decltype(nvmlDeviceGetCpuAffinity)* affinity;
+  decltype(nvmlDeviceGetNvLinkState)* link_state;
+  decltype(nvmlDeviceGetNvLinkRemotePciInfo_v2)* link_pci;
+  decltype(nvmlDeviceGetNvLinkRemoteDeviceType)* link_type;
+  decltype(nvmlDeviceGetP2PStatus)* p2p;
   bool v3_compute = false;
 
   /// fake_host: the simulated host file, told to the fake library before anything binds (it
@@ -108,37 +99,37 @@ struct Nvml {
     if (!fake_host.empty())
       if (auto set_host = reinterpret_cast<void (*)(const char*)>(l.extra_symbol("gpumapFakeSetHost")))
         set_host(fake_host.c_str());
-    init = l.bind<FnInit>({"nvmlInit_v2", "nvmlInit"}, true);
-    shutdown = l.bind<FnInit>({"nvmlShutdown"}, true);
-    error_string = l.bind<FnStr>({"nvmlErrorString"}, false);
-    driver_version = l.bind<FnDrv>({"nvmlSystemGetDriverVersion"}, false);
-    cuda_version = l.bind<FnInt>({"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, false);
-    count = l.bind<FnCount>({"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, true);
-    handle = l.bind<FnHandle>({"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, true);
-    name = l.bind<FnDevStr>({"nvmlDeviceGetName"}, true);
-    uuid = l.bind<FnDevStr>({"nvmlDeviceGetUUID"}, true);
-    pci = l.bind<FnPci>({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"}, true);
-    minor = l.bind<FnDevU>({"nvmlDeviceGetMinorNumber"}, false);
-    mem2 = l.bind<FnMem2>({"nvmlDeviceGetMemoryInfo_v2"}, false);
-    mem = l.bind<FnMem>({"nvmlDeviceGetMemoryInfo"}, false);
-    util = l.bind<FnUtil>({"nvmlDeviceGetUtilizationRates"}, false);
-    cc = l.bind<FnCc>({"nvmlDeviceGetCudaComputeCapability"}, false);
-    mig_mode = l.bind<FnMig>({"nvmlDeviceGetMigMode"}, false);
-    mig_max = l.bind<FnDevU>({"nvmlDeviceGetMaxMigDeviceCount"}, false);
-    mig_handle = l.bind<FnMigH>({"nvmlDeviceGetMigDeviceHandleByIndex"}, false);
-    gi_id = l.bind<FnDevU>({"nvmlDeviceGetGpuInstanceId"}, false);
-    ci_id = l.bind<FnDevU>({"nvmlDeviceGetComputeInstanceId"}, false);
-    compute_v3 = l.bind<FnProc2>({"nvmlDeviceGetComputeRunningProcesses_v3"}, false);
-    compute_v2 = compute_v3 ? nullptr : l.bind<FnProc2>({"nvmlDeviceGetComputeRunningProcesses_v2"}, false);
-    compute_v1 = (compute_v3 || compute_v2) ? nullptr : l.bind<FnProc1>({"nvmlDeviceGetComputeRunningProcesses"}, false);
-    graphics_v3 = l.bind<FnProc2>({"nvmlDeviceGetGraphicsRunningProcesses_v3"}, false);
-    graphics_v2 = graphics_v3 ? nullptr : l.bind<FnProc2>({"nvmlDeviceGetGraphicsRunningProcesses_v2"}, false);
-    graphics_v1 = (graphics_v3 || graphics_v2) ? nullptr : l.bind<FnProc1>({"nvmlDeviceGetGraphicsRunningProcesses"}, false);
-    affinity = l.bind<FnAff>({"nvmlDeviceGetCpuAffinity"}, false);
-    link_state = l.bind<FnLink>({"nvmlDeviceGetNvLinkState"}, false);
-    link_pci = l.bind<FnLinkPci>({"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"}, false);
-    link_type = l.bind<FnLinkType>({"nvmlDeviceGetNvLinkRemoteDeviceType"}, false);
-    p2p = l.bind<FnP2p>({"nvmlDeviceGetP2PStatus"}, false);
+    init = NVML_BIND2(l, true, nvmlInit_v2, nvmlInit);
+    shutdown = NVML_BIND1(l, true, nvmlShutdown);
+    error_string = NVML_BIND1(l, false, nvmlErrorString);
+    driver_version = NVML_BIND1(l, false, nvmlSystemGetDriverVersion);
+    cuda_version = NVML_BIND2(l, false, nvmlSystemGetCudaDriverVersion_v2, nvmlSystemGetCudaDriverVersion);
+    count = NVML_BIND2(l, true, nvmlDeviceGetCount_v2, nvmlDeviceGetCount);
+    handle = NVML_BIND2(l, true, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByIndex);
+    name = NVML_BIND1(l, true, nvmlDeviceGetName);
+    uuid = NVML_BIND1(l, true, nvmlDeviceGetUUID);
+    pci = NVML_BIND3(l, true, nvmlDeviceGetPciInfo_v3, nvmlDeviceGetPciInfo_v2, nvmlDeviceGetPciInfo);
+    minor = NVML_BIND1(l, false, nvmlDeviceGetMinorNumber);
+    mem2 = NVML_BIND1(l, false, nvmlDeviceGetMemoryInfo_v2);
+    mem = NVML_BIND1(l, false, nvmlDeviceGetMemoryInfo);
+    util = NVML_BIND1(l, false, nvmlDeviceGetUtilizationRates);
+    cc = NVML_BIND1(l, false, nvmlDeviceGetCudaComputeCapability);
+    mig_mode = NVML_BIND1(l, false, nvmlDeviceGetMigMode);
+    mig_max = NVML_BIND1(l, false, nvmlDeviceGetMaxMigDeviceCount);
+    mig_handle = NVML_BIND1(l, false, nvmlDeviceGetMigDeviceHandleByIndex);
+    gi_id = NVML_BIND1(l, false, nvmlDeviceGetGpuInstanceId);
+    ci_id = NVML_BIND1(l, false, nvmlDeviceGetComputeInstanceId);
+    compute_v3 = NVML_BIND1(l, false, nvmlDeviceGetComputeRunningProcesses_v3);
+    compute_v2 = compute_v3 ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetComputeRunningProcesses_v2);
+    compute_v1 = (compute_v3 || compute_v2) ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetComputeRunningProcesses);
+    graphics_v3 = NVML_BIND1(l, false, nvmlDeviceGetGraphicsRunningProcesses_v3);
+    graphics_v2 = graphics_v3 ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetGraphicsRunningProcesses_v2);
+    graphics_v1 = (graphics_v3 || graphics_v2) ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetGraphicsRunningProcesses);
+    affinity = NVML_BIND1(l, false, nvmlDeviceGetCpuAffinity);
+    link_state = NVML_BIND1(l, false, nvmlDeviceGetNvLinkState);
+    link_pci = NVML_BIND2(l, false, nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlDeviceGetNvLinkRemotePciInfo);
+    link_type = NVML_BIND1(l, false, nvmlDeviceGetNvLinkRemoteDeviceType);
+    p2p = NVML_BIND1(l, false, nvmlDeviceGetP2PStatus);
   }
 
   std::string describe(const char* call, nvmlReturn_t rc) const {
@@ -193,8 +184,10 @@ nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out, u
 
 /// Adds one of the two lists (compute, graphics) to g.processes.  Returns false when the list
 /// could not be read: the caller then leaves the whole process list unknown, never a half.
-bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, FnProc2* v3, FnProc2* v2, FnProc1* v1,
-                   const char* call) {
+using ProcessListV2 = decltype(nvmlDeviceGetComputeRunningProcesses_v3);  // _v2 and graphics: the same
+using ProcessListV1 = decltype(nvmlDeviceGetComputeRunningProcesses);
+bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, ProcessListV2* v3, ProcessListV2* v2,
+                   ProcessListV1* v1, const char* call) {
   nvmlReturn_t rc;
   std::vector<GpuProcess> found;
   auto add = [&](unsigned pid, unsigned long long mem) {
