@@ -255,6 +255,26 @@ TEST_F(CliSnapshot, SaveNeverReplacesAFileThatIsNotASnapshot) {
   EXPECT_TRUE(has(folder.err, "is a folder")) << folder.err;
 }
 
+// The advice for a file that is not a snapshot is advice that works: `snapshot save` of that file
+// would be refused, so the hint names another path, and following it succeeds.
+TEST_F(CliSnapshot, DiffOfAFileThatIsNotASnapshotNeverSuggestsSavingOverIt) {
+  std::string h = host("h200x2");
+  std::ofstream(file_) << "{\"name\": \"not a snapshot\"}\n";
+  CliRun r = on(h, {"snapshot", "diff", file_});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(has(r.err, "snapshot save " + file_)) << r.err;
+  EXPECT_TRUE(has(r.err, "never replaces such a file")) << r.err;
+  EXPECT_EQ(on(h, {"snapshot", "save", file_}).code, 2);  // what the old hint said would have failed
+  std::string other = dir_ + "/other.json";
+  EXPECT_EQ(on(h, {"snapshot", "save", other}).code, 0);
+  EXPECT_EQ(on(h, {"snapshot", "diff", other}).code, 0);
+  // A damaged snapshot (the marker is there) may be saved over: that hint stays.
+  std::ofstream(file_, std::ios::trunc) << "{\"format\": \"gpumap-snapshot\", \"version\": \"x\"}\n";
+  CliRun damaged = on(h, {"snapshot", "diff", file_});
+  EXPECT_TRUE(has(damaged.err, "gpumap snapshot save " + file_)) << damaged.err;
+  EXPECT_EQ(on(h, {"snapshot", "save", file_}).code, 0);
+}
+
 // A write that fails (here the file size limit, as a full disk would) keeps the old snapshot.
 TEST_F(CliSnapshot, FailedWriteKeepsTheOldSnapshot) {
   std::string h = host("seed-mixed");

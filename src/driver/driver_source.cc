@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "model/error.h"
@@ -68,7 +70,14 @@ DriverSource select_driver(const Seams& seams) {
   std::string file;
   if (spec->find('/') != std::string::npos || (spec->size() > 5 && spec->substr(spec->size() - 5) == ".json")) {
     file = *spec;
-    if (!exists(file)) throw Error(kExitUsage, "--simulate: host file `" + file + "` does not exist");
+    if (access(file.c_str(), R_OK) != 0) {
+      int err = errno;  // there but unreadable is not "does not exist"
+      if (err == ENOENT)
+        throw Error(kExitUsage, "--simulate: host file `" + file + "` does not exist",
+                    "give the path of a host file (docs/host-file.md), or a bundled host's name");
+      throw Error(kExitUsage, "--simulate: host file `" + file + "` cannot be read (" + std::strerror(err) + ")",
+                  "make it readable for this user, or give another host file");
+    }
   } else {
     for (const std::string& dir : seams.hosts_dirs)
       if (exists(dir + "/" + *spec + ".json")) {

@@ -34,9 +34,14 @@ class Reader {
   explicit Reader(const std::string& path) : path_(path) {}
 
   [[noreturn]] void fail(const std::string& what) const {
+    // `snapshot save` replaces only a file that is a gpumap snapshot: never suggest it for another.
     throw Error(kExitUsage, "snapshot " + path_ + ": " + what,
-                "save a new one with `gpumap snapshot save " + path_ + "` (docs/snapshot.md)");
+                is_snapshot_ ? "save a new one with `gpumap snapshot save " + path_ + "` (docs/snapshot.md)"
+                             : "this file is not a gpumap snapshot, and `snapshot save` never replaces such a file: "
+                               "save to another path (`gpumap snapshot save FILE`), or remove this one first");
   }
+  /// From here on the file carries the snapshot format marker (save may replace it).
+  void is_snapshot() { is_snapshot_ = true; }
 
   const Json& field(const Json& obj, const std::string& key, const std::string& where) const {
     if (!obj.contains(key)) fail("\"" + where + key + "\" is missing");
@@ -115,6 +120,7 @@ class Reader {
 
  private:
   std::string path_;
+  bool is_snapshot_ = false;
 };
 
 Json parse_or_null(const std::string& text) {
@@ -159,6 +165,7 @@ MappingSnapshot parse_mapping_snapshot(const std::string& text, const std::strin
   if (j.is_discarded()) r.fail("is not valid JSON (damaged or cut short)");
   if (!j.is_object() || !j.contains("format") || j["format"] != kSnapshotFormat)
     r.fail(std::string("is not a gpumap snapshot (no \"format\": \"") + kSnapshotFormat + "\")");
+  r.is_snapshot();
   const Json& v = r.field(j, "version", "");
   if (!v.is_number_integer() || v.get<int64_t>() < 1) r.fail("\"version\" must be a whole number from 1");
   if (v.get<int64_t>() > kSnapshotVersion)
