@@ -3,8 +3,8 @@
 # flatness benchmark, in one lease.  Carry build-dev (gpumap, sim/, hosts/).
 set -u
 bash tools/device/validate_core.sh > /dev/null 2>&1
-OUT=$OUT bash tools/device/issue4.sh > /dev/null 2>&1
-OUT=$OUT bash tools/device/issue5.sh > /dev/null 2>&1
+OUT=$OUT bash tools/device/run_two_jobs.sh > /dev/null 2>&1
+OUT=$OUT bash tools/device/ps_vs_torch.sh > /dev/null 2>&1
 G=build-dev/gpumap
 for n in 2 8 64; do python3 bench/make_host.py $n > /tmp/h$n.json; done
 python3 bench/make_host.py 64 --mixed > /tmp/h64m.json

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 9 on a real GPU host (2 x H200, Python 3.12 with torch/transformers/accelerate): the
 # Python package over libgpumap.so from the carried build/ and python/ folders.
-# usage (from the repository root): bash tools/device/issue9.sh     -> PASS/FAIL/SKIP lines,
+# usage (from the repository root): bash tools/device/python_package.sh     -> PASS/FAIL/SKIP lines,
 # a log in $OUT/issue9.log.  Each PASS line is a check that would print FAIL if it were wrong.
 set -u
 cd "$(dirname "$0")/../.."

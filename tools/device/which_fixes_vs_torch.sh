@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 8 points 1 and 2 on the real GPU host (2 x H200, python3 with torch and nvidia-ml-py), from
-# the repository root with the carried build:  bash tools/device/issue8.sh
+# the repository root with the carried build:  bash tools/device/which_fixes_vs_torch.sh
 # (GPUMAP=path/to/gpumap to use another binary; OUT=folder for the log, default /tmp/issue8-out).
 #
 # Every check prints one PASS or FAIL line; the last line is "issue8: N passed, M failed".

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 9 on the GPU host (2 x H200): the per-peer NVLink model through the real NVML (pick and
 # run of 2 GPUs), issue 9's checks and timings
-# (issue9.sh, issue9-timing.sh), and in-process times against nvitop's select_devices.
-# usage (repo root, build/ and .dev/nvitop carried): bash tools/device/session9.sh
+# (python_package.sh, python_first_call_time.sh), and in-process times against nvitop's select_devices.
+# usage (repo root, build/ and .dev/nvitop carried): bash tools/device/nvlink_pick_and_python.sh
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/session9-out}; mkdir -p "$OUT"
@@ -30,8 +30,8 @@ build/gpumap run --gpus 2 --json -- true 2> "$T/run.json"; echo "run exit $?"
 python3 -c "import json,sys; j=json.load(open('$T/run.json')); print(('PASS' if len(j['devices'])==2 else 'FAIL')+': run --gpus 2 -> '+str([d['nvml_index'] for d in j['devices']]))"
 fi
 
-echo "== C: issue 9 checks"; bash tools/device/issue9.sh > /dev/null 2>&1; cat "$OUT/issue9.log" | grep -E "PASS|FAIL|SKIP|TIME"
-echo "== D: issue 9 timing"; bash tools/device/issue9-timing.sh 2>&1 | grep -v "^gpumap trace" | head -40
+echo "== C: issue 9 checks"; bash tools/device/python_package.sh > /dev/null 2>&1; cat "$OUT/issue9.log" | grep -E "PASS|FAIL|SKIP|TIME"
+echo "== D: issue 9 timing"; bash tools/device/python_first_call_time.sh 2>&1 | grep -v "^gpumap trace" | head -40
 
 echo "== E: in-process, fresh interpreters (ms): gpumap import+devices() vs nvitop import+select_devices()"
 for i in 1 2 3 4 5; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 8 points 6, 10, 11, 13 on a real GPU host, from the repo root with the carried build/:
-#   bash tools/device/issue8-mig-output.sh            (GPUMAP=path/to/gpumap to override)
+#   bash tools/device/json_terminal_container.sh            (GPUMAP=path/to/gpumap to override)
 # Prints one PASS/FAIL line per check and exits 1 when any failed.
 #   - point 11: every command's --json on real NVML matches the contract table in docs/cli.md
 #     (the same checker as tests/cli_json_contract_test.cc, in Python);

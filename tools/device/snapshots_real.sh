@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 13 on a real GPU host: mapping snapshots against the real driver.
-# Run from the repository root with the carried build:   bash tools/device/issue13.sh
+# Run from the repository root with the carried build:   bash tools/device/snapshots_real.sh
 # (GPUMAP=path/to/gpumap to use another binary).  Writes nothing outside a temporary folder (removed
 # at the end) and $OUT/issue13.log when $OUT is set.
 #
