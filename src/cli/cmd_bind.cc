@@ -1,6 +1,7 @@
 // gpumap bind: one rank of srun / torchrun / mpirun gets its own GPU(s) and nearby CPUs, then
 // gpumap becomes the rank's program (exec; no lease: the launcher owns the allocation).
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "model/text.h"
@@ -45,13 +46,23 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
                                       std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
                 "run `gpumap map` inside the job for the details");
-  std::vector<std::string> mine = rank_slice(m.view.uuids, *rank, static_cast<size_t>(per_rank));
+  const bool keep_visible = args.has("--keep-visible");
+  RankBinding b = bind_rank(m.view.uuids, *rank, static_cast<size_t>(per_rank), keep_visible);
+  const std::vector<std::string>& mine = b.own;
 
   Environment env = ctx.env();
-  LaunchVisibility vis = launch_visibility(s, mine, form);
+  LaunchVisibility vis = launch_visibility(s, b.visible, form);
   env.set("CUDA_DEVICE_ORDER", vis.cuda_device_order);
   env.set("CUDA_VISIBLE_DEVICES", vis.cuda_visible_devices);
   env.set("GPUMAP_BOUND", vis.cuda_visible_devices);  // tells `gpumap doctor` the narrowing is deliberate
+  std::vector<std::pair<std::string, std::string>> exports = vis.variables();
+  exports.emplace_back("GPUMAP_BOUND", vis.cuda_visible_devices);
+  if (keep_visible) {
+    env.set("GPUMAP_BOUND_OWN", std::to_string(mine.size()));  // the rank's own GPUs come first
+    exports.emplace_back("GPUMAP_BOUND_OWN", std::to_string(mine.size()));
+  } else {
+    env.unset("GPUMAP_BOUND_OWN");  // an outer bind --keep-visible's marker no longer applies
+  }
   LaunchSpec spec{args.rest(), env.to_strings(), {}, {}, {}};
   std::string cpu_note = "not bound (--no-cpu-bind)";
   if (!args.has("--no-cpu-bind")) {
@@ -60,16 +71,19 @@ int run(const Args& args, Context& ctx) {
     cpu_note = spec.cpus.empty() ? "not bound (" + c.why_not + ")" : format_cpu_list(spec.cpus);
   }
   std::string line = "gpumap bind: local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")";
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const Gpu* g = s.find_uuid(mine[i]);
-    line += (i ? ", " : ": ") + std::string("cuda:") + std::to_string(i) + " -> GPU " +
-            (g ? std::to_string(g->nvml_index) : "?") + " " + mine[i];
+  for (size_t i = 0; i < b.visible.size(); ++i) {
+    const Gpu* g = s.find_uuid(b.visible[i]);
+    // Its own GPUs with their UUIDs, then the other ranks' (--keep-visible) by index.
+    line += std::string(i == 0 ? ": " : i == mine.size() ? "; the other ranks' kept visible: " : ", ") + "cuda:" +
+            std::to_string(i) + " -> GPU " + (g ? std::to_string(g->nvml_index) : "?") +
+            (i < mine.size() ? " " + b.visible[i] : std::string());
   }
+  std::optional<uint32_t> own_first;
+  if (keep_visible) own_first = static_cast<uint32_t>(mine.size());
   line += "; CPUs " + cpu_note + "; " + vis.assignments() + (vis.note.empty() ? "" : " (" + vis.note + ")") +
-          "\ngpumap bind: " + bound_rank_advice(rank->variable) + "\n";
-  std::vector<std::pair<std::string, std::string>> exports = vis.variables();
-  exports.emplace_back("GPUMAP_BOUND", vis.cuda_visible_devices);
-  Json doc = launch_json(s, mine, exports);
+          "\ngpumap bind: " + bound_rank_advice(rank->variable, own_first) + "\n";
+  Json doc = launch_json(s, b.visible, exports);
+  doc["own_devices"] = mine.size();
   doc["command"] = args.rest();
   doc["cpus"] = spec.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(spec.cpus));
   doc["lease"] = nullptr;  // bind takes none: the launcher owns the allocation
@@ -82,8 +96,8 @@ int run(const Args& args, Context& ctx) {
 
 Command bind_command() {
   return {"bind", "give each launcher rank its own GPU(s) and nearby CPUs, then exec the command",
-          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] [--cvd-form index|uuid] [--json] [--json-file FILE]\n"
-          "            -- CMD [ARGS...]",
+          "gpumap bind [--gpus-per-rank N] [--keep-visible] [--no-cpu-bind] [--cvd-form index|uuid] [--json]\n"
+          "            [--json-file FILE] -- CMD [ARGS...]",
           "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
           "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
           "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
@@ -95,9 +109,14 @@ Command bind_command() {
           "binding on stderr (--json: as one JSON document; --json-file FILE: also to FILE) and execs\n"
           "CMD (PATH lookup, no shell).  The rank keeps LOCAL_RANK etc., but\n"
           "sees only its own GPU(s): its program must use cuda:0, not cuda:LOCAL_RANK (stderr says so).\n"
+          "--keep-visible: the rank sees every GPU of the job instead, rotated so its own come first\n"
+          "(cuda:0 is still its GPU; the other ranks' follow, for CUDA IPC and peer access), and\n"
+          "GPUMAP_BOUND_OWN says how many are its own; cuda:LOCAL_RANK is then another rank's GPU.\n"
           "Takes no lease.  Exit 6 when the job\n"
           "sees too few GPUs for this rank; 127/126 when CMD cannot be started.  See docs/launch.md.",
           {{"--gpus-per-rank", true, false, "N", "GPUs per rank (default 1)"},
+           {"--keep-visible", false, false, "",
+            "show the rank every GPU of the job, its own first (CUDA IPC and peer access keep working)"},
            {"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"},
            cvd_form_option(), json_file_option()},
           false, run, false, true};
