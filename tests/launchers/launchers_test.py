@@ -140,6 +140,19 @@ class Harness:
             check(rc == 0, "%s exited %s:\n%s" % (p.tag, rc, self.log_tail(p)))
 
     def stop_all(self):
+        # Ranks that reported, by PID (a launcher may start them in sessions of their own), while
+        # they are still rank.py; then each launcher's session.
+        for run in range(1, self.runs + 1):
+            d = os.path.join(self.tmp, "run%d" % run)
+            for n in os.listdir(d):
+                if n.startswith("rank-") and n.endswith(".json"):
+                    pid = int(n[5:-5])
+                    try:
+                        with open("/proc/%d/cmdline" % pid, "rb") as f:
+                            if RANK_PY.encode() in f.read():
+                                os.kill(pid, signal.SIGKILL)
+                    except (OSError, ProcessLookupError):
+                        pass
         for p in self.procs:
             if p.poll() is None:
                 try:

@@ -60,7 +60,10 @@ def main():
     }
     if "--gloo" in sys.argv:
         import torch.distributed as dist
-        dist.init_process_group("gloo")  # env:// from torchrun: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
+        import datetime
+        # env:// from torchrun: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE.  A short timeout: a peer that
+        # died (a failed test) must not keep this one waiting for gloo's default 30 minutes.
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
         everyone = [None] * dist.get_world_size()
         dist.all_gather_object(everyone, {"rank": dist.get_rank(), "node": report["node"], "uuid": uuid})
         report["gathered"] = everyone
@@ -70,8 +73,9 @@ def main():
     with open(tmp, "w") as f:
         json.dump(report, f)
     os.rename(tmp, os.path.join(out_dir, "rank-%d.json" % os.getpid()))
+    # Until the harness says go, or gave up (its folder is gone), or 240 s.
     deadline = time.monotonic() + 240
-    while not os.path.exists(os.path.join(out_dir, "go")) and time.monotonic() < deadline:
+    while not os.path.exists(os.path.join(out_dir, "go")) and os.path.isdir(out_dir) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
