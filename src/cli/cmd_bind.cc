@@ -18,7 +18,7 @@ int run(const Args& args, Context& ctx) {
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
   long per_rank = args.integer("--gpus-per-rank", kBoundGpusPerRank).value_or(1);
   LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = true};
-  RankBinding b = plan_bind(ctx.session(), static_cast<size_t>(per_rank), launch);
+  RankBinding b = plan_bind(ctx.session(), static_cast<size_t>(per_rank), args.has("--keep-visible"), launch);
   for (const std::string& n : b.notes) std::fprintf(stderr, "gpumap bind: note: %s\n", n.c_str());
 
   const Snapshot& s = ctx.session().snapshot();
@@ -26,13 +26,16 @@ int run(const Args& args, Context& ctx) {
   std::string line = "gpumap bind: local rank " + std::to_string(*b.rank.value) + " (" + b.rank.variable + ")";
   for (size_t i = 0; i < plan.uuids.size(); ++i) {
     int index = s.nvml_index_of(plan.uuids[i]);
-    line += (i ? ", " : ": ") + std::string("cuda:") + std::to_string(i) + " -> GPU " +
-            (index >= 0 ? std::to_string(index) : "?") + " " + plan.uuids[i];
+    // Its own GPUs with their UUIDs, then the other ranks' (--keep-visible) by index.
+    line += std::string(i == 0 ? ": " : i == b.own.size() ? "; the other ranks' kept visible: " : ", ") + "cuda:" +
+            std::to_string(i) + " -> GPU " + (index >= 0 ? std::to_string(index) : "?") +
+            (i < b.own.size() ? " " + plan.uuids[i] : std::string());
   }
   line += "; CPUs " + (launch.bind_cpus ? cpu_summary(plan) : "not bound (--no-cpu-bind)") + "; " +
           plan.visibility.assignments() + (plan.visibility.note.empty() ? "" : " (" + plan.visibility.note + ")") +
           "\ngpumap bind: " + b.advice + "\n";
   Json doc = launch_document(s, plan, args.rest());
+  doc["own_devices"] = b.own.size();
   doc["lease"] = nullptr;  // bind takes none: the launcher owns the allocation
   doc["local_rank"] = {{"variable", b.rank.variable}, {"value", *b.rank.value}};
   report_launch(args, ctx, doc, line);
@@ -43,8 +46,8 @@ int run(const Args& args, Context& ctx) {
 
 Command bind_command() {
   return {"bind", "give each launcher rank its own GPU(s) and nearby CPUs, then exec the command",
-          "gpumap bind [--gpus-per-rank N] [--no-cpu-bind] [--cvd-form index|uuid] [--json] [--json-file FILE]\n"
-          "            -- CMD [ARGS...]",
+          "gpumap bind [--gpus-per-rank N] [--keep-visible] [--no-cpu-bind] [--cvd-form index|uuid] [--json]\n"
+          "            [--json-file FILE] -- CMD [ARGS...]",
           "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
           "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
           "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
@@ -56,9 +59,14 @@ Command bind_command() {
           "binding on stderr (--json: as one JSON document; --json-file FILE: also to FILE) and execs\n"
           "CMD (PATH lookup, no shell).  The rank keeps LOCAL_RANK etc., but\n"
           "sees only its own GPU(s): its program must use cuda:0, not cuda:LOCAL_RANK (stderr says so).\n"
+          "--keep-visible: the rank sees every GPU of the job instead, rotated so its own come first\n"
+          "(cuda:0 is still its GPU; the other ranks' follow, for CUDA IPC and peer access), and\n"
+          "GPUMAP_BOUND_OWN says how many are its own; cuda:LOCAL_RANK is then another rank's GPU.\n"
           "Takes no lease.  Exit 6 when the job\n"
           "sees too few GPUs for this rank; 127/126 when CMD cannot be started.  See docs/launch.md.",
           {{"--gpus-per-rank", true, false, "N", "GPUs per rank (default 1)"},
+           {"--keep-visible", false, false, "",
+            "show the rank every GPU of the job, its own first (CUDA IPC and peer access keep working)"},
            {"--no-cpu-bind", false, false, "", "keep the inherited CPU affinity"},
            cvd_form_option(), json_file_option()},
           false, run, false, true};

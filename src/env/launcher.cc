@@ -65,6 +65,12 @@ LauncherEnv parse_launcher_env(const Environment& env) {
   out.gpu_device_ordinal = env.get("GPU_DEVICE_ORDINAL");
   out.slurm_gpus_on_node = get_u32(env, "SLURM_GPUS_ON_NODE");
   out.in_slurm_step = env.get("SLURM_STEP_ID").has_value() || env.get("SLURM_JOB_ID").has_value();
+  auto mark = env.get("GPUMAP_BOUND");
+  out.bound = mark && env.get("CUDA_VISIBLE_DEVICES") == mark;
+  if (out.bound) {
+    auto own = get_u32(env, "GPUMAP_BOUND_OWN");
+    if (own && *own > 0) out.bound_own = own;
+  }
   return out;
 }
 

@@ -29,6 +29,13 @@ struct LauncherEnv {
   std::optional<std::string> gpu_device_ordinal;
   std::optional<uint32_t> slurm_gpus_on_node;
   bool in_slurm_step = false;  // SLURM_STEP_ID or SLURM_JOB_ID set
+  /// `gpumap bind` set this environment's CUDA_VISIBLE_DEVICES: GPUMAP_BOUND, which bind exports, still
+  /// equals it, so the rank's own GPUs are cuda:0, cuda:1, ... whatever its local rank.
+  bool bound = false;
+  /// bound and GPUMAP_BOUND_OWN set (`bind --keep-visible`): the rank's own GPUs are the first
+  /// `bound_own` of those it sees; the rest are the other ranks' GPUs, kept visible for CUDA IPC and
+  /// peer access.  nullopt: every GPU it sees is its own (plain bind), or not bound.
+  std::optional<uint32_t> bound_own;
 
   /// The innermost launcher's local rank: the first that parsed in the order LOCAL_RANK,
   /// OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK, SLURM_LOCALID;

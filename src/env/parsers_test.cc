@@ -86,6 +86,21 @@ TEST(LauncherParser, InnermostLauncherRankFirst) {
   EXPECT_FALSE(bad.local_ranks[0].error.empty());
 }
 
+TEST(LauncherParser, GpumapBindsMarkersCountOnlyWhileTheyMatch) {
+  auto le = [](std::vector<std::string> v) { return parse_launcher_env(Environment::from_strings(v)); };
+  EXPECT_TRUE(le({"CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1"}).bound);
+  EXPECT_EQ(le({"CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1"}).bound_own, std::nullopt);  // plain bind: all its own
+  LauncherEnv keep = le({"CUDA_VISIBLE_DEVICES=1,2,0", "GPUMAP_BOUND=1,2,0", "GPUMAP_BOUND_OWN=1"});
+  EXPECT_TRUE(keep.bound);
+  EXPECT_EQ(keep.bound_own, std::optional<uint32_t>(1));
+  EXPECT_FALSE(le({"CUDA_VISIBLE_DEVICES=2", "GPUMAP_BOUND=1"}).bound);  // changed since bind set it
+  EXPECT_FALSE(le({"GPUMAP_BOUND=1"}).bound);
+  LauncherEnv stale = le({"CUDA_VISIBLE_DEVICES=0", "GPUMAP_BOUND=1", "GPUMAP_BOUND_OWN=1"});
+  EXPECT_EQ(stale.bound_own, std::nullopt);
+  EXPECT_EQ(le({"CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1", "GPUMAP_BOUND_OWN=x"}).bound_own, std::nullopt);
+  EXPECT_EQ(le({"CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1", "GPUMAP_BOUND_OWN=0"}).bound_own, std::nullopt);
+}
+
 TEST(LauncherParser, SlurmIdListsAndRanges) {
   EXPECT_EQ(parse_int_list("2,3").values, (std::vector<uint32_t>{2, 3}));
   EXPECT_EQ(parse_int_list("0-2,5").values, (std::vector<uint32_t>{0, 1, 2, 5}));

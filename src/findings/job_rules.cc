@@ -38,6 +38,7 @@ void rank_gpu_findings(const JobReport& r, std::vector<Finding>& out) {
     rp.rank = *first.local_rank;
     rp.cuda_devices = *first.cuda_device_count;
     rp.own_index = first.rank_nvml_index;
+    rp.bound_own = first.bound_own_gpus;
     if (rp.own_index) {
       rp.own_gpu = gpu_words(*rp.own_index, "?", first.node);
       for (const JobGpu& g : r.gpus)

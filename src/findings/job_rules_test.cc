@@ -79,6 +79,23 @@ TEST(JobRules, ARankOnAnotherRanksGpuIsOnTheWrongGpuOnItsNode) {
     EXPECT_NE(s->message.find(part), std::string::npos) << part << " in " << s->message;
 }
 
+TEST(JobRules, KeepVisibleRanksAreJudgedByTheirCudaZero) {
+  // bind --keep-visible on n1: rank 1 sees 1,2,3,0 and works on GPU 1 (its cuda:0, its own);
+  // rank 2 sees 2,3,0,1 but works on GPU 0, its cuda:2 = cuda:$SLURM_LOCALID: another rank's GPU.
+  auto row = [](int pid, int gpu, const std::string& rank, int local, int ordinal) {
+    return row_start(pid, gpu, "5", rank, 300) + ", \"cuda_ordinal\": " + std::to_string(ordinal) +
+           ", \"rank_variable\": \"SLURM_LOCALID\", \"rank_value\": " + std::to_string(local) +
+           ", \"cuda_device_count\": 4, \"rank_nvml_index\": " + std::to_string(local) + ", \"bound_own_gpus\": 1}";
+  };
+  JobReport r = report({{0, ps_doc_rows("n1", row(30, 1, "1", 1, 0) + "," + row(31, 0, "2", 2, 2))}}, {});
+  EXPECT_EQ(count(r, "rank-on-wrong-gpu"), 1u) << ::testing::PrintToString(ids_of(r));
+  const Finding* w = find(r, "rank-on-wrong-gpu");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->message.find("rank 2 (pid 31) on n1"), std::string::npos) << w->message;
+  EXPECT_NE(w->message.find("its own GPU, cuda:0"), std::string::npos) << w->message;
+  EXPECT_EQ(count(r, "stray-context"), 0u);
+}
+
 TEST(JobRules, RowsWithoutRankFactsGetNoRankFindings) {
   // An older gpumap's ps on a node (no rank_value / cuda_device_count): nothing is guessed.
   JobReport r = report({{0, ps_doc("n1", {{10, 0, "5", "0"}, {11, 0, "5", "1"}})}}, {});

@@ -144,7 +144,9 @@ void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, st
     p.rank = *first.rank;
     p.cuda_devices = v.uuids.size();
     p.own_index = first.rank_nvml_index;
-    if (p.own_index) p.own_gpu = s.describe(v.uuids[p.rank]) + " (" + v.uuids[p.rank] + ")";
+    p.bound_own = first.bound_own;
+    size_t own_ordinal = p.bound_own ? 0 : p.rank;
+    if (p.own_index) p.own_gpu = s.describe(v.uuids[own_ordinal]) + " (" + v.uuids[own_ordinal] + ")";
     for (size_t i : mine) p.held.push_back({rows[i].nvml_index, gpu_words(rows[i]), rows[i].ordinal, rows[i].used_memory_mib});
     for (RankFinding& f : rank_findings(p)) rows[mine[f.held]].findings.push_back(std::move(f.finding));
   }

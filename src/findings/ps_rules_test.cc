@@ -172,6 +172,49 @@ TEST(PsRules, ARankNarrowedToOneGpuIsNotOnTheWrongGpu) {
   }
 }
 
+TEST(PsRules, BindKeepVisibleRotatedListsAreJudgedByTheirOwnGpuFirst) {
+  // bind --keep-visible gives rank 1 `1,0`: its own GPU 1 is cuda:0, rank 0's GPU 0 its cuda:1.
+  Snapshot s = two_gpus({{61}, {60}});
+  World w;
+  std::vector<std::string> rotated = {"LOCAL_RANK=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1,0",
+                                      "GPUMAP_BOUND=1,0", "GPUMAP_BOUND_OWN=1"};
+  w.add(60, rotated);  // on cuda:0, its own GPU: right
+  w.add(61, rotated);  // on cuda:1 = cuda:$LOCAL_RANK: rank 0's GPU
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const ProcessRow& row : r.rows) {
+    EXPECT_EQ(row.bound_own, std::optional<size_t>(1)) << row.pid;
+    EXPECT_EQ(row.rank_nvml_index, std::optional<uint32_t>(1)) << "its own GPU is its cuda:0, GPU 1";
+  }
+  EXPECT_EQ(count(r, 60, "rank-on-wrong-gpu"), 0u);
+  EXPECT_EQ(count(r, 60, "stray-context"), 0u);
+  ASSERT_EQ(count(r, 61, "rank-on-wrong-gpu"), 1u);
+  for (const ProcessRow& row : r.rows)
+    if (const Finding* f = find(row, "rank-on-wrong-gpu")) {
+      EXPECT_NE(f->message.find("its own GPU, cuda:0"), std::string::npos) << f->message;
+      EXPECT_NE(f->note.find("use cuda:0"), std::string::npos) << f->note;
+    }
+  // The same list without bind's markers is a hand-made one: cuda:{rank} is the rank's GPU.
+  World plain;
+  plain.add(60, {"LOCAL_RANK=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1,0", "GPUMAP_BOUND_OWN=1"});
+  plain.add(61, {"LOCAL_RANK=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1,0", "GPUMAP_BOUND=0",
+                 "GPUMAP_BOUND_OWN=1"});
+  PsResult q = ps(s, {}, plain);
+  EXPECT_EQ(count(q, 60, "rank-on-wrong-gpu"), 1u);
+  EXPECT_EQ(count(q, 61, "rank-on-wrong-gpu"), 0u);
+}
+
+TEST(PsRules, ARankBoundToTwoGpusWorkingOnBothIsFine) {
+  // bind --gpus-per-rank 2 gives rank 1 both GPUs of this host (`1,0` after a rotation, or the
+  // slice): it works on cuda:0 and cuda:1, both its own.
+  Snapshot s = two_gpus({{70}, {70}});
+  World w;
+  w.add(70, {"LOCAL_RANK=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0,1", "GPUMAP_BOUND=0,1"});
+  PsResult r = ps(s, {}, w);
+  EXPECT_EQ(count(r, 70, "stray-context"), 0u);
+  EXPECT_EQ(count(r, 70, "rank-on-wrong-gpu"), 0u);
+}
+
 TEST(PsRules, ARankOnItsGpuAndAnotherHasAStrayContextOnce) {
   // Rank 1 works on GPU 1 (its cuda:1) but touched cuda:0 before set_device (§4.2).
   Snapshot s = two_gpus({{50}, {50, 51}});

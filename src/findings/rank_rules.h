@@ -30,6 +30,10 @@ struct RankedProcess {
   std::optional<uint32_t> own_index;   // the nvidia-smi GPU its cuda:rank is; nullopt: none (rank >= cuda_devices)
   std::string own_gpu;                 // that GPU in words ("" when none)
   std::vector<RankHeld> held;          // every GPU it is listed on, in the caller's row order
+  /// `gpumap bind` gave it its GPUs (GPUMAP_BOUND matches its CUDA_VISIBLE_DEVICES): its own are its
+  /// cuda:0 .. cuda:bound_own-1 (own_index is its cuda:0), whatever its rank; the rest (bind
+  /// --keep-visible) are the other ranks'.
+  std::optional<size_t> bound_own;
 };
 
 /// A finding and the GPU (an index into RankedProcess::held) it belongs to: its row in `ps`.
@@ -39,7 +43,7 @@ struct RankFinding {
 };
 
 /// rank-on-wrong-gpu (error): it sees more than one GPU and more than `rank`, and holds memory
-/// only on GPUs that are not its cuda:rank.  stray-context (warning): it holds memory on its
+/// only on GPUs that are not its cuda:rank (when bound: not its cuda:0..bound_own-1).  stray-context (warning): it holds memory on its
 /// cuda:rank and on other GPUs too.  At most one of each per process, on the first GPU that is
 /// not its own.  Nothing when a GPU it is on is outside its view (its environment then is not
 /// what its CUDA uses: outside-visible-set says so), or when no GPU holds memory.  A GPU whose

@@ -18,12 +18,15 @@
 
 namespace gpumap {
 
-bool bound_by_gpumap(const Environment& env) {
-  auto mark = env.get("GPUMAP_BOUND");
-  return mark && env.get("CUDA_VISIBLE_DEVICES") == mark;
-}
+bool bound_by_gpumap(const Environment& env) { return parse_launcher_env(env).bound; }
 
-std::string bound_rank_advice(const std::string& rank_variable) {
+std::string bound_rank_advice(const std::string& rank_variable, std::optional<uint32_t> keep_visible_own) {
+  if (keep_visible_own) {
+    const std::string own = *keep_visible_own == 1 ? "cuda:0" : "cuda:0-" + std::to_string(*keep_visible_own - 1);
+    return "this rank's own GPU(s) are " + own + "; the other ranks' GPUs stay visible after them (for CUDA IPC "
+           "and peer access), so use cuda:0 (torch.cuda.set_device(0)), never cuda:$" + rank_variable + " nor " +
+           rank_variable + " % torch.cuda.device_count(): both name another rank's GPU here";
+  }
   return "this rank sees only its own GPU(s), numbered from cuda:0: use cuda:0 (torch.cuda.set_device(0)), not "
          "cuda:$" + rank_variable + " (set_device(" + rank_variable + ") fails with `invalid device ordinal` on every rank "
          "but 0); code that must keep the rank can use int(os.environ[\"" + rank_variable +
@@ -427,11 +430,13 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
                                     v.uuids.size() < *launch.slurm_gpus_on_node;
   if (bound && v.error == CudaInitError::kNone) {
     std::string who = rank ? "local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")" : "this process";
+    const std::string var = rank ? rank->variable : "LOCAL_RANK";
     add(out, "bound-rank", Severity::kInfo,
-        "gpumap bind gave " + who + " its own GPU(s) (GPUMAP_BOUND matches CUDA_VISIBLE_DEVICES): " +
-            bound_rank_advice(rank ? rank->variable : "LOCAL_RANK"),
-        "torch.cuda.set_device(0)   # or: int(os.environ[\"" + (rank ? rank->variable : std::string("LOCAL_RANK")) +
-            "\"]) % torch.cuda.device_count()");
+        "gpumap bind gave " + who + " its own GPU(s) (GPUMAP_BOUND matches CUDA_VISIBLE_DEVICES" +
+            (launch.bound_own ? "; --keep-visible: GPUMAP_BOUND_OWN=" + std::to_string(*launch.bound_own) : "") +
+            "): " + bound_rank_advice(var, launch.bound_own),
+        launch.bound_own ? "torch.cuda.set_device(0)"
+                         : "torch.cuda.set_device(0)   # or: int(os.environ[\"" + var + "\"]) % torch.cuda.device_count()");
   } else if (rank && !slurm_bound_per_task && v.error == CudaInitError::kNone && *rank->value >= v.uuids.size()) {
     add(out, "local-rank-exceeds-visible", Severity::kError,
         rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " + std::to_string(v.uuids.size()) +

@@ -2,6 +2,9 @@
 // function from (snapshot, environment, mapping) to findings.  Pure: no I/O.
 // Every rule id is documented in docs/findings.md and has a test in rules_test.cc.
 #pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "env/environment.h"
@@ -27,7 +30,8 @@ std::vector<Finding> diagnose(const DiagnosisInput& in);
 bool bound_by_gpumap(const Environment& env);
 
 /// What a rank that `gpumap bind` narrowed must do instead of set_device(<rank variable>), in words
-/// (bind's stderr line and the bound-rank finding).
-std::string bound_rank_advice(const std::string& rank_variable);
+/// (bind's stderr line and the bound-rank finding).  `keep_visible_own`: bind --keep-visible gave it
+/// that many GPUs of its own first and the other ranks' after them (LauncherEnv::bound_own).
+std::string bound_rank_advice(const std::string& rank_variable, std::optional<uint32_t> keep_visible_own = std::nullopt);
 
 }  // namespace gpumap

@@ -278,6 +278,21 @@ TEST(Rules, BoundRankIsANoteWithWhatToWrite) {
   vars[6] = "GPUMAP_BOUND=0";
   expect_rule(Host::kUniform, vars, "local-rank-exceeds-visible", Severity::kError);
 }
+TEST(Rules, KeepVisibleBoundRankIsToldCudaZeroAndNeverItsRank) {
+  // bind --keep-visible hands rank 1 of 2 every GPU, its own first.
+  std::vector<std::string> vars = {"LOCAL_RANK=1", "RANK=1", "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2",
+                                   "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1,2,3,0",
+                                   "GPUMAP_BOUND=1,2,3,0", "GPUMAP_BOUND_OWN=1"};
+  Diag d = diag(Host::kUniform, vars);
+  for (const Finding& f : d.fs) EXPECT_EQ(f.severity, Severity::kInfo) << dump(d.fs);
+  expect_rule(Host::kUniform, vars, "bound-rank", Severity::kInfo);
+  for (const Finding& f : d.fs)
+    if (f.id == "bound-rank") {
+      EXPECT_EQ(f.fix, "torch.cuda.set_device(0)");  // LOCAL_RANK % device_count() is another rank's GPU here
+      EXPECT_NE(f.message.find("GPUMAP_BOUND_OWN=1"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("never cuda:$LOCAL_RANK"), std::string::npos) << f.message;
+    }
+}
 TEST(Rules, NvidiaVisibleDevicesOutsideContainer) {
   expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"}, "nvidia-visible-devices-outside-container", Severity::kWarning);
 }

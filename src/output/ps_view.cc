@@ -91,6 +91,7 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_opt_str(out, "rank_variable", r.rank_variable.empty() ? std::nullopt : std::optional<std::string>(r.rank_variable));
   put_opt_num(out, "rank_value", r.rank);
   put_opt_num(out, "rank_nvml_index", r.rank_nvml_index);
+  put_opt_num(out, "bound_own_gpus", r.bound_own);
   put_key(out, "lease");
   out += dump(row_lease_json(lease, r), true);
   out.pop_back();  // dump's newline

@@ -177,6 +177,7 @@ JobReport join_job_report(const std::string& job_id, const std::map<int, std::st
         jp.local_rank = opt<uint32_t>(p, "rank_value");
         jp.cuda_device_count = opt<size_t>(p, "cuda_device_count");
         jp.rank_nvml_index = opt<uint32_t>(p, "rank_nvml_index");
+        jp.bound_own_gpus = opt<size_t>(p, "bound_own_gpus");
         jp.used_memory_mib = opt<uint64_t>(p, "used_memory_mib");
         jp.command = opt<std::string>(p, "command");
         r.processes.push_back(jp);

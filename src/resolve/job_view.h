@@ -48,7 +48,8 @@ struct JobProcess {
   std::optional<std::string> rank_variable;  // its local-rank variable (SLURM_LOCALID, LOCAL_RANK, ...)
   std::optional<uint32_t> local_rank;        // that variable's value
   std::optional<size_t> cuda_device_count;   // how many GPUs its CUDA sees
-  std::optional<uint32_t> rank_nvml_index;   // the nvidia-smi GPU its cuda:{local_rank} is, on its node
+  std::optional<uint32_t> rank_nvml_index;   // the nvidia-smi GPU its cuda:{local_rank} is (cuda:0 when bound), on its node
+  std::optional<size_t> bound_own_gpus;      // gpumap bind gave it its own GPUs first: how many (ps's bound_own_gpus)
   std::optional<uint64_t> used_memory_mib;
   std::optional<std::string> command;
 };

@@ -1,5 +1,6 @@
 #include "resolve/process_view.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 
@@ -137,8 +138,11 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       if (const LocalRank* lr = launch.rank()) {
         r.rank_variable = lr->variable;
         r.rank = lr->value;
-        if (lr->value && *lr->value < v.uuids.size())
-          if (int own = s.nvml_index_of(v.uuids[*lr->value]); own >= 0) r.rank_nvml_index = static_cast<uint32_t>(own);
+        // gpumap bind puts the rank's own GPUs first: its cuda:0, whatever its rank.
+        if (launch.bound) r.bound_own = std::min<size_t>(launch.bound_own.value_or(v.uuids.size()), v.uuids.size());
+        size_t own_ordinal = r.bound_own ? 0 : *lr->value;
+        if (own_ordinal < v.uuids.size() && (!r.bound_own || *r.bound_own > 0))
+          if (int own = s.nvml_index_of(v.uuids[own_ordinal]); own >= 0) r.rank_nvml_index = static_cast<uint32_t>(own);
       }
       r.job = job_key(env);
       res.rows.push_back(std::move(r));

@@ -69,8 +69,10 @@ struct ProcessRow {
   std::optional<size_t> view;          // environ_known: its environment's CUDA view, in PsResult::views
   std::optional<int> ordinal;          // the cuda:N this process calls this GPU; nullopt: it cannot see it
   std::optional<size_t> cuda_device_count;  // environ_known: how many GPUs its CUDA sees
-  std::optional<uint32_t> rank_nvml_index;  // the nvidia-smi GPU its cuda:{rank} is; nullopt: no rank, or it
-                                            // sees no more than `rank` GPUs
+  std::optional<uint32_t> rank_nvml_index;  // the nvidia-smi GPU its cuda:{rank} is (its cuda:0 when bound_own
+                                            // is set); nullopt: no rank, or it sees no more than `rank` GPUs
+  std::optional<size_t> bound_own;     // `gpumap bind` set its CUDA_VISIBLE_DEVICES (GPUMAP_BOUND matches): its
+                                       // first bound_own GPUs are its own (all it sees; fewer after --keep-visible)
   std::optional<std::string> cuda_error;  // CUDA_ERROR_* cuInit would return under its environment
   std::vector<Finding> findings;       // filled by findings/ps_rules.h (add_ps_findings)
 };

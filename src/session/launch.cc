@@ -1,5 +1,7 @@
 #include "session/launch.h"
 
+#include <algorithm>
+
 #include "env/launcher.h"
 #include "findings/rules.h"
 #include "model/error.h"
@@ -19,7 +21,8 @@ LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, 
   if (!request.bind_cpus) {
     p.cpus_not_bound = "not asked";
   } else {
-    CpuChoice c = cpus_for(s, uuids, current_affinity());
+    std::vector<std::string> near(uuids.begin(), uuids.begin() + static_cast<long>(std::min(uuids.size(), request.cpu_gpus)));
+    CpuChoice c = cpus_for(s, near, current_affinity());
     p.cpus = c.cpus;
     if (p.cpus.empty()) p.cpus_not_bound = c.why_not;
   }
@@ -30,7 +33,7 @@ std::string cpu_summary(const LaunchPlan& plan) {
   return plan.cpus.empty() ? "not bound (" + plan.cpus_not_bound + ")" : format_cpu_list(plan.cpus);
 }
 
-RankBinding plan_bind(Session& session, size_t gpus_per_rank, const LaunchRequest& request) {
+RankBinding plan_bind(Session& session, size_t gpus_per_rank, bool keep_visible, const LaunchRequest& request) {
   const Environment& env = session.env();
   // The innermost launcher wins (parse_launcher_env lists it first).
   LauncherEnv le = parse_launcher_env(env);
@@ -58,8 +61,20 @@ RankBinding plan_bind(Session& session, size_t gpus_per_rank, const LaunchReques
     throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
                                       std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
                 "run `gpumap map` inside the job for the details");
-  b.plan = plan_launch(session, rank_slice(m.view.uuids, rank, gpus_per_rank), request);
-  b.advice = bound_rank_advice(rank.variable);
+  RankGpus gpus = bind_rank(m.view.uuids, rank, gpus_per_rank, keep_visible);
+  b.own = gpus.own;
+  LaunchRequest r = request;
+  r.cpu_gpus = gpus.own.size();
+  b.plan = plan_launch(session, gpus.visible, r);
+  if (keep_visible) {  // the rank's own GPUs come first; the marker says how many
+    b.plan.exports.emplace_back("GPUMAP_BOUND_OWN", std::to_string(gpus.own.size()));
+    b.plan.env.set("GPUMAP_BOUND_OWN", std::to_string(gpus.own.size()));
+  } else {
+    b.plan.env.unset("GPUMAP_BOUND_OWN");  // an outer bind --keep-visible's marker no longer applies
+  }
+  std::optional<uint32_t> own_first;
+  if (keep_visible) own_first = static_cast<uint32_t>(gpus.own.size());
+  b.advice = bound_rank_advice(rank.variable, own_first);
   return b;
 }
 

@@ -2,6 +2,7 @@
 // library's pin share.  Each front end parses its own arguments into a request, calls one of
 // these, and renders the plain result; none builds a child's environment itself.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@ struct LaunchRequest {
   CvdForm form = CvdForm::kIndex;  // how CUDA_VISIBLE_DEVICES names the GPUs
   bool bind_cpus = true;           // restrict CPU affinity to the GPUs' local CPUs
   bool mark_bound = false;         // also set GPUMAP_BOUND (bind: the narrowing is deliberate)
+  size_t cpu_gpus = SIZE_MAX;      // the CPUs near the first this many GPUs only (bind --keep-visible: its own)
 };
 
 /// A program about to start on `uuids` (cuda:0 first).
@@ -45,16 +47,18 @@ std::string cpu_summary(const LaunchPlan& plan);
 /// One rank of a launcher: which local rank it is, and the plan for its GPUs.
 struct RankBinding {
   LocalRank rank;                   // the innermost launcher's (value always set)
+  std::vector<std::string> own;     // its own GPUs: cuda:0 .. cuda:own.size()-1 of the plan
   std::vector<std::string> notes;   // other launchers' ranks that disagree, in words
   std::string advice;               // how the rank's program must name its GPU (cuda:0), in words
   LaunchPlan plan;
 };
 
 /// Rank r of the innermost launcher in the session's environment gets cuda:[r*N, r*N+N) of the
-/// GPUs the job sees.  Error(kExitUsage) when no launcher set a local rank (gpumap never assumes
+/// GPUs the job sees; with keep_visible it sees all of them, rotated so its own come first
+/// (resolve: bind_rank), GPUMAP_BOUND_OWN saying how many, and CPUs near its own.  Error(kExitUsage) when no launcher set a local rank (gpumap never assumes
 /// rank 0) or its value is not one; Error(kExitUnavailable) when CUDA would fail or the job sees
 /// too few GPUs.  Reads the snapshot with topology (for the CPUs), without processes.
-RankBinding plan_bind(Session& session, size_t gpus_per_rank, const LaunchRequest& request);
+RankBinding plan_bind(Session& session, size_t gpus_per_rank, bool keep_visible, const LaunchRequest& request);
 
 /// Starts the plan's `argv` as a child in a process group of its own holding `held`'s leases
 /// (which then name the job's group), forwards signals to it and waits: os/launch.h's

@@ -20,6 +20,18 @@ std::vector<std::string> rank_slice(const std::vector<std::string>& view, const 
   return {view.begin() + static_cast<long>(first), view.begin() + static_cast<long>(last)};
 }
 
+RankGpus bind_rank(const std::vector<std::string>& view, const LocalRank& rank, size_t per_rank, bool keep_visible) {
+  RankGpus b;
+  b.own = rank_slice(view, rank, per_rank);
+  b.visible = b.own;
+  if (keep_visible) {
+    size_t first = rank.value.value_or(0) * per_rank;
+    b.visible.assign(view.begin() + static_cast<long>(first), view.end());
+    b.visible.insert(b.visible.end(), view.begin(), view.begin() + static_cast<long>(first));
+  }
+  return b;
+}
+
 CpuChoice cpus_for(const Snapshot& s, const std::vector<std::string>& uuids, const std::vector<int>& inherited) {
   std::vector<std::optional<std::string>> lists;
   for (const std::string& u : uuids) {

@@ -22,6 +22,23 @@ TEST(RankSlice, EachRankGetsItsOwnConsecutiveGpus) {
   }
 }
 
+TEST(BindRank, KeepVisibleRotatesTheWholeViewSoTheRanksOwnGpusComeFirst) {
+  std::vector<std::string> view = {"GPU-a", "GPU-b", "GPU-c", "GPU-d"};
+  RankGpus plain = bind_rank(view, {"LOCAL_RANK", 1, ""}, 1, false);
+  EXPECT_EQ(plain.own, std::vector<std::string>{"GPU-b"});
+  EXPECT_EQ(plain.visible, std::vector<std::string>{"GPU-b"});
+  RankGpus r0 = bind_rank(view, {"LOCAL_RANK", 0, ""}, 1, true);
+  EXPECT_EQ(r0.own, std::vector<std::string>{"GPU-a"});
+  EXPECT_EQ(r0.visible, view);
+  RankGpus r3 = bind_rank(view, {"LOCAL_RANK", 3, ""}, 1, true);
+  EXPECT_EQ(r3.own, std::vector<std::string>{"GPU-d"});
+  EXPECT_EQ(r3.visible, (std::vector<std::string>{"GPU-d", "GPU-a", "GPU-b", "GPU-c"}));
+  RankGpus two = bind_rank(view, {"OMPI_COMM_WORLD_LOCAL_RANK", 1, ""}, 2, true);
+  EXPECT_EQ(two.own, (std::vector<std::string>{"GPU-c", "GPU-d"}));
+  EXPECT_EQ(two.visible, (std::vector<std::string>{"GPU-c", "GPU-d", "GPU-a", "GPU-b"}));
+  EXPECT_THROW(bind_rank(view, {"LOCAL_RANK", 4, ""}, 1, true), Error);  // too few GPUs: as without it
+}
+
 TEST(CpusFor, GpusAndMigDevicesBindToTheirGpusCpusWithinTheInheritedSet) {
   Snapshot s;
   s.gpus.resize(2);
