@@ -9,6 +9,7 @@
 #   share/bash-completion/completions/gpumap    (or what pkg-config's bash-completion says)
 #   share/zsh/vendor-completions/_gpumap        under a .../usr prefix (Debian's zsh looks there),
 #                                               share/zsh/site-functions/_gpumap elsewhere
+#   share/fish/vendor_completions.d/gpumap.fish
 #   share/doc/gpumap/README.md, docs/*.md
 #   lib/systemd/system/gpumap-serve.service    `gpumap serve`, disabled (docs/metrics.md)
 #   lib/python3/dist-packages/gpumap           under a .../usr prefix, lib/python3.X/dist-packages
@@ -55,6 +56,9 @@ install(CODE "
   endif()
   file(INSTALL DESTINATION \"\${gpumap_zsh_dir}\" TYPE FILE FILES \"${GPUMAP_ZSH_COMPLETION}\")
 ")
+
+# fish: its vendor folder (what fish's pkg-config file calls completionsdir).
+install(FILES ${GPUMAP_FISH_COMPLETION} DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 
 # Python: the pure-Python package over libgpumap.so.1, where the prefix's python3 looks (Debian:
 # /usr/lib/python3/dist-packages; under another prefix lib/python3.X/dist-packages).  From there it

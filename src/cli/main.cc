@@ -116,7 +116,9 @@ int print_version(const std::vector<std::string>& args) {
 void print_command_help(const Command& c) {
   std::vector<OptionSpec> opts = c.options;
   for (const OptionSpec& o : common_options()) opts.push_back(o);
-  std::string s = std::string("usage: ") + c.usage + "\n\n" + c.description + "\n\noptions:\n" + format_options(opts);
+  std::string usage = wrap_synopsis(c.usage, 80 - 7);  // within 80 columns after "usage: "
+  for (size_t nl = usage.find('\n'); nl != std::string::npos; nl = usage.find('\n', nl + 1)) usage.insert(nl + 1, 7, ' ');
+  std::string s = "usage: " + usage + "\n\n" + c.description + "\n\noptions:\n" + format_options(opts);
   std::fputs(s.c_str(), stdout);
 }
 
