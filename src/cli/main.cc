@@ -153,8 +153,8 @@ int main(int argc, char** argv) {
       else print_command_help(*cmd);
       return kExitOk;
     }
-    set_term_style(term_style_from_env(parsed.has("--wide")));
     Environment env = Environment::current();
+    set_term_style(term_style_from_env(env, parsed.has("--wide")));
     Seams seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
     std::cout.flush();

@@ -82,8 +82,10 @@ inline constexpr EnvVarInfo kEnvVars[] = {
     {"GPUMAP_TRACE", kEnvSeams, false, "set: print the time of each NVML call to stderr"},
     // The text output.
     {"COLUMNS", kEnvTerminal, false, "the terminal width tables and paragraphs fit (default: the terminal's)"},
-    {"NO_COLOR", kEnvTerminal, false, "set and not empty: no colour (https://no-color.org)"},
-    {"TERM", kEnvTerminal, false, "dumb: no colour"},
+    {"NO_COLOR", kEnvTerminal, false, "set and not empty: no colour, whatever else is set (https://no-color.org)"},
+    {"FORCE_COLOR", kEnvTerminal, false, "set, not empty and not 0: colour even into a pipe (https://force-color.org)"},
+    {"CLICOLOR_FORCE", kEnvTerminal, false, "set, not empty and not 0: colour even into a pipe (https://bixense.com/clicolors)"},
+    {"TERM", kEnvTerminal, false, "dumb: no colour unless forced"},
     // Commands' defaults.
     {"DCGM_HPC_JOB_MAPPING_DIR", kEnvCommand, false, "job-map's default for --dir (dcgm-exporter's folder)"},
     {"PATH", kEnvCommand, false, "where job finds srun, sacct and scontrol"},
