@@ -1,9 +1,18 @@
-# CPack pre-build script: gzip -9n the man pages in the staging tree (Debian policy 12.1).
+# CPack pre-build script: gzip -9n the man pages in the staging tree (Debian policy 12.1), and
+# strip the simulated driver libraries (installed as plain files, which CPACK_STRIP_FILES skips).
 file(GLOB_RECURSE staged LIST_DIRECTORIES false "${CPACK_TEMPORARY_INSTALL_DIRECTORY}/*")
 list(FILTER staged INCLUDE REGEX "/share/man/man[1-9]/[^/]+\\.[1-9]$")
 foreach(p IN LISTS staged)
   execute_process(COMMAND gzip -9nf "${p}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "gzip ${p} failed")
+  endif()
+endforeach()
+file(GLOB_RECURSE staged LIST_DIRECTORIES false "${CPACK_TEMPORARY_INSTALL_DIRECTORY}/*")
+list(FILTER staged INCLUDE REGEX "/gpumap/sim/[^/]+\\.so\\.1$")
+foreach(p IN LISTS staged)
+  execute_process(COMMAND strip --strip-unneeded "${p}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "strip ${p} failed")
   endif()
 endforeach()

@@ -3,10 +3,11 @@
 # what is missing (apt-get); otherwise it prints the one line to run and fails.
 # usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and libFuzzer)
 set -euo pipefail
-# git: --version's commit; groff-base, man-db, zsh: the man page and completion tests.
+# git: --version's commit; groff-base, man-db, zsh, fish: the man page and completion tests.
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
-# python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/ start ranks through gpumap bind with them.
-pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh prometheus curl
+# fish: the completion tests.  python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/
+# start ranks through gpumap bind with them.
+pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh fish prometheus curl
   python3-torch openmpi-bin)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev)

@@ -118,6 +118,24 @@ int main(void) {
   gpumap_close(s);
   s = NULL;
 
+  /* The environment option: raw variables, read as the command reads its own (seam variables only). */
+  const char* vars = gpumap_environment_variables();
+  CHECK(contains(vars, "{\"name\":\"GPUMAP_CACHE_DIR\",") && contains(vars, "\"read_by\":[\"seams\"]") &&
+            contains(vars, "\"name\":\"CUDA_VISIBLE_DEVICES\""),
+        "gpumap_environment_variables: %s", vars);
+  CHECK(gpumap_open("{\"environment\": {\"GPUMAP_SIMULATE\": \"no-such-host\"}}", &s) == GPUMAP_USAGE && s == NULL,
+        "GPUMAP_SIMULATE in the environment option counts");
+  CHECK(contains(gpumap_last_error(), "no-such-host"), "the error names the host: %s", gpumap_last_error());
+  CHECK(gpumap_open("{\"environment\": {\"GPUMAP_DRIVER_TIMEOUT\": \"soon\"}}", &s) == GPUMAP_USAGE && s == NULL,
+        "GPUMAP_DRIVER_TIMEOUT in the environment option is checked");
+  CHECK(contains(gpumap_last_error(), "GPUMAP_DRIVER_TIMEOUT=`soon`"), "the error names the variable: %s", gpumap_last_error());
+  CHECK(gpumap_open("{\"environment\": {\"GPUMAP_SIMULATE\": \"h200x2\", \"CUDA_VISIBLE_DEVICES\": \"7\"}}", &s) ==
+                GPUMAP_OK && s != NULL,
+        "open with an environment: %s", gpumap_last_error());
+  gpumap_close(s);
+  s = NULL;
+  CHECK(gpumap_open("{\"environment\": {\"HOME\": 1}}", &s) == GPUMAP_USAGE && s == NULL, "a value that is no string");
+
   int rc = gpumap_open(options, &s);
   CHECK(rc == GPUMAP_OK && s != NULL, "open: %d", rc);
   if (!s) return 1;

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "output/style.h"
 
 namespace gpumap::testing {
 namespace {
@@ -151,7 +154,7 @@ TEST(Describe, ListsTheVisibleCommandsOfTheHelp) {
 // The files the build generated (and installs) are what the command table says now.
 TEST(Manual, GeneratedFilesAreUpToDate) {
   for (auto [format, path] : {std::pair{"man", "/man/gpumap.1"}, {"bash", "/completion/bash/gpumap"},
-                              {"zsh", "/completion/zsh/_gpumap"}}) {
+                              {"zsh", "/completion/zsh/_gpumap"}, {"fish", "/completion/fish/gpumap.fish"}}) {
     CliRun r = gpumap({"__describe", "--format", format});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(read_file(kBuild + path), r.out) << path << " is stale: rebuild the gpumap_manual target";
@@ -173,15 +176,86 @@ TEST(Manual, ManPageHasEveryCommandOptionExitCodeAndVariable) {
   for (const json& o : d["common_options"]) EXPECT_NE(common.find(roff_option(o["name"])), std::string::npos) << o["name"];
   EXPECT_NE(common.find(roff_option("--version")), std::string::npos);
   std::string exits = section(man, "\n.SH EXIT STATUS\n", "\n.SH");
-  for (const json& e : d["exit_codes"]) EXPECT_NE(exits.find(".B " + std::to_string(e["code"].get<int>()) + "\n"), std::string::npos);
+  for (const json& e : d["exit_codes"]) {
+    std::string entry = section(exits, ".B " + std::to_string(e["code"].get<int>()) + "\n", ".TP");
+    ASSERT_FALSE(entry.empty()) << e;
+    for (const json& c : e["commands"]) EXPECT_NE(entry.find(c.get<std::string>()), std::string::npos) << e;
+  }
   std::string env = section(man, "\n.SH ENVIRONMENT\n", "\n.SH");
-  std::string cli_md = read_file(std::string(GPUMAP_SOURCE_DIR) + "/docs/cli.md");
   for (const json& v : d["environment"]) {
     std::string name = v["name"];
-    EXPECT_NE(env.find(".B " + name.substr(0, name.find(','))), std::string::npos) << name;
-    if (name.rfind("GPUMAP_", 0) == 0) {
-      EXPECT_NE(cli_md.find(name.substr(0, name.find(','))), std::string::npos) << name << " is not in docs/cli.md";
+    EXPECT_NE(env.find(".TP\n.B " + name + "\n"), std::string::npos) << name;
+  }
+}
+
+// The cells of the markdown table that starts after `heading` (up to its first blank line).
+std::vector<std::vector<std::string>> markdown_rows(const std::string& text, const std::string& heading) {
+  std::vector<std::vector<std::string>> out;
+  std::string sec = section(text, heading, "\n## ");
+  std::istringstream in(sec.substr(std::min(sec.size(), sec.find("\n|"))));
+  bool header = true;
+  for (std::string l; std::getline(in, l);) {
+    if (l.empty()) {
+      if (!out.empty() || !header) break;
+      continue;
     }
+    if (l[0] != '|') break;
+    if (l.rfind("|---", 0) == 0) {
+      header = false;
+      continue;
+    }
+    if (header) continue;
+    std::vector<std::string> cells;
+    std::istringstream row(l.substr(1));
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    out.push_back(cells);
+  }
+  return out;
+}
+
+std::vector<std::string> backticked(const std::string& cell) {
+  std::vector<std::string> out;
+  for (size_t a = cell.find('`'); a != std::string::npos; a = cell.find('`', a + 1)) {
+    size_t b = cell.find('`', a + 1);
+    if (b == std::string::npos) break;
+    out.push_back(cell.substr(a + 1, b - a - 1));
+    a = b;
+  }
+  return out;
+}
+
+// docs/cli.md's table of variables is the code's: the same names, each read by the same readers.
+TEST(Manual, DocsListEveryVariableTheCodeReadsWithItsReaders) {
+  const json d = describe();
+  std::map<std::string, std::string> code, docs;
+  for (const json& v : d["environment"]) {
+    std::string readers;
+    for (const json& r : v["read_by"]) readers += (readers.empty() ? "" : ", ") + r.get<std::string>();
+    code[v["name"]] = readers;
+  }
+  std::string cli_md = read_file(std::string(GPUMAP_SOURCE_DIR) + "/docs/cli.md");
+  auto rows = markdown_rows(cli_md, "\n## Environment variables gpumap reads\n");
+  ASSERT_FALSE(rows.empty()) << "no table under docs/cli.md's \"Environment variables gpumap reads\"";
+  for (const auto& cells : rows) {
+    ASSERT_GE(cells.size(), 2u);
+    std::string readers = cells[1].substr(cells[1].find_first_not_of(' '));
+    readers = readers.substr(0, readers.find_last_not_of(' ') + 1);
+    for (const std::string& name : backticked(cells[0])) EXPECT_TRUE(docs.emplace(name, readers).second) << name << " twice";
+  }
+  EXPECT_EQ(docs, code) << "docs/cli.md and src/model/env_vars.h disagree";
+}
+
+// docs/cli.md's exit code table names every command the command table says uses each code.
+TEST(Manual, DocsExitCodesNameTheirCommands) {
+  const json d = describe();
+  std::string cli_md = read_file(std::string(GPUMAP_SOURCE_DIR) + "/docs/cli.md");
+  auto rows = markdown_rows(cli_md, "\n## Exit codes\n");
+  ASSERT_EQ(rows.size(), d["exit_codes"].size());
+  for (const json& e : d["exit_codes"]) {
+    int code = e["code"];
+    ASSERT_EQ(std::stoi(rows[code][0]), code);
+    for (const json& c : e["commands"])
+      EXPECT_NE(rows[code][1].find("`" + c.get<std::string>()), std::string::npos) << "exit " << code << " omits " << c;
   }
 }
 
@@ -247,6 +321,33 @@ TEST(BashCompletion, CompletesCommandsOptionsAndHosts) {
   EXPECT_EQ(bash_complete({"pick", "--gpus", ""}), std::set<std::string>{});
   EXPECT_EQ(bash_complete({"help", "ver"}), std::set<std::string>{"verify"});
   EXPECT_EQ(bash_complete({"run", "--gpus", "2", "--", "ech"}).count("echo"), 1u);
+  EXPECT_EQ(bash_complete({"snapshot", ""}), (std::set<std::string>{"save", "diff"}));
+  EXPECT_EQ(bash_complete({"snapshot", "d"}), std::set<std::string>{"diff"});
+  EXPECT_EQ(bash_complete({"snapshot", "save", "--j"}), std::set<std::string>{"--json"});
+}
+
+// The variables gpumap reasons about (model/env_vars.h), for --env NAME=VALUE and --unset NAME.
+std::set<std::string> known_variables(const json& d, const std::string& prefix, const std::string& suffix) {
+  std::set<std::string> out;
+  for (const json& v : d["environment"]) {
+    std::string name = v["name"];
+    if (name.rfind(prefix, 0) == 0 && std::find(v["read_by"].begin(), v["read_by"].end(), "environment") != v["read_by"].end())
+      out.insert(name + suffix);
+  }
+  return out;
+}
+
+TEST(BashCompletion, EnvOffersTheVariablesGpumapKnows) {
+  const json d = describe();
+  std::set<std::string> cuda = known_variables(d, "CUDA_", "=");
+  ASSERT_GE(cuda.size(), 3u);  // CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, CUDA_MPS_PIPE_DIRECTORY
+  EXPECT_EQ(cuda.count("CUDA_VISIBLE_DEVICES="), 1u);
+  // sh() starts bash with PATH, HOME and LC_ALL only: nothing named CUDA_ or SLURM_ is exported.
+  EXPECT_EQ(bash_complete({"map", "--env", "CUDA_"}), cuda);
+  EXPECT_EQ(bash_complete({"doctor", "--env", "SLURM_"}), known_variables(d, "SLURM_", "="));
+  EXPECT_EQ(bash_complete({"map", "--unset", "CUDA_"}), known_variables(d, "CUDA_", ""));
+  EXPECT_EQ(bash_complete({"map", "--env", "GPUMAP_"}), known_variables(d, "GPUMAP_", "="));  // GPUMAP_BOUND only
+  EXPECT_EQ(bash_complete({"map", "--env", "LC_A"}), std::set<std::string>{"LC_ALL="}) << "exported variables too";
 }
 
 // Round trip: everything completion offers, gpumap accepts.
@@ -328,6 +429,67 @@ TEST(ZshCompletion, TabCompletesCommandsOptionsAndHosts) {
         }
   std::string hosts = zsh_tab("gpumap list --simulate ");
   for (const std::string& h : bundled_hosts()) EXPECT_NE(hosts.find(h), std::string::npos) << h << "\n" << hosts;
+  std::string sub = zsh_tab("gpumap snapshot ");
+  EXPECT_NE(sub.find("save"), std::string::npos) << sub;
+  EXPECT_NE(sub.find("diff"), std::string::npos) << sub;
+  std::string env = zsh_tab("gpumap map --env CUDA_");
+  for (const std::string& v : known_variables(d, "CUDA_", "")) EXPECT_NE(env.find(v), std::string::npos) << v << "\n" << env;
+}
+
+// fish: source the generated script in a fish with gpumap on PATH and ask `complete -C LINE`.
+std::set<std::string> fish_complete(const std::string& line) {
+  std::string dir = temp_dir("fish");
+  fs::create_directories(dir + "/bin");
+  fs::create_symlink(GPUMAP_BINARY, dir + "/bin/gpumap");
+  std::string script = "source " + quote(kBuild + "/completion/fish/gpumap.fish") + "; cd " + quote(dir) +
+                       "; complete -C " + quote(line);
+  ProcResult r = run_capture({"/usr/bin/fish", "--no-config", "-c", script},
+                             {"PATH=" + dir + "/bin:/usr/bin:/bin", "HOME=" + dir, "LC_ALL=C"}, 60000);
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << line;
+  std::set<std::string> out;
+  for (const std::string& l : lines(r.out)) out.insert(l.substr(0, l.find('\t')));  // "WORD\tdescription"
+  return out;
+}
+
+TEST(FishCompletion, CompletesCommandsOptionsHostsSubcommandsAndVariables) {
+  ASSERT_EQ(access("/usr/bin/fish", X_OK), 0) << "fish is not installed (scripts/deps.sh installs it)";
+  const json d = describe();
+  std::set<std::string> first = fish_complete("gpumap ");
+  for (const json& c : d["commands"]) EXPECT_EQ(first.count(c["name"]), 1u) << c["name"];
+  EXPECT_EQ(first.count("help"), 1u);
+  EXPECT_EQ(first.count("__probe"), 0u);
+  for (const json& c : d["commands"]) {
+    std::set<std::string> got = fish_complete("gpumap " + c["name"].get<std::string>() + " --");
+    for (const std::string& o : option_words(d, c))
+      if (o.rfind("--", 0) == 0) {
+        EXPECT_EQ(got.count(o), 1u) << c["name"] << " " << o;
+      }
+  }
+  std::set<std::string> hosts = fish_complete("gpumap list --simulate ");
+  for (const std::string& h : bundled_hosts()) EXPECT_EQ(hosts.count(h), 1u) << h;
+  EXPECT_EQ(fish_complete("gpumap pick --format "), (std::set<std::string>{"env", "uuid", "index"}));
+  EXPECT_EQ(fish_complete("gpumap snapshot "), (std::set<std::string>{"save", "diff"}));
+  EXPECT_EQ(fish_complete("gpumap help ver"), std::set<std::string>{"verify"});
+  EXPECT_EQ(fish_complete("gpumap map --env CUDA_"), known_variables(d, "CUDA_", "="));
+  EXPECT_EQ(fish_complete("gpumap --vers"), std::set<std::string>{"--version"});
+  EXPECT_EQ(fish_complete("gpumap run --gpus 2 -- ech").count("echo"), 1u);
+}
+
+// Synopsis lines fit 80 columns: the man page rendered at 80, and each command's --help usage.
+TEST(Manual, SynopsisLinesFitEightyColumns) {
+  ProcResult r = sh("MANPAGER=cat MANWIDTH=80 man -l " + quote(kBuild + "/man/gpumap.1") + " | sed 's/.\x08//g'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) EXPECT_LE(display_width(l), 80u) << l;
+  const json d = describe();
+  for (const json& c : d["commands"]) {
+    CliRun help = gpumap({c["name"], "--help"});
+    std::string usage = help.out.substr(0, help.out.find("\n\n"));
+    std::istringstream u(usage);
+    for (std::string l; std::getline(u, l);) EXPECT_LE(display_width(l), 80u) << c["name"] << ": " << l;
+  }
 }
 
 // --- cmake --install ---
@@ -373,6 +535,7 @@ TEST(Install, PrefixAndDestdirInstallsWorkRelocatedAndUninstallRemovesThem) {
   for (std::string f : {"/bin/gpumap", "/" GPUMAP_INSTALL_SIM_DIR "/libnvidia-ml.so.1", "/" GPUMAP_INSTALL_SIM_DIR "/libcuda.so.1",
                         "/" GPUMAP_INSTALL_HOSTS_DIR "/seed-mixed.json", "/" GPUMAP_INSTALL_MANDIR "/man1/gpumap.1",
                         "/" GPUMAP_BASH_COMPLETION_DIR "/gpumap", "/" GPUMAP_INSTALL_DATADIR "/zsh/site-functions/_gpumap",
+                        "/" GPUMAP_INSTALL_DATADIR "/fish/vendor_completions.d/gpumap.fish",
                         "/" GPUMAP_INSTALL_DOCDIR "/README.md", "/" GPUMAP_INSTALL_DOCDIR "/docs/cli.md"})
     EXPECT_TRUE(fs::exists(p + f)) << f;
 

@@ -65,6 +65,24 @@ TEST(CliOutput, NoColorAndDumbTerminalsGetNoEscapeCodes) {
   EXPECT_NE(empty.out.find("\033[33m"), std::string::npos) << empty.out;
 }
 
+// FORCE_COLOR (force-color.org) and CLICOLOR_FORCE (bixense.com/clicolors) colour a pipe; NO_COLOR
+// still wins (no-color.org; CMake documents the same order for CLICOLOR_FORCE).
+TEST(CliOutput, ForceColorColoursAPipeUnlessNoColor) {
+  for (const char* force : {"FORCE_COLOR=1", "CLICOLOR_FORCE=1"}) {
+    CliRun forced = gpumap({"map", "--simulate", "seed-mixed"}, {"TERM=dumb", force});
+    EXPECT_EQ(forced.code, 0) << forced.err;
+    EXPECT_NE(forced.out.find("\033[33m[warning]\033[0m"), std::string::npos) << force << "\n" << forced.out;
+    EXPECT_NE(forced.out.find(kGpu1), std::string::npos) << "colour only: a pipe keeps full values\n" << forced.out;
+    CliRun json = gpumap({"map", "--simulate", "seed-mixed", "--json"}, {force});
+    EXPECT_EQ(json.out.find('\033'), std::string::npos) << "JSON is never coloured\n" << json.out;
+    CliRun none = gpumap({"map", "--simulate", "seed-mixed"}, {force, "NO_COLOR=1"});
+    EXPECT_EQ(none.out.find('\033'), std::string::npos) << force << " with NO_COLOR=1\n" << none.out;
+    std::string zero = std::string(force).substr(0, std::string(force).find('=')) + "=0";
+    CliRun off = gpumap({"map", "--simulate", "seed-mixed"}, {zero});
+    EXPECT_EQ(off.out.find('\033'), std::string::npos) << zero << "\n" << off.out;
+  }
+}
+
 TEST(CliOutput, PipesAndWideGetEveryValueWhole) {
   CliRun pipe = gpumap({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
   EXPECT_NE(pipe.out.find(kGpu1), std::string::npos) << pipe.out;

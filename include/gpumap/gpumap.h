@@ -50,10 +50,22 @@ const char* gpumap_version(void);
  *   "probe":      the probe program (default: gpumap-probe next to this library)
  *   "driver_timeout": seconds a read of NVML may take before it fails with GPUMAP_NO_DRIVER
  *                 (a hung driver); a number or a string holding one, 0 = no limit (default 60)
+ *   "environment": {"GPUMAP_SIMULATE": "...", "HOME": "...", ...}: variables read exactly as the
+ *                 gpumap command reads them from its environment (the cache folder from
+ *                 GPUMAP_CACHE_DIR, XDG_CACHE_HOME or HOME, and so on); only those that
+ *                 gpumap_environment_variables() lists as read by "seams" count; the named
+ *                 options above win over them
  * The library reads no environment variable of its own: a caller that wants GPUMAP_SIMULATE
- * to count passes it here (the Python package does).  The environment reasoned about is the
- * process's own, read at each call (so a CUDA_VISIBLE_DEVICES set since is seen). */
+ * to count passes it here (the Python package passes its environment's seam variables).  The
+ * environment reasoned about is the process's own, read at each call (so a
+ * CUDA_VISIBLE_DEVICES set since is seen). */
 int gpumap_open(const char* options_json, gpumap_session** session);
+
+/* The environment variables gpumap knows, as a static JSON array (never freed):
+ *   [{"name": "GPUMAP_CACHE_DIR", "meaning": "...", "read_by": ["seams"]}, ...]
+ * "read_by": "environment" (the environment reasoned about), "seams" (gpumap's own settings:
+ * pass these to gpumap_open's "environment"), "terminal", "command", "probe child". */
+const char* gpumap_environment_variables(void);
 void gpumap_close(gpumap_session* session);
 
 /* This process's CUDA devices:

@@ -12,8 +12,8 @@ a string is a UUID (or a unique prefix), a MIG device UUID, or a PCI bus id.
 
 The library is found in $GPUMAP_LIBRARY (a file), $GPUMAP_BUILD_DIR, the source checkout's
 build/ folder, a copy bundled by `pip install`, or the system's library path.  The variables
-gpumap itself reads (GPUMAP_SIMULATE, GPUMAP_LOCK_DIR, GPUMAP_CACHE_DIR, ...) are honoured
-as the gpumap command honours them.  See docs/library.md.
+gpumap itself reads (GPUMAP_SIMULATE, GPUMAP_LOCK_DIR, GPUMAP_CACHE_DIR, ...) are passed to the
+library as they are, which honours them as the gpumap command does.  See docs/library.md.
 """
 
 import os
@@ -152,6 +152,8 @@ def _load():
         getattr(lib, name).restype = None if name in ("gpumap_close", "gpumap_free") else ctypes.c_int
     lib.gpumap_last_error.restype = S
     lib.gpumap_version.restype = S
+    lib.gpumap_environment_variables.restype = S
+    lib.gpumap_environment_variables.argtypes = []
     if lib.gpumap_api_version() != _API_VERSION:
         raise GpumapError(f"libgpumap ({path}) speaks API version {lib.gpumap_api_version()}, this package {_API_VERSION}",
                           "install matching versions of the library and the Python package")
@@ -186,21 +188,25 @@ def _call(lib, fn, *args, ok=(0,)):
     return rc, data
 
 
-def _options():
-    """The session options from this process's environment, as the gpumap command reads them."""
-    env = os.environ
-    cache = env.get("GPUMAP_CACHE_DIR") or (env.get("XDG_CACHE_HOME") and env["XDG_CACHE_HOME"] + "/gpumap") or (
-        env.get("HOME") and env["HOME"] + "/.cache/gpumap") or ""
-    opts = {"simulate": env.get("GPUMAP_SIMULATE") or None, "lock_dir": env.get("GPUMAP_LOCK_DIR") or None,
-            "cache_dir": cache or None, "hosts_dir": env.get("GPUMAP_HOSTS_DIR") or None,
-            "sim_lib_dir": env.get("GPUMAP_SIM_LIBDIR") or None, "driver_timeout": env.get("GPUMAP_DRIVER_TIMEOUT") or None}
-    return _json().dumps({k: v for k, v in opts.items() if v is not None}, sort_keys=True)
+def _options(lib):
+    """The session options: this process's values of the variables the library lists as gpumap's
+    own settings (GPUMAP_SIMULATE, GPUMAP_CACHE_DIR, HOME, ...), raw: the library reads them as the
+    gpumap command reads its environment."""
+    global _seam_names
+    if _seam_names is None:
+        table = _json().loads(lib.gpumap_environment_variables().decode("utf-8"))
+        _seam_names = [v["name"] for v in table if "seams" in v["read_by"]]
+    env = {n: os.environ[n] for n in _seam_names if n in os.environ}
+    return _json().dumps({"environment": env}, sort_keys=True)
+
+
+_seam_names = None
 
 
 def _session(lib):
     import ctypes
 
-    key = _options()
+    key = _options(lib)
     s = _sessions.get(key)
     if s is None:
         handle = ctypes.c_void_p()

@@ -131,7 +131,7 @@ class Devices(SimulatedHost):
         os.environ["GPUMAP_DRIVER_TIMEOUT"] = "soon"
         p = self.child("import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.GpumapError as e:\n    print(e.code, e)\n")
         out, err = p.communicate(timeout=50)
-        self.assertIn("2 option driver_timeout (the Python package: GPUMAP_DRIVER_TIMEOUT) `soon` is not a number of seconds",
+        self.assertIn("2 GPUMAP_DRIVER_TIMEOUT=`soon` is not a number of seconds",
                       out, err)
 
 
@@ -145,6 +145,23 @@ class MixedHost(SimulatedHost):
         with open("/proc/self/maps") as f:
             self.assertNotIn("libcuda", f.read())
         self.assertFalse(gpumap.cuda_initialized())
+
+    def test_the_cache_folder_follows_the_commands_rule(self):
+        # The package passes HOME and XDG_CACHE_HOME to the library raw; the library applies the
+        # command's rule (GPUMAP_CACHE_DIR, else $XDG_CACHE_HOME/gpumap, else ~/.cache/gpumap).
+        for env, folder in (({"XDG_CACHE_HOME": os.path.join(self.tmp, "xdg")}, os.path.join(self.tmp, "xdg", "gpumap")),
+                            ({"HOME": os.path.join(self.tmp, "home")}, os.path.join(self.tmp, "home", ".cache", "gpumap"))):
+            os.makedirs(env.get("HOME", self.tmp), exist_ok=True)  # a home exists; gpumap makes ~/.cache/gpumap at most
+            code = ("import gpumap\nprint([d['nvml_index'] for d in gpumap.devices()])\n")
+            child_env = {k: v for k, v in os.environ.items() if k not in ("GPUMAP_CACHE_DIR", "XDG_CACHE_HOME", "HOME")}
+            child_env.update(env, PYTHONPATH=PYTHON_DIR)
+            out = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout.strip(), "[1, 0, 2, 3]")
+            self.assertTrue(os.path.isdir(folder) and os.listdir(folder), f"no order cache in {folder}")
+            cli = subprocess.run([GPUMAP, "map", "--json"], env=dict(child_env), capture_output=True, text=True, timeout=60)
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            self.assertEqual(gpumap._json().loads(cli.stdout)["cuda"]["source"], "cache", "the command reads the same cache")
 
     def test_a_driver_printing_on_stdout_cannot_pose_as_the_probe_answer(self):
         # gpumap-probe answers on its own channel, like `gpumap __probe`: a libcuda that prints a

@@ -13,7 +13,9 @@
 #include <mutex>
 #include <set>
 
+#include "model/env_vars.h"
 #include "model/error.h"
+#include "model/exit_codes.h"
 #include "model/json_bounds.h"
 #include "model/limits.h"
 #include "model/text.h"
@@ -38,6 +40,15 @@ namespace gpumap {
 namespace {
 
 constexpr int kExitTooLate = GPUMAP_TOO_LATE;
+
+// The C header's status codes are the command's exit codes (model/error.h), and TOO_LATE,
+// the library's own, is none of them.
+static_assert(GPUMAP_OK == kExitOk && GPUMAP_ERROR == kExitError && GPUMAP_USAGE == kExitUsage &&
+                  GPUMAP_NO_DRIVER == kExitNoDriver && GPUMAP_MISMATCH == kExitMismatch &&
+                  GPUMAP_CUDA_WOULD_FAIL == kExitCudaWouldFail && GPUMAP_UNAVAILABLE == kExitUnavailable,
+              "include/gpumap/gpumap.h and src/model/error.h disagree on an exit code");
+static_assert(GPUMAP_TOO_LATE >= static_cast<int>(std::size(kExitCodes)),
+              "GPUMAP_TOO_LATE must not be one of the command's exit codes (src/model/error.h)");
 
 /// The process's environment now (Python's os.environ writes through to it).
 Environment process_environment() {
@@ -186,22 +197,40 @@ std::string library_dir() {
 
 bool executable(const std::string& p) { return access(p.c_str(), X_OK) == 0; }
 
-/// The seams of a library user: from the options only, with the data files found next to
-/// the library (build tree) or in the install tree around it (lib/, lib/<multiarch>/).
+/// The "environment" option: an object of variable names to string values (the caller's own
+/// GPUMAP_* and the like, raw); only the seam variables of kEnvVars count.
+Environment environment_option(const Json& o) {
+  if (!o.contains("environment") || o["environment"].is_null()) return Environment();
+  const Json& e = o["environment"];
+  if (!e.is_object()) throw Error(kExitUsage, "option `environment` must be an object of variable names to strings");
+  std::vector<std::string> entries;
+  for (const auto& [name, value] : e.items()) {
+    if (!value.is_string())
+      throw Error(kExitUsage, "option `environment`: the value of `" + printable(name) + "` must be a string");
+    const EnvVarInfo* v = find_env_var(name);
+    if (v && (v->readers & kEnvSeams)) entries.push_back(name + "=" + value.get<std::string>());
+  }
+  return Environment::from_strings(entries);
+}
+
+/// The seams of a library user: from its options only (the "environment" option read as the
+/// command reads its own environment, then the named options), with the data files found next
+/// to the library (build tree) or in the install tree around it (lib/, lib/<multiarch>/).
 Seams library_seams(const Json& o) {
   std::string lib = library_dir();
-  Seams s = seams_from_environment(Environment(), lib);
-  s.cache_dir.clear();
+  Environment env = environment_option(o);
+  Seams s = seams_from_environment(env, lib);
   s.hosts_dirs.push_back(lib + "/../../share/gpumap/hosts");
-  s.sim_lib_dirs = {lib + "/sim", lib + "/gpumap/sim", lib + "/../lib/gpumap/sim"};
+  if (!env.get(env_var("GPUMAP_SIM_LIBDIR")).value_or("").size())
+    s.sim_lib_dirs = {lib + "/sim", lib + "/gpumap/sim", lib + "/../lib/gpumap/sim"};
   for (const std::string& p : {lib + "/gpumap-probe", lib + "/gpumap/gpumap-probe", lib + "/../libexec/gpumap/gpumap-probe"})
     if (executable(p)) {
       s.probe_command = {p};
       break;
     }
   if (std::string v = string_option(o, "simulate"); !v.empty()) s.simulate = v;
-  s.lock_dir = string_option(o, "lock_dir");
-  s.cache_dir = string_option(o, "cache_dir");
+  if (o.contains("lock_dir")) s.lock_dir = string_option(o, "lock_dir");
+  if (o.contains("cache_dir")) s.cache_dir = string_option(o, "cache_dir");
   if (std::string v = string_option(o, "hosts_dir"); !v.empty()) s.hosts_dirs.insert(s.hosts_dirs.begin(), v);
   if (std::string v = string_option(o, "sim_lib_dir"); !v.empty()) s.sim_lib_dirs = {v};
   if (std::string v = string_option(o, "probe"); !v.empty()) s.probe_command = {v};
@@ -209,8 +238,7 @@ Seams library_seams(const Json& o) {
     const Json& t = o["driver_timeout"];
     if (!t.is_string() && !t.is_number())
       throw Error(kExitUsage, "option `driver_timeout` must be a number of seconds (or a string holding one)");
-    s.driver_timeout_s = parse_driver_timeout(t.is_string() ? t.get<std::string>() : t.dump(),
-                                             "option driver_timeout (the Python package: GPUMAP_DRIVER_TIMEOUT) ");
+    s.driver_timeout_s = parse_driver_timeout(t.is_string() ? t.get<std::string>() : t.dump(), "option driver_timeout ");
   }
   return s;
 }
@@ -263,12 +291,31 @@ int gpumap_api_version(void) { return GPUMAP_API_VERSION; }
 
 const char* gpumap_version(void) { return GPUMAP_VERSION; }
 
+const char* gpumap_environment_variables(void) {
+  static const std::string text = []() noexcept -> std::string {
+    try {
+      Json a = Json::array();
+    for (const EnvVarInfo& v : kEnvVars) {
+      Json readers = Json::array();
+      for (EnvReader r : kEnvReaders)
+        if (v.readers & r) readers.push_back(env_reader_name(r));
+      a.push_back({{"name", v.name}, {"meaning", v.meaning}, {"read_by", readers}});
+    }
+    return a.dump();
+    } catch (...) {  // out of memory: an empty list, never an exception out of the library
+      return "[]";
+    }
+  }();
+  return text.c_str();
+}
+
 int gpumap_open(const char* options_json, gpumap_session** out) {
   if (out) *out = nullptr;
   return guarded([&] {
     if (!out) throw Error(kExitUsage, "gpumap_open: the session pointer is NULL");
     Json o = parse_object(options_json, "gpumap_open options",
-                          {"simulate", "lock_dir", "cache_dir", "hosts_dir", "sim_lib_dir", "probe", "driver_timeout"});
+                          {"simulate", "lock_dir", "cache_dir", "hosts_dir", "sim_lib_dir", "probe", "driver_timeout",
+                           "environment"});
     auto h = std::make_unique<gpumap_session>();
     h->seams = library_seams(o);
     h->driver = select_checked_driver(h->seams);

@@ -1,6 +1,7 @@
 // gpumap __describe: the command table as data (JSON), or what is generated from it: the man
-// page and the bash/zsh completion scripts (the build writes these with it), and the bundled
+// page and the bash/zsh/fish completion scripts (the build writes these with it), and the bundled
 // host names (the completion scripts ask for them).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,7 +9,9 @@
 
 #include "cli/command.h"
 #include "cli/version.h"
+#include "model/env_vars.h"
 #include "model/error.h"
+#include "model/exit_codes.h"
 #include "output/manual.h"
 
 namespace gpumap {
@@ -40,10 +43,11 @@ int run(const Args& args, Context& ctx) {
   else if (format == "man") out << man_page(r);
   else if (format == "bash") out << bash_completion(r);
   else if (format == "zsh") out << zsh_completion(r);
+  else if (format == "fish") out << fish_completion(r);
   else if (format == "hosts")
     for (const std::string& h : bundled_hosts(ctx.session().seams())) out << h << "\n";
   else
-    throw Error(kExitUsage, "__describe: --format `" + format + "` is not one of json, man, bash, zsh, hosts");
+    throw Error(kExitUsage, "__describe: --format `" + format + "` is not one of json, man, bash, zsh, fish, hosts");
   std::optional<std::string> path = args.value("--output");
   if (!path) {
     std::cout << out.str();
@@ -64,19 +68,27 @@ int run(const Args& args, Context& ctx) {
 }  // namespace
 
 std::vector<ExitCodeDoc> exit_code_docs() {
-  return {
-      {kExitOk, "ok", "success (map also exits 0 when it reports that CUDA would fail: the report succeeded)"},
-      {kExitError, "driver/OS error", "a driver call or the OS failed at run time"},
-      {kExitUsage, "usage", "usage: unknown option or command, bad value, bad or unknown host file, bad GPU argument"},
-      {kExitNoDriver, "no driver",
-       "no driver: libnvidia-ml.so.1 or libcuda.so.1 cannot be loaded, a required symbol is missing, or nvmlInit failed"},
-      {kExitMismatch, "verify mismatch or snapshot differs",
-       "verify: the visible GPUs differ from --expect; map --check: prediction and driver disagree; "
-       "snapshot diff, verify --snapshot: the host differs from the snapshot"},
-      {kExitCudaWouldFail, "CUDA would fail", "verify: cuInit would fail in this environment"},
-      {kExitUnavailable, "not enough GPUs", "pick, run, bind: not enough GPUs qualify (or --wait ran out)"},
-      {kExitFindings, "doctor found errors", "doctor: at least one finding of severity error"},
-  };
+  std::vector<ExitCodeDoc> out;
+  for (const ExitCodeInfo& e : kExitCodes) {
+    ExitCodeDoc d{e.code, e.brief, e.meaning};
+    for (const Command& c : commands())
+      if (!c.hidden && std::find(c.exit_codes.begin(), c.exit_codes.end(), e.code) != c.exit_codes.end())
+        d.commands.push_back(c.name);
+    out.push_back(d);
+  }
+  return out;
+}
+
+/// The table of variables (model/env_vars.h) for the man page, __describe and the completion.
+static std::vector<EnvVarDoc> environment_docs() {
+  std::vector<EnvVarDoc> out;
+  for (const EnvVarInfo& v : kEnvVars) {
+    EnvVarDoc d{v.name, v.meaning, {}};
+    for (EnvReader r : kEnvReaders)
+      if (v.readers & r) d.read_by.push_back(env_reader_name(r));
+    out.push_back(d);
+  }
+  return out;
 }
 
 CliReference cli_reference() {
@@ -90,24 +102,17 @@ CliReference cli_reference() {
   r.common_options = option_docs(common_options());
   for (const Command& c : commands()) {
     if (c.hidden) continue;
-    r.commands.push_back({c.name, c.summary, c.usage, c.description, option_docs(c.options), c.positionals, c.runs_command});
+    r.commands.push_back({c.name, c.summary, c.usage, c.description, option_docs(c.options), c.positionals, c.runs_command,
+                          c.subcommands});
   }
   r.exit_codes = exit_code_docs();
-  r.environment = {
-      {"CUDA_VISIBLE_DEVICES", "the GPUs CUDA may use, and their order; what gpumap reads and explains"},
-      {"CUDA_DEVICE_ORDER", "FASTEST_FIRST (CUDA's default) or PCI_BUS_ID (nvidia-smi's order)"},
-      {"NVIDIA_VISIBLE_DEVICES", "the container runtime's GPU selection"},
-      {"LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, ...",
-       "launcher variables that explain, doctor and bind read"},
-      {"GPUMAP_SIMULATE", "like --simulate"},
-      {"GPUMAP_CACHE_DIR", "the folder of the per-boot cache of the driver's device order"},
-      {"GPUMAP_LOCK_DIR", "the lease folder of run (default /tmp/gpumap-leases)"},
-      {"GPUMAP_HOSTS_DIR", "where bundled host names are looked up first"},
-      {"GPUMAP_SIM_LIBDIR", "the folder of the simulated driver libraries"},
-      {"GPUMAP_IN_CONTAINER", "1 or 0 forces container detection (tests)"},
-      {"GPUMAP_PROC_ROOT, GPUMAP_NVML_PID_NS", "test seams for ps"},
-      {"GPUMAP_TRACE", "1: print the time of each NVML call to stderr"},
-      {"GPUMAP_FAKE_HOST", "given by gpumap to its CUDA probe child for the simulated libcuda; not for users"},
+  r.environment = environment_docs();
+  r.environment_groups = {
+      {env_reader_name(kEnvReasoned), "The environment gpumap reasons about"},
+      {env_reader_name(kEnvSeams), "gpumap's own settings"},
+      {env_reader_name(kEnvTerminal), "Text output"},
+      {env_reader_name(kEnvCommand), "Defaults of commands"},
+      {env_reader_name(kEnvProbeChild), "Given to the CUDA probe child"},
   };
   r.files = {
       {"PREFIX/" GPUMAP_INSTALL_HOSTS_DIR "/*.json",
@@ -124,10 +129,10 @@ CliReference cli_reference() {
 Command describe_command() {
   return {"__describe",
           "internal: the command table as JSON, man page, or completion script",
-          "gpumap __describe [--format json|man|bash|zsh|hosts] [--output FILE]",
+          "gpumap __describe [--format json|man|bash|zsh|fish|hosts] [--output FILE]",
           "Internal.  The build generates the man page and the shell completion from this output; the\n"
           "completion scripts ask it for the bundled host names.",
-          {{"--format", true, false, "json|man|bash|zsh|hosts", "what to print (default json)"},
+          {{"--format", true, false, "json|man|bash|zsh|fish|hosts", "what to print (default json)"},
            {"--output", true, false, "FILE", "write it to FILE instead of standard output"}},
           false,
           run,

@@ -87,7 +87,7 @@ int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
 }
 
 Command snapshot_command() {
-  return {"snapshot", "record the GPU numbering; later say what changed and what it breaks",
+  Command c{"snapshot", "record the GPU numbering; later say what changed and what it breaks",
           "gpumap snapshot save [FILE] | gpumap snapshot diff [FILE]   [--json] [--simulate HOST]",
           "save: records this host's mapping (per GPU the nvidia-smi index, /dev/nvidiaN minor, UUID, PCI bus\n"
           "id, name, MIG devices; CUDA's base order under FASTEST_FIRST and PCI_BUS_ID; driver and CUDA\n"
@@ -99,6 +99,8 @@ Command snapshot_command() {
           "it differs; 2 when FILE is missing, damaged or from a newer gpumap; 1 when it cannot be written.\n"
           "Format and health-check examples: docs/snapshot.md.",
           {}, true, run};
+  c.subcommands = {"save", "diff"};
+  return c;
 }
 
 }  // namespace gpumap

@@ -38,6 +38,11 @@ struct Command {
   int (*run)(const Args& args, Context& ctx);
   bool hidden = false;
   bool runs_command = false;  // takes CMD [ARGS...] after `--` (run, bind)
+  /// The exit codes it may end with besides 0 and those of any command (1, 2, 3): the man
+  /// page's EXIT STATUS names the commands of each code from these (set in commands.cc).
+  std::vector<int> exit_codes = {};
+  /// The words its first argument may be (snapshot: save, diff); the completion offers them.
+  std::vector<std::string> subcommands = {};
 };
 
 const std::vector<Command>& commands();

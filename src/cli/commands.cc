@@ -1,22 +1,33 @@
 #include "cli/command.h"
 
+#include "model/error.h"
+
 namespace gpumap {
+namespace {
+
+/// `c` with the exit codes it may end with besides those of every command.
+Command exiting(Command c, std::vector<int> codes) {
+  c.exit_codes = std::move(codes);
+  return c;
+}
+
+}  // namespace
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      map_command(),
+      exiting(map_command(), {kExitMismatch}),
       list_command(),
       probe_command(),
       ps_command(),
       explain_command(),
       which_command(),
-      verify_command(),
-      doctor_command(),
-      pick_command(),
-      run_command(),
-      bind_command(),
-      snapshot_command(),
-      job_command(),
+      exiting(verify_command(), {kExitMismatch, kExitCudaWouldFail}),
+      exiting(doctor_command(), {kExitFindings}),
+      exiting(pick_command(), {kExitUnavailable}),
+      exiting(run_command(), {kExitUnavailable}),
+      exiting(bind_command(), {kExitUnavailable}),
+      exiting(snapshot_command(), {kExitMismatch}),
+      exiting(job_command(), {kExitFindings}),
       metrics_command(),
       serve_command(),
       job_map_command(),

@@ -134,7 +134,9 @@ int print_version(const std::vector<std::string>& args) {
 void print_command_help(const Command& c) {
   std::vector<OptionSpec> opts = c.options;
   for (const OptionSpec& o : common_options()) opts.push_back(o);
-  std::string s = std::string("usage: ") + c.usage + "\n\n" + c.description + "\n\noptions:\n" + format_options(opts);
+  std::string usage = wrap_synopsis(c.usage, 80 - 7);  // within 80 columns after "usage: "
+  for (size_t nl = usage.find('\n'); nl != std::string::npos; nl = usage.find('\n', nl + 1)) usage.insert(nl + 1, 7, ' ');
+  std::string s = "usage: " + usage + "\n\n" + c.description + "\n\noptions:\n" + format_options(opts);
   std::fputs(s.c_str(), stdout);
 }
 
@@ -169,8 +171,8 @@ int main(int argc, char** argv) {
       else print_command_help(*cmd);
       return kExitOk;
     }
-    set_term_style(term_style_from_env(parsed.has("--wide")));
     Environment env = Environment::current();
+    set_term_style(term_style_from_env(env, parsed.has("--wide")));
     Seams seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
     std::cout.flush();

@@ -1,5 +1,7 @@
 #include "env/environment.h"
 
+#include "model/env_vars.h"
+
 extern char** environ;
 
 namespace gpumap {
@@ -55,12 +57,12 @@ void Environment::unset(const std::string& name) {
 }
 
 const std::vector<std::string>& relevant_variables() {
-  static const std::vector<std::string> names = {
-      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
-      "CUDA_MPS_PIPE_DIRECTORY", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "GPU_DEVICE_ORDINAL",
-      "SLURM_LOCALID", "SLURM_GPUS_ON_NODE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE",
-      "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK", "GPUMAP_BOUND",
-      "GPUMAP_BOUND_OWN"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const EnvVarInfo& v : kEnvVars)
+      if (v.reported) out.push_back(v.name);
+    return out;
+  }();
   return names;
 }
 

@@ -1,5 +1,6 @@
 #include "env/launcher.h"
 
+#include "model/env_vars.h"
 #include "model/text.h"
 
 namespace gpumap {
@@ -48,8 +49,8 @@ LauncherEnv parse_launcher_env(const Environment& env) {
   LauncherEnv out;
   // Innermost launcher first: torchrun inside srun, or mpirun inside an sbatch script (whose
   // SLURM_LOCALID=0 every rank inherits), leave the outer launcher's variable behind unchanged.
-  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
-                           "SLURM_LOCALID"}) {
+  for (const char* name : {env_var("LOCAL_RANK"), env_var("OMPI_COMM_WORLD_LOCAL_RANK"), env_var("MV2_COMM_WORLD_LOCAL_RANK"),
+                           env_var("PMI_LOCAL_RANK"), env_var("SLURM_LOCALID")}) {
     auto v = env.get(name);
     if (!v) continue;
     LocalRank r;
@@ -59,16 +60,16 @@ LauncherEnv parse_launcher_env(const Environment& env) {
     else r.error = std::string(name) + "=`" + *v + "` is not a non-negative integer";
     out.local_ranks.push_back(r);
   }
-  out.local_world_size = get_u32(env, "LOCAL_WORLD_SIZE");
-  if (auto v = env.get("SLURM_STEP_GPUS")) out.slurm_step_gpus = parse_int_list(*v);
-  if (auto v = env.get("SLURM_JOB_GPUS")) out.slurm_job_gpus = parse_int_list(*v);
-  out.gpu_device_ordinal = env.get("GPU_DEVICE_ORDINAL");
-  out.slurm_gpus_on_node = get_u32(env, "SLURM_GPUS_ON_NODE");
-  out.in_slurm_step = env.get("SLURM_STEP_ID").has_value() || env.get("SLURM_JOB_ID").has_value();
-  auto mark = env.get("GPUMAP_BOUND");
-  out.bound = mark && env.get("CUDA_VISIBLE_DEVICES") == mark;
+  out.local_world_size = get_u32(env, env_var("LOCAL_WORLD_SIZE"));
+  if (auto v = env.get(env_var("SLURM_STEP_GPUS"))) out.slurm_step_gpus = parse_int_list(*v);
+  if (auto v = env.get(env_var("SLURM_JOB_GPUS"))) out.slurm_job_gpus = parse_int_list(*v);
+  out.gpu_device_ordinal = env.get(env_var("GPU_DEVICE_ORDINAL"));
+  out.slurm_gpus_on_node = get_u32(env, env_var("SLURM_GPUS_ON_NODE"));
+  out.in_slurm_step = env.get(env_var("SLURM_STEP_ID")).has_value() || env.get(env_var("SLURM_JOB_ID")).has_value();
+  auto mark = env.get(env_var("GPUMAP_BOUND"));
+  out.bound = mark && env.get(env_var("CUDA_VISIBLE_DEVICES")) == mark;
   if (out.bound) {
-    auto own = get_u32(env, "GPUMAP_BOUND_OWN");
+    auto own = get_u32(env, env_var("GPUMAP_BOUND_OWN"));
     if (own && *own > 0) out.bound_own = own;
   }
   return out;

@@ -66,6 +66,28 @@ std::vector<std::string> option_words(const std::vector<OptionDoc>& opts) {
   return out;
 }
 
+// The variables gpumap reasons about (read by "environment"): what --env and --unset complete.
+std::vector<std::string> known_env_names(const CliReference& r) {
+  std::vector<std::string> out;
+  for (const EnvVarDoc& v : r.environment)
+    if (std::find(v.read_by.begin(), v.read_by.end(), "environment") != v.read_by.end()) out.push_back(v.name);
+  return out;
+}
+
+const CommandDoc* default_command(const CliReference& r) {
+  for (const CommandDoc& c : r.commands)
+    if (c.name == r.default_command) return &c;
+  return nullptr;
+}
+
+// What completes before any command: the default command's options and the top options.
+std::vector<OptionDoc> first_options(const CliReference& r) {
+  const CommandDoc* def = default_command(r);
+  std::vector<OptionDoc> out = def ? all_options(r, *def) : r.common_options;
+  out.insert(out.end(), r.top_options.begin(), r.top_options.end());
+  return out;
+}
+
 // ---- roff ----
 
 std::string roff_line(const std::string& line) {
@@ -121,7 +143,7 @@ std::string sh_single_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string bash_value_action(const OptionDoc& o) {
+std::string bash_value_action(const CliReference& r, const OptionDoc& o) {
   switch (value_kind(o)) {
     case ValueKind::kHost:
       return "COMPREPLY=($(compgen -W \"$(_gpumap_hosts)\" -- \"$cur\") $(compgen -f -X '!*.json' -- \"$cur\") "
@@ -132,10 +154,12 @@ std::string bash_value_action(const OptionDoc& o) {
       return "COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null";
     case ValueKind::kDir:
       return "COMPREPLY=($(compgen -d -- \"$cur\")); compopt -o filenames 2>/dev/null";
-    case ValueKind::kEnvName:
-      return "COMPREPLY=($(compgen -e -- \"$cur\"))";
+    case ValueKind::kEnvName:  // the variables gpumap knows, and the shell's exported ones
+      return "COMPREPLY=($(compgen -W " + sh_single_quote(join(known_env_names(r), " ")) +
+             " -e -- \"$cur\" | LC_ALL=C sort -u))";
     case ValueKind::kEnvAssign:
-      return "COMPREPLY=($(compgen -e -S = -- \"$cur\")); compopt -o nospace 2>/dev/null";
+      return "COMPREPLY=($(compgen -W " + sh_single_quote(join(known_env_names(r), " ")) +
+             " -e -S = -- \"$cur\" | LC_ALL=C sort -u)); compopt -o nospace 2>/dev/null";
     case ValueKind::kNone:
       break;
   }
@@ -143,11 +167,17 @@ std::string bash_value_action(const OptionDoc& o) {
 }
 
 // The `case $cmd in ... esac` arm of one command: values of its options, then its option words.
-std::string bash_command_arm(const CliReference& r, const std::string& pattern, const std::vector<OptionDoc>& opts) {
+std::string bash_command_arm(const CliReference& r, const std::string& pattern, const std::vector<OptionDoc>& opts,
+                             const std::vector<std::string>& subcommands = {}) {
   std::string s = "    " + pattern + ")\n      case $prev in\n";
   for (const OptionDoc& o : opts)
-    if (o.takes_value) s += "        " + o.name + ") " + bash_value_action(o) + "; return 0 ;;\n";
-  s += "      esac\n      opts=" + sh_single_quote(join(option_words(opts), " ")) + " ;;\n";
+    if (o.takes_value) s += "        " + o.name + ") " + bash_value_action(r, o) + "; return 0 ;;\n";
+  s += "      esac\n";
+  if (!subcommands.empty())
+    s += "      if (( COMP_CWORD == first )) && [[ $cur != -* ]]; then\n"
+         "        COMPREPLY=($(compgen -W " + sh_single_quote(join(subcommands, " ")) + " -- \"$cur\")); return 0\n"
+         "      fi\n";
+  s += "      opts=" + sh_single_quote(join(option_words(opts), " ")) + " ;;\n";
   return s;
 }
 
@@ -166,8 +196,8 @@ std::string zsh_value_action(const OptionDoc& o) {
     case ValueKind::kChoices: return "(" + join(choices(o.value_name), " ") + ")";
     case ValueKind::kFile: return "_files";
     case ValueKind::kDir: return "_files -/";
-    case ValueKind::kEnvName: return "_parameters -g \"*export*\"";
-    case ValueKind::kEnvAssign: return "_parameters -g \"*export*\" -qS=";
+    case ValueKind::kEnvName: return "_gpumap_env";
+    case ValueKind::kEnvAssign: return "_gpumap_env =";
     case ValueKind::kNone: break;
   }
   return " ";  // shows the value name, offers nothing
@@ -241,11 +271,13 @@ nlohmann::ordered_json reference_json(const CliReference& r) {
                     {"description", c.description},
                     {"options", options_json(c.options)},
                     {"positionals", c.positionals},
-                    {"runs_command", c.runs_command}});
+                    {"runs_command", c.runs_command},
+                    {"subcommands", c.subcommands}});
   OJson exits = OJson::array();
-  for (const ExitCodeDoc& e : r.exit_codes) exits.push_back({{"code", e.code}, {"brief", e.brief}, {"meaning", e.meaning}});
+  for (const ExitCodeDoc& e : r.exit_codes)
+    exits.push_back({{"code", e.code}, {"brief", e.brief}, {"meaning", e.meaning}, {"commands", e.commands}});
   OJson env = OJson::array();
-  for (const auto& [name, meaning] : r.environment) env.push_back({{"name", name}, {"meaning", meaning}});
+  for (const EnvVarDoc& v : r.environment) env.push_back({{"name", v.name}, {"meaning", v.meaning}, {"read_by", v.read_by}});
   OJson files = OJson::array();
   for (const auto& [path, what] : r.files) files.push_back({{"path", path}, {"meaning", what}});
   return {{"program", r.program},
@@ -269,6 +301,7 @@ std::string man_page(const CliReference& r) {
   std::string s = ".\\\" Generated from " + r.program + "'s command table by `" + r.program +
                   " __describe --format man`; do not edit.\n";
   s += ".TH " + upper + " 1 \"" + r.commit_date + "\" \"" + r.program + " " + r.version + "\" \"User Commands\"\n";
+  s += ".nh\n";  // no hyphenation: option and variable names stay whole, so they paste
   s += ".SH NAME\n" + r.program + " \\- " + roff_line(r.summary) + "\n";
   s += ".SH SYNOPSIS\n.B " + r.program + "\n[\\fICOMMAND\\fR] [\\fIOPTIONS\\fR]\n";
   for (const OptionDoc& o : r.top_options) s += ".br\n.B " + r.program + "\n" + roff_option_tag(o) + "\n";
@@ -280,15 +313,23 @@ std::string man_page(const CliReference& r) {
     s += ".TP " + std::to_string(width + 2) + "\n.B " + c.name + "\n" + roff_line(c.summary) + "\n";
   s += ".SH COMMANDS\n";
   for (const CommandDoc& c : r.commands) {
-    s += ".SS " + c.name + "\n.nf\n" + roff_text(c.usage) + ".fi\n.PP\n" + roff_text(c.description);
+    // Unfilled, so wrapped here: man indents a subsection's text by 7 columns of 80.
+    s += ".SS " + c.name + "\n.nf\n" + roff_text(wrap_synopsis(c.usage, 72)) + ".fi\n.PP\n" + roff_text(c.description);
     if (!c.options.empty()) s += ".PP\nOptions:\n" + roff_options(c.options);
   }
   s += ".SH COMMON OPTIONS\nEvery command takes these:\n" + roff_options(r.common_options);
   s += ".PP\nWithout a command:\n" + roff_options(r.top_options);
   s += ".SH EXIT STATUS\n";
-  for (const ExitCodeDoc& e : r.exit_codes) s += ".TP\n.B " + std::to_string(e.code) + "\n" + roff_line(e.meaning) + "\n";
+  for (const ExitCodeDoc& e : r.exit_codes)
+    s += ".TP\n.B " + std::to_string(e.code) + "\n" + roff_line(e.meaning) +
+         (e.commands.empty() ? "" : " (" + roff_line(join(e.commands, ", ")) + ")") + "\n";
   s += ".SH ENVIRONMENT\n";
-  for (const auto& [name, meaning] : r.environment) s += ".TP\n.B " + roff_escape(name) + "\n" + roff_line(meaning) + "\n";
+  for (const auto& [reader, heading] : r.environment_groups) {
+    s += ".SS " + roff_line(heading) + "\n";
+    for (const EnvVarDoc& v : r.environment)
+      if (!v.read_by.empty() && v.read_by[0] == reader)
+        s += ".TP\n.B " + roff_escape(v.name) + "\n" + roff_line(v.meaning) + "\n";
+  }
   if (!r.files.empty()) {
     s += ".SH FILES\n";
     for (const auto& [path, what] : r.files) s += ".TP\n.I " + roff_escape(path) + "\n" + roff_line(what) + "\n";
@@ -308,11 +349,7 @@ std::string man_page(const CliReference& r) {
 std::string bash_completion(const CliReference& r) {
   std::vector<std::string> command_names;
   for (const CommandDoc& c : r.commands) command_names.push_back(c.name);
-  const CommandDoc* def = nullptr;
-  for (const CommandDoc& c : r.commands)
-    if (c.name == r.default_command) def = &c;
-  std::vector<OptionDoc> first_opts = def ? all_options(r, *def) : r.common_options;
-  first_opts.insert(first_opts.end(), r.top_options.begin(), r.top_options.end());
+  std::vector<OptionDoc> first_opts = first_options(r);
 
   std::string s = "# bash completion for " + r.program + " " + r.version + ": generated from its command table by `" +
                   r.program + " __describe --format bash`; do not edit.\n\n";
@@ -346,7 +383,7 @@ std::string bash_completion(const CliReference& r) {
        "  (( COMP_CWORD == 1 )) && cmd=__first\n"
        "  case $cmd in\n";
   s += bash_command_arm(r, "__first", first_opts);
-  for (const CommandDoc& c : r.commands) s += bash_command_arm(r, c.name, all_options(r, c));
+  for (const CommandDoc& c : r.commands) s += bash_command_arm(r, c.name, all_options(r, c), c.subcommands);
   s += "    help)\n"
        "      (( COMP_CWORD == 2 )) && COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ")) +
        " -- \"$cur\"))\n"
@@ -361,11 +398,7 @@ std::string bash_completion(const CliReference& r) {
 }
 
 std::string zsh_completion(const CliReference& r) {
-  const CommandDoc* def = nullptr;
-  for (const CommandDoc& c : r.commands)
-    if (c.name == r.default_command) def = &c;
-  std::vector<OptionDoc> first_opts = def ? all_options(r, *def) : r.common_options;
-  first_opts.insert(first_opts.end(), r.top_options.begin(), r.top_options.end());
+  std::vector<OptionDoc> first_opts = first_options(r);
 
   std::string s = "#compdef " + r.program + "\n# zsh completion for " + r.program + " " + r.version +
                   ": generated from its command table by `" + r.program + " __describe --format zsh`; do not edit.\n\n";
@@ -374,6 +407,16 @@ std::string zsh_completion(const CliReference& r) {
        "  local -a hosts\n"
        "  hosts=(${(f)\"$($_gpumap_exe __describe --format hosts 2>/dev/null)\"})\n"
        "  _alternative 'hosts:bundled host:compadd -a hosts' 'files:host file:_files -g \"*.json\"'\n"
+       "}\n\n"
+       "# --env NAME=VALUE (\"_gpumap_env =\") and --unset NAME: the variables gpumap knows, then exported ones.\n"
+       "_gpumap_env() {\n"
+       "  local -a known suffix\n"
+       "  known=(" + join(known_env_names(r), " ") + ")\n"
+       "  [[ -n $1 ]] && suffix=(-qS \"$1\")\n"
+       "  local ret=1\n"
+       "  _wanted gpumap-variables expl 'variable gpumap knows' compadd \"${suffix[@]}\" -a known && ret=0\n"
+       "  _parameters -g '*export*' \"${suffix[@]}\" && ret=0\n"
+       "  return ret\n"
        "}\n\n";
   s += "_gpumap() {\n"
        "  local _gpumap_exe=${~words[1]}\n"
@@ -400,6 +443,7 @@ std::string zsh_completion(const CliReference& r) {
   for (const CommandDoc& c : r.commands) {
     std::string extra;
     if (c.runs_command) extra = "'--[the command to run follows]'";
+    else if (!c.subcommands.empty()) extra = "'1:subcommand:(" + join(c.subcommands, " ") + ")' '*:argument:_files'";
     else if (c.positionals) extra = "'*:argument: '";
     s += "    " + c.name + ")\n" + zsh_arguments(all_options(r, c), extra) + "      ;;\n";
   }
@@ -409,6 +453,174 @@ std::string zsh_completion(const CliReference& r) {
        "  esac\n"
        "}\n\n"
        "_gpumap \"$@\"\n";
+  return s;
+}
+
+std::string wrap_synopsis(const std::string& usage, size_t width) {
+  std::string out;
+  size_t start = 0;
+  while (start <= usage.size()) {  // each line of a multi-line usage on its own
+    size_t nl = usage.find('\n', start);
+    std::string text = usage.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    std::vector<std::string> words;  // split at spaces outside [...] and (...)
+    std::string word;
+    int depth = 0;
+    for (char c : text) {
+      if (c == ' ' && depth == 0) {
+        if (!word.empty()) words.push_back(word), word.clear();
+        continue;
+      }
+      if (c == '[' || c == '(') ++depth;
+      if ((c == ']' || c == ')') && depth > 0) --depth;
+      word += c;
+    }
+    if (!word.empty()) words.push_back(word);
+    size_t indent = words.size() > 1 ? std::min<size_t>(words[0].size() + words[1].size() + 2, 16) : 4;
+    // A bracket group wider than a line is split at its own spaces.
+    for (size_t i = 0; i < words.size(); ++i) {
+      size_t sp = words[i].find(' ');
+      if (words[i].size() + indent <= width || sp == std::string::npos) continue;
+      std::string rest = words[i].substr(sp + 1);
+      words[i].resize(sp);
+      words.insert(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, rest);
+    }
+    std::string line;
+    bool fresh = true;  // nothing but the indent on `line` yet
+    for (const std::string& w : words) {
+      if (!fresh && line.size() + 1 + w.size() > width) {
+        out += line + "\n";
+        line = std::string(indent, ' ');
+        fresh = true;
+      }
+      line += (fresh ? "" : " ") + w;
+      fresh = false;
+    }
+    out += line;
+    if (nl == std::string::npos) break;
+    out += "\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// A fish single-quoted word: backslash and quote escaped.
+std::string fish_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\\' || c == '\'') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// `complete` arguments for the value of an option: what fish offers after it.
+std::string fish_value_args(const OptionDoc& o) {
+  switch (value_kind(o)) {
+    case ValueKind::kHost: return " -r -F -a '(__gpumap_hosts)'";
+    case ValueKind::kChoices: return " -x -a " + fish_quote(join(choices(o.value_name), " "));
+    case ValueKind::kFile: return " -r -F";
+    case ValueKind::kDir: return " -x -a '(__fish_complete_directories (commandline -ct))'";
+    case ValueKind::kEnvName: return " -x -a '(__gpumap_env)'";
+    case ValueKind::kEnvAssign: return " -x -a '(__gpumap_env =)'";
+    case ValueKind::kNone: break;
+  }
+  return o.takes_value ? " -x" : "";
+}
+
+std::string fish_options(const std::string& condition, const std::vector<OptionDoc>& opts) {
+  std::string s;
+  for (const OptionDoc& o : opts) {
+    std::string flags;
+    for (const std::string& a : o.aliases)
+      if (a.size() == 2 && a[0] == '-') flags += " -s " + a.substr(1);
+    flags += " -l " + o.name.substr(2);
+    s += "complete -c gpumap -n " + fish_quote(condition) + flags + fish_value_args(o) + " -d " + fish_quote(o.help) + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string fish_completion(const CliReference& r) {
+  std::string p = r.program;
+  std::string s = "# fish completion for " + p + " " + r.version + ": generated from its command table by `" + p +
+                  " __describe --format fish`; do not edit.\n\n";
+  s += "# The command being completed: the first argument, or " + r.default_command +
+       " when that is an option; nothing before it.\n"
+       "function __gpumap_command\n"
+       "    set -l w (commandline -opc)\n"
+       "    set -q w[2]; or return\n"
+       "    if string match -q -- '-*' $w[2]\n"
+       "        echo " + r.default_command + "\n"
+       "    else\n"
+       "        echo $w[2]\n"
+       "    end\n"
+       "end\n\n"
+       "# After `--` comes the command to run (run, bind).\n"
+       "function __gpumap_after_dd\n"
+       "    contains -- -- (commandline -opc)\n"
+       "end\n\n"
+       "function __gpumap_using\n"
+       "    __gpumap_after_dd; and return 1\n"
+       "    set -l c (__gpumap_command)\n"
+       "    test \"$c\" = \"$argv[1]\"\n"
+       "end\n\n"
+       "# The first word after gpumap.\n"
+       "function __gpumap_first\n"
+       "    test (count (commandline -opc)) -eq 1\n"
+       "end\n\n"
+       "# The word right after command $argv[1] (its subcommand).\n"
+       "function __gpumap_second\n"
+       "    set -l w (commandline -opc)\n"
+       "    test (count $w) -eq 2; and test \"$w[2]\" = \"$argv[1]\"\n"
+       "end\n\n"
+       "# The bundled simulated hosts, asked from the gpumap being completed.\n"
+       "function __gpumap_hosts\n"
+       "    set -l w (commandline -opc)\n"
+       "    set -l exe (string replace -r '^~' -- $HOME $w[1])\n"
+       "    $exe __describe --format hosts 2>/dev/null\n"
+       "end\n\n"
+       "# --env NAME=VALUE (`__gpumap_env =`) and --unset NAME: the variables gpumap knows, then exported ones.\n"
+       "function __gpumap_env\n"
+       "    set -l suffix ''\n"
+       "    set -q argv[1]; and set suffix $argv[1]\n"
+       "    set -l known " + join(known_env_names(r), " ") + "\n"
+       "    for v in $known\n"
+       "        printf '%s%s\\t%s\\n' $v $suffix 'gpumap knows it'\n"
+       "    end\n"
+       "    for v in (set -xn)\n"
+       "        contains -- $v $known; or printf '%s%s\\t%s\\n' $v $suffix exported\n"
+       "    end\n"
+       "end\n\n"
+       "function __gpumap_complete_command\n"
+       "    set -l rest\n"
+       "    set -l seen 0\n"
+       "    for t in (commandline -opc)\n"
+       "        if test $seen = 1\n"
+       "            set -a rest $t\n"
+       "        else if test \"$t\" = --\n"
+       "            set seen 1\n"
+       "        end\n"
+       "    end\n"
+       "    complete -C (string join ' ' -- (string escape -- $rest) (commandline -ct))\n"
+       "end\n\n";
+  s += "complete -c " + p + " -f\n";
+  s += "complete -c " + p + " -n __gpumap_after_dd -x -a '(__gpumap_complete_command)'\n";
+  for (const CommandDoc& c : r.commands)
+    s += "complete -c " + p + " -n __gpumap_first -a " + c.name + " -d " + fish_quote(c.summary) + "\n";
+  s += "complete -c " + p + " -n __gpumap_first -a help -d 'show the help of a command'\n";
+  s += fish_options("__gpumap_first", first_options(r));
+  for (const CommandDoc& c : r.commands) {
+    s += "\n# " + c.name + "\n";
+    for (const std::string& sub : c.subcommands)
+      s += "complete -c " + p + " -n " + fish_quote("__gpumap_second " + c.name) + " -a " + sub + "\n";
+    s += fish_options("__gpumap_using " + c.name, all_options(r, c));
+  }
+  s += "\n# help\n";
+  for (const CommandDoc& c : r.commands)
+    s += "complete -c " + p + " -n '__gpumap_second help' -a " + c.name + " -d " + fish_quote(c.summary) + "\n";
   return s;
 }
 

@@ -1,5 +1,5 @@
 // The command-line reference as data, and what is generated from it: the JSON description
-// (`gpumap __describe`), the man page, and the bash and zsh completion scripts.  The CLI
+// (`gpumap __describe`), the man page, and the bash, zsh and fish completion scripts.  The CLI
 // fills a CliReference from its command table, so none of these is a second list to drift.
 #pragma once
 #include <string>
@@ -23,12 +23,22 @@ struct CommandDoc {
   std::vector<OptionDoc> options;  // its own, besides the common options
   bool positionals = false;        // takes arguments (which GPU...)
   bool runs_command = false;       // `-- CMD [ARGS...]` (run, bind)
+  std::vector<std::string> subcommands = {};  // the first argument's words (snapshot: save, diff)
 };
 
 struct ExitCodeDoc {
   int code;
   std::string brief;    // "usage" (for --help's one line)
   std::string meaning;  // the full sentence (man page)
+  /// The commands that exit with it (from the command table); empty: any command.
+  std::vector<std::string> commands = {};
+};
+
+struct EnvVarDoc {
+  std::string name, meaning;
+  /// Who reads it ("environment": the environment reasoned about, which --env and --unset
+  /// complete; "seams", "terminal", "command", "probe child").  The first one groups it.
+  std::vector<std::string> read_by;
 };
 
 struct CliReference {
@@ -40,7 +50,9 @@ struct CliReference {
   std::vector<OptionDoc> common_options;  // every command takes these
   std::vector<CommandDoc> commands;       // the visible ones, in --help order
   std::vector<ExitCodeDoc> exit_codes;
-  std::vector<std::pair<std::string, std::string>> environment;  // variable, meaning
+  std::vector<EnvVarDoc> environment;
+  /// The man page's ENVIRONMENT subsections: a reader ("seams") and its heading.
+  std::vector<std::pair<std::string, std::string>> environment_groups;
   std::vector<std::pair<std::string, std::string>> files;        // path, what it holds
   std::vector<std::string> see_also;                             // "nvidia-smi(1)"
 };
@@ -60,6 +72,13 @@ std::string bash_completion(const CliReference& r);
 
 /// A zsh completion function file (#compdef gpumap), built on _arguments.
 std::string zsh_completion(const CliReference& r);
+
+/// A fish completion script (`complete -c gpumap ...`), for fish's vendor_completions.d.
+std::string fish_completion(const CliReference& r);
+
+/// A usage line wrapped at spaces outside brackets to `width` columns, the lines after the first
+/// indented to align after "PROGRAM COMMAND " (at most 16 columns); lines joined with '\n'.
+std::string wrap_synopsis(const std::string& usage, size_t width);
 
 /// Escapes text for roff: backslashes, hyphens of options, leading dots/quotes, non-ASCII.
 std::string roff_escape(const std::string& text);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace gpumap {
 namespace {
 
@@ -18,8 +20,9 @@ CliReference tiny() {
                  {{"--to", {}, true, true, "PLACE", "where: don't stop"}, {"--mode", {}, true, false, "fast|slow", "how"}},
                  false, false},
                 {"exec", "run CMD", "gpumap exec -- CMD", "", {}, false, true}};
-  r.exit_codes = {{0, "ok", "fine"}, {2, "usage", "bad usage"}};
-  r.environment = {{"GPUMAP_X", "an x"}};
+  r.exit_codes = {{0, "ok", "fine"}, {2, "usage", "bad usage"}, {7, "found", "found errors", {"go", "exec"}}};
+  r.environment = {{"GPUMAP_X", "an x", {"seams"}}, {"CUDA_Y", "a y", {"environment", "seams"}}};
+  r.environment_groups = {{"environment", "Reasoned about"}, {"seams", "Settings"}};
   return r;
 }
 
@@ -44,7 +47,13 @@ TEST(ManPage, SectionsEscapingAndNoRawNonAscii) {
   EXPECT_NE(m.find("\\fB\\-\\-to\\fR \\fIPLACE\\fR\nwhere: don't stop (repeatable)"), std::string::npos) << m;
   EXPECT_NE(m.find(".TP 6\n.B exec\nrun CMD\n"), std::string::npos) << "commands listed with the widest name's indent";
   EXPECT_NE(m.find("\\fB\\-h\\fR, \\fB\\-\\-help\\fR"), std::string::npos);
-  EXPECT_NE(m.find(".SH EXIT STATUS\n.TP\n.B 0\nfine\n.TP\n.B 2\nbad usage\n"), std::string::npos);
+  EXPECT_NE(m.find(".SH EXIT STATUS\n.TP\n.B 0\nfine\n.TP\n.B 2\nbad usage\n.TP\n.B 7\nfound errors (go, exec)\n"),
+            std::string::npos)
+      << "each code names the commands that use it";
+  // Each variable once, under the heading of its first reader.
+  EXPECT_NE(m.find(".SH ENVIRONMENT\n.SS Reasoned about\n.TP\n.B CUDA_Y\na y\n.SS Settings\n.TP\n.B GPUMAP_X\nan x\n"),
+            std::string::npos)
+      << m;
   for (char c : m) EXPECT_LT(static_cast<unsigned char>(c), 0x80);
 }
 
@@ -71,6 +80,33 @@ TEST(ZshCompletion, SpecsEscapeBracketsQuotesAndColons) {
   EXPECT_NE(z.find("    'go:go somewhere'\n"), std::string::npos);
 }
 
+TEST(WrapSynopsis, BreaksBetweenBracketGroupsWithAHangingIndent) {
+  EXPECT_EQ(wrap_synopsis("gpumap go [--to PLACE] [--mode fast|slow]", 80), "gpumap go [--to PLACE] [--mode fast|slow]");
+  EXPECT_EQ(wrap_synopsis("gpumap go [--to PLACE] [--mode fast|slow]", 30), "gpumap go [--to PLACE]\n          [--mode fast|slow]");
+  // A group wider than a line breaks at its own spaces; every line fits.
+  std::string w = wrap_synopsis("gpumap list [--json | --query-gpu=FIELDS [--format=csv[,noheader][,nounits]]] [--wide]", 50);
+  std::istringstream in(w);
+  for (std::string l; std::getline(in, l);) EXPECT_LE(l.size(), 50u) << w;
+  EXPECT_NE(w.find("--query-gpu=FIELDS"), std::string::npos) << w;
+  EXPECT_EQ(wrap_synopsis("gpumap a [X]\ngpumap b [Y]", 80), "gpumap a [X]\ngpumap b [Y]");  // its own lines kept
+}
+
+TEST(FishCompletion, CommandsOptionsValuesAndSubcommands) {
+  CliReference r = tiny();
+  r.commands[0].subcommands = {"up", "down"};
+  r.commands[0].options.push_back({"--env", {}, true, true, "NAME=VALUE", "set"});
+  std::string f = fish_completion(r);
+  EXPECT_NE(f.find("complete -c gpumap -n __gpumap_first -a go -d 'go somewhere'\n"), std::string::npos) << f;
+  EXPECT_NE(f.find("complete -c gpumap -n '__gpumap_using go' -l to -x -d 'where: don\\'t stop'\n"), std::string::npos) << f;
+  EXPECT_NE(f.find("-n '__gpumap_using go' -l mode -x -a 'fast slow' -d 'how'\n"), std::string::npos) << f;
+  EXPECT_NE(f.find("-n '__gpumap_using go' -s h -l help -d 'show [this] help'"), std::string::npos) << f;
+  EXPECT_NE(f.find("-l simulate -r -F -a '(__gpumap_hosts)'"), std::string::npos) << f;
+  EXPECT_NE(f.find("complete -c gpumap -n '__gpumap_second go' -a up\n"), std::string::npos) << f;
+  EXPECT_NE(f.find("-l env -x -a '(__gpumap_env =)'"), std::string::npos) << f;
+  EXPECT_NE(f.find("    set -l known CUDA_Y\n"), std::string::npos) << "--env completes the reasoned-about variables\n" << f;
+  EXPECT_NE(f.find("-n '__gpumap_first' -s V -l version"), std::string::npos) << f;
+}
+
 TEST(ReferenceJson, CarriesEverything) {
   nlohmann::ordered_json j = reference_json(tiny());
   EXPECT_EQ(j["commands"][0]["options"][0]["repeatable"], true);
@@ -78,6 +114,8 @@ TEST(ReferenceJson, CarriesEverything) {
   EXPECT_EQ(j["top_options"][0]["aliases"][0], "-V");
   EXPECT_EQ(j["exit_codes"][1]["code"], 2);
   EXPECT_EQ(j["environment"][0]["name"], "GPUMAP_X");
+  EXPECT_EQ(j["environment"][1]["read_by"][1], "seams");
+  EXPECT_EQ(j["exit_codes"][2]["commands"][1], "exec");
 }
 
 }  // namespace

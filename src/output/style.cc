@@ -5,43 +5,44 @@
 
 #include <cstdlib>
 
+#include "model/env_vars.h"
+
 namespace gpumap {
 namespace {
 
 TermStyle g_style;
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::optional<std::string>(v) : std::nullopt;
-}
+/// Whether a FORCE_COLOR / CLICOLOR_FORCE value asks for colour: set, not empty, not "0".
+bool forces(const std::optional<std::string>& v) { return v && !v->empty() && *v != "0"; }
 
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 }  // namespace
 
-TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const std::optional<std::string>& columns_env,
-                          const std::optional<std::string>& no_color_env, const std::optional<std::string>& term_env,
-                          bool wide) {
+TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const Environment& env, bool wide) {
   TermStyle st;
   st.tty = is_tty;
   st.fit = is_tty && !wide;
   st.width = 80;
   if (tty_columns && *tty_columns > 0) st.width = *tty_columns;
-  if (columns_env) {
+  if (std::optional<std::string> columns = env.get(env_var("COLUMNS"))) {
     char* end = nullptr;
-    long n = std::strtol(columns_env->c_str(), &end, 10);
-    if (!columns_env->empty() && !*end && n > 0 && n < 100000) st.width = static_cast<size_t>(n);
+    long n = std::strtol(columns->c_str(), &end, 10);
+    if (!columns->empty() && !*end && n > 0 && n < 100000) st.width = static_cast<size_t>(n);
   }
-  st.color = is_tty && !(no_color_env && !no_color_env->empty()) && term_env.value_or("") != "dumb";
+  std::optional<std::string> no_color = env.get(env_var("NO_COLOR"));
+  bool forced = forces(env.get(env_var("FORCE_COLOR"))) || forces(env.get(env_var("CLICOLOR_FORCE")));
+  bool dumb = env.get(env_var("TERM")).value_or("") == "dumb";
+  st.color = !(no_color && !no_color->empty()) && (forced || (is_tty && !dumb));
   return st;
 }
 
-TermStyle term_style_from_env(bool wide) {
+TermStyle term_style_from_env(const Environment& env, bool wide) {
   bool tty = isatty(STDOUT_FILENO) == 1;
   std::optional<size_t> cols;
   winsize ws{};
   if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) cols = ws.ws_col;
-  return make_term_style(tty, cols, env("COLUMNS"), env("NO_COLOR"), env("TERM"), wide);
+  return make_term_style(tty, cols, env, wide);
 }
 
 const TermStyle& term_style() { return g_style; }

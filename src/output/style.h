@@ -6,23 +6,27 @@
 #include <optional>
 #include <string>
 
+#include "env/environment.h"
+
 namespace gpumap {
 
 struct TermStyle {
   bool fit = false;     // shorten and wrap to `width` (a terminal without --wide)
   size_t width = 80;    // columns
-  bool color = false;   // ANSI colours for severities (a terminal, NO_COLOR unset, TERM not dumb)
+  bool color = false;   // ANSI colours for severities (a terminal, or forced; never under NO_COLOR)
   bool tty = false;     // stdout is a terminal (escape codes such as clear-screen are welcome)
 };
 
 /// The style for stdout: `is_tty`, $COLUMNS (a positive number) else the terminal's width
-/// (`tty_columns`) else 80; NO_COLOR set to anything non-empty, or TERM=dumb, turns colour off
-/// (https://no-color.org); `wide` turns fitting off.
-TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const std::optional<std::string>& columns_env,
-                          const std::optional<std::string>& no_color_env, const std::optional<std::string>& term_env,
-                          bool wide);
-/// make_term_style for this process's stdout and environment.
-TermStyle term_style_from_env(bool wide);
+/// (`tty_columns`) else 80; `wide` turns fitting off.  Colour on a terminal unless TERM=dumb;
+/// FORCE_COLOR or CLICOLOR_FORCE set to anything but "" or "0" turns it on anyway (also into a
+/// pipe: https://force-color.org, https://bixense.com/clicolors); NO_COLOR set to anything but ""
+/// turns it off whatever else is set (https://no-color.org: it "prevents the addition of ANSI
+/// color"; CMake documents the same order for CLICOLOR_FORCE).  Only the variables of the
+/// terminal group of model/env_vars.h are read from `env`.
+TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const Environment& env, bool wide);
+/// make_term_style for this process's stdout, with `env` the process's environment (main's).
+TermStyle term_style_from_env(const Environment& env, bool wide);
 
 /// The process-wide style the renderers use by default (set once by main; default: a pipe).
 const TermStyle& term_style();

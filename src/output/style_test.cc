@@ -7,23 +7,46 @@
 namespace gpumap {
 namespace {
 
+Environment env(std::vector<std::string> entries) {
+  entries.push_back("TERM=xterm");  // the first TERM wins: a test's own TERM= comes first
+  return Environment::from_strings(entries);
+}
+
 TEST(TermStyle, TerminalPipeColumnsAndNoColor) {
-  TermStyle pipe = make_term_style(false, std::nullopt, std::nullopt, std::nullopt, "xterm", false);
+  TermStyle pipe = make_term_style(false, std::nullopt, env({}), false);
   EXPECT_FALSE(pipe.fit);
   EXPECT_FALSE(pipe.color);
-  TermStyle tty = make_term_style(true, 132, std::nullopt, std::nullopt, "xterm", false);
+  TermStyle tty = make_term_style(true, 132, env({}), false);
   EXPECT_TRUE(tty.fit);
   EXPECT_TRUE(tty.color);
   EXPECT_EQ(tty.width, 132u);
-  EXPECT_EQ(make_term_style(true, 132, "100", std::nullopt, "xterm", false).width, 100u);  // COLUMNS wins
-  EXPECT_EQ(make_term_style(true, std::nullopt, "abc", std::nullopt, "xterm", false).width, 80u);
-  EXPECT_EQ(make_term_style(true, std::nullopt, "0", std::nullopt, "xterm", false).width, 80u);
-  EXPECT_FALSE(make_term_style(true, 80, std::nullopt, "1", "xterm", false).color);
-  EXPECT_TRUE(make_term_style(true, 80, std::nullopt, "", "xterm", false).color);  // empty NO_COLOR: no effect
-  EXPECT_FALSE(make_term_style(true, 80, std::nullopt, std::nullopt, "dumb", false).color);
-  TermStyle wide = make_term_style(true, 80, std::nullopt, std::nullopt, "xterm", true);
+  EXPECT_EQ(make_term_style(true, 132, env({"COLUMNS=100"}), false).width, 100u);  // COLUMNS wins
+  EXPECT_EQ(make_term_style(true, std::nullopt, env({"COLUMNS=abc"}), false).width, 80u);
+  EXPECT_EQ(make_term_style(true, std::nullopt, env({"COLUMNS=0"}), false).width, 80u);
+  EXPECT_FALSE(make_term_style(true, 80, env({"NO_COLOR=1"}), false).color);
+  EXPECT_TRUE(make_term_style(true, 80, env({"NO_COLOR="}), false).color);  // empty NO_COLOR: no effect
+  EXPECT_FALSE(make_term_style(true, 80, env({"TERM=dumb"}), false).color);
+  TermStyle wide = make_term_style(true, 80, env({}), true);
   EXPECT_FALSE(wide.fit);
   EXPECT_TRUE(wide.color);
+}
+
+TEST(TermStyle, ForceColorAndClicolorForceBesideNoColor) {
+  for (const char* force : {"FORCE_COLOR", "CLICOLOR_FORCE"}) {
+    std::string f = force;
+    TermStyle forced = make_term_style(false, std::nullopt, env({f + "=1"}), false);
+    EXPECT_TRUE(forced.color) << force << " colours a pipe";
+    EXPECT_FALSE(forced.fit) << force << " changes colour only: a pipe keeps full values";
+    EXPECT_TRUE(make_term_style(false, std::nullopt, env({f + "=true"}), false).color) << force;
+    EXPECT_TRUE(make_term_style(true, 80, env({f + "=1", "TERM=dumb"}), false).color) << force << " beats TERM=dumb";
+    EXPECT_FALSE(make_term_style(false, std::nullopt, env({f + "=0"}), false).color) << force << "=0 forces nothing";
+    EXPECT_FALSE(make_term_style(false, std::nullopt, env({f + "="}), false).color) << "empty " << force;
+    EXPECT_TRUE(make_term_style(true, 80, env({f + "=0"}), false).color) << force << "=0 leaves a terminal coloured";
+    // NO_COLOR wins over both (no-color.org; CMake's CLICOLOR_FORCE documents the same order).
+    EXPECT_FALSE(make_term_style(false, std::nullopt, env({f + "=1", "NO_COLOR=1"}), false).color) << force;
+    EXPECT_FALSE(make_term_style(true, 80, env({"NO_COLOR=1", f + "=1"}), false).color) << force;
+    EXPECT_TRUE(make_term_style(false, std::nullopt, env({f + "=1", "NO_COLOR="}), false).color) << force;
+  }
 }
 
 TEST(TermStyle, ShortFormsAndEllipsis) {

@@ -10,6 +10,7 @@
 
 #include "driver/cuda_probe.h"
 #include "fake/host_file.h"
+#include "model/env_vars.h"
 #include "model/error.h"
 #include "os/container.h"
 #include "os/host_id.h"
@@ -103,29 +104,29 @@ std::string Session::lease_dir() const { return gpumap::lease_dir(seams_.lock_di
 
 Seams seams_from_environment(const Environment& env, const std::string& install_dir,
                              const std::optional<std::string>& simulate) {
-  auto nonempty = [&](const char* name) -> std::optional<std::string> {
+  auto nonempty = [&](std::string_view name) -> std::optional<std::string> {
     std::optional<std::string> v = env.get(name);
     return v && !v->empty() ? v : std::nullopt;
   };
   Seams s;
-  s.simulate = simulate ? simulate : nonempty("GPUMAP_SIMULATE");
-  if (auto d = nonempty("GPUMAP_HOSTS_DIR")) s.hosts_dirs.push_back(*d);
+  s.simulate = simulate ? simulate : nonempty(env_var("GPUMAP_SIMULATE"));
+  if (auto d = nonempty(env_var("GPUMAP_HOSTS_DIR"))) s.hosts_dirs.push_back(*d);
   s.hosts_dirs.push_back(install_dir + "/hosts");
   s.hosts_dirs.push_back(install_dir + "/" GPUMAP_BIN_TO_HOSTS);
-  if (auto d = nonempty("GPUMAP_SIM_LIBDIR")) s.sim_lib_dirs = {*d};
+  if (auto d = nonempty(env_var("GPUMAP_SIM_LIBDIR"))) s.sim_lib_dirs = {*d};
   else s.sim_lib_dirs = {install_dir + "/sim", install_dir + "/" GPUMAP_BIN_TO_SIM};
-  s.lock_dir = env.get("GPUMAP_LOCK_DIR").value_or("");
-  if (auto d = nonempty("GPUMAP_CACHE_DIR")) s.cache_dir = *d;
-  else if (auto x = nonempty("XDG_CACHE_HOME")) s.cache_dir = *x + "/gpumap";
-  else if (auto h = nonempty("HOME")) s.cache_dir = *h + "/.cache/gpumap";
-  if (auto d = nonempty("GPUMAP_PROC_ROOT")) s.proc_root = *d;
-  if (auto d = nonempty("GPUMAP_SYSFS_ROOT")) s.sysfs_root = *d;
-  s.nvml_pid_ns = nonempty("GPUMAP_NVML_PID_NS");
-  if (auto f = env.get("GPUMAP_IN_CONTAINER")) s.in_container = *f == "1", s.in_container_forced = true;
-  else s.in_container = container_files_present() || env.get("container").has_value();
-  s.trace = env.get("GPUMAP_TRACE").has_value();
+  s.lock_dir = env.get(env_var("GPUMAP_LOCK_DIR")).value_or("");
+  if (auto d = nonempty(env_var("GPUMAP_CACHE_DIR"))) s.cache_dir = *d;
+  else if (auto x = nonempty(env_var("XDG_CACHE_HOME"))) s.cache_dir = *x + "/gpumap";
+  else if (auto h = nonempty(env_var("HOME"))) s.cache_dir = *h + "/.cache/gpumap";
+  if (auto d = nonempty(env_var("GPUMAP_PROC_ROOT"))) s.proc_root = *d;
+  if (auto d = nonempty(env_var("GPUMAP_SYSFS_ROOT"))) s.sysfs_root = *d;
+  s.nvml_pid_ns = nonempty(env_var("GPUMAP_NVML_PID_NS"));
+  if (auto f = env.get(env_var("GPUMAP_IN_CONTAINER"))) s.in_container = *f == "1", s.in_container_forced = true;
+  else s.in_container = container_files_present() || env.get(env_var("container")).has_value();
+  s.trace = env.get(env_var("GPUMAP_TRACE")).has_value();
   s.state_dir = state_dir_from(env, geteuid() == 0);
-  if (auto t = nonempty("GPUMAP_DRIVER_TIMEOUT")) s.driver_timeout_s = parse_driver_timeout(*t, "GPUMAP_DRIVER_TIMEOUT=");
+  if (auto t = nonempty(env_var("GPUMAP_DRIVER_TIMEOUT"))) s.driver_timeout_s = parse_driver_timeout(*t, "GPUMAP_DRIVER_TIMEOUT=");
   return s;
 }
 
@@ -139,14 +140,14 @@ double parse_driver_timeout(const std::string& text, const std::string& name) {
 }
 
 std::string state_dir_from(const Environment& env, bool as_root) {
-  auto nonempty = [&](const char* name) {
+  auto nonempty = [&](std::string_view name) {
     std::optional<std::string> v = env.get(name);
     return v && !v->empty() ? v : std::nullopt;
   };
-  if (auto d = nonempty("GPUMAP_STATE_DIR")) return *d;
+  if (auto d = nonempty(env_var("GPUMAP_STATE_DIR"))) return *d;
   if (as_root) return "/var/lib/gpumap";
-  if (auto x = nonempty("XDG_STATE_HOME")) return *x + "/gpumap";
-  if (auto h = nonempty("HOME")) return *h + "/.local/state/gpumap";
+  if (auto x = nonempty(env_var("XDG_STATE_HOME"))) return *x + "/gpumap";
+  if (auto h = nonempty(env_var("HOME"))) return *h + "/.local/state/gpumap";
   return "";
 }
 
