@@ -5,7 +5,8 @@
 set -euo pipefail
 # git: --version's commit; groff-base, man-db, zsh: the man page and completion tests.
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
-pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh prometheus curl)
+# iproute2 (ip netns, veth, bridge): tests/slurm/multinode_test.sh puts each slurmd in a network namespace.
+pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh prometheus curl iproute2)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev)
 missing=()

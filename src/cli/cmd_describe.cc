@@ -75,7 +75,10 @@ std::vector<ExitCodeDoc> exit_code_docs() {
        "snapshot diff, verify --snapshot: the host differs from the snapshot"},
       {kExitCudaWouldFail, "CUDA would fail", "verify: cuInit would fail in this environment"},
       {kExitUnavailable, "not enough GPUs", "pick, run, bind: not enough GPUs qualify (or --wait ran out)"},
-      {kExitFindings, "doctor found errors", "doctor: at least one finding of severity error"},
+      {kExitFindings, "doctor found errors", "doctor, job: at least one finding of severity error"},
+      {kExitPartial, "job report partial",
+       "job: a node of the job gave no report (no answer within --timeout, slurmd down, or its ps failed); the "
+       "others are shown and it is named (an error finding still exits 7)"},
   };
 }
 

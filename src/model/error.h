@@ -15,6 +15,7 @@ enum ExitCode : int {
   kExitCudaWouldFail = 5,  // verify: cuInit would fail in this environment
   kExitUnavailable = 6,    // pick/run/bind: not enough GPUs qualify (or --wait ran out)
   kExitFindings = 7,       // doctor: at least one finding of severity "error"
+  kExitPartial = 8,        // job: a node of the job gave no report; the others are shown
 };
 
 class Error : public std::runtime_error {
