@@ -176,6 +176,17 @@ slurm_reconfigure() {
   scontrol reconfigure >/dev/null
 }
 
+# slurm_remove_cgroups NODE...: the empty cgroup folders slurmd leaves under slurm_<node> in
+# each controller.
+slurm_remove_cgroups() {
+  local d n
+  for n in "$@"; do
+    for d in /sys/fs/cgroup/*/slurm_"$n"; do
+      [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+    done
+  done
+}
+
 slurm_stop() {
   local pid i
   # Jobs first: a step still running when slurmd goes keeps its slurmstepd alive for ever
@@ -196,17 +207,13 @@ slurm_stop() {
   if [ -n "$SLURM_DIR" ]; then
     local p
     for p in /proc/[0-9]*; do
-      [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+      local comm=
+      read -r comm <"$p/comm" 2>/dev/null  # a builtin: no process per /proc entry
+      [ "$comm" = slurmstepd ] || continue
       tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" && kill -KILL "${p#/proc/}" 2>/dev/null
     done
   fi
-  # The empty cgroup folders slurmd leaves under slurm_<node> in each controller.
-  local d n
-  for n in "${SLURM_NODES[@]}"; do
-    for d in /sys/fs/cgroup/*/slurm_"$n"; do
-      [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
-    done
-  done
+  slurm_remove_cgroups "${SLURM_NODES[@]}"
   SLURM_NODES=()
   [ -n "$SLURM_DIR" ] && rm -rf "$SLURM_DIR"
   SLURM_DIR=

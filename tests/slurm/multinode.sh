@@ -95,14 +95,23 @@ mn_stop_slurmd() {
 }
 
 mn_stop() {
+  local nodes=("${SLURM_NODES[@]}")
   slurm_stop
   # Whatever still runs in a node's namespace is this cluster's: a task whose slurmstepd was
   # killed above (its slurmd had been stopped, so scancel could not reach it) lives on, and
-  # keeps the namespace and its veth alive.  Stopped by PID, as `ip netns pids` lists them.
-  local ns pid i
+  # keeps the namespace, its veth and its cgroup folders.  Stopped by PID, as `ip netns pids`
+  # lists them; then their cgroup folders go.
+  local ns pid i left
   for ns in "${MN_NETNS[@]}"; do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
   done
+  for _ in $(seq 1 50); do
+    left=
+    for ns in "${MN_NETNS[@]}"; do left+=$(ip netns pids "$ns" 2>/dev/null); done
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  slurm_remove_cgroups "${nodes[@]}"
   for ((i = 1; i <= ${#MN_NETNS[@]}; i++)); do ip link del "${MN_TAG}v$i" 2>/dev/null; done
   for ns in "${MN_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
   MN_NETNS=()
@@ -118,7 +127,8 @@ mn_stop() {
 mn_leftovers() {
   local tags=() t
   if [ "${1:-}" = all ]; then
-    mapfile -t tags < <({ ip netns list 2>/dev/null | awk '{print $1}'; ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//'; } |
+    mapfile -t tags < <({ ip netns list 2>/dev/null | awk '{print $1}'; ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//'
+      ls -d /sys/fs/cgroup/*/slurm_gm* 2>/dev/null | sed 's|.*/slurm_||'; } |
       sed -n 's/^\(gm[a-z0-9]\{6\}\)[bvn][0-9]*$/\1/p' | sort -u)
   elif [ -n "$MN_TAG" ]; then
     tags=("$MN_TAG")
@@ -129,12 +139,14 @@ mn_leftovers() {
     ip netns list 2>/dev/null | awk '{print $1}' | grep "^${t}n[0-9]*$" | sed 's/^/network namespace /'
     ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${t}[bv][0-9]*$" | sed 's/^/link /'
     ls -d /sys/fs/cgroup/*/slurm_"${t}"n* 2>/dev/null | sed 's/^/cgroup folder /'
-    local p
+    local p comm
     for p in /proc/[0-9]*; do
-      case "$(cat "$p/comm" 2>/dev/null)" in slurmd | slurmctld | slurmstepd | munged) ;; *) continue ;; esac
-      tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qi "gpumap-mn\.${t#gm}\|${t}n[0-9]" && echo "process ${p#/proc/} ($(cat "$p/comm"))"
-      tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qi "^SLURM_CONF=/tmp/gpumap-mn\.${t#gm}/" && echo "process ${p#/proc/} ($(cat "$p/comm"))"
-    done | sort -u
+      comm=
+      read -r comm <"$p/comm" 2>/dev/null  # a builtin: no process per /proc entry
+      case "$comm" in slurmd | slurmctld | slurmstepd | munged) ;; *) continue ;; esac
+      { tr '\0' ' ' <"$p/cmdline"; echo; tr '\0' '\n' <"$p/environ"; } 2>/dev/null |
+        grep -qi "gpumap-mn\.${t#gm}\|${t}n[0-9]" && echo "process ${p#/proc/} ($comm)"
+    done
   done
   if [ "${1:-}" != all ] && [ -n "$MN_DIR" ] && [ -e "$MN_DIR" ]; then echo "folder $MN_DIR"; fi
   local pid
