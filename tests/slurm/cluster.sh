@@ -44,6 +44,15 @@ slurm_install() {
   return $rc
 }
 
+# Whether the cgroup configuration can run here: Slurm 22.05's cgroup/v1 plugin needs the v1
+# devices controller mounted writable.  Else prints the SKIP line and returns 1.
+slurm_has_device_cgroups() {
+  if [ ! -w /sys/fs/cgroup/devices ] || ! grep -q ' /sys/fs/cgroup/devices cgroup ' /proc/mounts; then
+    echo "SKIP [cgroup] configuration: needs the cgroup v1 devices controller mounted writable at /sys/fs/cgroup/devices (Slurm 22.05's cgroup/v1 plugin); this machine has none"
+    return 1
+  fi
+}
+
 # A TCP port nobody listens on, from a range away from Slurm's defaults.
 slurm_free_port() {
   local p

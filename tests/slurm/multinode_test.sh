@@ -139,10 +139,7 @@ json_field() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin
 run_mode() {
   mode=$1
   if [ "$mode" = cgroup ]; then
-    if [ ! -w /sys/fs/cgroup/devices ] || ! grep -q ' /sys/fs/cgroup/devices cgroup ' /proc/mounts; then
-      echo "SKIP [cgroup] configuration: needs the cgroup v1 devices controller mounted writable at /sys/fs/cgroup/devices (Slurm 22.05's cgroup/v1 plugin); this machine has none"
-      return
-    fi
+    slurm_has_device_cgroups || return
   fi
   local left
   left=$(mn_leftovers all)
