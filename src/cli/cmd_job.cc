@@ -48,8 +48,9 @@ int run(const Args& args, Context& ctx) {
                                               uniform_gpus_per_node(allocation, job_nodes)),
                               env, timeout_ms);
   if (!ps.spawn_error.empty()) throw Error(kExitError, "job: srun into job " + job + " failed: " + ps.spawn_error, "");
-  // A node that does not answer in time (hung, or its slurmd gone: srun then says nothing and
-  // exits 0) must not hide the others: what came back is the report, the rest is named.
+  // A node that does not answer in time (hung, or its slurmd gone: srun then says "Task launch
+  // ... failed on node N" and exits non-zero, after the others' output) must not hide the
+  // others: what came back is the report, the rest is named.
   JobReport r = build_job_report(job, split_labelled_output(ps.out), allocation, job_nodes);
   if (r.nodes.empty() && r.node_errors.empty())
     throw Error(kExitError, "job: no node of job " + job + " answered (srun " +
@@ -97,6 +98,12 @@ int run(const Args& args, Context& ctx) {
     for (const std::string& n : r.missing_nodes) {
       std::string why = missing_why;
       if (size_t at = why.find("NODE"); at != std::string::npos) why.replace(at, 4, n);
+      std::istringstream err(ps.err);  // srun's own words about that node, when it has some
+      for (std::string line; std::getline(err, line);)
+        if (line.find("node " + n + ":") != std::string::npos) {
+          why += "; " + line;
+          break;
+        }
       std::cout << printable_lines("no report from node " + n + ": " + why + "; the report covers the other nodes\n");
     }
     std::cout << render_findings(r.findings);

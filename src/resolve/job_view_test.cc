@@ -67,8 +67,8 @@ TEST(JobView, ParsesTheJobsNodesFromScontrol) {
   EXPECT_TRUE(parse_job_nodes("").empty());
 }
 
-// A node whose slurmd is down or that hangs gives srun no output at all (srun even exits 0):
-// the nodes that answered make the report, the silent one is named.
+// A node whose slurmd is down or that hangs gives srun no output for it: the nodes that
+// answered make the report, the silent one is named.
 TEST(JobView, ANodeThatDoesNotAnswerIsMissingNotAFailure) {
   JobReport r = join_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}, {11, 1, "5", "1"}})}},
                                  {{"n1", {0, 1}}, {"n2", {0, 1}}}, {"n1", "n2"});

@@ -217,7 +217,7 @@ slurm_stop() {
     local p
     for p in /proc/[0-9]*; do
       local comm=
-      read -r comm <"$p/comm" 2>/dev/null  # a builtin: no process per /proc entry
+      read -r comm 2>/dev/null <"$p/comm"  # a builtin: no process per /proc entry
       [ "$comm" = slurmstepd ] || continue
       tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" && kill -KILL "${p#/proc/}" 2>/dev/null
     done

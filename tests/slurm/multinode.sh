@@ -142,7 +142,7 @@ mn_leftovers() {
     local p comm
     for p in /proc/[0-9]*; do
       comm=
-      read -r comm <"$p/comm" 2>/dev/null  # a builtin: no process per /proc entry
+      read -r comm 2>/dev/null <"$p/comm"  # a builtin: no process per /proc entry
       case "$comm" in slurmd | slurmctld | slurmstepd | munged) ;; *) continue ;; esac
       { tr '\0' ' ' <"$p/cmdline"; echo; tr '\0' '\n' <"$p/environ"; } 2>/dev/null |
         grep -qi "gpumap-mn\.${t#gm}\|${t}n[0-9]" && echo "process ${p#/proc/} ($comm)"

@@ -261,7 +261,7 @@ run_mode() {
   out=$(timeout 60 gpumap job "$A" 2>&1); rc=$?
   echo "$out" >"$SLURM_DIR/log/jobA-slurmd-down.txt"
   sed "s/^/      [$mode] jobA-slurmd-down (exit $rc): /" <<<"$out"
-  if [ $rc = 8 ] && [ "$(grep -c "^$N1 " <<<"$out")" = 2 ] && grep -q "no report from node $N2: it did not answer (is its slurmd up?" <<<"$out"; then
+  if [ $rc = 8 ] && [ "$(grep -c "^$N1 " <<<"$out")" = 2 ] && grep -q "no report from node $N2: it did not answer (is its slurmd up?.*failed on node $N2" <<<"$out"; then
     pass "job A, node 2's slurmd stopped: partial report naming node 2 (exit 8)"
   else fail "job A, node 2's slurmd stopped: partial report naming node 2 (exit 8)" "exit $rc"$'\n'"$out"; fi
   [ -n "${KEEP_OUTPUT:-}" ] && cp "$SLURM_DIR"/log/job*.txt "$KEEP_OUTPUT"/ 2>/dev/null
