@@ -6,9 +6,10 @@ set -euo pipefail
 # git: --version's commit; groff-base, man-db, zsh, fish: the man page and completion tests.
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
 # fish: the completion tests.  python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/
-# start ranks through gpumap bind with them.
+# start ranks through gpumap bind with them.  iproute2 (ip netns, veth, bridge):
+# tests/slurm/multinode.sh puts each slurmd in a network namespace.
 pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh fish prometheus curl
-  python3-torch openmpi-bin)
+  python3-torch openmpi-bin iproute2)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev)
 missing=()

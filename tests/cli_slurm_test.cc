@@ -109,5 +109,47 @@ TEST(CliSlurm, ATimedOutScontrolSaysSo) {
   std::filesystem::remove_all(bin);
 }
 
+// Stand-ins for scontrol and srun: job 5 on nodes n1 and n2, but only n1's ps answers (n2's
+// slurmd is down: the real srun, Slurm 22.05, prints n1's output, then the line below, and exits
+// 233 after ~10 s).  With `hang`, srun waits instead, as for a hung node.
+std::string partial_slurm_bin(bool hang) {
+  std::string bin = temp_dir("slurm-bin");
+  std::ofstream(bin + "/scontrol") << "#!/bin/sh\necho 'JobId=5 JobName=t'\necho '   NodeList=n[1-2]'\n"
+                                      "echo '     Nodes=n[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0-1)'\n";
+  // argv: --jobid=5 --overlap --nodes=2 --ntasks=2 --ntasks-per-node=1 --gres=gpu:2 --label --quiet --kill-on-bad-exit=0 GPUMAP ps ...
+  std::ofstream(bin + "/srun") << "#!/bin/sh\nshift 9\nSLURMD_NODENAME=n1 \"$@\" | sed 's/^/0: /'\n"
+                               << (hang ? "exec sleep 30\n"
+                                        : "echo 'srun: error: Task launch for StepId=5.1 failed on node n2: "
+                                          "Communication connection failure' >&2\nexit 233\n");
+  chmod((bin + "/scontrol").c_str(), 0755);
+  chmod((bin + "/srun").c_str(), 0755);
+  return bin;
+}
+
+TEST(CliSlurm, JobWithANodeThatDoesNotAnswerIsAPartialReportExit9) {
+  std::string bin = partial_slurm_bin(false);
+  CliRun r = gpumap({"job", "5", "--simulate", "h200x2"}, {"PATH=" + bin + ":/usr/bin:/bin"});
+  EXPECT_EQ(r.code, 9) << r.out << r.err;
+  EXPECT_NE(r.out.find("job 5: 1 node(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no report from node n2: it did not answer (is its slurmd up? scontrol show node n2); "
+                       "srun: error: Task launch for StepId=5.1 failed on node n2: Communication connection failure"),
+            std::string::npos)
+      << r.out;
+  r = gpumap({"job", "5", "--json", "--simulate", "h200x2"}, {"PATH=" + bin + ":/usr/bin:/bin"});
+  EXPECT_EQ(r.code, 9) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["nodes"], json::array({"n1"}));
+  EXPECT_EQ(j["missing_nodes"], json::array({"n2"}));
+  std::filesystem::remove_all(bin);
+}
+
+TEST(CliSlurm, JobWhoseSrunTimesOutReportsTheNodesThatAnswered) {
+  std::string bin = partial_slurm_bin(true);
+  CliRun r = gpumap({"job", "5", "--timeout", "1", "--simulate", "h200x2"}, {"PATH=" + bin + ":/usr/bin:/bin"});
+  EXPECT_EQ(r.code, 9) << r.out << r.err;
+  EXPECT_NE(r.out.find("no report from node n2: it did not answer within 1 s (--timeout)"), std::string::npos) << r.out;
+  std::filesystem::remove_all(bin);
+}
+
 }  // namespace
 }  // namespace gpumap::testing

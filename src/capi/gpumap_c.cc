@@ -39,7 +39,6 @@ struct gpumap_session {
 namespace gpumap {
 namespace {
 
-constexpr int kExitTooLate = GPUMAP_TOO_LATE;
 
 // The C header's status codes are the command's exit codes (model/error.h), and TOO_LATE,
 // the library's own, is none of them.
@@ -47,8 +46,7 @@ static_assert(GPUMAP_OK == kExitOk && GPUMAP_ERROR == kExitError && GPUMAP_USAGE
                   GPUMAP_NO_DRIVER == kExitNoDriver && GPUMAP_MISMATCH == kExitMismatch &&
                   GPUMAP_CUDA_WOULD_FAIL == kExitCudaWouldFail && GPUMAP_UNAVAILABLE == kExitUnavailable,
               "include/gpumap/gpumap.h and src/model/error.h disagree on an exit code");
-static_assert(GPUMAP_TOO_LATE >= static_cast<int>(std::size(kExitCodes)),
-              "GPUMAP_TOO_LATE must not be one of the command's exit codes (src/model/error.h)");
+static_assert(GPUMAP_TOO_LATE == kExitTooLate, "GPUMAP_TOO_LATE is exit_codes.h's library-only code (src/model/error.h)");
 
 /// The process's environment now (Python's os.environ writes through to it).
 Environment process_environment() {

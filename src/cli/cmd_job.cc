@@ -42,14 +42,26 @@ int run(const Args& args, Context& ctx) {
   }
   std::vector<std::string> extra;
   if (ctx.session().seams().simulate) extra = {"--simulate", *ctx.session().seams().simulate};
-  ProcResult ps = run_capture(job_fanout_argv(program("srun", ctx.session().env()), job, self_exe(), extra), env, timeout_ms);
-  if (!ps.spawn_error.empty() || ps.timed_out)
-    throw Error(kExitError, "job: srun into job " + job + (ps.timed_out ? " timed out" : " failed: " + ps.spawn_error), "");
-  JobReport r = build_job_report(job, split_labelled_output(ps.out), parse_job_gpu_ids(sc.out));
+  std::vector<std::string> job_nodes = parse_job_nodes(sc.out);
+  std::map<std::string, std::vector<uint32_t>> allocation = parse_job_gpu_ids(sc.out);
+  ProcResult ps = run_capture(job_fanout_argv(program("srun", ctx.session().env()), job, self_exe(), extra, job_nodes.size(),
+                                              uniform_gpus_per_node(allocation, job_nodes)),
+                              env, timeout_ms);
+  if (!ps.spawn_error.empty()) throw Error(kExitError, "job: srun into job " + job + " failed: " + ps.spawn_error, "");
+  // A node that does not answer in time (hung, or its slurmd gone: srun then says "Task launch
+  // ... failed on node N" and exits non-zero, after the others' output) must not hide the
+  // others: what came back is the report, the rest is named.
+  JobReport r = build_job_report(job, split_labelled_output(ps.out), allocation, job_nodes);
   if (r.nodes.empty() && r.node_errors.empty())
-    throw Error(kExitError, "job: no node of job " + job + " answered (srun exit " + std::to_string(ps.exit_code) +
+    throw Error(kExitError, "job: no node of job " + job + " answered (srun " +
+                                (ps.timed_out ? "timed out after " + std::to_string(timeout_ms / 1000) + " s"
+                                              : "exit " + std::to_string(ps.exit_code)) +
                                 "): " + (ps.err.empty() ? ps.out.substr(0, 300) : ps.err),
                 "gpumap must be at the same path on every node of the job: " + self_exe());
+  std::string missing_why =
+      ps.timed_out ? "it did not answer within " + std::to_string(timeout_ms / 1000) + " s (--timeout)"
+      : !r.node_errors.empty() ? "it did not answer, or its ps failed (the node errors above)"
+                               : "it did not answer (is its slurmd up? scontrol show node NODE)";
 
   if (ctx.json()) {
     Json j;
@@ -69,6 +81,7 @@ int run(const Args& args, Context& ctx) {
     j["gpus"] = gpus;
     j["other_processes"] = r.other_processes;
     j["node_errors"] = r.node_errors;
+    j["missing_nodes"] = r.missing_nodes;
     j["findings"] = findings_json(r.findings);
     std::cout << dump(j);
   } else {
@@ -82,10 +95,21 @@ int run(const Args& args, Context& ctx) {
     if (!rows.empty())
       std::cout << render_table({"NODE", "RANK", "PID", "NVIDIA-SMI", "UUID", "CUDA", "MEMORY", "COMMAND"}, rows);
     for (const std::string& e : r.node_errors) std::cout << printable_lines("node error: " + e + "\n");  // srun's output
+    for (const std::string& n : r.missing_nodes) {
+      std::string why = missing_why;
+      if (size_t at = why.find("NODE"); at != std::string::npos) why.replace(at, 4, n);
+      std::istringstream err(ps.err);  // srun's own words about that node, when it has some
+      for (std::string line; std::getline(err, line);)
+        if (line.find("node " + n + ":") != std::string::npos) {
+          why += "; " + line;
+          break;
+        }
+      std::cout << printable_lines("no report from node " + n + ": " + why + "; the report covers the other nodes\n");
+    }
     std::cout << render_findings(r.findings);
   }
-  if (!r.node_errors.empty()) return kExitError;
-  return worst(r.findings) == Severity::kError ? kExitFindings : kExitOk;
+  if (worst(r.findings) == Severity::kError) return kExitFindings;
+  return r.node_errors.empty() && r.missing_nodes.empty() ? kExitOk : kExitPartial;
 }
 
 }  // namespace
@@ -100,8 +124,9 @@ Command job_command() {
           "that node, UUID), the cuda:N that rank calls it, memory.  Findings across the job: two ranks on\n"
           "one GPU, a rank on a GPU outside the job's allocation (error), an allocated GPU nobody uses, a rank\n"
           "not on its local rank's cuda:N (error) or holding memory on another GPU besides its own.\n"
-          "JOBID defaults to $SLURM_JOB_ID.  Exit 7 when a finding is an error, 1 when srun/scontrol or a\n"
-          "node's ps failed, 2 on usage errors.",
+          "A node that gives no report (slurmd down, hung, its ps failed) is named, the others shown.\n"
+          "JOBID defaults to $SLURM_JOB_ID.  Exit 7 when a finding is an error, else 8 when a node gave no\n"
+          "report; 1 when scontrol failed or no node answered, 2 on usage errors.",
           {{"--timeout", true, false, "SECONDS", "give up on scontrol/srun after this long (default 60)"}},
           true,
           run};

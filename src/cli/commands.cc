@@ -27,7 +27,7 @@ const std::vector<Command>& commands() {
       exiting(run_command(), {kExitUnavailable}),
       exiting(bind_command(), {kExitUnavailable}),
       exiting(snapshot_command(), {kExitMismatch}),
-      exiting(job_command(), {kExitFindings}),
+      exiting(job_command(), {kExitFindings, kExitPartial}),
       metrics_command(),
       serve_command(),
       job_map_command(),

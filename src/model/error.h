@@ -15,6 +15,8 @@ enum ExitCode : int {
   kExitCudaWouldFail = 5,  // verify: cuInit would fail in this environment
   kExitUnavailable = 6,    // pick/run/bind: not enough GPUs qualify (or --wait ran out)
   kExitFindings = 7,       // doctor: at least one finding of severity "error"
+  kExitTooLate = 8,        // the library only (gpumap_pin): CUDA already runs in the calling process
+  kExitPartial = 9,        // job: a node of the job gave no report; the others are shown
 };
 
 class Error : public std::runtime_error {

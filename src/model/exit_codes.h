@@ -28,6 +28,12 @@ inline constexpr ExitCodeInfo kExitCodes[] = {
     {kExitCudaWouldFail, "CUDA would fail", "cuInit would fail in this environment"},
     {kExitUnavailable, "not enough GPUs", "not enough GPUs qualify (or --wait ran out)"},
     {kExitFindings, "found errors", "at least one finding of severity error"},
+    {kExitTooLate, "too late (library)",
+     "the library only (gpumap_pin, gpumap.pin()): CUDA already runs in the calling process, so a "
+     "CUDA_VISIBLE_DEVICES set now would change nothing; no command exits with it"},
+    {kExitPartial, "partial report",
+     "a node gave no report (it did not answer within --timeout, its slurmd is down, or its ps failed): the "
+     "report covers the nodes that answered and names the others; a finding of severity error still exits 7"},
 };
 
 namespace exit_code_detail {
@@ -35,7 +41,7 @@ constexpr bool one_per_code_in_order() {
   int n = 0;
   for (const ExitCodeInfo& e : kExitCodes)
     if (e.code != n++) return false;
-  return n == kExitFindings + 1;
+  return n == kExitPartial + 1;
 }
 }  // namespace exit_code_detail
 static_assert(exit_code_detail::one_per_code_in_order(), "kExitCodes lists each ExitCode once, in order");

@@ -20,14 +20,31 @@ std::optional<T> opt(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 std::vector<std::string> job_fanout_argv(const std::string& srun, const std::string& job_id, const std::string& gpumap,
-                                         const std::vector<std::string>& extra) {
+                                         const std::vector<std::string>& extra, size_t nodes, size_t gpus_per_node) {
   // --overlap: share the job's CPUs and GPUs with its running steps; --label: which task said
   // what; --kill-on-bad-exit=0: one node's failure does not stop the others.
-  std::vector<std::string> argv = {srun,       "--jobid=" + job_id, "--overlap", "--ntasks-per-node=1",
-                                   "--label",  "--quiet",           "--kill-on-bad-exit=0",
-                                   gpumap,     "ps",                "--json"};
+  std::vector<std::string> argv = {srun, "--jobid=" + job_id, "--overlap"};
+  if (nodes > 0) {
+    argv.push_back("--nodes=" + std::to_string(nodes));
+    argv.push_back("--ntasks=" + std::to_string(nodes));
+  }
+  argv.push_back("--ntasks-per-node=1");
+  if (gpus_per_node > 0) argv.push_back("--gres=gpu:" + std::to_string(gpus_per_node));
+  for (const char* a : {"--label", "--quiet", "--kill-on-bad-exit=0"}) argv.push_back(a);
+  argv.insert(argv.end(), {gpumap, "ps", "--json"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
+}
+
+size_t uniform_gpus_per_node(const std::map<std::string, std::vector<uint32_t>>& allocation,
+                             const std::vector<std::string>& nodes) {
+  size_t count = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto it = allocation.find(nodes[i]);
+    if (it == allocation.end() || (i > 0 && it->second.size() != count)) return 0;
+    count = it->second.size();
+  }
+  return count;
 }
 
 std::map<int, std::string> split_labelled_output(const std::string& out) {
@@ -123,8 +140,21 @@ std::map<std::string, std::vector<uint32_t>> parse_job_gpu_ids(const std::string
   return out;
 }
 
+std::vector<std::string> parse_job_nodes(const std::string& text) {
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word)  // "NodeList=", not "ReqNodeList=" or "ExcNodeList="
+    if (word.rfind("NodeList=", 0) == 0) {
+      std::string list = word.substr(9);
+      if (list.empty() || list == "(null)") return {};
+      return expand_hostlist(list);
+    }
+  return {};
+}
+
 JobReport join_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
-                           const std::map<std::string, std::vector<uint32_t>>& allocation) {
+                           const std::map<std::string, std::vector<uint32_t>>& allocation,
+                           const std::vector<std::string>& job_nodes) {
   JobReport r;
   r.job_id = job_id;
   r.allocation_known = true;
@@ -187,7 +217,8 @@ JobReport join_job_report(const std::string& job_id, const std::map<int, std::st
     }
   }
   if (r.nodes.empty()) r.allocation_known = false;
-
+  for (const std::string& n : job_nodes)
+    if (std::find(r.nodes.begin(), r.nodes.end(), n) == r.nodes.end()) r.missing_nodes.push_back(n);
   return r;
 }
 

@@ -14,10 +14,21 @@
 
 namespace gpumap {
 
-/// srun --jobid=J --overlap --ntasks-per-node=1 ... GPUMAP ps --json: one ps per node of the job,
-/// each output line labelled with its task number.  `extra` goes after `ps --json` (--simulate X).
+/// srun --jobid=J --overlap --nodes=N --ntasks=N --ntasks-per-node=1 [--gres=gpu:G] ... GPUMAP ps
+/// --json: one ps per node of the job, each output line labelled with its task number.  `nodes`:
+/// the job's node count (parse_job_nodes); without --nodes an srun from outside the job (a login
+/// node) starts one task on one node only.  `gpus_per_node`: the job's GPUs on each node
+/// (uniform_gpus_per_node); without --gres the step inherits the job's --gpus-per-task, and under
+/// device cgroups its ps then sees one GPU per node (both measured, Slurm 22.05).  0: left to
+/// srun.  `extra` goes after `ps --json` (--simulate X).
 std::vector<std::string> job_fanout_argv(const std::string& srun, const std::string& job_id, const std::string& gpumap,
-                                         const std::vector<std::string>& extra = {});
+                                         const std::vector<std::string>& extra = {}, size_t nodes = 0,
+                                         size_t gpus_per_node = 0);
+
+/// The one GPU count every node in `nodes` holds in `allocation` (parse_job_gpu_ids); 0 when the
+/// nodes differ, one is not listed, or they hold none (one srun cannot ask for different counts).
+size_t uniform_gpus_per_node(const std::map<std::string, std::vector<uint32_t>>& allocation,
+                             const std::vector<std::string>& nodes);
 
 /// srun --label output ("0: text") split per task number; unlabelled lines are dropped.
 std::map<int, std::string> split_labelled_output(const std::string& out);
@@ -29,6 +40,10 @@ std::vector<std::string> expand_hostlist(const std::string& list);
 /// Per node, the Slurm GPU ids the job holds there, from `scontrol show job -d J`
 /// ("Nodes=n[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:a100:2(IDX:0,2-3)").  Empty when it says none.
 std::map<std::string, std::vector<uint32_t>> parse_job_gpu_ids(const std::string& scontrol_text);
+
+/// The job's nodes, from `scontrol show job`'s NodeList= (hostlist expanded, in Slurm's order).
+/// Empty when it names none (a pending job: NodeList=(null)).
+std::vector<std::string> parse_job_nodes(const std::string& scontrol_text);
 
 struct JobGpu {
   std::string node;
@@ -62,14 +77,18 @@ struct JobReport {
   bool allocation_known = false;       // scontrol named the job's GPU ids on every answering node
   size_t other_processes = 0;          // on these GPUs but not of this job
   std::vector<std::string> node_errors;  // "task 1: ..." for nodes whose ps failed
+  std::vector<std::string> missing_nodes;  // of the job, but no ps report came from them (it did not
+                                           // answer: slurmd down, a hung node; or its ps failed)
   std::vector<Finding> findings;       // filled by findings/job_rules.h (job_findings)
 };
 
 /// Joins each node's `gpumap ps --json` document (task number -> text) with the allocation
 /// (node -> Slurm GPU ids; a Slurm GPU id is a position in gres.conf, taken as the device
-/// minor number, which holds for `File=/dev/nvidia[0-N]` and AutoDetect).  No findings:
-/// findings/job_rules.h makes them, session/ps.h's build_job_report does both.
+/// minor number, which holds for `File=/dev/nvidia[0-N]` and AutoDetect).  `job_nodes`
+/// (parse_job_nodes) are the nodes that should answer: those that did not are missing_nodes.
+/// No findings: findings/job_rules.h makes them, session/ps.h's build_job_report does both.
 JobReport join_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
-                           const std::map<std::string, std::vector<uint32_t>>& allocation);
+                           const std::map<std::string, std::vector<uint32_t>>& allocation,
+                           const std::vector<std::string>& job_nodes = {});
 
 }  // namespace gpumap

@@ -14,6 +14,21 @@ TEST(JobView, FanoutIsOnePsPerNodeThroughSrunIntoTheJob) {
             (std::vector<std::string>{"/usr/bin/srun", "--jobid=42", "--overlap", "--ntasks-per-node=1", "--label",
                                       "--quiet", "--kill-on-bad-exit=0", "/opt/gpumap", "ps", "--json", "--simulate",
                                       "h.json"}));
+  // From a login node srun --jobid starts one task unless told how many nodes: every node, once.
+  // and, to see all the job's GPUs of a node, asks for them (not the job's --gpus-per-task).
+  EXPECT_EQ(job_fanout_argv("srun", "42", "/opt/gpumap", {}, 3, 2),
+            (std::vector<std::string>{"srun", "--jobid=42", "--overlap", "--nodes=3", "--ntasks=3",
+                                      "--ntasks-per-node=1", "--gres=gpu:2", "--label", "--quiet",
+                                      "--kill-on-bad-exit=0", "/opt/gpumap", "ps", "--json"}));
+}
+
+TEST(JobView, OneGpuCountForEveryNodeOrNone) {
+  std::map<std::string, std::vector<uint32_t>> a = {{"n1", {0, 1}}, {"n2", {2, 3}}, {"n3", {0}}, {"n4", {}}};
+  EXPECT_EQ(uniform_gpus_per_node(a, {"n1", "n2"}), 2u);
+  EXPECT_EQ(uniform_gpus_per_node(a, {"n1", "n3"}), 0u);  // 2 and 1: no single --gres
+  EXPECT_EQ(uniform_gpus_per_node(a, {"n1", "n9"}), 0u);  // n9 not listed
+  EXPECT_EQ(uniform_gpus_per_node(a, {"n4"}), 0u);
+  EXPECT_EQ(uniform_gpus_per_node(a, {}), 0u);
 }
 
 TEST(JobView, SplitsLabelledOutputPerTask) {
@@ -41,6 +56,33 @@ TEST(JobView, ParsesTheGpuIdsPerNodeFromScontrol) {
   EXPECT_EQ(ids["n2"], (std::vector<uint32_t>{0, 2}));
   EXPECT_EQ(ids["n3"], (std::vector<uint32_t>{3}));
   EXPECT_TRUE(parse_job_gpu_ids("     Nodes=n4 CPU_IDs=0 Mem=0 GRES=\n").at("n4").empty());
+}
+
+TEST(JobView, ParsesTheJobsNodesFromScontrol) {
+  std::string text =
+      "JobId=7 JobName=wrap\n   ReqNodeList=n[1-2] ExcNodeList=(null)\n   NodeList=n[1-2],gpu07\n"
+      "   BatchHost=n1\n     Nodes=n[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0-1)\n";
+  EXPECT_EQ(parse_job_nodes(text), (std::vector<std::string>{"n1", "n2", "gpu07"}));
+  EXPECT_TRUE(parse_job_nodes("JobId=8 JobState=PENDING\n   ReqNodeList=(null)\n   NodeList=(null)\n").empty());
+  EXPECT_TRUE(parse_job_nodes("").empty());
+}
+
+// A node whose slurmd is down or that hangs gives srun no output for it: the nodes that
+// answered make the report, the silent one is named.
+TEST(JobView, ANodeThatDoesNotAnswerIsMissingNotAFailure) {
+  JobReport r = join_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}, {11, 1, "5", "1"}})}},
+                                 {{"n1", {0, 1}}, {"n2", {0, 1}}}, {"n1", "n2"});
+  EXPECT_EQ(r.nodes, (std::vector<std::string>{"n1"}));
+  EXPECT_EQ(r.missing_nodes, (std::vector<std::string>{"n2"}));
+  EXPECT_TRUE(r.node_errors.empty());
+  EXPECT_TRUE(r.allocation_known);
+  EXPECT_EQ(r.processes.size(), 2u);
+  // A node whose ps failed is a node error (by task) and, by name, missing.
+  r = join_job_report("5", {{0, ps_doc("n1", {{10, 0, "5", "0"}})}, {1, "gpumap: command not found\n"}}, {},
+                      {"n1", "n2"});
+  EXPECT_EQ(r.missing_nodes, (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(r.node_errors.size(), 1u);
+  EXPECT_TRUE(join_job_report("5", {{0, ps_doc("n1", {})}}, {}, {"n1"}).missing_nodes.empty());
 }
 
 TEST(JobView, ACleanJob) {

@@ -49,8 +49,9 @@ PsFrame read_ps_frame(Session& session) {
 }
 
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
-                           const std::map<std::string, std::vector<uint32_t>>& allocation) {
-  JobReport r = join_job_report(job_id, ps_per_task, allocation);
+                           const std::map<std::string, std::vector<uint32_t>>& allocation,
+                           const std::vector<std::string>& job_nodes) {
+  JobReport r = join_job_report(job_id, ps_per_task, allocation, job_nodes);
   r.findings = job_findings(r);
   return r;
 }

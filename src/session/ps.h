@@ -43,6 +43,7 @@ PsFrame read_ps_frame(Session& session);
 
 /// One job's report across its nodes (join_job_report's arguments), with its findings.
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
-                           const std::map<std::string, std::vector<uint32_t>>& allocation);
+                           const std::map<std::string, std::vector<uint32_t>>& allocation,
+                           const std::vector<std::string>& job_nodes = {});
 
 }  // namespace gpumap

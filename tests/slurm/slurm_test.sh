@@ -69,10 +69,7 @@ wait_running() {  # wait_running JOBID: until the job runs (or 20 s)
 run_mode() {
   mode=$1
   if [ "$mode" = cgroup ]; then
-    if [ ! -w /sys/fs/cgroup/devices ] || ! grep -q ' /sys/fs/cgroup/devices cgroup ' /proc/mounts; then
-      echo "SKIP [cgroup] configuration: needs the cgroup v1 devices controller mounted writable at /sys/fs/cgroup/devices (Slurm 22.05's cgroup/v1 plugin); this machine has none"
-      return
-    fi
+    slurm_has_device_cgroups || return
   fi
   if ! slurm_start "$mode"; then fail "slurm starts" "see the logs above"; return; fi
   pass "slurm starts, node idle"
