@@ -1,0 +1,171 @@
+// Launcher rules: what torchrun, MPI, Slurm, an MPS client setup and `gpumap bind` put in the
+// environment, against the GPUs this process sees.  A local rank is a process number, not a GPU.
+#include <algorithm>
+
+#include "findings/rule_table.h"
+#include "model/text.h"
+#include "resolve/launch_env.h"
+
+namespace gpumap {
+namespace {
+
+void local_rank_invalid(const RuleInput& r, Report& report) {
+  for (const LocalRank& rank : r.launch.local_ranks)
+    if (!rank.error.empty()) report.add(Severity::kError, rank.error, "");
+}
+
+void bound_rank(const RuleInput& r, Report& report) {
+  if (!r.bound || r.v.error != CudaInitError::kNone) return;
+  const LocalRank* rank = r.launch.rank();
+  std::string who = rank ? "local rank " + std::to_string(*rank->value) + " (" + rank->variable + ")" : "this process";
+  std::string variable = rank ? rank->variable : "LOCAL_RANK";
+  report.add(Severity::kInfo,
+             "gpumap bind gave " + who + " its own GPU(s) (GPUMAP_BOUND matches CUDA_VISIBLE_DEVICES): " +
+                 bound_rank_advice(variable),
+             "torch.cuda.set_device(0)   # or: int(os.environ[\"" + variable + "\"]) % torch.cuda.device_count()");
+}
+
+void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
+  const LocalRank* rank = r.launch.rank();
+  if (r.bound || !rank || r.v.error != CudaInitError::kNone || *rank->value < r.v.uuids.size()) return;
+  // Slurm's per-task binding (--gpus-per-task, --gpu-bind=single/map_gpu) gives each task fewer GPUs
+  // than the node's share (SLURM_GPUS_ON_NODE): task 1 rightly sees only its own cuda:0.
+  if (rank->variable == "SLURM_LOCALID" && r.launch.slurm_gpus_on_node && r.v.uuids.size() < *r.launch.slurm_gpus_on_node)
+    return;
+  report.add(Severity::kError,
+             rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " +
+                 std::to_string(r.v.uuids.size()) + " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees "
+                 "the same list; one GPU per rank needs as many visible GPUs as ranks, or per-rank CUDA_VISIBLE_DEVICES)",
+             "gpumap bind -- CMD   (gives each rank its own GPU)");
+}
+
+/// The step's GPU ids when set, else the job's; nullptr when neither is a usable list.
+const IntList* slurm_ids(const LauncherEnv& launch, std::string& name) {
+  bool step = launch.slurm_step_gpus.has_value();
+  const std::optional<IntList>& ids = step ? launch.slurm_step_gpus : launch.slurm_job_gpus;
+  if (!ids || !ids->error.empty() || ids->values.empty()) return nullptr;
+  name = step ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+  return &*ids;
+}
+
+std::string ids_text(const IntList& ids) {
+  std::vector<std::string> out;
+  for (uint32_t id : ids.values) out.push_back(std::to_string(id));
+  return join(out, ",");
+}
+
+// Slurm GPU id k as the k-th /dev/nvidiaN by minor number (gres.conf `File=/dev/nvidia[0-N]`, the
+// common layout; without minor numbers, nvidia-smi's order).  nullptr when there is no such GPU.
+const Gpu* gpu_for_slurm_id(const Snapshot& s, uint32_t id) {
+  std::vector<const Gpu*> gpus;
+  for (const Gpu& g : s.gpus) gpus.push_back(&g);
+  std::stable_sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
+    if (a->minor_number && b->minor_number) return *a->minor_number < *b->minor_number;
+    return a->nvml_index < b->nvml_index;
+  });
+  return id < gpus.size() ? gpus[id] : nullptr;
+}
+
+// Slurm's GPU ids are node-global; inside the step CUDA numbers the allocated GPUs from 0.
+void slurm_global_ids(const RuleInput& r, Report& report) {
+  std::string name;
+  const IntList* ids = slurm_ids(r.launch, name);
+  if (!ids || !r.v.visible_set) return;
+  if (r.bound) return;  // bind narrowed the step on purpose: bound-rank says what to use
+  bool beyond = false;
+  for (uint32_t id : ids->values) beyond |= id >= r.v.uuids.size();
+  report.add(Severity::kInfo,
+             name + "=" + ids_text(*ids) + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
+                 "from 0 (CUDA_VISIBLE_DEVICES=" + r.cvd + "). Never use these ids as cuda:N" +
+                 (beyond ? ": some of them do not exist as cuda:N here" : ""),
+             "use cuda:0..cuda:" + std::to_string(r.v.uuids.empty() ? 0 : r.v.uuids.size() - 1) +
+                 " (or $SLURM_LOCALID for one GPU per task)");
+}
+
+// CUDA_VISIBLE_DEVICES unset: CUDA sees every GPU this process can open, not only the allocation.
+void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  const Snapshot& s = r.s;
+  std::string name;
+  const IntList* ids = slurm_ids(r.launch, name);
+  if (!ids || v.visible_set || v.error != CudaInitError::kNone) return;
+  std::vector<std::string> allocated, names;
+  for (uint32_t id : ids->values) {
+    const Gpu* g = gpu_for_slurm_id(s, id);
+    if (!g) {
+      allocated.clear();
+      break;
+    }
+    allocated.push_back(g->uuid);
+    names.push_back(std::to_string(g->nvml_index));
+  }
+  if (allocated.empty()) {
+    // Ids beyond this process's GPUs: a device cgroup renumbered them; only the count can be checked.
+    if (v.uuids.size() > ids->values.size())
+      report.add(Severity::kWarning,
+                 name + "=" + ids_text(*ids) + " allocates " + std::to_string(ids->values.size()) +
+                     " GPU(s), but CUDA_VISIBLE_DEVICES is unset and CUDA sees " + std::to_string(v.uuids.size()) +
+                     ": cuda:" + std::to_string(ids->values.size()) + " and above are GPUs outside the allocation",
+                 "export CUDA_VISIBLE_DEVICES=<the allocated GPUs' UUIDs>   (gpumap which ...; srun sets it when the "
+                 "step asks for GPUs: srun --gpus=N)");
+    return;
+  }
+  std::vector<std::string> sorted_now = v.uuids, sorted_alloc = allocated;
+  std::sort(sorted_now.begin(), sorted_now.end());
+  std::sort(sorted_alloc.begin(), sorted_alloc.end());
+  if (sorted_now == sorted_alloc) return;
+  std::vector<std::string> outside;
+  for (size_t i = 0; i < v.uuids.size(); ++i)
+    if (std::find(allocated.begin(), allocated.end(), v.uuids[i]) == allocated.end())
+      outside.push_back("cuda:" + std::to_string(i) + " = " + s.describe(v.uuids[i]));
+  std::string assume = " (assuming Slurm's GPU id k is the k-th /dev/nvidiaN, as with gres.conf `File=/dev/nvidia[0-" +
+                       std::to_string(s.gpus.empty() ? 0 : s.gpus.size() - 1) +
+                       "]`; `scontrol show job -d $SLURM_JOB_ID` shows the real IDX)";
+  report.add(Severity::kWarning,
+             name + "=" + ids_text(*ids) + " allocates nvidia-smi GPU(s) " + join(names, ",") + assume +
+                 ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(outside, ", ") +
+                 (outside.size() == 1 ? " is" : " are") + " outside the allocation (another job's GPUs)",
+             "export " + launch_visibility(s, allocated, CvdForm::kIndex).assignments());
+}
+
+// torchrun: LOCAL_WORLD_SIZE processes on this node, one GPU each by convention.
+void world_size_exceeds_visible(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  const std::optional<uint32_t>& world = r.launch.local_world_size;
+  if (r.bound || !world || v.error != CudaInitError::kNone || *world <= v.uuids.size()) return;
+  report.add(Severity::kError,
+             "LOCAL_WORLD_SIZE=" + std::to_string(*world) + " processes on this node, but " +
+                 (v.visible_set ? "CUDA_VISIBLE_DEVICES=" + r.cvd + " leaves " : std::string("this host has ")) +
+                 std::to_string(v.uuids.size()) + " GPU(s): ranks " + std::to_string(v.uuids.size()) + ".." +
+                 std::to_string(*world - 1) + " fail at torch.cuda.set_device(LOCAL_RANK) (invalid device ordinal)",
+             "torchrun --nproc-per-node=" + std::to_string(v.uuids.size()) + " ...   (or list " + std::to_string(*world) +
+                 " GPUs in CUDA_VISIBLE_DEVICES)");
+}
+
+// MPS: the MPS server enumerates GPUs itself; clients should name them by UUID.
+void mps_index_entries(const RuleInput& r, Report& report) {
+  auto pipe = r.in.env.get("CUDA_MPS_PIPE_DIRECTORY");
+  if (!pipe || !r.v.visible_set || !has_index_entries(r.v)) return;
+  report.add(Severity::kWarning,
+             "CUDA_MPS_PIPE_DIRECTORY=" + *pipe + " (an MPS client) with CUDA_VISIBLE_DEVICES indices `" + r.cvd +
+                 "`: under MPS the indices count within the GPUs the MPS server was started with, which need not be "
+                 "nvidia-smi's or this shell's numbering",
+             uuid_fix(r.v).empty() ? "name GPUs by UUID: gpumap which GPU..." : uuid_fix(r.v));
+}
+
+}  // namespace
+
+const std::vector<Rule>& launcher_rules() {
+  static const std::vector<Rule> table = {
+      {"local-rank-invalid", local_rank_invalid},
+      {"bound-rank", bound_rank},
+      {"local-rank-exceeds-visible", local_rank_exceeds_visible},
+      {"slurm-global-ids", slurm_global_ids},
+      {"slurm-gpus-not-applied", slurm_gpus_not_applied},
+      {"world-size-exceeds-visible", world_size_exceeds_visible},
+      {"mps-index-entries", mps_index_entries},
+  };
+  return table;
+}
+
+}  // namespace gpumap
