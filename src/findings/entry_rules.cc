@@ -99,7 +99,7 @@ void value_too_long(const RuleInput& r, Report& report) {
                "CUDA_VISIBLE_DEVICES is " + std::to_string(r.cvd.size()) + " bytes long: the driver ignores a value of " +
                    std::to_string(kCudaVisibleDevicesIgnoredBytes) + " bytes or more as if it were unset, so this "
                    "process sees every GPU (" + std::to_string(r.v.uuids.size()) + "), not the ones listed",
-               "");
+               "", "shorten it: one UUID prefix per GPU is enough (GPU-df9ecf4c), or indices");
   if (r.v.order.too_long)
     report.add(Severity::kWarning, "CUDA_DEVICE_ORDER is " + r.v.order.reason + ": CUDA uses its default FASTEST_FIRST order",
                "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -110,7 +110,7 @@ void gpus_hidden(const RuleInput& r, Report& report) {
   report.add(Severity::kInfo,
              "CUDA_VISIBLE_DEVICES=`" + r.cvd + "` hides every GPU from CUDA: this process runs without a GPU (cuInit "
              "returns CUDA_ERROR_NO_DEVICE, torch.cuda.is_available() is False). That is the usual way to run CPU-only",
-             "to use GPUs: unset CUDA_VISIBLE_DEVICES, or name them: gpumap which GPU...");
+             "", "to use GPUs: unset CUDA_VISIBLE_DEVICES, or name them (gpumap which GPU... prints the line)");
 }
 
 void uuid_without_prefix(const RuleInput& r, Report& report) {
@@ -118,21 +118,20 @@ void uuid_without_prefix(const RuleInput& r, Report& report) {
               [&](size_t i, const EntryDecision& d) -> Said {
                 return {entry_at(r.v, i) + " is a UUID without `GPU-`: CUDA reads it as the number " +
                             (is_integer(d) ? std::to_string(d.entry.index) : std::string("(none)")) + ", not as that GPU",
-                        "export CUDA_VISIBLE_DEVICES=GPU-" + d.entry.raw};
+                        meant_fix(r).empty() ? "export CUDA_VISIBLE_DEVICES=GPU-" + d.entry.raw : meant_fix(r)};
               });
 }
 
 void pci_address_entry(const RuleInput& r, Report& report) {
   first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kPciAddress; },
               [&](size_t i, const EntryDecision& d) -> Said {
-                std::string meant;
-                for (const Gpu& g : r.s.gpus)
-                  if (g.pci && g.pci == d.entry.pci) meant = g.uuid;
+                bool here = false;
+                for (const Gpu& g : r.s.gpus) here |= g.pci && g.pci == d.entry.pci;
                 return {entry_at(r.v, i) + " is a PCI address, which CUDA does not accept: it reads the leading digits "
                             "as the index " + std::to_string(d.entry.index) +
                             (d.outcome == EntryOutcome::kVisible ? " and gives you " + r.s.describe(d.uuid) : ""),
-                        meant.empty() ? "name GPUs by UUID (gpumap which " + d.entry.raw + ")"
-                                      : "export CUDA_VISIBLE_DEVICES=" + meant};
+                        meant_fix(r),
+                        here ? "" : "no GPU here has that address: name GPUs by UUID (gpumap which " + d.entry.raw + ")"};
               });
 }
 
@@ -141,7 +140,7 @@ void mig_legacy_form(const RuleInput& r, Report& report) {
               [&](size_t i, const EntryDecision&) -> Said {
                 return {entry_at(r.v, i) + " uses the legacy MIG-GPU-<uuid>/<gi>/<ci> form, which drivers since R470 "
                             "do not accept",
-                        "use the MIG device UUIDs that `nvidia-smi -L` prints (MIG-...)"};
+                        meant_fix(r), "the MIG device UUIDs are what `nvidia-smi -L` prints (MIG-...)"};
               });
 }
 
@@ -149,7 +148,7 @@ void entry_separator(const RuleInput& r, Report& report) {
   first_entry(r, report, Severity::kWarning, separator_after_number, [&](size_t i, const EntryDecision& d) -> Said {
     return {entry_at(r.v, i) + ": CUDA reads only the leading number (" + std::to_string(d.entry.index) + ") and ignores `" +
                 d.entry.trailing + "`; only commas separate entries",
-            "separate entries with commas only, e.g. export CUDA_VISIBLE_DEVICES=1,0"};
+            meant_fix(r)};
   });
 }
 
@@ -163,7 +162,7 @@ void index_trailing_text(const RuleInput& r, Report& report) {
     bool hex = d.entry.digits.back() == '0' && (d.entry.trailing[0] == 'x' || d.entry.trailing[0] == 'X');
     return {entry_at(r.v, i) + ": CUDA reads the decimal number " + std::to_string(d.entry.index) + " and ignores `" +
                 d.entry.trailing + "`" + (hex ? " (hex is not read)" : ""),
-            "write plain decimal indices (or UUIDs): e.g. export CUDA_VISIBLE_DEVICES=" + std::to_string(d.entry.index)};
+            meant_fix(r)};
   });
 }
 
@@ -172,8 +171,10 @@ void container_keyword(const RuleInput& r, Report& report) {
               [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kContainerKeyword; },
               [&](size_t i, const EntryDecision& d) -> Said {
                 return {entry_at(r.v, i) + " is a container-toolkit keyword (NVIDIA_VISIBLE_DEVICES); CUDA reads it as no GPU",
-                        d.entry.raw == "all" ? "unset CUDA_VISIBLE_DEVICES"
-                                             : "export CUDA_VISIBLE_DEVICES=-1   (no GPU on purpose; unset it to see every GPU)"};
+                        r.v.entries.size() > 1 && !meant_fix(r).empty() ? meant_fix(r)
+                        : d.entry.raw == "all"                          ? "unset CUDA_VISIBLE_DEVICES"
+                                                                        : "export CUDA_VISIBLE_DEVICES=-1",
+                        d.entry.raw == "all" ? "" : "-1 hides every GPU on purpose; unset the variable to see every GPU"};
               });
 }
 
@@ -182,7 +183,7 @@ void mixed_entry_kinds(const RuleInput& r, Report& report) {
               [&](size_t i, const EntryDecision&) -> Said {
                 return {entry_at(r.v, i) + " mixes an index with UUIDs: CUDA stops reading the list there, so it and "
                             "every later entry are dropped",
-                        "use one kind of entry: all UUIDs (gpumap which ...)"};
+                        meant_fix(r)};
               });
 }
 
@@ -194,7 +195,7 @@ void mig_word_on_gpu(const RuleInput& r, Report& report) {
   first_entry(r, report, Severity::kWarning, trips, [&](size_t i, const EntryDecision& d) -> Said {
     return {entry_at(r.v, i) + " is written `MIG-` but its digits are a whole GPU's UUID: the driver matches the digits "
                 "only, so this process gets all of " + r.s.describe(d.uuid) + ", not a MIG slice",
-            "export CUDA_VISIBLE_DEVICES=" + d.uuid + "   (or a MIG device UUID from nvidia-smi -L)"};
+            meant_fix(r), "for a slice, name a MIG device UUID from nvidia-smi -L instead"};
   });
 }
 
@@ -205,8 +206,7 @@ void uuid_trailing_ignored(const RuleInput& r, Report& report) {
     const CvdEntry& e = d.entry;
     return {entry_at(r.v, i) + ": CUDA reads at most 32 hex digits or 36 characters after `" + (e.mig_word ? "MIG-" : "GPU-") +
                 "` and ignores the rest (`" + e.ignored_tail + "`); a typo or a glued-on second UUID there goes unnoticed",
-            "export CUDA_VISIBLE_DEVICES=" + e.raw.substr(0, e.raw.size() - e.ignored_tail.size()) +
-                "   (one UUID per comma-separated entry)"};
+            meant_fix(r), "one UUID per comma-separated entry"};
   });
 }
 
@@ -216,7 +216,7 @@ void index_overflow(const RuleInput& r, Report& report) {
                 return {entry_at(r.v, i) + " is larger than 32 bits: CUDA keeps only the low 32 bits and reads it as index " +
                             std::to_string(d.entry.index) +
                             (d.outcome == EntryOutcome::kVisible ? " (" + r.s.describe(d.uuid) + ")" : ""),
-                        "name GPUs by UUID: gpumap which GPU..."};
+                        meant_fix(r)};
               });
 }
 
@@ -225,7 +225,7 @@ void signed_index(const RuleInput& r, Report& report) {
   first_entry(r, report, Severity::kWarning, trips, [&](size_t i, const EntryDecision&) -> Said {
     return {entry_at(r.v, i) + " has a sign: CUDA reads it like strtoul, so `-0` is index 0 and any other negative "
                 "number names no GPU",
-            "write plain indices (0,1) or UUIDs"};
+            meant_fix(r)};
   });
 }
 
@@ -234,7 +234,7 @@ void duplicate_gpu(const RuleInput& r, Report& report) {
               [&](size_t i, const EntryDecision& d) -> Said {
                 return {entry_at(r.v, i) + " names " + r.s.describe(d.uuid) + " again: a repeated GPU makes cuInit fail "
                             "(CUDA_ERROR_INVALID_DEVICE)",
-                        uuid_fix(r.v)};
+                        meant_fix(r)};
               });
 }
 
@@ -245,27 +245,19 @@ void space_before_uuid(const RuleInput& r, Report& report) {
     return d.outcome == EntryOutcome::kInvalid && d.entry.form == CvdEntryForm::kSpaceBeforeUuid;
   });
   if (hit.empty()) return;
-  std::string fix = uuid_fix(r.v);
   report.add(Severity::kError,
              entries_phrase(r.v, hit) + " white space before `GPU-`: CUDA accepts spaces before numbers but not before UUIDs",
-             fix.empty() ? "remove the spaces after the commas" : fix);
+             meant_fix(r), "write no space after the commas");
 }
 
 void uuid_prefix_case(const RuleInput& r, Report& report) {
   std::vector<size_t> hit = tripping(r, [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kMiscasedWord; });
   if (hit.empty()) return;
-  std::string fixed;
-  for (const EntryDecision& e : r.v.entries) {
-    std::string raw = e.entry.raw;
-    if (e.entry.form == CvdEntryForm::kMiscasedWord)
-      for (size_t k = 0; k < 3; ++k) raw[k] = static_cast<char>(std::toupper(static_cast<unsigned char>(raw[k])));
-    fixed += (fixed.empty() ? "" : ",") + raw;
-  }
   report.add(Severity::kError,
              entries_phrase(r.v, hit) + " a `gpu-`/`mig-` word not in upper case: it is case-sensitive (only `GPU-`/`MIG-` "
              "are read as UUIDs; the hex digits may be any case), so CUDA reads " +
                  (hit.size() == 1 ? "this entry" : "these entries") + " as no GPU",
-             "export CUDA_VISIBLE_DEVICES=" + fixed);
+             meant_fix(r));
 }
 
 void list_cut_short(const RuleInput& r, Report& report) {
@@ -278,18 +270,23 @@ void list_cut_short(const RuleInput& r, Report& report) {
   std::string msg = entry_at(v, i) + " names no GPU (" + cut_reason(d) + "): CUDA ignores it" +
                     (dropped ? " and the " + std::to_string(dropped) + " entr" + (dropped == 1 ? "y" : "ies") + " after it" : "");
   msg += v.uuids.empty() ? ", so no GPU is visible" : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";
-  report.add(v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, uuid_fix(v));
+  report.add(v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, meant_fix(r));
 }
 
 void cuda_init_fails(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
   if (r.hidden || v.error == CudaInitError::kNone || v.order.order == DeviceOrder::kInvalid) return;
   // Never advise unsetting a variable that is not set (a host with no GPU at all).
-  std::string fix = !uuid_fix(v).empty()                          ? uuid_fix(v)
-                    : r.in.env.get("CUDA_VISIBLE_DEVICES")         ? "unset CUDA_VISIBLE_DEVICES, or list GPUs that exist: gpumap which GPU..."
-                    : r.s.gpus.empty()                             ? "check the driver and the GPUs: nvidia-smi (gpumap list shows none)"
-                                                                   : "run `gpumap list` and `nvidia-smi`: NVML lists GPUs that CUDA cannot use";
-  report.add(Severity::kError, std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason, fix);
+  std::string fix = meant_fix(r), note;
+  if (fix.empty() && r.in.env.get("CUDA_VISIBLE_DEVICES")) {
+    fix = "unset CUDA_VISIBLE_DEVICES";
+    note = "or list GPUs that exist (gpumap which GPU... prints the line)";
+  } else if (fix.empty()) {
+    note = r.s.gpus.empty() ? "check the driver and the GPUs: nvidia-smi (gpumap list shows none)"
+                            : "run `gpumap list` and `nvidia-smi`: NVML lists GPUs that CUDA cannot use";
+  }
+  report.add(Severity::kError, std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason, fix,
+             note);
 }
 
 // device_map / max_memory keys and cuda:N count within the visible list.

@@ -22,7 +22,7 @@ void bound_rank(const RuleInput& r, Report& report) {
   report.add(Severity::kInfo,
              "gpumap bind gave " + who + " its own GPU(s) (GPUMAP_BOUND matches CUDA_VISIBLE_DEVICES): " +
                  bound_rank_advice(variable),
-             "torch.cuda.set_device(0)   # or: int(os.environ[\"" + variable + "\"]) % torch.cuda.device_count()");
+             "", "in the program: torch.cuda.set_device(0), or int(os.environ[\"" + variable + "\"]) % torch.cuda.device_count()");
 }
 
 void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
@@ -36,7 +36,7 @@ void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
              rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " +
                  std::to_string(r.v.uuids.size()) + " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees "
                  "the same list; one GPU per rank needs as many visible GPUs as ranks, or per-rank CUDA_VISIBLE_DEVICES)",
-             "gpumap bind -- CMD   (gives each rank its own GPU)");
+             "", "start each rank under gpumap bind (gpumap bind -- <your command>): it gives each rank its own GPU");
 }
 
 /// The step's GPU ids when set, else the job's; nullptr when neither is a usable list.
@@ -78,8 +78,8 @@ void slurm_global_ids(const RuleInput& r, Report& report) {
              name + "=" + ids_text(*ids) + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
                  "from 0 (CUDA_VISIBLE_DEVICES=" + r.cvd + "). Never use these ids as cuda:N" +
                  (beyond ? ": some of them do not exist as cuda:N here" : ""),
-             "use cuda:0..cuda:" + std::to_string(r.v.uuids.empty() ? 0 : r.v.uuids.size() - 1) +
-                 " (or $SLURM_LOCALID for one GPU per task)");
+             "", "in the program use cuda:0..cuda:" + std::to_string(r.v.uuids.empty() ? 0 : r.v.uuids.size() - 1) +
+                     " (or cuda:$SLURM_LOCALID for one GPU per task)");
 }
 
 // CUDA_VISIBLE_DEVICES unset: CUDA sees every GPU this process can open, not only the allocation.
@@ -106,8 +106,8 @@ void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
                  name + "=" + ids_text(*ids) + " allocates " + std::to_string(ids->values.size()) +
                      " GPU(s), but CUDA_VISIBLE_DEVICES is unset and CUDA sees " + std::to_string(v.uuids.size()) +
                      ": cuda:" + std::to_string(ids->values.size()) + " and above are GPUs outside the allocation",
-                 "export CUDA_VISIBLE_DEVICES=<the allocated GPUs' UUIDs>   (gpumap which ...; srun sets it when the "
-                 "step asks for GPUs: srun --gpus=N)");
+                 "", "set CUDA_VISIBLE_DEVICES to the allocated GPUs (`scontrol show job -d $SLURM_JOB_ID` lists them; "
+                     "gpumap which GPU... prints the line); srun sets it when the step asks for GPUs: srun --gpus=N");
     return;
   }
   std::vector<std::string> sorted_now = v.uuids, sorted_alloc = allocated;
@@ -138,8 +138,8 @@ void world_size_exceeds_visible(const RuleInput& r, Report& report) {
                  (v.visible_set ? "CUDA_VISIBLE_DEVICES=" + r.cvd + " leaves " : std::string("this host has ")) +
                  std::to_string(v.uuids.size()) + " GPU(s): ranks " + std::to_string(v.uuids.size()) + ".." +
                  std::to_string(*world - 1) + " fail at torch.cuda.set_device(LOCAL_RANK) (invalid device ordinal)",
-             "torchrun --nproc-per-node=" + std::to_string(v.uuids.size()) + " ...   (or list " + std::to_string(*world) +
-                 " GPUs in CUDA_VISIBLE_DEVICES)");
+             "", "start as many processes as GPUs (torchrun --nproc-per-node=" + std::to_string(v.uuids.size()) +
+                     "), or list " + std::to_string(*world) + " GPUs in CUDA_VISIBLE_DEVICES");
 }
 
 // MPS: the MPS server enumerates GPUs itself; clients should name them by UUID.
@@ -150,7 +150,7 @@ void mps_index_entries(const RuleInput& r, Report& report) {
              "CUDA_MPS_PIPE_DIRECTORY=" + *pipe + " (an MPS client) with CUDA_VISIBLE_DEVICES indices `" + r.cvd +
                  "`: under MPS the indices count within the GPUs the MPS server was started with, which need not be "
                  "nvidia-smi's or this shell's numbering",
-             uuid_fix(r.v).empty() ? "name GPUs by UUID: gpumap which GPU..." : uuid_fix(r.v));
+             meant_fix(r, CvdForm::kUuid), meant_fix(r, CvdForm::kUuid).empty() ? "name GPUs by UUID (gpumap which GPU...)" : "");
 }
 
 }  // namespace

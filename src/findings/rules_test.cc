@@ -267,8 +267,10 @@ TEST(Rules, BoundRankIsANoteWithWhatToWrite) {
   expect_rule(Host::kUniform, vars, "bound-rank", Severity::kInfo);
   for (const Finding& f : d.fs)
     if (f.id == "bound-rank") {
-      EXPECT_NE(f.fix.find("torch.cuda.set_device(0)"), std::string::npos) << f.fix;
-      EXPECT_NE(f.fix.find("int(os.environ[\"LOCAL_RANK\"]) % torch.cuda.device_count()"), std::string::npos) << f.fix;
+      // Code to write, not a command: a note, and no fix.
+      EXPECT_EQ(f.fix, "");
+      EXPECT_NE(f.note.find("torch.cuda.set_device(0)"), std::string::npos) << f.note;
+      EXPECT_NE(f.note.find("int(os.environ[\"LOCAL_RANK\"]) % torch.cuda.device_count()"), std::string::npos) << f.note;
     }
   // srun-style, with Slurm's ids for the whole step.
   Diag srun = diag(Host::kUniform, {"SLURM_LOCALID=1", "SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_STEP_GPUS=0,1",
@@ -290,7 +292,7 @@ TEST(Rules, UuidPrefixCase) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"}, "uuid-prefix-case", Severity::kError);
   for (const Finding& f : r.fs)
     if (f.id == "uuid-prefix-case") {
-      EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd");
+      EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2");
     }
 }
 TEST(Rules, MigWordOnGpu) {
@@ -313,6 +315,87 @@ TEST(Rules, MpsIndexEntries) {
 }
 TEST(Rules, OrdinalsAreRelative) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3"}, "ordinals-are-relative", Severity::kInfo);
+}
+
+}  // namespace
+}  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+std::string fix_of(const Diag& d, const std::string& id) {
+  for (const Finding& f : d.fs)
+    if (f.id == id) return f.fix;
+  ADD_FAILURE() << id << " did not fire:" << dump(d.fs);
+  return "";
+}
+
+// Issue 22.1: where gpumap knows the answer, the fix prints it: the GPUs the list meant.
+TEST(RulesFixes, TheFixIsTheListTheEntriesMeant) {
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,df9ecf4c-79e5-ad77-701c-fc88c196632b"}), "uuid-without-prefix"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0]) + "," + kUuids[1]);
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=00000000:AF:00.0"}), "pci-address-entry"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[2]));
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2;3"}), "entry-separator"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1.5,0"}), "index-trailing-text"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,0");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=4294967297"}), "index-overflow"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=+1"}), "signed-index"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0]) + ",1"}), "mixed-entry-kinds"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0]) + "," + kUuids[1]);
+  // The cut list keeps the entries after the cut that name a GPU.
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,9,1"}), "list-cut-short"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1");
+  // A MIG device named the legacy way is that MIG device.
+  EXPECT_EQ(fix_of(diag(Host::kMig, {"CUDA_VISIBLE_DEVICES=MIG-" + std::string(kUuids[0]) + "/1/0"}), "mig-legacy-form"),
+            "export CUDA_VISIBLE_DEVICES=MIG-11111111-2222-3333-4444-555555555555");
+  // NVIDIA_VISIBLE_DEVICES=2 outside a container: the GPU it names, and the variable gone.
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"}), "nvidia-visible-devices-outside-container"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[2]) + "; unset NVIDIA_VISIBLE_DEVICES  # cuda:0 = nvidia-smi GPU 2");
+}
+
+// Where the fix is the user's own command or code, a note says it and there is no fix.
+TEST(RulesFixes, AdviceThatIsNotACommandIsANote) {
+  for (const auto& [vars, id] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"CUDA_VISIBLE_DEVICES=2", "LOCAL_RANK=1"}, "local-rank-exceeds-visible"},
+           {{"CUDA_VISIBLE_DEVICES=0,1", "LOCAL_WORLD_SIZE=4"}, "world-size-exceeds-visible"},
+           {{"CUDA_VISIBLE_DEVICES=-1"}, "gpus-hidden"},
+       }) {
+    Diag d = diag(Host::kUniform, vars);
+    bool seen = false;
+    for (const Finding& f : d.fs)
+      if (f.id == id) {
+        seen = true;
+        EXPECT_EQ(f.fix, "") << id;
+        EXPECT_FALSE(f.note.empty()) << id;
+      }
+    EXPECT_TRUE(seen) << id << dump(d.fs);
+  }
+}
+
+// Issue 22.2: an ambiguous index is said once, with both readings; the other fixes take nvidia-smi's.
+TEST(RulesFixes, AnAmbiguousIndexIsSaidOnceAndTheFixesAgree) {
+  // The mixed box: FASTEST_FIRST puts GPU 1 first, so `1` is nvidia-smi GPU 0 to CUDA.
+  Diag cut = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=1,9,2"});
+  std::string reading = fix_of(cut, "visible-devices-without-pci-order");
+  EXPECT_EQ(reading, "export CUDA_DEVICE_ORDER=PCI_BUS_ID  # cuda:0 = nvidia-smi GPU 1");
+  for (const Finding& f : cut.fs) {
+    if (f.id == "visible-devices-without-pci-order")
+      EXPECT_NE(f.note.find("export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0])), std::string::npos) << f.note;
+  }
+  EXPECT_EQ(fix_of(cut, "list-cut-short"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2");
+  // `1,1`: the duplicate is fixed to nvidia-smi GPU 1, as the PCI_BUS_ID reading says, not to GPU 0.
+  Diag dup = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=1,1"});
+  EXPECT_EQ(fix_of(dup, "duplicate-gpu"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+  int readings = 0;
+  for (const Finding& f : dup.fs) readings += f.id == "visible-devices-without-pci-order";
+  EXPECT_EQ(readings, 1) << dump(dup.fs);
+  // An invalid order's fix is PCI_BUS_ID: the other fixes read indices that way too.
+  Diag order = diag(Host::kMixed, {"CUDA_DEVICE_ORDER=pci_bus_id", "CUDA_VISIBLE_DEVICES=1.5"});
+  EXPECT_EQ(fix_of(order, "index-trailing-text"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
 }
 
 }  // namespace
