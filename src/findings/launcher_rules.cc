@@ -4,6 +4,7 @@
 
 #include "findings/rule_table.h"
 #include "model/text.h"
+#include "model/uuid.h"
 #include "resolve/launch_env.h"
 
 namespace gpumap {
@@ -66,20 +67,84 @@ const Gpu* gpu_for_slurm_id(const Snapshot& s, uint32_t id) {
   return id < gpus.size() ? gpus[id] : nullptr;
 }
 
-// Slurm's GPU ids are node-global; inside the step CUDA numbers the allocated GPUs from 0.
+/// The GPUs Slurm's ids name here, in the ids' order; empty when an id is past this process's GPUs
+/// (a device cgroup renumbered them: the process sees only its allocation).
+std::vector<const Gpu*> allocated_gpus(const Snapshot& s, const IntList& ids) {
+  std::vector<const Gpu*> out;
+  for (uint32_t id : ids.values) {
+    const Gpu* g = gpu_for_slurm_id(s, id);
+    if (!g) return {};
+    out.push_back(g);
+  }
+  return out;
+}
+
+std::string nvidia_smi_numbers(const std::vector<const Gpu*>& gpus) {
+  std::vector<std::string> out;
+  for (const Gpu* g : gpus) out.push_back(std::to_string(g->nvml_index));
+  return join(out, ",");
+}
+
+std::string assuming(const Snapshot& s) {
+  return " (assuming Slurm's GPU id k is the k-th /dev/nvidiaN, as with gres.conf `File=/dev/nvidia[0-" +
+         std::to_string(s.gpus.empty() ? 0 : s.gpus.size() - 1) + "]`; `scontrol show job -d $SLURM_JOB_ID` shows the real IDX)";
+}
+
+/// The visible GPUs outside the allocation, as "cuda:N = nvidia-smi GPU M (...)".
+std::vector<std::string> outside(const RuleInput& r, const std::vector<const Gpu*>& allocated) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < r.v.uuids.size(); ++i)
+    if (std::none_of(allocated.begin(), allocated.end(), [&](const Gpu* g) { return same_uuid(g->uuid, r.v.uuids[i]); }))
+      out.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(r.v.uuids[i]));
+  return out;
+}
+
+std::string cuda_sees(const RuleInput& r) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < r.v.uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(r.v.uuids[i]));
+  return join(parts, ", ");
+}
+
+// Slurm's GPU ids are node-global; CUDA numbers the GPUs CUDA_VISIBLE_DEVICES lists from 0.  Said
+// only where it is all there is to say: a visible GPU outside the allocation is outside-allocation.
 void slurm_global_ids(const RuleInput& r, Report& report) {
   std::string name;
   const IntList* ids = slurm_ids(r.launch, name);
-  if (!ids || !r.v.visible_set) return;
-  if (r.bound) return;  // bind narrowed the step on purpose: bound-rank says what to use
+  if (!ids || !r.v.visible_set || r.bound || r.v.error != CudaInitError::kNone) return;  // bound: bound-rank says it
+  std::vector<const Gpu*> allocated = allocated_gpus(r.s, *ids);
+  std::string said = name + "=" + ids_text(*ids) + " are node-global Slurm ids, not CUDA ordinals";
+  if (allocated.empty()) {
+    // A device cgroup: this process can open only its allocation, and CUDA numbers what it can open.
+    said += "; they are past this process's " + std::to_string(r.s.gpus.size()) + " GPU(s), so a device cgroup holds "
+            "the allocation and this process sees only those GPUs: CUDA_VISIBLE_DEVICES=" + r.cvd + " gives " + cuda_sees(r);
+  } else {
+    if (!outside(r, allocated).empty()) return;
+    said += " (nvidia-smi GPU(s) " + nvidia_smi_numbers(allocated) + " here" + assuming(r.s) + "): CUDA numbers the GPUs "
+            "CUDA_VISIBLE_DEVICES=" + r.cvd + " lists from 0, " + cuda_sees(r);
+  }
   bool beyond = false;
   for (uint32_t id : ids->values) beyond |= id >= r.v.uuids.size();
-  report.add(Severity::kInfo,
-             name + "=" + ids_text(*ids) + " are node-global GPU ids; inside the step CUDA numbers the allocated GPUs "
-                 "from 0 (CUDA_VISIBLE_DEVICES=" + r.cvd + "). Never use these ids as cuda:N" +
-                 (beyond ? ": some of them do not exist as cuda:N here" : ""),
+  report.add(Severity::kInfo, said + ". Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
              "", "in the program use cuda:0..cuda:" + std::to_string(r.v.uuids.empty() ? 0 : r.v.uuids.size() - 1) +
                      " (or cuda:$SLURM_LOCALID for one GPU per task)");
+}
+
+// CUDA_VISIBLE_DEVICES set, no device cgroup: CUDA would use a GPU the step was not given.
+void outside_allocation(const RuleInput& r, Report& report) {
+  std::string name;
+  const IntList* ids = slurm_ids(r.launch, name);
+  if (!ids || !r.v.visible_set || r.bound || r.v.error != CudaInitError::kNone) return;
+  std::vector<const Gpu*> allocated = allocated_gpus(r.s, *ids);
+  if (allocated.empty()) return;  // a device cgroup: nothing outside it can be opened (slurm-global-ids says what is seen)
+  std::vector<std::string> out = outside(r, allocated);
+  if (out.empty()) return;
+  std::vector<std::string> uuids;
+  for (const Gpu* g : allocated) uuids.push_back(g->uuid);
+  report.add(Severity::kError,
+             name + "=" + ids_text(*ids) + " gives this step nvidia-smi GPU(s) " + nvidia_smi_numbers(allocated) + assuming(r.s) +
+                 ", but CUDA_VISIBLE_DEVICES=" + r.cvd + " makes CUDA use " + join(out, ", ") +
+                 ": outside the allocation (another job's GPU; without a device cgroup nothing stops it)",
+             "export " + launch_visibility(r.s, uuids, CvdForm::kIndex).assignments());
 }
 
 // CUDA_VISIBLE_DEVICES unset: CUDA sees every GPU this process can open, not only the allocation.
@@ -89,16 +154,9 @@ void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
   std::string name;
   const IntList* ids = slurm_ids(r.launch, name);
   if (!ids || v.visible_set || v.error != CudaInitError::kNone) return;
-  std::vector<std::string> allocated, names;
-  for (uint32_t id : ids->values) {
-    const Gpu* g = gpu_for_slurm_id(s, id);
-    if (!g) {
-      allocated.clear();
-      break;
-    }
-    allocated.push_back(g->uuid);
-    names.push_back(std::to_string(g->nvml_index));
-  }
+  std::vector<const Gpu*> gpus = allocated_gpus(s, *ids);
+  std::vector<std::string> allocated;
+  for (const Gpu* g : gpus) allocated.push_back(g->uuid);
   if (allocated.empty()) {
     // Ids beyond this process's GPUs: a device cgroup renumbered them; only the count can be checked.
     if (v.uuids.size() > ids->values.size())
@@ -114,17 +172,11 @@ void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
   std::sort(sorted_now.begin(), sorted_now.end());
   std::sort(sorted_alloc.begin(), sorted_alloc.end());
   if (sorted_now == sorted_alloc) return;
-  std::vector<std::string> outside;
-  for (size_t i = 0; i < v.uuids.size(); ++i)
-    if (std::find(allocated.begin(), allocated.end(), v.uuids[i]) == allocated.end())
-      outside.push_back("cuda:" + std::to_string(i) + " = " + s.describe(v.uuids[i]));
-  std::string assume = " (assuming Slurm's GPU id k is the k-th /dev/nvidiaN, as with gres.conf `File=/dev/nvidia[0-" +
-                       std::to_string(s.gpus.empty() ? 0 : s.gpus.size() - 1) +
-                       "]`; `scontrol show job -d $SLURM_JOB_ID` shows the real IDX)";
+  std::vector<std::string> out = outside(r, gpus);
   report.add(Severity::kWarning,
-             name + "=" + ids_text(*ids) + " allocates nvidia-smi GPU(s) " + join(names, ",") + assume +
-                 ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(outside, ", ") +
-                 (outside.size() == 1 ? " is" : " are") + " outside the allocation (another job's GPUs)",
+             name + "=" + ids_text(*ids) + " allocates nvidia-smi GPU(s) " + nvidia_smi_numbers(gpus) + assuming(s) +
+                 ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(out, ", ") +
+                 (out.size() == 1 ? " is" : " are") + " outside the allocation (another job's GPUs)",
              "export " + launch_visibility(s, allocated, CvdForm::kIndex).assignments());
 }
 
@@ -161,6 +213,7 @@ const std::vector<Rule>& launcher_rules() {
       {"bound-rank", bound_rank},
       {"local-rank-exceeds-visible", local_rank_exceeds_visible},
       {"slurm-global-ids", slurm_global_ids},
+      {"outside-allocation", outside_allocation},
       {"slurm-gpus-not-applied", slurm_gpus_not_applied},
       {"world-size-exceeds-visible", world_size_exceeds_visible},
       {"mps-index-entries", mps_index_entries},

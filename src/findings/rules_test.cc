@@ -400,3 +400,60 @@ TEST(RulesFixes, AnAmbiguousIndexIsSaidOnceAndTheFixesAgree) {
 
 }  // namespace
 }  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+// Issue 22.4: CUDA_VISIBLE_DEVICES against the step's allocation.
+TEST(RulesSlurm, AVisibleGpuOutsideTheAllocationIsAnError) {
+  std::vector<std::string> vars = {"SLURM_STEP_GPUS=2,3", "SLURM_LOCALID=0", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                                   "CUDA_VISIBLE_DEVICES=0,1"};
+  expect_rule(Host::kUniform, vars, "outside-allocation", Severity::kError);
+  Diag d = diag(Host::kUniform, vars);
+  for (const Finding& f : d.fs) {
+    EXPECT_NE(f.id, "slurm-global-ids") << "the info line would say the allocated GPUs are cuda:0..:" << dump(d.fs);
+    if (f.id == "outside-allocation") {
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+    }
+  }
+  // The mixed box: `1,2` under FASTEST_FIRST puts cuda:0 on GPU 0, outside SLURM_STEP_GPUS=1,2.
+  Diag mixed = diag(Host::kMixed, {"SLURM_STEP_GPUS=1,2", "CUDA_VISIBLE_DEVICES=1,2"});
+  bool seen = false;
+  for (const Finding& f : mixed.fs)
+    if (f.id == "outside-allocation") {
+      seen = true;
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2");
+    }
+  EXPECT_TRUE(seen) << dump(mixed.fs);
+}
+
+TEST(RulesSlurm, InsideTheAllocationTheInfoLineSaysWhatCudaNIs) {
+  Diag d = diag(Host::kUniform, {"SLURM_STEP_GPUS=2,3", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=3,2"});
+  bool seen = false;
+  for (const Finding& f : d.fs) {
+    EXPECT_NE(f.id, "outside-allocation") << dump(d.fs);
+    if (f.id == "slurm-global-ids") {
+      seen = true;
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 3"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("cuda:1 = nvidia-smi GPU 2"), std::string::npos) << f.message;
+    }
+  }
+  EXPECT_TRUE(seen) << dump(d.fs);
+  // Ids past this process's GPUs: a device cgroup holds the allocation; say what the process sees.
+  Diag cgroup = diag(Host::kUniform, {"SLURM_JOB_GPUS=6,7", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0,1"});
+  seen = false;
+  for (const Finding& f : cgroup.fs) {
+    EXPECT_NE(f.id, "outside-allocation") << dump(cgroup.fs);
+    if (f.id == "slurm-global-ids") {
+      seen = true;
+      EXPECT_NE(f.message.find("device cgroup"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+    }
+  }
+  EXPECT_TRUE(seen) << dump(cgroup.fs);
+}
+
+}  // namespace
+}  // namespace gpumap
