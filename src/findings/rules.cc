@@ -133,8 +133,14 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   LauncherEnv launch = parse_launcher_env(in.env);
   const CudaView& v = in.mapping.view;
   std::vector<std::string> pci = pci_order(in.snapshot);
+  // Only entries written as indices: a PCI address or a bare UUID CUDA happens to read as a number
+  // means the GPU it spells, and its own rule says so.
+  bool written_index = false;
+  for (const EntryDecision& d : v.entries)
+    written_index |= d.entry.kind == CvdEntryKind::kInteger && d.entry.form == CvdEntryForm::kPlain;
   bool ambiguous = in.fastest_first_order && *in.fastest_first_order != pci &&
-                   v.order.order == DeviceOrder::kFastestFirst && v.visible_set && has_index_entries(v);
+                   v.order.order == DeviceOrder::kFastestFirst && v.visible_set && written_index &&
+                   !gpus_hidden_on_purpose(v);
   bool by_pci = ambiguous || v.order.order == DeviceOrder::kInvalid;
   RuleInput r{in,        in.snapshot, v, launch, gpus_hidden_on_purpose(v), bound_by_gpumap(in.env),
               in.env.get("CUDA_VISIBLE_DEVICES").value_or(""), ambiguous, by_pci ? pci : in.mapping.base_order,
