@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <sstream>
+#include <tuple>
+
 #include "cli_helpers.h"
 
 namespace gpumap::testing {
@@ -40,6 +44,37 @@ TEST(CliVerifyFix, CudaWouldFailGetsTheFixToo) {
   CliRun r = verify({"--expect", "1"}, {"CUDA_VISIBLE_DEVICES=0,0"}, "seed-mixed");
   EXPECT_EQ(r.code, 5);
   EXPECT_NE(r.out.find("export CUDA_VISIBLE_DEVICES=GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b\n"), std::string::npos) << r.out;
+}
+
+// Issue 22.3: under an invalid CUDA_DEVICE_ORDER no CUDA_VISIBLE_DEVICES helps (cuInit fails first):
+// the fix names the order, and the list only when PCI_BUS_ID does not already give the expected GPUs.
+TEST(CliVerifyFix, AnInvalidOrderIsFixedByTheOrder) {
+  const std::string tag = "fix (before CUDA starts): export ";
+  for (const auto& [cvd, expect, fix] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"CUDA_VISIBLE_DEVICES=0", "0", "CUDA_DEVICE_ORDER=PCI_BUS_ID"},
+           {"", "0,1,2,3", "CUDA_DEVICE_ORDER=PCI_BUS_ID"},
+           {"CUDA_VISIBLE_DEVICES=0", "1",
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b"}}) {
+    std::vector<std::string> env = {"CUDA_DEVICE_ORDER=pci_bus_id"};
+    if (!cvd.empty()) env.push_back(cvd);
+    CliRun r = verify({"--expect", expect}, env, "seed-mixed");
+    EXPECT_EQ(r.code, 5) << r.out << r.err;
+    size_t at = r.out.find(tag);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::string line = r.out.substr(at + tag.size(), r.out.find('\n', at) - at - tag.size());
+    EXPECT_EQ(line, fix) << cvd << " expect " << expect;
+    json j = json::parse(verify({"--json", "--expect", expect}, env, "seed-mixed").out);
+    EXPECT_EQ(j["fix"]["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+    // Pasting it: its assignments replace the environment's values.
+    std::map<std::string, std::string> vars;
+    for (const std::string& e : env) vars[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+    std::istringstream words(line);
+    for (std::string w; words >> w;) vars[w.substr(0, w.find('='))] = w.substr(w.find('=') + 1);
+    std::vector<std::string> pasted;
+    for (const auto& [k, v] : vars) pasted.push_back(k + "=" + v);
+    CliRun again = verify({"--expect", expect}, pasted, "seed-mixed");
+    EXPECT_EQ(again.code, 0) << line << ": " << again.out << again.err;
+  }
 }
 
 TEST(CliVerifyFix, MigDeviceUuidsAndPrefixes) {

@@ -357,7 +357,8 @@ int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
     std::vector<std::string> expected = expected_uuids(s.snapshot(), gpu_list(r.value("expect", Json()), "expect"));
     Verification v = verify_mapping(s.snapshot(), f.mapping, std::move(expected), bool_option(r, "prefix"));
     std::vector<Finding> late = late_findings(s, f);
-    Json fix = v.fix.empty() ? Json(nullptr) : Json({{"CUDA_VISIBLE_DEVICES", v.fix}});
+    Json fix = Json(nullptr);
+    for (const auto& [name, value] : v.fix_variables()) fix[name] = value;
     Json result = {{"ok", v.code == kExitOk}, {"source", source_of(f)}, {"expected", v.expected},
                    {"actual", v.mapping.view.uuids}, {"differences", v.differences}, {"fix", fix},
                    {"findings", findings_json(late)}};
@@ -365,11 +366,11 @@ int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
     if (v.code == kExitOk) return GPUMAP_OK;
     std::string what = v.code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
     std::string message = what + join(v.differences, "; ");
-    std::string hint = "set CUDA_VISIBLE_DEVICES=" + v.fix + " before CUDA starts (or run under `gpumap run`)";
+    std::string hint = "set " + v.fix_assignments() + " before CUDA starts (or run under `gpumap run`)";
     if (f.live) {
       // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
       message = "CUDA already runs in this process: " + what + join(v.differences, "; ");
-      std::string relaunch = "CUDA_VISIBLE_DEVICES=" + v.fix;
+      std::string relaunch = v.fix_assignments();
       for (const std::string& a : f.command) relaunch += " " + shell_word(a);  // read once, by process_cuda_here
       hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
              "), or call gpumap.pin()/set it before anything starts CUDA";

@@ -40,7 +40,8 @@ int run(const Args& args, Context& ctx) {
     j["expected"] = cuda_devices_json(s, v.expected);
     j["cuda"] = mapping_json(s, m);
     j["differences"] = diffs;
-    j["fix"] = v.fix.empty() ? Json(nullptr) : Json({{"CUDA_VISIBLE_DEVICES", v.fix}});
+    j["fix"] = Json(nullptr);
+    for (const auto& [name, value] : v.fix_variables()) j["fix"][name] = value;
     std::cout << dump(j);
     return code;
   }
@@ -54,7 +55,7 @@ int run(const Args& args, Context& ctx) {
   } else {
     out << (code == kExitCudaWouldFail ? "FAIL (CUDA would not initialise):\n" : "MISMATCH:\n");
     for (const std::string& d : diffs) out << "  " << d << "\n";
-    out << "fix (before CUDA starts): export CUDA_VISIBLE_DEVICES=" << v.fix << "\n";
+    out << "fix (before CUDA starts): export " << v.fix_assignments() << "\n";
   }
   std::cout << printable_lines(out.str());
   return code;

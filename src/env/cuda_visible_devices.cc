@@ -38,6 +38,7 @@ CvdEntry parse_uuid_entry(std::string_view e) {
     out.uuid_hex.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   out.kind = CvdEntryKind::kUuid;
+  out.mig_word = e.substr(0, 4) == "MIG-";
   out.ignored_tail = std::string(rest.substr(i));
   if (out.uuid_hex.empty())
     out.reason = "only dashes in the first " + std::to_string(kUuidEntryWindow) +
@@ -55,7 +56,11 @@ CvdEntry parse_integer_entry(std::string_view e) {
   size_t i = 0;
   while (i < e.size() && std::isspace(static_cast<unsigned char>(e[i]))) ++i;
   bool negative = false;
-  if (i < e.size() && (e[i] == '+' || e[i] == '-')) negative = e[i++] == '-';
+  bool sign = false;
+  if (i < e.size() && (e[i] == '+' || e[i] == '-')) {
+    sign = true;
+    negative = e[i++] == '-';
+  }
   size_t digits_start = i;
   const uint64_t max = std::numeric_limits<uint64_t>::max();
   uint64_t v = 0;
@@ -77,6 +82,10 @@ CvdEntry parse_integer_entry(std::string_view e) {
   // strtoul: overflow saturates to ULONG_MAX; a minus sign negates modulo 2^64.
   uint64_t ul = overflow ? max : (negative ? (~v + 1) : v);
   out.kind = CvdEntryKind::kInteger;
+  out.sign = sign;
+  out.digits = std::string(e.substr(digits_start, i - digits_start));
+  out.trailing = std::string(e.substr(i));
+  out.wider_than_32_bits = overflow || v > 0xffffffffull;
   out.index = ul & 0xffffffffull;  // the driver keeps 32 bits (measured: 4294967297 -> 1)
   out.negative = negative && (v != 0 || overflow);
   std::string notes;
@@ -96,6 +105,27 @@ CvdEntry parse_integer_entry(std::string_view e) {
   return out;
 }
 
+bool starts_with_word(std::string_view e, std::string_view word) {
+  if (e.size() < word.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(e[i])) != std::tolower(static_cast<unsigned char>(word[i]))) return false;
+  return true;
+}
+
+// What the entry looks like it was meant to be (CvdEntryForm), from its text.
+CvdEntryForm form_of(std::string_view e, CvdEntryKind kind) {
+  if (e.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos) return CvdEntryForm::kBlank;
+  if (e.size() >= 9 && e[8] == '-' && std::all_of(e.begin(), e.begin() + 8, is_hex)) return CvdEntryForm::kBareUuid;
+  if (parse_pci_address(e)) return CvdEntryForm::kPciAddress;
+  if (e.substr(0, 8) == "MIG-GPU-") return CvdEntryForm::kLegacyMig;
+  if (e == "all" || e == "none" || e == "void" || e == "NoDevFiles") return CvdEntryForm::kContainerKeyword;
+  if (e.substr(0, 4) != "GPU-" && e.substr(0, 4) != "MIG-" && (starts_with_word(e, "gpu-") || starts_with_word(e, "mig-")))
+    return CvdEntryForm::kMiscasedWord;
+  if (kind == CvdEntryKind::kInvalid && std::isspace(static_cast<unsigned char>(e[0])) && e.find("GPU-") != std::string_view::npos)
+    return CvdEntryForm::kSpaceBeforeUuid;
+  return CvdEntryForm::kPlain;
+}
+
 }  // namespace
 
 std::vector<CvdEntry> parse_cuda_visible_devices(std::string_view value) {
@@ -107,6 +137,8 @@ std::vector<CvdEntry> parse_cuda_visible_devices(std::string_view value) {
                                                                               : comma - start);
     if (e.substr(0, 4) == "GPU-" || e.substr(0, 4) == "MIG-") out.push_back(parse_uuid_entry(e));
     else out.push_back(parse_integer_entry(e));
+    out.back().form = form_of(e, out.back().kind);
+    if (out.back().form == CvdEntryForm::kPciAddress) out.back().pci = parse_pci_address(e);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -110,3 +110,34 @@ TEST(LauncherParser, SlurmIdListsAndRanges) {
 
 }  // namespace
 }  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+// The facts the rules read from the entry instead of lexing its text again.
+TEST(CvdParser, KeepsSignWidthTrailingTextAndForm) {
+  CvdEntry e = parse_cuda_visible_devices(" +01;2")[0];
+  EXPECT_TRUE(e.sign);
+  EXPECT_EQ(e.digits, "01");
+  EXPECT_EQ(e.trailing, ";2");
+  EXPECT_FALSE(e.wider_than_32_bits);
+  EXPECT_TRUE(parse_cuda_visible_devices("4294967296")[0].wider_than_32_bits);
+  EXPECT_TRUE(parse_cuda_visible_devices("-4294967297")[0].wider_than_32_bits);
+  EXPECT_FALSE(parse_cuda_visible_devices("4294967295")[0].wider_than_32_bits);
+  EXPECT_EQ(parse_cuda_visible_devices("28554ffd-acce-bd7e-cb9f-313a72e272e2")[0].form, CvdEntryForm::kBareUuid);
+  CvdEntry pci = parse_cuda_visible_devices("00000000:5D:00.0")[0];
+  EXPECT_EQ(pci.form, CvdEntryForm::kPciAddress);
+  ASSERT_TRUE(pci.pci.has_value());
+  EXPECT_EQ(pci.pci->bus, 0x5du);
+  EXPECT_EQ(parse_cuda_visible_devices("MIG-GPU-28554ffd/1/0")[0].form, CvdEntryForm::kLegacyMig);
+  EXPECT_EQ(parse_cuda_visible_devices("NoDevFiles")[0].form, CvdEntryForm::kContainerKeyword);
+  EXPECT_EQ(parse_cuda_visible_devices("Gpu-2855")[0].form, CvdEntryForm::kMiscasedWord);
+  EXPECT_EQ(parse_cuda_visible_devices(" GPU-2855")[0].form, CvdEntryForm::kSpaceBeforeUuid);
+  EXPECT_EQ(parse_cuda_visible_devices(" \t")[0].form, CvdEntryForm::kBlank);
+  EXPECT_EQ(parse_cuda_visible_devices("GPU-2855")[0].form, CvdEntryForm::kPlain);
+  EXPECT_FALSE(parse_cuda_visible_devices("GPU-2855")[0].mig_word);
+  EXPECT_TRUE(parse_cuda_visible_devices("MIG-2855")[0].mig_word);
+}
+
+}  // namespace
+}  // namespace gpumap

@@ -267,8 +267,10 @@ TEST(Rules, BoundRankIsANoteWithWhatToWrite) {
   expect_rule(Host::kUniform, vars, "bound-rank", Severity::kInfo);
   for (const Finding& f : d.fs)
     if (f.id == "bound-rank") {
-      EXPECT_NE(f.fix.find("torch.cuda.set_device(0)"), std::string::npos) << f.fix;
-      EXPECT_NE(f.fix.find("int(os.environ[\"LOCAL_RANK\"]) % torch.cuda.device_count()"), std::string::npos) << f.fix;
+      // Code to write, not a command: a note, and no fix.
+      EXPECT_EQ(f.fix, "");
+      EXPECT_NE(f.note.find("torch.cuda.set_device(0)"), std::string::npos) << f.note;
+      EXPECT_NE(f.note.find("int(os.environ[\"LOCAL_RANK\"]) % torch.cuda.device_count()"), std::string::npos) << f.note;
     }
   // srun-style, with Slurm's ids for the whole step.
   Diag srun = diag(Host::kUniform, {"SLURM_LOCALID=1", "SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_STEP_GPUS=0,1",
@@ -288,7 +290,10 @@ TEST(Rules, KeepVisibleBoundRankIsToldCudaZeroAndNeverItsRank) {
   expect_rule(Host::kUniform, vars, "bound-rank", Severity::kInfo);
   for (const Finding& f : d.fs)
     if (f.id == "bound-rank") {
-      EXPECT_EQ(f.fix, "torch.cuda.set_device(0)");  // LOCAL_RANK % device_count() is another rank's GPU here
+      // Code, not a shell command: a note (issue 22.1), and only set_device(0): LOCAL_RANK %
+      // device_count() is another rank's GPU here.
+      EXPECT_EQ(f.fix, "");
+      EXPECT_EQ(f.note, "in the program: torch.cuda.set_device(0)");
       EXPECT_NE(f.message.find("GPUMAP_BOUND_OWN=1"), std::string::npos) << f.message;
       EXPECT_NE(f.message.find("never cuda:$LOCAL_RANK"), std::string::npos) << f.message;
     }
@@ -305,7 +310,7 @@ TEST(Rules, UuidPrefixCase) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"}, "uuid-prefix-case", Severity::kError);
   for (const Finding& f : r.fs)
     if (f.id == "uuid-prefix-case") {
-      EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd");
+      EXPECT_EQ(f.fix, "export CUDA_VISIBLE_DEVICES=GPU-28554ffd-acce-bd7e-cb9f-313a72e272e2");
     }
 }
 TEST(Rules, MigWordOnGpu) {
@@ -328,6 +333,144 @@ TEST(Rules, MpsIndexEntries) {
 }
 TEST(Rules, OrdinalsAreRelative) {
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2,3"}, "ordinals-are-relative", Severity::kInfo);
+}
+
+}  // namespace
+}  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+std::string fix_of(const Diag& d, const std::string& id) {
+  for (const Finding& f : d.fs)
+    if (f.id == id) return f.fix;
+  ADD_FAILURE() << id << " did not fire:" << dump(d.fs);
+  return "";
+}
+
+// Issue 22.1: where gpumap knows the answer, the fix prints it: the GPUs the list meant.
+TEST(RulesFixes, TheFixIsTheListTheEntriesMeant) {
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,df9ecf4c-79e5-ad77-701c-fc88c196632b"}), "uuid-without-prefix"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0]) + "," + kUuids[1]);
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=00000000:AF:00.0"}), "pci-address-entry"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[2]));
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=2;3"}), "entry-separator"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1.5,0"}), "index-trailing-text"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,0");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=4294967297"}), "index-overflow"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=+1"}), "signed-index"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0]) + ",1"}), "mixed-entry-kinds"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0]) + "," + kUuids[1]);
+  // The cut list keeps the entries after the cut that name a GPU.
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,9,1"}), "list-cut-short"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1");
+  // A MIG device named the legacy way is that MIG device.
+  EXPECT_EQ(fix_of(diag(Host::kMig, {"CUDA_VISIBLE_DEVICES=MIG-" + std::string(kUuids[0]) + "/1/0"}), "mig-legacy-form"),
+            "export CUDA_VISIBLE_DEVICES=MIG-11111111-2222-3333-4444-555555555555");
+  // NVIDIA_VISIBLE_DEVICES=2 outside a container: the GPU it names, and the variable gone.
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"}), "nvidia-visible-devices-outside-container"),
+            "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[2]) + "; unset NVIDIA_VISIBLE_DEVICES  # cuda:0 = nvidia-smi GPU 2");
+}
+
+// Where the fix is the user's own command or code, a note says it and there is no fix.
+TEST(RulesFixes, AdviceThatIsNotACommandIsANote) {
+  for (const auto& [vars, id] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"CUDA_VISIBLE_DEVICES=2", "LOCAL_RANK=1"}, "local-rank-exceeds-visible"},
+           {{"CUDA_VISIBLE_DEVICES=0,1", "LOCAL_WORLD_SIZE=4"}, "world-size-exceeds-visible"},
+           {{"CUDA_VISIBLE_DEVICES=-1"}, "gpus-hidden"},
+       }) {
+    Diag d = diag(Host::kUniform, vars);
+    bool seen = false;
+    for (const Finding& f : d.fs)
+      if (f.id == id) {
+        seen = true;
+        EXPECT_EQ(f.fix, "") << id;
+        EXPECT_FALSE(f.note.empty()) << id;
+      }
+    EXPECT_TRUE(seen) << id << dump(d.fs);
+  }
+}
+
+// Issue 22.2: an ambiguous index is said once, with both readings; the other fixes take nvidia-smi's.
+TEST(RulesFixes, AnAmbiguousIndexIsSaidOnceAndTheFixesAgree) {
+  // The mixed box: FASTEST_FIRST puts GPU 1 first, so `1` is nvidia-smi GPU 0 to CUDA.
+  Diag cut = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=1,9,2"});
+  std::string reading = fix_of(cut, "visible-devices-without-pci-order");
+  EXPECT_EQ(reading, "export CUDA_DEVICE_ORDER=PCI_BUS_ID  # cuda:0 = nvidia-smi GPU 1");
+  for (const Finding& f : cut.fs) {
+    if (f.id == "visible-devices-without-pci-order")
+      EXPECT_NE(f.note.find("export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0])), std::string::npos) << f.note;
+  }
+  EXPECT_EQ(fix_of(cut, "list-cut-short"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2");
+  // `1,1`: the duplicate is fixed to nvidia-smi GPU 1, as the PCI_BUS_ID reading says, not to GPU 0.
+  Diag dup = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=1,1"});
+  EXPECT_EQ(fix_of(dup, "duplicate-gpu"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+  int readings = 0;
+  for (const Finding& f : dup.fs) readings += f.id == "visible-devices-without-pci-order";
+  EXPECT_EQ(readings, 1) << dump(dup.fs);
+  // An invalid order's fix is PCI_BUS_ID: the other fixes read indices that way too.
+  Diag order = diag(Host::kMixed, {"CUDA_DEVICE_ORDER=pci_bus_id", "CUDA_VISIBLE_DEVICES=1.5"});
+  EXPECT_EQ(fix_of(order, "index-trailing-text"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
+}
+
+}  // namespace
+}  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+// Issue 22.4: CUDA_VISIBLE_DEVICES against the step's allocation.
+TEST(RulesSlurm, AVisibleGpuOutsideTheAllocationIsAnError) {
+  std::vector<std::string> vars = {"SLURM_STEP_GPUS=2,3", "SLURM_LOCALID=0", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                                   "CUDA_VISIBLE_DEVICES=0,1"};
+  expect_rule(Host::kUniform, vars, "outside-allocation", Severity::kError);
+  Diag d = diag(Host::kUniform, vars);
+  for (const Finding& f : d.fs) {
+    EXPECT_NE(f.id, "slurm-global-ids") << "the info line would say the allocated GPUs are cuda:0..:" << dump(d.fs);
+    if (f.id == "outside-allocation") {
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+    }
+  }
+  // The mixed box: `1,2` under FASTEST_FIRST puts cuda:0 on GPU 0, outside SLURM_STEP_GPUS=1,2.
+  Diag mixed = diag(Host::kMixed, {"SLURM_STEP_GPUS=1,2", "CUDA_VISIBLE_DEVICES=1,2"});
+  bool seen = false;
+  for (const Finding& f : mixed.fs)
+    if (f.id == "outside-allocation") {
+      seen = true;
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2");
+    }
+  EXPECT_TRUE(seen) << dump(mixed.fs);
+}
+
+TEST(RulesSlurm, InsideTheAllocationTheInfoLineSaysWhatCudaNIs) {
+  Diag d = diag(Host::kUniform, {"SLURM_STEP_GPUS=2,3", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=3,2"});
+  bool seen = false;
+  for (const Finding& f : d.fs) {
+    EXPECT_NE(f.id, "outside-allocation") << dump(d.fs);
+    if (f.id == "slurm-global-ids") {
+      seen = true;
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 3"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("cuda:1 = nvidia-smi GPU 2"), std::string::npos) << f.message;
+    }
+  }
+  EXPECT_TRUE(seen) << dump(d.fs);
+  // Ids past this process's GPUs: a device cgroup holds the allocation; say what the process sees.
+  Diag cgroup = diag(Host::kUniform, {"SLURM_JOB_GPUS=6,7", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0,1"});
+  seen = false;
+  for (const Finding& f : cgroup.fs) {
+    EXPECT_NE(f.id, "outside-allocation") << dump(cgroup.fs);
+    if (f.id == "slurm-global-ids") {
+      seen = true;
+      EXPECT_NE(f.message.find("device cgroup"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
+    }
+  }
+  EXPECT_TRUE(seen) << dump(cgroup.fs);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/pci.h"
+
 namespace gpumap {
 
 // --- CUDA_DEVICE_ORDER, as read (env/cuda_device_order.h) ---
@@ -36,13 +38,33 @@ enum class CvdEntryKind {
   kInvalid,  // names no GPU whatever the host (no digits, bad UUID characters, empty)
 };
 
+/// What an entry looks like it was meant to be, beside how CUDA reads it (the parser sees both;
+/// the rules read this instead of looking at the text again).
+enum class CvdEntryForm {
+  kPlain,            // an index or a GPU-/MIG- UUID, as CUDA expects
+  kBlank,            // empty or only white space
+  kBareUuid,         // a UUID without `GPU-` (8 hex digits then '-'): CUDA reads its leading digits
+  kPciAddress,       // a PCI bus id (`00000000:3B:00.0`): CUDA reads its leading digits
+  kLegacyMig,        // `MIG-GPU-<uuid>/<gi>/<ci>`, refused since R470
+  kContainerKeyword, // `all`, `none`, `void`, `NoDevFiles` (NVIDIA_VISIBLE_DEVICES words)
+  kMiscasedWord,     // `gpu-`/`mig-` in another case than `GPU-`/`MIG-`
+  kSpaceBeforeUuid,  // white space before `GPU-`
+};
+
 struct CvdEntry {
   std::string raw;       // the entry exactly as written
   CvdEntryKind kind = CvdEntryKind::kInvalid;
+  CvdEntryForm form = CvdEntryForm::kPlain;
   uint64_t index = 0;    // kInteger: the value CUDA uses (after the 32-bit cut)
   bool negative = false; // kInteger: written with a minus sign and not zero (`-1`): names no GPU
+  bool sign = false;     // kInteger: written with a `+` or `-` (after any white space)
+  bool wider_than_32_bits = false;  // kInteger: the number as written does not fit 32 bits
+  std::string digits;    // kInteger: the decimal digits as written (leading zeros kept)
+  std::string trailing;  // kInteger: what follows the digits, which CUDA ignores ("" when nothing)
   std::string uuid_hex;  // kUuid: lower-case hex digits of the prefix, no dashes ("" matches every GPU)
+  bool mig_word = false; // kUuid: written `MIG-` (else `GPU-`)
   std::string ignored_tail;  // kUuid: the characters after the prefix that the driver does not read
+  std::optional<PciAddress> pci;  // kPciAddress: the address as written
   std::string reason;    // kInvalid: why; otherwise a quirk worth telling ("';0' ignored"), or ""
 };
 

@@ -3,6 +3,8 @@
 #include "model/error.h"
 #include "model/text.h"
 #include "model/uuid.h"
+#include "resolve/base_order.h"
+#include "resolve/cuda_rules.h"
 #include "resolve/gpu_selector.h"
 #include "session/which.h"
 
@@ -30,6 +32,31 @@ std::vector<std::string> expected_uuids(const Snapshot& s, const std::vector<std
   return expected;
 }
 
+std::vector<std::pair<std::string, std::string>> Verification::fix_variables() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!fix_order.empty()) out.push_back({"CUDA_DEVICE_ORDER", fix_order});
+  if (!fix.empty()) out.push_back({"CUDA_VISIBLE_DEVICES", fix});
+  return out;
+}
+
+std::string Verification::fix_assignments() const {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : fix_variables()) parts.push_back(name + "=" + value);
+  return join(parts, " ");
+}
+
+namespace {
+
+// Whether `got` is what was expected (only its first n with `prefix`).
+bool gives_expected(const std::vector<std::string>& got, const std::vector<std::string>& expected, bool prefix) {
+  if (got.size() < expected.size() || (!prefix && got.size() != expected.size())) return false;
+  for (size_t i = 0; i < expected.size(); ++i)
+    if (!same_uuid_hex(got[i], expected[i])) return false;
+  return true;
+}
+
+}  // namespace
+
 Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std::string> expected, bool prefix) {
   Verification v;
   v.expected = std::move(expected);
@@ -52,7 +79,20 @@ Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std:
                                 ", not expected (allow more visible GPUs with the prefix option)");
     v.code = v.differences.empty() ? kExitOk : kExitMismatch;
   }
-  if (v.code != kExitOk) v.fix = cvd_uuid_form(s, v.expected);
+  if (v.code == kExitOk) return v;
+  v.fix = cvd_uuid_form(s, v.expected);
+  if (v.mapping.view.order.order == DeviceOrder::kInvalid) {
+    // No CUDA_VISIBLE_DEVICES helps while the order is invalid; with PCI_BUS_ID the list as written may.
+    v.fix_order = "PCI_BUS_ID";
+    std::optional<std::string> list;
+    if (v.mapping.view.visible_set) {
+      std::vector<std::string> raw;
+      for (const EntryDecision& d : v.mapping.view.entries) raw.push_back(d.entry.raw);
+      list = join(raw, ",");
+    }
+    CudaView fixed = predict_cuda_view(pci_order(s), v.fix_order, list);
+    if (fixed.error == CudaInitError::kNone && gives_expected(fixed.uuids, v.expected, prefix)) v.fix.clear();
+  }
   return v;
 }
 

@@ -1,6 +1,7 @@
 // verify: are cuda:0, cuda:1, ... exactly the expected physical GPUs, in order?
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "session/session.h"
@@ -21,7 +22,14 @@ struct Verification {
   Mapping mapping;                    // what this environment gets
   std::vector<std::string> differences;  // one line per difference, in words
   int code = 0;       // kExitOk, kExitMismatch, or kExitCudaWouldFail
-  std::string fix;    // when not ok: the CUDA_VISIBLE_DEVICES value (UUIDs) that gives exactly `expected`
+  std::string fix;    // when not ok: the CUDA_VISIBLE_DEVICES value (UUIDs) that gives exactly `expected`;
+                      // "" when fixing CUDA_DEVICE_ORDER alone does
+  std::string fix_order;  // when CUDA_DEVICE_ORDER is invalid (cuInit fails whatever the list): "PCI_BUS_ID"
+  /// The variables to set before CUDA starts, CUDA_DEVICE_ORDER first (`export` takes them as
+  /// NAME=VALUE); empty when ok.
+  std::vector<std::pair<std::string, std::string>> fix_variables() const;
+  /// "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=..." (fix_variables as assignments).
+  std::string fix_assignments() const;
 };
 
 /// Compares `env`'s visible GPUs with `specs` (nvidia-smi indices, UUIDs or unique prefixes,

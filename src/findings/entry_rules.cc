@@ -1,0 +1,333 @@
+// Entry rules: CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as written, entry by entry, from the
+// facts the parser saw (model/cuda_view.h CvdEntry) and what the resolver made of them.
+#include <cctype>
+
+#include "findings/rule_table.h"
+#include "model/text.h"
+#include "resolve/cuda_rules.h"
+
+namespace gpumap {
+namespace {
+
+/// An entry as quoted in a message: in backquotes, cut after 64 bytes (at a character boundary)
+/// with "…", so a megabyte-long entry is not repeated into every message.
+std::string quoted(const std::string& raw) {
+  if (raw.size() <= 64) return "`" + raw + "`";
+  size_t cut = 64;
+  while (cut > 0 && (static_cast<unsigned char>(raw[cut]) & 0xC0) == 0x80) --cut;
+  return "`" + raw.substr(0, cut) + "…`";
+}
+
+std::string entry_at(const CudaView& v, size_t i) {
+  return "CUDA_VISIBLE_DEVICES entry " + std::to_string(i + 1) + " " + quoted(v.entries[i].entry.raw);
+}
+
+/// "CUDA_VISIBLE_DEVICES entry 2 `x` has" or "CUDA_VISIBLE_DEVICES entries 1 `a`, 3 `b` (and 7 more) have":
+/// at most five entries quoted, so the message stays short for any list.
+std::string entries_phrase(const CudaView& v, const std::vector<size_t>& idx) {
+  std::string s = std::string("CUDA_VISIBLE_DEVICES ") + (idx.size() == 1 ? "entry " : "entries ");
+  for (size_t k = 0; k < idx.size() && k < 5; ++k)
+    s += (k ? ", " : "") + std::to_string(idx[k] + 1) + " " + quoted(v.entries[idx[k]].entry.raw);
+  if (idx.size() > 5) s += " (and " + std::to_string(idx.size() - 5) + " more)";
+  return s + (idx.size() == 1 ? " has" : " have");
+}
+
+struct Said {
+  std::string message, fix, note = {};
+};
+
+/// The entries that trip a rule.
+template <class Trips>
+std::vector<size_t> tripping(const RuleInput& r, Trips trips) {
+  std::vector<size_t> hit;
+  if (r.hidden) return hit;
+  for (size_t i = 0; i < r.v.entries.size(); ++i)
+    if (trips(r.v.entries[i])) hit.push_back(i);
+  return hit;
+}
+
+/// One finding per rule per list, for the first entry that trips it; the later ones are counted and
+/// the first few named (a list of 65 000 repeated entries gave 64 992 duplicate-gpu findings, 70 MB of
+/// JSON).  `say` runs for that first entry only: its fix may be as long as the list.
+template <class Trips, class Say>
+void first_entry(const RuleInput& r, Report& report, Severity severity, Trips trips, Say say) {
+  std::vector<size_t> hit = tripping(r, trips);
+  if (hit.empty()) return;
+  Said said = say(hit.front(), r.v.entries[hit.front()]);
+  if (hit.size() > 1) {
+    size_t more = hit.size() - 1;
+    said.message += " (the same for " + std::to_string(more) + " more entr" + (more == 1 ? "y" : "ies") + ": ";
+    for (size_t k = 1; k < hit.size() && k < 6; ++k) said.message += (k > 1 ? ", " : "") + std::to_string(hit[k] + 1);
+    said.message += more > 5 ? ", ...)" : ")";
+  }
+  report.add(severity, std::move(said.message), std::move(said.fix), std::move(said.note));
+}
+
+bool is_integer(const EntryDecision& d) { return d.entry.kind == CvdEntryKind::kInteger; }
+
+// `0;1`, `0 1`: a separator other than a comma after a number CUDA uses.
+bool separator_after_number(const EntryDecision& d) {
+  return is_integer(d) && d.entry.form == CvdEntryForm::kPlain && d.outcome == EntryOutcome::kVisible &&
+         d.entry.trailing.find_first_of(";: \t") != std::string::npos;
+}
+
+// Why an entry that ends the list names no GPU, in the words a user reads.
+std::string cut_reason(const EntryDecision& d) {
+  switch (d.outcome) {
+    case EntryOutcome::kOutOfRange:
+      return d.entry.negative ? "a negative number names no GPU"
+                              : "index " + std::to_string(d.entry.index) + " is past the last GPU";
+    case EntryOutcome::kNoMatch: return "no GPU's UUID starts with it";
+    case EntryOutcome::kAmbiguous: return "it is the start of " + std::to_string(d.candidates.size()) + " GPUs' UUIDs";
+    case EntryOutcome::kMixedKind: return "it mixes an index with UUIDs";
+    default: return d.entry.reason.empty() ? "it names no GPU" : d.entry.reason;
+  }
+}
+
+void device_order_invalid(const RuleInput& r, Report& report) {
+  if (r.v.order.order != DeviceOrder::kInvalid) return;
+  report.add(Severity::kError,
+             "CUDA_DEVICE_ORDER: " + r.v.order.reason + ". cuInit fails with CUDA_ERROR_INVALID_DEVICE; PyTorch then "
+             "reports is_available() == False while nvidia-smi shows the GPUs",
+             "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+}
+
+// Measured: values this long are ignored by cuInit as if unset (docs/driver-rules.md).
+void value_too_long(const RuleInput& r, Report& report) {
+  if (r.v.visible_too_long)
+    report.add(Severity::kError,
+               "CUDA_VISIBLE_DEVICES is " + std::to_string(r.cvd.size()) + " bytes long: the driver ignores a value of " +
+                   std::to_string(kCudaVisibleDevicesIgnoredBytes) + " bytes or more as if it were unset, so this "
+                   "process sees every GPU (" + std::to_string(r.v.uuids.size()) + "), not the ones listed",
+               "", "shorten it: one UUID prefix per GPU is enough (GPU-df9ecf4c), or indices");
+  if (r.v.order.too_long)
+    report.add(Severity::kWarning, "CUDA_DEVICE_ORDER is " + r.v.order.reason + ": CUDA uses its default FASTEST_FIRST order",
+               "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+}
+
+void gpus_hidden(const RuleInput& r, Report& report) {
+  if (!r.hidden || r.v.order.order == DeviceOrder::kInvalid) return;
+  report.add(Severity::kInfo,
+             "CUDA_VISIBLE_DEVICES=`" + r.cvd + "` hides every GPU from CUDA: this process runs without a GPU (cuInit "
+             "returns CUDA_ERROR_NO_DEVICE, torch.cuda.is_available() is False). That is the usual way to run CPU-only",
+             "", "to use GPUs: unset CUDA_VISIBLE_DEVICES, or name them (gpumap which GPU... prints the line)");
+}
+
+void uuid_without_prefix(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kBareUuid; },
+              [&](size_t i, const EntryDecision& d) -> Said {
+                return {entry_at(r.v, i) + " is a UUID without `GPU-`: CUDA reads it as the number " +
+                            (is_integer(d) ? std::to_string(d.entry.index) : std::string("(none)")) + ", not as that GPU",
+                        meant_fix(r).empty() ? "export CUDA_VISIBLE_DEVICES=GPU-" + d.entry.raw : meant_fix(r)};
+              });
+}
+
+void pci_address_entry(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kPciAddress; },
+              [&](size_t i, const EntryDecision& d) -> Said {
+                bool here = false;
+                for (const Gpu& g : r.s.gpus) here |= g.pci && g.pci == d.entry.pci;
+                return {entry_at(r.v, i) + " is a PCI address, which CUDA does not accept: it reads the leading digits "
+                            "as the index " + std::to_string(d.entry.index) +
+                            (d.outcome == EntryOutcome::kVisible ? " and gives you " + r.s.describe(d.uuid) : ""),
+                        meant_fix(r),
+                        here ? "" : "no GPU here has that address: name GPUs by UUID (gpumap which " + d.entry.raw + ")"};
+              });
+}
+
+void mig_legacy_form(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kLegacyMig; },
+              [&](size_t i, const EntryDecision&) -> Said {
+                return {entry_at(r.v, i) + " uses the legacy MIG-GPU-<uuid>/<gi>/<ci> form, which drivers since R470 "
+                            "do not accept",
+                        meant_fix(r), "the MIG device UUIDs are what `nvidia-smi -L` prints (MIG-...)"};
+              });
+}
+
+void entry_separator(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kWarning, separator_after_number, [&](size_t i, const EntryDecision& d) -> Said {
+    return {entry_at(r.v, i) + ": CUDA reads only the leading number (" + std::to_string(d.entry.index) + ") and ignores `" +
+                d.entry.trailing + "`; only commas separate entries",
+            meant_fix(r)};
+  });
+}
+
+// Measured: `0x1` is GPU 0, `1.5` and `1e0` are GPU 1: only the leading decimal digits count.
+void index_trailing_text(const RuleInput& r, Report& report) {
+  auto trips = [](const EntryDecision& d) {
+    return is_integer(d) && d.entry.form == CvdEntryForm::kPlain && !separator_after_number(d) &&
+           d.entry.trailing.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
+  };
+  first_entry(r, report, Severity::kWarning, trips, [&](size_t i, const EntryDecision& d) -> Said {
+    bool hex = d.entry.digits.back() == '0' && (d.entry.trailing[0] == 'x' || d.entry.trailing[0] == 'X');
+    return {entry_at(r.v, i) + ": CUDA reads the decimal number " + std::to_string(d.entry.index) + " and ignores `" +
+                d.entry.trailing + "`" + (hex ? " (hex is not read)" : ""),
+            meant_fix(r)};
+  });
+}
+
+void container_keyword(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError,
+              [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kContainerKeyword; },
+              [&](size_t i, const EntryDecision& d) -> Said {
+                return {entry_at(r.v, i) + " is a container-toolkit keyword (NVIDIA_VISIBLE_DEVICES); CUDA reads it as no GPU",
+                        r.v.entries.size() > 1 && !meant_fix(r).empty() ? meant_fix(r)
+                        : d.entry.raw == "all"                          ? "unset CUDA_VISIBLE_DEVICES"
+                                                                        : "export CUDA_VISIBLE_DEVICES=-1",
+                        d.entry.raw == "all" ? "" : "-1 hides every GPU on purpose; unset the variable to see every GPU"};
+              });
+}
+
+void mixed_entry_kinds(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return d.outcome == EntryOutcome::kMixedKind; },
+              [&](size_t i, const EntryDecision&) -> Said {
+                return {entry_at(r.v, i) + " mixes an index with UUIDs: CUDA stops reading the list there, so it and "
+                            "every later entry are dropped",
+                        meant_fix(r)};
+              });
+}
+
+void mig_word_on_gpu(const RuleInput& r, Report& report) {
+  auto trips = [](const EntryDecision& d) {
+    return d.entry.kind == CvdEntryKind::kUuid && d.entry.mig_word && d.outcome == EntryOutcome::kVisible &&
+           d.uuid.rfind("GPU-", 0) == 0;
+  };
+  first_entry(r, report, Severity::kWarning, trips, [&](size_t i, const EntryDecision& d) -> Said {
+    return {entry_at(r.v, i) + " is written `MIG-` but its digits are a whole GPU's UUID: the driver matches the digits "
+                "only, so this process gets all of " + r.s.describe(d.uuid) + ", not a MIG slice",
+            meant_fix(r), "for a slice, name a MIG device UUID from nvidia-smi -L instead"};
+  });
+}
+
+void uuid_trailing_ignored(const RuleInput& r, Report& report) {
+  auto trips = [](const EntryDecision& d) { return d.entry.kind == CvdEntryKind::kUuid && !d.entry.ignored_tail.empty(); };
+  first_entry(r, report, Severity::kWarning, trips, [&](size_t i, const EntryDecision& d) -> Said {
+    // The parser kept what the driver does not read (after the 32nd digit or the 36th character).
+    const CvdEntry& e = d.entry;
+    return {entry_at(r.v, i) + ": CUDA reads at most 32 hex digits or 36 characters after `" + (e.mig_word ? "MIG-" : "GPU-") +
+                "` and ignores the rest (`" + e.ignored_tail + "`); a typo or a glued-on second UUID there goes unnoticed",
+            meant_fix(r), "one UUID per comma-separated entry"};
+  });
+}
+
+void index_overflow(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return is_integer(d) && d.entry.wider_than_32_bits; },
+              [&](size_t i, const EntryDecision& d) -> Said {
+                return {entry_at(r.v, i) + " is larger than 32 bits: CUDA keeps only the low 32 bits and reads it as index " +
+                            std::to_string(d.entry.index) +
+                            (d.outcome == EntryOutcome::kVisible ? " (" + r.s.describe(d.uuid) + ")" : ""),
+                        meant_fix(r)};
+              });
+}
+
+void signed_index(const RuleInput& r, Report& report) {
+  auto trips = [](const EntryDecision& d) { return is_integer(d) && d.entry.sign && !d.entry.wider_than_32_bits; };
+  first_entry(r, report, Severity::kWarning, trips, [&](size_t i, const EntryDecision&) -> Said {
+    return {entry_at(r.v, i) + " has a sign: CUDA reads it like strtoul, so `-0` is index 0 and any other negative "
+                "number names no GPU",
+            meant_fix(r)};
+  });
+}
+
+void duplicate_gpu(const RuleInput& r, Report& report) {
+  first_entry(r, report, Severity::kError, [](const EntryDecision& d) { return d.outcome == EntryOutcome::kDuplicate; },
+              [&](size_t i, const EntryDecision& d) -> Said {
+                return {entry_at(r.v, i) + " names " + r.s.describe(d.uuid) + " again: a repeated GPU makes cuInit fail "
+                            "(CUDA_ERROR_INVALID_DEVICE)",
+                        meant_fix(r)};
+              });
+}
+
+// Rules whose fix rewrites the whole list report once, naming the entries: one finding per entry
+// would repeat that list-long fix (a 65 000-entry list would need gigabytes).
+void space_before_uuid(const RuleInput& r, Report& report) {
+  std::vector<size_t> hit = tripping(r, [](const EntryDecision& d) {
+    return d.outcome == EntryOutcome::kInvalid && d.entry.form == CvdEntryForm::kSpaceBeforeUuid;
+  });
+  if (hit.empty()) return;
+  report.add(Severity::kError,
+             entries_phrase(r.v, hit) + " white space before `GPU-`: CUDA accepts spaces before numbers but not before UUIDs",
+             meant_fix(r), "write no space after the commas");
+}
+
+void uuid_prefix_case(const RuleInput& r, Report& report) {
+  std::vector<size_t> hit = tripping(r, [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kMiscasedWord; });
+  if (hit.empty()) return;
+  report.add(Severity::kError,
+             entries_phrase(r.v, hit) + " a `gpu-`/`mig-` word not in upper case: it is case-sensitive (only `GPU-`/`MIG-` "
+             "are read as UUIDs; the hex digits may be any case), so CUDA reads " +
+                 (hit.size() == 1 ? "this entry" : "these entries") + " as no GPU",
+             meant_fix(r));
+}
+
+void list_cut_short(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  if (r.hidden || !v.cut_at || v.error == CudaInitError::kInvalidDevice) return;
+  size_t i = *v.cut_at;
+  const EntryDecision& d = v.entries[i];
+  size_t dropped = v.entries.size() - i - 1;
+  if (d.entry.raw.empty() && dropped == 0 && i > 0) return;  // a trailing comma
+  std::string msg = entry_at(v, i) + " names no GPU (" + cut_reason(d) + "): CUDA ignores it" +
+                    (dropped ? " and the " + std::to_string(dropped) + " entr" + (dropped == 1 ? "y" : "ies") + " after it" : "");
+  msg += v.uuids.empty() ? ", so no GPU is visible" : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";
+  report.add(v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, meant_fix(r));
+}
+
+void cuda_init_fails(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  if (r.hidden || v.error == CudaInitError::kNone || v.order.order == DeviceOrder::kInvalid) return;
+  // Never advise unsetting a variable that is not set (a host with no GPU at all).
+  std::string fix = meant_fix(r), note;
+  if (fix.empty() && r.in.env.get("CUDA_VISIBLE_DEVICES")) {
+    fix = "unset CUDA_VISIBLE_DEVICES";
+    note = "or list GPUs that exist (gpumap which GPU... prints the line)";
+  } else if (fix.empty()) {
+    note = r.s.gpus.empty() ? "check the driver and the GPUs: nvidia-smi (gpumap list shows none)"
+                            : "run `gpumap list` and `nvidia-smi`: NVML lists GPUs that CUDA cannot use";
+  }
+  report.add(Severity::kError, std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason, fix,
+             note);
+}
+
+// device_map / max_memory keys and cuda:N count within the visible list.
+void ordinals_are_relative(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  if (!v.visible_set || v.error != CudaInitError::kNone || v.uuids.empty()) return;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < v.uuids.size(); ++i) parts.push_back(std::to_string(i) + " = " + r.s.describe(v.uuids[i]));
+  report.add(Severity::kInfo,
+             "with CUDA_VISIBLE_DEVICES set, cuda:N, torch.cuda.set_device(N) and the integer keys of device_map / "
+             "max_memory (transformers, accelerate) are positions in the visible list, not nvidia-smi numbers: " +
+                 join(parts, ", "),
+             "");
+}
+
+}  // namespace
+
+const std::vector<Rule>& entry_rules() {
+  static const std::vector<Rule> table = {
+      {"device-order-invalid", device_order_invalid},
+      {"value-too-long", value_too_long},
+      {"gpus-hidden", gpus_hidden},
+      {"uuid-without-prefix", uuid_without_prefix},
+      {"pci-address-entry", pci_address_entry},
+      {"mig-legacy-form", mig_legacy_form},
+      {"entry-separator", entry_separator},
+      {"index-trailing-text", index_trailing_text},
+      {"container-keyword", container_keyword},
+      {"mixed-entry-kinds", mixed_entry_kinds},
+      {"mig-word-on-gpu", mig_word_on_gpu},
+      {"uuid-trailing-ignored", uuid_trailing_ignored},
+      {"index-overflow", index_overflow},
+      {"signed-index", signed_index},
+      {"duplicate-gpu", duplicate_gpu},
+      {"space-before-uuid", space_before_uuid},
+      {"uuid-prefix-case", uuid_prefix_case},
+      {"list-cut-short", list_cut_short},
+      {"cuda-init-fails", cuda_init_fails},
+      {"ordinals-are-relative", ordinals_are_relative},
+  };
+  return table;
+}
+
+}  // namespace gpumap

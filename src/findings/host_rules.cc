@@ -1,0 +1,133 @@
+// Host rules: the host's own numbering against nvidia-smi's (CUDA's FASTEST_FIRST order), the
+// container runtime's variable, MIG mode.
+#include "env/nvidia_visible_devices.h"
+#include "findings/rule_table.h"
+#include "model/pci.h"
+#include "model/text.h"
+#include "model/uuid.h"
+#include "resolve/base_order.h"
+#include "resolve/cuda_rules.h"
+
+namespace gpumap {
+namespace {
+
+// CUDA's default order differs from nvidia-smi's, quoting the mapping the table shows.
+bool fastest_first_differs(const RuleInput& r) {
+  return r.in.fastest_first_order && *r.in.fastest_first_order != pci_order(r.s) &&
+         r.v.order.order == DeviceOrder::kFastestFirst && r.v.error == CudaInitError::kNone;
+}
+
+void order_differs(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  if (!fastest_first_differs(r) || v.visible_set) return;
+  std::vector<std::string> diffs;
+  for (size_t i = 0; i < v.uuids.size(); ++i) {
+    int idx = r.s.nvml_index_of(v.uuids[i]);
+    if (idx < 0) diffs.push_back("cuda:" + std::to_string(i) + " is a GPU NVML could not identify");
+    else if (idx != static_cast<int>(i)) diffs.push_back("cuda:" + std::to_string(i) + " is nvidia-smi GPU " + std::to_string(idx));
+  }
+  report.add(Severity::kWarning,
+             "CUDA's order differs from nvidia-smi's (FASTEST_FIRST puts the fastest GPU first): " + join(diffs, ", ") +
+                 ". Code that takes numbers from nvidia-smi lands on the wrong GPU",
+             "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+}
+
+// UUID entries do not depend on the order; index entries count in CUDA's order.  The one finding
+// about the two readings of an index: the fix takes nvidia-smi's (as every other fix of the run
+// does), the note the one CUDA uses now, each naming the GPUs it gives.
+void visible_devices_without_pci_order(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  if (!r.ambiguous) return;
+  CudaView by_pci = predict_cuda_view(pci_order(r.s), std::string("PCI_BUS_ID"), r.in.env.get("CUDA_VISIBLE_DEVICES"));
+  bool same = by_pci.error == CudaInitError::kNone && v.error == CudaInitError::kNone && by_pci.uuids == v.uuids;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < v.uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(v.uuids[i]));
+  std::string gives = v.error == CudaInitError::kNone ? join(parts, ", ") : std::string("no GPU (cuInit fails)");
+  std::string note;
+  if (!same && v.error == CudaInitError::kNone)
+    note = "if the indices were meant in CUDA's own order, keep the GPUs it gives now: export CUDA_VISIBLE_DEVICES=" +
+           join(v.uuids, ",") + gives_comment(r.s, v.uuids);
+  report.add(same ? Severity::kInfo : Severity::kWarning,
+             "CUDA_VISIBLE_DEVICES uses indices, and without CUDA_DEVICE_ORDER=PCI_BUS_ID they count in CUDA's "
+             "order, not nvidia-smi's: `" + r.cvd + "` gives " + gives +
+                 (same ? " (the same GPUs as in nvidia-smi's order here, by luck of which indices were chosen)" : "") +
+                 ". If they are nvidia-smi's numbers, CUDA_DEVICE_ORDER=PCI_BUS_ID makes them so",
+             "export CUDA_DEVICE_ORDER=PCI_BUS_ID" +
+                 (by_pci.error == CudaInitError::kNone ? gives_comment(r.s, by_pci.uuids) : std::string()),
+             note);
+}
+
+// The host GPUs (or MIG devices) an NVIDIA_VISIBLE_DEVICES list names; empty when one names none here.
+std::vector<std::string> nvd_devices(const NvidiaVisibleDevices& nvd, const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const NvdEntry& e : nvd.entries) {
+    std::string found;
+    for (const Gpu& g : s.gpus) {
+      if ((e.kind == NvdEntryKind::kIndex && g.nvml_index == e.index) ||
+          (e.kind == NvdEntryKind::kUuid && same_uuid(g.uuid, e.raw)) ||
+          (e.kind == NvdEntryKind::kPciAddress && g.pci && g.pci == parse_pci_address(e.raw)))
+        found = g.uuid;
+      if (e.kind == NvdEntryKind::kMigIndex && g.nvml_index == e.index && e.mig_index < g.mig_devices.size())
+        found = g.mig_devices[e.mig_index].uuid;
+      for (const MigDevice& m : g.mig_devices)
+        if (e.kind == NvdEntryKind::kMigUuid && same_uuid(m.uuid, e.raw)) found = m.uuid;
+    }
+    if (found.empty()) return {};
+    out.push_back(found);
+  }
+  return out;
+}
+
+// NVIDIA_VISIBLE_DEVICES is read by the container runtime only.
+void nvidia_visible_devices_outside_container(const RuleInput& r, Report& report) {
+  auto value = r.in.env.get("NVIDIA_VISIBLE_DEVICES");
+  NvidiaVisibleDevices nvd = parse_nvidia_visible_devices(value);
+  if (nvd.mode == NvdMode::kUnset || r.in.in_container) return;
+  std::vector<std::string> named = nvd.mode == NvdMode::kList ? nvd_devices(nvd, r.s) : std::vector<std::string>{};
+  std::string fix = "unset NVIDIA_VISIBLE_DEVICES", note;
+  if (!named.empty() && !r.v.visible_set)
+    fix = "export CUDA_VISIBLE_DEVICES=" + join(named, ",") + "; " + fix + gives_comment(r.s, named);
+  else if (!named.empty())
+    note = "CUDA_VISIBLE_DEVICES already chooses this process's GPUs; the GPUs NVIDIA_VISIBLE_DEVICES names are "
+           "CUDA_VISIBLE_DEVICES=" + join(named, ",");
+  else
+    note = "to choose GPUs for this process, set CUDA_VISIBLE_DEVICES (gpumap which GPU... prints the line); for a "
+           "container, give NVIDIA_VISIBLE_DEVICES to the container runtime (docker run -e ...)";
+  report.add(Severity::kWarning,
+             "NVIDIA_VISIBLE_DEVICES=" + value.value_or("") +
+                 " is set, but only the container runtime reads it; CUDA and nvidia-smi on this host ignore it",
+             fix, note);
+}
+
+void container_renumbered(const RuleInput& r, Report& report) {
+  if (!r.in.in_container || parse_nvidia_visible_devices(r.in.env.get("NVIDIA_VISIBLE_DEVICES")).mode != NvdMode::kList) return;
+  report.add(Severity::kInfo,
+             "inside this container only the injected GPUs exist, numbered from 0 by nvidia-smi and CUDA; host GPU "
+             "numbers do not apply here. The UUIDs and PCI bus ids are the host's: use them to match",
+             "");
+}
+
+void mig_enabled(const RuleInput& r, Report& report) {
+  for (const Gpu& g : r.s.gpus)
+    if (g.mig_enabled.value_or(false))
+      report.add(Severity::kInfo,
+                 "nvidia-smi GPU " + std::to_string(g.nvml_index) + " is in MIG mode: CUDA shows its MIG devices (" +
+                     std::to_string(g.mig_devices.size()) + "), not the GPU; name them by MIG-<uuid>. Drivers before R570 "
+                     "give a process exactly one MIG device",
+                 "");
+}
+
+}  // namespace
+
+const std::vector<Rule>& host_rules() {
+  static const std::vector<Rule> table = {
+      {"order-differs", order_differs},
+      {"visible-devices-without-pci-order", visible_devices_without_pci_order},
+      {"nvidia-visible-devices-outside-container", nvidia_visible_devices_outside_container},
+      {"container-renumbered", container_renumbered},
+      {"mig-enabled", mig_enabled},
+  };
+  return table;
+}
+
+}  // namespace gpumap
