@@ -182,6 +182,10 @@ int main(void) {
   CHECK(rc == GPUMAP_UNAVAILABLE, "a second pin of both GPUs: %d", rc);
   CHECK(contains(gpumap_last_error(), "passed_over") && contains(gpumap_last_error(), "leased by pid"),
         "the error says which GPU is leased");
+  /* passed_over names each GPU as pick --json does: the device object and its reasons. */
+  CHECK(contains(gpumap_last_error(), "\"pci_bus_id\":\"00000000:") && contains(gpumap_last_error(), "\"name\":\"NVIDIA") &&
+            contains(gpumap_last_error(), "\"mig\":null,\"reasons\":["),
+        "passed_over holds device objects: %s", gpumap_last_error());
   CHECK(gpumap_release(1) == GPUMAP_OK, "release");
   CHECK(gpumap_release(1) == GPUMAP_USAGE, "a second release is refused");
   rc = gpumap_pin(s, "{\"gpus\": 2}", &out);

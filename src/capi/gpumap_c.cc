@@ -69,6 +69,13 @@ void set_error(const Json& j) noexcept {
   }
 }
 
+/// An error whose last-error object carries more keys than code, message and hint (pin's
+/// passed_over).
+struct DetailedError : Error {
+  DetailedError(const Error& e, Json more) : Error(e.exit_code(), e.what(), e.hint()), details(std::move(more)) {}
+  Json details;
+};
+
 template <class F>
 int guarded_body(F& body);
 
@@ -88,11 +95,10 @@ template <class F>
 int guarded_body(F& body) {
   try {
     return body();
-  } catch (const UnavailableError& e) {
-    Json rej = Json::array();
-    for (const Rejection& x : e.passed_over())
-      rej.push_back({{"nvml_index", x.nvml_index}, {"uuid", x.uuid}, {"reasons", x.reasons}});
-    set_error({{"code", e.exit_code()}, {"message", e.what()}, {"hint", e.hint()}, {"passed_over", rej}});
+  } catch (const DetailedError& e) {
+    Json j = {{"code", e.exit_code()}, {"message", e.what()}, {"hint", e.hint()}};
+    j.update(e.details);
+    set_error(j);
     return e.exit_code();
   } catch (const Error& e) {
     set_error({{"code", e.exit_code()}, {"message", e.what()}, {"hint", e.hint()}});
@@ -476,7 +482,13 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
                  .allow_unknown = "allow_unknown=True", .include = "include=", .exclude = "exclude=",
                  .limits = "include/exclude/min_free_mib"};
     Session s(h->driver, process_environment(), h->seams);
-    LeasedGpus held = lease_gpus(s, req, lo);
+    LeasedGpus held = [&] {
+      try {
+        return lease_gpus(s, req, lo);
+      } catch (const UnavailableError& e) {  // what was passed over, as pick's JSON names it
+        throw DetailedError(e, {{"passed_over", passed_over_json(s.snapshot(), e.passed_over())}});
+      }
+    }();
 
     // UUIDs: the program sets them in its own os.environ, where no renumbering can move them.
     LaunchPlan plan = plan_launch(s, held.uuids, {.form = CvdForm::kUuid, .bind_cpus = false, .mark_bound = false});

@@ -79,12 +79,7 @@ int run(const Args& args, Context& ctx) {
   if (ctx.json()) {
     Json j = launch_json(s, r.uuids, vis.variables());
     j["notes"] = r.notes;
-    Json rej = Json::array();
-    for (const Rejection& x : r.rejected) {
-      rej.push_back(device_json(s, x.uuid));
-      rej.back()["reasons"] = x.reasons;
-    }
-    j["passed_over"] = rej;
+    j["passed_over"] = passed_over_json(s, r.rejected);
     j["reserved"] = false;
     std::cout << dump(j);
     return kExitOk;

@@ -15,14 +15,8 @@ namespace gpumap {
 namespace {
 
 std::string lease_cell(const std::optional<LeaseState>& st) {
-  if (!st || !st->held) return "-";
-  if (!st->holder) return "held";
-  return "pid " + std::to_string(st->holder->pid);
-}
-
-template <class T>
-Json opt_json(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
+  std::string cell = st ? lease_summary(*st, LeaseWords::kShort) : "";
+  return cell.empty() ? "-" : cell;
 }
 
 /// One frame as text: a JSON document (one line per process; a single line when `one_line`)
@@ -44,11 +38,10 @@ std::string one_frame(Context& ctx, bool one_line) {
     head["unlisted_gpus"] = res.unlisted_gpus;
     // Which node and GPUs this is: `gpumap job` joins one such document per node.
     head["host"] = frame.host;
-    head["slurm_node"] = opt_json(frame.slurm_node);
+    head["slurm_node"] = json_or_null(frame.slurm_node);
     Json gpus = Json::array();
     for (const Gpu& g : s.gpus)
-      gpus.push_back({{"nvml_index", g.nvml_index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id},
-                      {"minor_number", opt_json(g.minor_number)}});
+      gpus.push_back(gpu_ref_json(g.nvml_index, g.uuid, g.pci_bus_id, g.minor_number));
     head["gpus"] = gpus;
     std::string out = dump(head, true);
     out.resize(out.size() - 2);  // the newline and the closing brace: the process list follows

@@ -34,6 +34,20 @@ Json device_json(const Snapshot& s, const std::string& uuid) {
   return j;
 }
 
+Json gpu_ref_json(uint32_t nvml_index, const std::string& uuid, const std::string& pci_bus_id,
+                  std::optional<uint32_t> minor_number) {
+  return {{"nvml_index", nvml_index}, {"uuid", uuid}, {"pci_bus_id", pci_bus_id}, {"minor_number", json_or_null(minor_number)}};
+}
+
+Json passed_over_json(const Snapshot& s, const std::vector<Rejection>& rejected) {
+  Json a = Json::array();
+  for (const Rejection& x : rejected) {
+    a.push_back(device_json(s, x.uuid));
+    a.back()["reasons"] = x.reasons;
+  }
+  return a;
+}
+
 Json cuda_device_json(const Snapshot& s, size_t ordinal, const std::string& uuid) {
   Json j;
   j["cuda_ordinal"] = ordinal;

@@ -11,6 +11,7 @@
 #include "model/snapshot.h"
 #include "os/lease.h"
 #include "resolve/gpu_selector.h"
+#include "resolve/picker.h"
 #include "resolve/resolve_mapping.h"
 
 namespace gpumap {
@@ -40,6 +41,12 @@ Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids)
 /// device objects), order_note, and driver_ms when the driver was asked.
 Json mapping_json(const Snapshot& s, const Mapping& m);
 
+/// A GPU as a node's process list names it (ps's "gpus", and `gpumap job`, which joins them
+/// across nodes): {nvml_index, uuid, pci_bus_id, minor_number} (minor_number: /dev/nvidiaN,
+/// null when unknown).
+Json gpu_ref_json(uint32_t nvml_index, const std::string& uuid, const std::string& pci_bus_id,
+                  std::optional<uint32_t> minor_number);
+
 /// The inventory object of list and map: device_json plus every NVML field.
 Json gpu_json(const Snapshot& s, const Gpu& g);
 /// document() plus driver_version, cuda_driver_version, nvml_symbols and gpus (gpu_json each).
@@ -47,6 +54,10 @@ Json snapshot_json(const Snapshot& s);
 
 /// `asked_cuda` of `map cuda:N` and `which cuda:N`: what each asked cuda:N is.
 Json asked_cuda_json(const std::vector<CudaOrdinalAnswer>& asked);
+
+/// `passed_over` of pick's document and of the C API's "not enough GPUs" error: device_json of
+/// each GPU not chosen, with its "reasons".
+Json passed_over_json(const Snapshot& s, const std::vector<Rejection>& rejected);
 
 /// The document pick, run and bind share: document() plus "devices" (the cuda device objects
 /// the program will see, with memory_free_mib and cpu_affinity) and "exports" (the variables
