@@ -450,10 +450,13 @@ LeaseState read_lease(const std::string& dir, const std::string& uuid) {
   return s;
 }
 
-std::string lease_summary(const LeaseState& st) {
-  if (!st.refused.empty()) return "unsafe lock file: " + st.refused;
+std::string lease_summary(const LeaseState& st, LeaseWords words) {
+  const bool brief = words == LeaseWords::kShort;
+  if (!st.refused.empty()) return brief ? "unsafe" : "unsafe lock file: " + st.refused;
   if (!st.held) return "";
-  return st.holder ? describe_lease(*st.holder) : kUnknownHolder;
+  if (!st.holder) return brief ? "held" : kUnknownHolder;
+  if (!brief) return describe_lease(*st.holder);
+  return "pid " + std::to_string(st.holder->pid) + " (" + (st.holder->user.empty() ? "?" : printable(st.holder->user)) + ")";
 }
 
 LeaseRecord current_lease_record(const std::vector<std::string>& argv) {

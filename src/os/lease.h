@@ -107,9 +107,12 @@ struct LeaseState {
 /// nobody holds it.  Never creates the folder or the file.
 LeaseState read_lease(const std::string& dir, const std::string& uuid);
 
-/// For listings: "" when free, else "pid 123 (alice) since 18:02:11: cmd", kUnknownHolder
-/// or "unsafe lock file: why".
-std::string lease_summary(const LeaseState& state);
+/// A lease in words, the one family every listing uses: "" when free; else "pid 123 (alice)
+/// since 18:02:11: cmd" (describe_lease), kUnknownHolder while the holder has written no record,
+/// or "unsafe lock file: why" when gpumap refuses the lock file.  kShort is a table cell's form:
+/// "pid 123 (alice)", "held", "unsafe".
+enum class LeaseWords { kLine, kShort };
+std::string lease_summary(const LeaseState& state, LeaseWords words = LeaseWords::kLine);
 
 /// This process's record for `argv`: pid, uid, user name, start time now.
 LeaseRecord current_lease_record(const std::vector<std::string>& argv);

@@ -25,9 +25,8 @@ Cell text(const std::string& v) { return {v.empty() ? std::nullopt : std::option
 
 std::string lease_text(const LeaseState* l) {
   if (!l) return kNA;
-  if (!l->held) return "none";
-  if (!l->holder) return "held";
-  return "pid " + std::to_string(l->holder->pid) + " (" + l->holder->user + ")";
+  std::string words = lease_summary(*l, LeaseWords::kShort);
+  return words.empty() ? "none" : words;
 }
 
 struct GpuRow {

@@ -34,8 +34,8 @@ std::map<std::string, std::string> lease_blockers(const std::string& dir, const 
   std::map<std::string, std::string> out;
   for (const std::string& u : uuids) {
     LeaseState st = read_lease(dir, u);
-    if (!st.refused.empty()) out[u] = "lock file unsafe: " + st.refused;
-    else if (st.held) out[u] = st.holder ? "leased by " + describe_lease(*st.holder) : std::string(kUnknownHolder);
+    if (std::string words = lease_summary(st); !words.empty())
+      out[u] = st.refused.empty() && st.holder ? "leased by " + words : words;
   }
   return out;
 }
