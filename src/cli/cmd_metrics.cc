@@ -1,13 +1,10 @@
 // gpumap metrics: one metrics frame in the Prometheus text format, to stdout or atomically to a
 // file for node_exporter's textfile collector.
-#include <sys/stat.h>
-
 #include <iostream>
 
 #include "cli/command.h"
 #include "model/error.h"
 #include "output/metrics_text.h"
-#include "os/state_file.h"
 #include "session/metrics.h"
 
 namespace gpumap {
@@ -46,10 +43,11 @@ int run(const Args& args, Context& ctx) {
   add_health_metrics(out, h);
   const std::string& text = out.text();
   if (textfile) {
-    std::string err = write_file_atomically(*textfile, text, 0644);
-    if (!err.empty())
-      throw Error(kExitError, "--textfile " + *textfile + ": " + err,
-                  "give a file in a folder this user may write (node_exporter's --collector.textfile.directory)");
+    try {
+      write_metrics_textfile(*textfile, text);
+    } catch (const Error& e) {
+      throw Error(e.exit_code(), std::string("--textfile ") + e.what(), e.hint());
+    }
   } else {
     std::cout << text;
   }

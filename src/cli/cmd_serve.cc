@@ -6,7 +6,6 @@
 
 #include "cli/command.h"
 #include "model/error.h"
-#include "os/http_server.h"
 #include "session/exporter.h"
 
 namespace gpumap {
@@ -20,26 +19,25 @@ constexpr const char* kDefaultListen = GPUMAP_DEFAULT_LISTEN;
 
 int run(const Args& args, Context& ctx) {
   refuse_json(ctx, "gpumap serve", "`gpumap ps --json` or `gpumap list --json`");
-  auto [host, port] = parse_listen_address(args.value("--listen").value_or(kDefaultListen));
   ExporterOptions opt;
   opt.cache_s = args.number("--cache", 0, 3600).value_or(1);
   opt.read_wait_s = ctx.session().seams().driver_timeout_s;
   opt.version = GPUMAP_VERSION;
-  HttpServer server(host, port);
   struct sigaction sa = {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  Exporter exporter(ctx.session().driver(), ctx.session().seams(), opt);
-  std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  std::cout << "gpumap serve: listening on http://" << shown << ":" << server.port() << "/metrics" << std::endl;
-  if (!is_loopback_host(host))
-    std::cerr << "gpumap serve: " << shown
-              << " is not a loopback address: whoever reaches this port sees the GPU processes' users and command lines\n";
-  server.serve([&](const HttpRequest& r) { return exporter.handle(r); }, &g_stop, exporter.wake_fd());
-  if (exporter.reading()) {  // a read stuck in a hung driver would outlive the exporter: end here
+  bool stuck = serve_exporter(ctx.session().driver(), ctx.session().seams(), args.value("--listen").value_or(kDefaultListen),
+                              opt, &g_stop, [](const Listening& at) {
+                                std::cout << "gpumap serve: listening on " << at.url << std::endl;
+                                if (!at.loopback)
+                                  std::cerr << "gpumap serve: " << at.shown
+                                            << " is not a loopback address: whoever reaches this port sees the GPU "
+                                               "processes' users and command lines\n";
+                              });
+  if (stuck) {  // a read stuck in a hung driver would outlive the exporter: end here
     std::cout.flush();
     std::_Exit(kExitOk);
   }

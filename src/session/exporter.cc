@@ -168,4 +168,22 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
   return r;
 }
 
+bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::string& listen, const ExporterOptions& opt,
+                    const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready) {
+  auto [host, port] = parse_listen_address(listen);
+  HttpServer server(host, port);
+  auto exporter = std::make_unique<Exporter>(driver, seams, opt);
+  Listening at;
+  at.shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  at.url = "http://" + at.shown + ":" + std::to_string(server.port()) + "/metrics";
+  at.loopback = is_loopback_host(host);
+  ready(at);
+  server.serve([&](const HttpRequest& r) { return exporter->handle(r); }, stop, exporter->wake_fd());
+  if (exporter->reading()) {  // a reader stuck in the driver still uses the exporter: never destroy it
+    (void)exporter.release();
+    return true;
+  }
+  return false;
+}
+
 }  // namespace gpumap

@@ -5,8 +5,11 @@
 // (gpumap_exporter_stale 1, gpumap_exporter_up 0), or only the health series when no read has
 // succeeded yet.
 #pragma once
+#include <signal.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -70,5 +73,21 @@ class Exporter {
   uint64_t errors_ = 0, scrapes_ = 0;
   std::thread reader_;
 };
+
+/// Where `serve` listens, once bound.
+struct Listening {
+  std::string url;     // "http://127.0.0.1:9467/metrics" ([...] around an IPv6 address)
+  std::string shown;   // the address as in the URL, without port
+  bool loopback = true;
+};
+
+/// `gpumap serve`: binds `listen` ("HOST:PORT"; port 0 picks a free one), calls `ready` once
+/// bound, then answers /metrics and /healthz until *stop.  Throws Error(kExitUsage) for a
+/// malformed address, Error(kExitError) when it cannot bind.  Returns true when a driver read was
+/// still stuck in the driver at the end: its thread still runs (the exporter is left allocated
+/// for it), so the caller should end the process with std::_Exit, not through exit()'s static
+/// destructors under that thread.
+bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::string& listen, const ExporterOptions& opt,
+                    const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready);
 
 }  // namespace gpumap

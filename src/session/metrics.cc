@@ -2,10 +2,9 @@
 
 #include <chrono>
 
-#include "session/explain.h"
 #include "model/error.h"
-#include "os/lease.h"
-#include "os/proc.h"
+#include "os/state_file.h"
+#include "session/explain.h"
 
 namespace gpumap {
 
@@ -13,17 +12,8 @@ MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams) 
   auto t0 = std::chrono::steady_clock::now();
   Session session(driver, Environment(), seams);
   MetricsFrame f;
-  f.ps = read_ps_frame(session);
+  f.ps = read_ps_frame(session, LeasesOf::kEveryGpu);
   const Snapshot& s = session.snapshot();
-  std::string dir = session.lease_dir();
-  for (const Gpu& g : s.gpus) {
-    if (g.uuid.empty() || f.ps.leases.count(g.uuid)) continue;  // a GPU NVML could not name has no lease
-    try {
-      f.ps.leases[g.uuid] = read_lease(dir, g.uuid);
-    } catch (const Error&) {
-      f.ps.leases[g.uuid] = std::nullopt;
-    }
-  }
   Environment clean;
   Mapping m = session.mapping(clean, false);
   f.host_findings = environment_findings(session, clean, m);
@@ -31,6 +21,13 @@ MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams) 
   f.read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   f.read_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return f;
+}
+
+void write_metrics_textfile(const std::string& path, const std::string& text) {
+  std::string err = write_file_atomically(path, text, 0644);
+  if (!err.empty())
+    throw Error(kExitError, path + ": " + err,
+                "give a file in a folder this user may write (node_exporter's --collector.textfile.directory)");
 }
 
 }  // namespace gpumap

@@ -31,6 +31,11 @@ struct MetricsFrame {
 /// thread of its own).  Throws Error as the snapshot does (kExitNoDriver, kExitError).
 MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams);
 
+/// Writes `text` to `path` atomically (a temporary file beside it, renamed over it), mode 0644,
+/// for node_exporter's textfile collector.  Throws Error(kExitError) naming the file and why
+/// (the old file is kept).
+void write_metrics_textfile(const std::string& path, const std::string& text);
+
 /// The parts of `f` the series are rendered from (output/metrics_text.h).
 inline MetricsInput metrics_input(const MetricsFrame& f) {
   return {f.snapshot, f.ps.result, f.ps.leases, f.host_findings};

@@ -20,7 +20,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
   return res;
 }
 
-PsFrame read_ps_frame(Session& session, const ProcFs& proc) {
+PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of) {
   const Snapshot& s = session.snapshot();
   PsFrame f;
   f.proc_root = proc.root();
@@ -30,22 +30,25 @@ PsFrame read_ps_frame(Session& session, const ProcFs& proc) {
   f.result = build_ps(
       s, f.ns, [&](uint32_t pid) { return proc.read(pid); },
       [&](const Environment& e) { return session.mapping(e, false).view; });
-  // Leases: one read per GPU that has a row.
-  std::string dir = session.lease_dir();
-  for (const ProcessRow& r : f.result.rows) {
-    if (f.leases.count(r.uuid)) continue;
+  // Leases: one read per GPU.
+  const std::string dir = session.lease_dir();
+  auto add_lease = [&](const std::string& uuid) {
+    if (uuid.empty() || f.leases.count(uuid)) return;  // a GPU NVML could not name has no lease
     try {
-      f.leases[r.uuid] = read_lease(dir, r.uuid);
+      f.leases[uuid] = read_lease(dir, uuid);
     } catch (const Error&) {
-      f.leases[r.uuid] = std::nullopt;
+      f.leases[uuid] = std::nullopt;
     }
-  }
+  };
+  for (const ProcessRow& r : f.result.rows) add_lease(r.uuid);
+  if (leases_of == LeasesOf::kEveryGpu)
+    for (const Gpu& g : s.gpus) add_lease(g.uuid);
   return f;
 }
 
-PsFrame read_ps_frame(Session& session) {
+PsFrame read_ps_frame(Session& session, LeasesOf leases_of) {
   ProcFs proc(session.seams().proc_root);
-  return read_ps_frame(session, proc);
+  return read_ps_frame(session, proc, leases_of);
 }
 
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,

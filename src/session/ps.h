@@ -35,11 +35,14 @@ struct PsFrame {
 };
 
 
+/// Whose leases a frame reads: the GPUs that have a process row (ps), or every GPU (metrics).
+enum class LeasesOf { kRows, kEveryGpu };
+
 /// build_ps on the session's snapshot (each process's view by Session::mapping, predicted), with
-/// the leases of the GPUs that have rows; processes read from `proc`.
-PsFrame read_ps_frame(Session& session, const ProcFs& proc);
+/// the leases of `leases_of`; processes read from `proc`.
+PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of = LeasesOf::kRows);
 /// The same with the session's /proc (Seams::proc_root).
-PsFrame read_ps_frame(Session& session);
+PsFrame read_ps_frame(Session& session, LeasesOf leases_of = LeasesOf::kRows);
 
 /// One job's report across its nodes (join_job_report's arguments), with its findings.
 JobReport build_job_report(const std::string& job_id, const std::map<int, std::string>& ps_per_task,
