@@ -17,7 +17,8 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "bind: no command given",
                 "put the command after `--`: srun gpumap bind -- python3 train.py");
   long per_rank = args.integer("--gpus-per-rank", kBoundGpusPerRank).value_or(1);
-  LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = true};
+  LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = true,
+                       .cpus_not_asked = "--no-cpu-bind"};
   RankBinding b = plan_bind(ctx.session(), static_cast<size_t>(per_rank), args.has("--keep-visible"), launch);
   for (const std::string& n : b.notes) std::fprintf(stderr, "gpumap bind: note: %s\n", n.c_str());
 
@@ -31,7 +32,7 @@ int run(const Args& args, Context& ctx) {
             std::to_string(i) + " -> GPU " + (index >= 0 ? std::to_string(index) : "?") +
             (i < b.own.size() ? " " + plan.uuids[i] : std::string());
   }
-  line += "; CPUs " + (launch.bind_cpus ? cpu_summary(plan) : "not bound (--no-cpu-bind)") + "; " +
+  line += "; CPUs " + cpu_summary(plan) + "; " +
           plan.visibility.assignments() + (plan.visibility.note.empty() ? "" : " (" + plan.visibility.note + ")") +
           "\ngpumap bind: " + b.advice + "\n";
   Json doc = launch_document(s, plan, args.rest());

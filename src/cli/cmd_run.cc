@@ -23,14 +23,15 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "run: no command given", "put the command after `--`: gpumap run --gpus 1 -- python3 train.py");
   PickRequest req = pick_request(args);
   double wait_s = args.number("--wait", kBoundWaitSeconds).value_or(0);
-  LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = false};
+  LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = false,
+                       .cpus_not_asked = "--no-cpu-bind"};
   const std::vector<std::string>& cmd = args.rest();
 
   LeasedGpus held = lease_gpus(ctx.session(), req, {.wait_s = wait_s, .what = "run", .argv = cmd});
   LaunchPlan plan = plan_launch(ctx.session(), held.uuids, launch);
   const Snapshot& s = ctx.session().snapshot();
   const LaunchVisibility& vis = plan.visibility;
-  std::string cpu_note = launch.bind_cpus ? cpu_summary(plan) : "not bound (--no-cpu-bind)";
+  std::string cpu_note = cpu_summary(plan);
   std::string msg = "gpumap run: leased " + std::to_string(plan.uuids.size()) + " GPU" +
                     (plan.uuids.size() == 1 ? "" : "s") + " (" + held.dir + "); " + vis.assignments() +
                     (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" + describe_choice(s, plan.uuids, "  ") +

@@ -19,7 +19,7 @@ LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, 
   p.env = session.env();
   for (const auto& [name, value] : p.exports) p.env.set(name, value);
   if (!request.bind_cpus) {
-    p.cpus_not_bound = "not asked";
+    p.cpus_not_bound = request.cpus_not_asked;
   } else {
     std::vector<std::string> near(uuids.begin(), uuids.begin() + static_cast<long>(std::min(uuids.size(), request.cpu_gpus)));
     CpuChoice c = cpus_for(s, near, current_affinity());

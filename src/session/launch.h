@@ -23,6 +23,7 @@ struct LaunchRequest {
   bool bind_cpus = true;           // restrict CPU affinity to the GPUs' local CPUs
   bool mark_bound = false;         // also set GPUMAP_BOUND (bind: the narrowing is deliberate)
   size_t cpu_gpus = SIZE_MAX;      // the CPUs near the first this many GPUs only (bind --keep-visible: its own)
+  std::string cpus_not_asked = "not asked";  // LaunchPlan::cpus_not_bound without bind_cpus (a front end names its option)
 };
 
 /// A program about to start on `uuids` (cuda:0 first).
@@ -33,7 +34,7 @@ struct LaunchPlan {
   std::vector<std::pair<std::string, std::string>> exports;
   Environment env;        // the program's whole environment: the session's with `exports` applied
   std::vector<int> cpus;  // sorted; empty: the inherited affinity is kept
-  /// Why `cpus` is empty ("" when CPUs are bound; "not asked" when the request said not to).
+  /// Why `cpus` is empty ("" when CPUs are bound; the request's cpus_not_asked when it said not to).
   std::string cpus_not_bound;
 };
 
