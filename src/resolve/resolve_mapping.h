@@ -41,6 +41,16 @@ std::string nvml_uuid_for(const Snapshot& s, const std::string& cuda_uuid);
 /// is not known; the one now may differ).
 Mapping live_mapping(const Snapshot& s, const CudaProbe& live);
 
+/// What CUDA would make of `env` on this host: cuda:0.. as UUIDs (NVML's names), or the error cuInit
+/// would return, with each CUDA_VISIBLE_DEVICES entry's decision, predicted by the driver's rules
+/// (resolve/cuda_rules.h) over CUDA's base order.  That order is PCI order where it is exact
+/// (PCI_BUS_ID, or identical GPUs); else the order cache's (source "cache"), else asked once
+/// through `ask` with the visibility variables unset and stored (source "driver").  An invalid
+/// CUDA_DEVICE_ORDER gives no order and cuInit's error.  With opt.probe, `ask` is also called
+/// with exactly `env`: its answer is the view (source "driver"), the model only giving each
+/// entry's reason.  Throws
+/// Error(kExitError) when the driver cannot list its devices.  `ask` runs cuInit in a child
+/// process: never in this one.
 Mapping resolve_mapping(const Snapshot& s, const Environment& env, const MappingOptions& opt, const DriverAsk& ask);
 
 /// The GPUs `view` does not show, neither themselves nor any of their MIG devices (a GPU whose
