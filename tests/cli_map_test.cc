@@ -1,5 +1,6 @@
 // Black-box tests of `gpumap list` and `gpumap map` against simulated hosts.
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -63,6 +64,39 @@ TEST(CliMap, CorruptCacheIsIgnoredAndRebuilt) {
   EXPECT_EQ(a["cuda"]["devices"][0]["nvml_index"], 1);
   json b = map_json({"--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + cache});
   EXPECT_EQ(b["cuda"]["source"], "cache");
+}
+
+// A cached order that no longer matches the driver (the cache is keyed on boot, driver version and
+// GPUs, so only something that reorders CUDA within one boot gets here; forced by editing it):
+// `map --check` says so, takes the driver's order again, and the next prediction is right.
+TEST(CliMap, CheckRefreshesACachedOrderThatDisagreesWithTheDriver) {
+  std::string cache = temp_dir("stalecache");
+  std::vector<std::string> env = {"GPUMAP_CACHE_DIR=" + cache};
+  json fresh = map_json({"--simulate", "seed-mixed"}, env);
+  ASSERT_EQ(fresh["cuda"]["source"], "driver");
+  std::string file = cache + "/cuda-order-v1.json";
+  std::ifstream in(file);
+  json c = json::parse(in);
+  in.close();
+  ASSERT_EQ(c["entries"].size(), 1u);
+  json& order = c["entries"][0]["order"];
+  ASSERT_GE(order.size(), 2u);
+  std::swap(order[0], order[1]);
+  std::ofstream(file) << c.dump();
+  json stale = map_json({"--simulate", "seed-mixed"}, env);
+  ASSERT_EQ(stale["cuda"]["source"], "cache");
+  ASSERT_NE(stale["cuda"]["devices"], fresh["cuda"]["devices"]) << "the edited cache is used";
+
+  CliRun r = gpumap({"map", "--check", "--simulate", "seed-mixed"}, env);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("out of date"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Check against the driver: AGREE"), std::string::npos) << r.out;
+  CliRun j = gpumap({"map", "--check", "--json", "--simulate", "seed-mixed"}, env);
+  EXPECT_EQ(j.code, 0);  // the cache is right again: nothing to refresh
+  EXPECT_EQ(json::parse(j.out)["check"]["refreshed_cache"], false);
+  json after = map_json({"--simulate", "seed-mixed"}, env);
+  EXPECT_EQ(after["cuda"]["source"], "cache");
+  EXPECT_EQ(after["cuda"]["devices"], fresh["cuda"]["devices"]);
 }
 
 TEST(CliMap, EnvOptionPredictsAnotherEnvironment) {

@@ -89,19 +89,29 @@ int run(const Args& args, Context& ctx) {
   if (args.has("--line") && ctx.json())
     throw Error(kExitUsage, "map: --line and --json together: --line is one line of text for logs",
                 "use --json for the document, or --line for the log line");
-  Mapping m = ctx.session().mapping(env, args.has("--probe"));
-  std::vector<CudaOrdinalAnswer> asked;
-  for (const std::string& spec : args.positionals()) {
+  for (const std::string& spec : args.positionals())
     if (!parse_cuda_ordinal(spec))
       throw Error(kExitUsage, "map: `" + spec + "` is not cuda:N",
                   "gpumap map cuda:4 says which GPU cuda:4 is here; to name GPUs another way use gpumap which " + spec);
-    asked.push_back(answer_cuda_ordinal(s, m.view, spec));
-  }
+  Mapping m = ctx.session().mapping(env, args.has("--probe"));
   std::optional<Mapping> driver;
   if (check) driver = ctx.session().mapping(env, true);
+  auto agrees = [&](const Mapping& predicted) {
+    return driver->view.uuids == predicted.view.uuids && driver->view.error == predicted.view.error;
+  };
+  bool agree = !driver || agrees(m);
+  // A prediction from the order cached earlier this boot that the driver contradicts: the cache
+  // is out of date (something reordered CUDA within the boot).  Ask for the order again, which
+  // rewrites the cache, and predict with it.
+  bool refreshed_cache = false;
+  if (driver && !agree && m.source == "cache") {
+    m = ctx.session().mapping(env, false, true);
+    refreshed_cache = true;
+    agree = agrees(m);
+  }
+  std::vector<CudaOrdinalAnswer> asked;
+  for (const std::string& spec : args.positionals()) asked.push_back(answer_cuda_ordinal(s, m.view, spec));
   std::vector<Finding> findings = environment_findings(ctx.session(), env, m);
-  bool agree = true;
-  if (driver) agree = driver->view.uuids == m.view.uuids && driver->view.error == m.view.error;
 
   if (args.has("--line")) {
     std::cout << printable(one_line(s, env, m, findings)) << "\n";  // SLURMD_NODENAME and the like
@@ -116,7 +126,9 @@ int run(const Args& args, Context& ctx) {
     j["not_visible"] = hidden;
     j["environment"] = environment_json(env);
     j["findings"] = findings_json(findings);
-    if (driver) j["check"] = {{"agree", agree}, {"predicted", mapping_json(s, m)}, {"driver", mapping_json(s, *driver)}};
+    if (driver)
+      j["check"] = {{"agree", agree}, {"predicted", mapping_json(s, m)}, {"driver", mapping_json(s, *driver)},
+                    {"refreshed_cache", refreshed_cache}};
     std::cout << dump(j);
     return check && !agree ? kExitMismatch : kExitOk;
   }
@@ -158,6 +170,10 @@ int run(const Args& args, Context& ctx) {
       for (size_t i = 0; i < driver->view.uuids.size(); ++i)
         said += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + "=" + s.describe(driver->view.uuids[i]);
     std::cout << "\n" << printable(said + ")") << "\n";
+    if (refreshed_cache)
+      std::cout << fit_line("The CUDA order cached earlier this boot was out of date (it disagreed with the driver): "
+                            "gpumap asked the driver again and rewrote the cache; the prediction above uses the new "
+                            "order.  Other cached orders refresh the same way: gpumap map --check");
   }
   return check && !agree ? kExitMismatch : kExitOk;
 }

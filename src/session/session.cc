@@ -62,11 +62,11 @@ DriverAsk Session::driver_ask() const {
   return [d](const Environment& e) { return probe_cuda(d, e); };
 }
 
-Mapping Session::mapping(const Environment& env, bool probe) {
+Mapping Session::mapping(const Environment& env, bool probe, bool fresh_order) {
   MappingOptions opt;
   opt.probe = probe;
   std::string dir = seams_.cache_dir;
-  opt.cache_lookup = [dir](const OrderCacheKey& k) { return cache_lookup(dir, k); };
+  if (!fresh_order) opt.cache_lookup = [dir](const OrderCacheKey& k) { return cache_lookup(dir, k); };
   opt.cache_store = [dir](const OrderCacheKey& k, const std::vector<std::string>& order) { cache_store(dir, k, order); };
   // A simulated host is its own machine: key its cache on the file's content, not this boot, so
   // an edited host file never answers with the order cached for what it said before.

@@ -27,8 +27,10 @@ class Session {
   const Snapshot& snapshot(const ReadOptions& opt = {});
   /// A fresh snapshot (memory, load and processes change), which later snapshot() calls return.
   const Snapshot& reread(const ReadOptions& opt);
-  /// The mapping for `env`, predicted unless probe (the driver's answer is cached per boot).
-  Mapping mapping(const Environment& env, bool probe);
+  /// The mapping for `env`, predicted unless probe (the driver's base order is cached per boot).
+  /// With fresh_order the cache is not read: the driver is asked for its order again and the
+  /// cache rewritten (map --check, when a cached order disagreed with the driver).
+  Mapping mapping(const Environment& env, bool probe, bool fresh_order = false);
   Mapping mapping(bool probe = false) { return mapping(env_, probe); }
   /// A DriverAsk bound to this session's driver.
   DriverAsk driver_ask() const;
