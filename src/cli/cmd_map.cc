@@ -142,9 +142,8 @@ int run(const Args& args, Context& ctx) {
   } else {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < m.view.uuids.size(); ++i) {
-      int idx = s.nvml_index_of(m.view.uuids[i]);
-      const Gpu* g = idx >= 0 ? &s.gpus[static_cast<size_t>(idx)] : nullptr;
-      rows.push_back({"cuda:" + std::to_string(i), idx >= 0 ? std::to_string(idx) : "?", m.view.uuids[i],
+      const Gpu* g = s.find_device(m.view.uuids[i]).gpu;
+      rows.push_back({"cuda:" + std::to_string(i), g ? std::to_string(g->nvml_index) : "?", m.view.uuids[i],
                       g ? g->pci_bus_id : "?", device_name(s, m.view.uuids[i]), memory_cell(s, m.view.uuids[i])});
     }
     std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows, term_style(), {"NAME"});

@@ -39,7 +39,7 @@ std::vector<LocatedGpu> locate_gpus(const Snapshot& s, const Mapping& m, const s
     LocatedGpu l;
     l.spec = spec;
     l.uuid = expected_uuid(s, spec);
-    l.nvml_index = static_cast<uint32_t>(s.nvml_index_of(l.uuid));
+    if (const Gpu* g = s.find_device(l.uuid).gpu) l.nvml_index = g->nvml_index;  // expected_uuid named a device
     if (m.view.error == CudaInitError::kNone)
       for (size_t i = 0; i < m.view.uuids.size(); ++i)
         if (same_uuid_hex(m.view.uuids[i], l.uuid)) l.cuda_ordinal = i;

@@ -24,6 +24,16 @@ check "map --check agrees with the driver" "'$G' map --check >/dev/null"
 check "global options before the command" "'$G' --json which 0 | python3 -m json.tool >/dev/null"
 check "an error under --json is a JSON object on stdout" \
   "'$G' --json which 99 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)[\"error\"][\"code\"]==2 else 1)'"
+# serve and metrics through their session operations (serve_exporter, write_metrics_textfile): the
+# same series over HTTP and in a textfile, one gpumap_gpu_info per nvidia-smi GPU, /healthz 200.
+"$G" serve --listen 127.0.0.1:0 > "$OUT/serve.out" 2>&1 & serve_pid=$!
+for _ in $(seq 50); do grep -q listening "$OUT/serve.out" && break; sleep 0.1; done
+url=$(sed -n 's/.*listening on \(http[^ ]*\)/\1/p' "$OUT/serve.out")
+check "serve: /metrics has one gpumap_gpu_info per nvidia-smi GPU, /healthz is 200" \
+  "python3 -c 'import sys,urllib.request as u,subprocess; m=u.urlopen(\"$url\",timeout=30).read().decode(); h=u.urlopen(\"$url\".replace(\"/metrics\",\"/healthz\"),timeout=30).status; n=len(subprocess.run([\"nvidia-smi\",\"-L\"],capture_output=True,text=True).stdout.splitlines()); sys.exit(0 if h==200 and sum(1 for l in m.splitlines() if l.startswith(\"gpumap_gpu_info{\"))==n else 1)'"
+kill "$serve_pid"; wait "$serve_pid"; echo "serve exit $? after SIGTERM"
+check "metrics --textfile writes the series atomically" \
+  "'$G' metrics --textfile '$OUT/gpumap.prom' && grep -q '^gpumap_exporter_up 1' '$OUT/gpumap.prom'"
 GPUMAP_LIBRARY=$B/libgpumap.so PYTHONPATH=python python3 - "$G" <<'PY'
 import json, os, subprocess, sys
 import gpumap
@@ -34,6 +44,14 @@ def check(what, ok):
     print(("PASS: " if ok else "FAIL: ") + what)
     fails += 0 if ok else 1
 cli = json.loads(subprocess.run([G, "map", "--json"], capture_output=True, text=True).stdout)["cuda"]["devices"]
+# Not enough GPUs: the error's passed_over holds device objects, as pick --json's does.
+try:
+    gpumap.pin(gpus=1, min_free_mib=2**40)
+    check("pin asking 1 TiB free raises NotEnoughGpusError", False)
+except gpumap.NotEnoughGpusError as e:
+    over = e.details.get("passed_over", [])
+    check("pin's passed_over names every GPU as a device object with reasons, like pick --json",
+          len(over) == len(cli) and all(set(x) >= {"nvml_index", "uuid", "pci_bus_id", "name", "mig", "reasons"} and x["reasons"] for x in over))
 check("devices() (predicted) == map --json's cuda.devices", gpumap.devices() == cli and gpumap.devices().source == "predicted")
 check("cuda_initialized() is False before torch starts CUDA", not gpumap.cuda_initialized())
 p = gpumap.pin()
