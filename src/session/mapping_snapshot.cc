@@ -8,10 +8,10 @@
 
 #include "env/cuda_device_order.h"
 #include "formats/host_file.h"
+#include "formats/snapshot_file.h"
 #include "model/error.h"
 #include "os/host_id.h"
 #include "os/state_file.h"
-#include "output/snapshot_file.h"
 
 namespace gpumap {
 namespace {
