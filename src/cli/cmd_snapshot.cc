@@ -4,9 +4,11 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "formats/snapshot_file.h"
 #include "model/error.h"
 #include "model/text.h"
-#include "output/snapshot_file.h"
+#include "output/render.h"
+#include "output/snapshot_view.h"
 #include "session/mapping_snapshot.h"
 
 namespace gpumap {

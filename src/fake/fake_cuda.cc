@@ -16,20 +16,21 @@
 #include <vector>
 
 #include "driver/cuda_api.h"
-#include "fake/host_file.h"
+#include "fake/serving.h"
 
-using gpumap::fake::FakeGpu;
-using gpumap::fake::FakeHost;
+using gpumap::SimGpu;
+using gpumap::SimHost;
 
 namespace {
 
 struct Dev {
   std::string uuid;  // GPU-... or MIG-...
-  const FakeGpu* gpu;
+  const SimGpu* gpu;
   int mig;  // -1: whole GPU
 };
 
-FakeHost g_host;
+SimHost g_host;
+gpumap::fake::FaultPlan g_faults;  // g_host's faults and their call counts
 std::vector<Dev> g_devs;
 int g_init_rc = -1;  // -1: cuInit not called yet
 
@@ -42,9 +43,9 @@ std::string hex_of(const std::string& uuid) {
   return h;
 }
 
-std::vector<Dev> expand(const std::vector<const FakeGpu*>& gpus) {
+std::vector<Dev> expand(const std::vector<const SimGpu*>& gpus) {
   std::vector<Dev> out;
-  for (const FakeGpu* g : gpus) {
+  for (const SimGpu* g : gpus) {
     if (!g->cuda_visible) continue;
     if (!g->mig_enabled) {
       out.push_back({g->uuid, g, -1});
@@ -55,21 +56,21 @@ std::vector<Dev> expand(const std::vector<const FakeGpu*>& gpus) {
   return out;
 }
 
-std::vector<const FakeGpu*> default_order() {
-  std::vector<const FakeGpu*> v;
-  for (const FakeGpu& g : g_host.gpus) v.push_back(&g);  // PCI order
+std::vector<const SimGpu*> default_order() {
+  std::vector<const SimGpu*> v;
+  for (const SimGpu& g : g_host.gpus) v.push_back(&g);  // PCI order
   if (!g_host.cuda_default_order.empty()) {
-    std::vector<const FakeGpu*> ordered;
+    std::vector<const SimGpu*> ordered;
     for (const std::string& u : g_host.cuda_default_order)
-      for (const FakeGpu* g : v)
+      for (const SimGpu* g : v)
         if (g->uuid == u) ordered.push_back(g);
-    for (const FakeGpu* g : v)  // GPUs the file's order leaves out (MIG, hidden) keep PCI order at the end
+    for (const SimGpu* g : v)  // GPUs the file's order leaves out (MIG, hidden) keep PCI order at the end
       if (std::find(ordered.begin(), ordered.end(), g) == ordered.end()) ordered.push_back(g);
     return ordered;
   }
   // Heuristic for files without an order (documented in docs/host-file.md, not driver truth):
   // higher compute capability first, then more multiprocessors, then PCI order.
-  std::stable_sort(v.begin(), v.end(), [](const FakeGpu* a, const FakeGpu* b) {
+  std::stable_sort(v.begin(), v.end(), [](const SimGpu* a, const SimGpu* b) {
     if (a->cc_major != b->cc_major) return a->cc_major > b->cc_major;
     if (a->cc_minor != b->cc_minor) return a->cc_minor > b->cc_minor;
     return a->multiprocessor_count > b->multiprocessor_count;
@@ -116,7 +117,8 @@ int init_devices() {
   const char* path = std::getenv("GPUMAP_FAKE_HOST");
   if (!path || !*path) return 100;
   try {
-    g_host = gpumap::fake::load_host_file(path);
+    g_host = gpumap::load_host_file(path);
+    g_faults = gpumap::fake::FaultPlan(g_host.faults);
     gpumap::fake::keep_openable_gpus(g_host);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake libcuda: %s\n", e.what());
@@ -128,11 +130,11 @@ int init_devices() {
   // more, is ignored as if unset.
   const char* order = std::getenv("CUDA_DEVICE_ORDER");
   if (order && std::strlen(order) >= 1024) order = nullptr;
-  std::vector<const FakeGpu*> base;
+  std::vector<const SimGpu*> base;
   if (!order || std::strcmp(order, "FASTEST_FIRST") == 0) {
     base = default_order();
   } else if (std::strcmp(order, "PCI_BUS_ID") == 0) {
-    for (const FakeGpu& g : g_host.gpus) base.push_back(&g);
+    for (const SimGpu& g : g_host.gpus) base.push_back(&g);
   } else {
     return kInvalidDevice;
   }
@@ -178,7 +180,7 @@ int cuda_fault(const char* fn, CUdevice d) {
     gpu = static_cast<int>(g_devs[d].gpu - g_host.gpus.data());
     mig = g_devs[d].mig;
   }
-  const gpumap::fake::FakeFault* f = gpumap::fake::apply_fault(g_host, fn, gpu, mig);
+  const gpumap::SimFault* f = g_faults.apply(fn, gpu, mig);
   if (!f) return 0;
   if (f->output == "stdout") {  // a driver library that prints: it must not reach gpumap's answer
     std::printf("gpumap-probe\t1\n");
@@ -273,7 +275,7 @@ EXPORT CUresult cuDeviceGetPCIBusId(char* out, int len, CUdevice d) {
 EXPORT CUresult cuDeviceGetAttribute(int* v, int attr, CUdevice d) {
   if (!valid(d)) return kInvalidDevice;
   if (!v) return kInvalidValue;
-  const FakeGpu* g = g_devs[d].gpu;
+  const SimGpu* g = g_devs[d].gpu;
   if (attr == gpumap::kCuAttrComputeCapabilityMajor) *v = g->cc_major;
   else if (attr == gpumap::kCuAttrComputeCapabilityMinor) *v = g->cc_minor;
   else if (attr == gpumap::kCuAttrMultiprocessorCount)

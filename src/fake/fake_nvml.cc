@@ -11,10 +11,10 @@
 #include <string>
 
 #include "driver/nvml_api.h"
-#include "fake/host_file.h"
+#include "fake/serving.h"
 
-using gpumap::fake::FakeGpu;
-using gpumap::fake::FakeHost;
+using gpumap::SimGpu;
+using gpumap::SimHost;
 
 namespace {
 
@@ -23,7 +23,8 @@ struct Handle {
   int mig;  // -1 for the GPU itself
 };
 
-std::unique_ptr<FakeHost> g_host;
+std::unique_ptr<SimHost> g_host;
+gpumap::fake::FaultPlan g_faults;  // g_host's faults and their call counts
 std::unique_ptr<Handle[]> g_handles;  // per GPU, then per MIG device: stable addresses
 int g_init_count = 0;
 std::string g_host_path;  // set by gpumapFakeSetHost; "" means $GPUMAP_FAKE_HOST
@@ -46,7 +47,7 @@ int injected(const char* fn, int gpu = -1, int mig = -1) {
   t_output.clear();
   if (!g_host) return NVML_ERROR_UNINITIALIZED;
   std::string b = base_name(fn);
-  if (const gpumap::fake::FakeFault* f = gpumap::fake::apply_fault(*g_host, b, gpu, mig)) {
+  if (const gpumap::SimFault* f = g_faults.apply(b, gpu, mig)) {
     if (f->error) return f->error;
     t_output = f->output;
   }
@@ -69,7 +70,8 @@ int init_impl() {
   if (!g_host) {
     g_loaded_path = path;
     try {
-      g_host = std::make_unique<FakeHost>(gpumap::fake::load_host_file(path));
+      g_host = std::make_unique<SimHost>(gpumap::load_host_file(path));
+      g_faults = gpumap::fake::FaultPlan(g_host->faults);
       gpumap::fake::keep_openable_gpus(*g_host);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fake libnvidia-ml: %s\n", e.what());
@@ -77,14 +79,14 @@ int init_impl() {
     }
     int rc = NVML_SUCCESS;
     if (auto it = g_host->errors.find("nvmlInit"); it != g_host->errors.end()) rc = it->second;
-    if (const gpumap::fake::FakeFault* f = gpumap::fake::apply_fault(*g_host, "nvmlInit", -1))
+    if (const gpumap::SimFault* f = g_faults.apply("nvmlInit", -1))
       if (f->error) rc = f->error;
     if (rc != NVML_SUCCESS) {
       g_host.reset();
       return rc;
     }
     size_t n = g_host->gpus.size();
-    for (const FakeGpu& g : g_host->gpus) n += g.mig_devices.size();
+    for (const SimGpu& g : g_host->gpus) n += g.mig_devices.size();
     g_handles = std::make_unique<Handle[]>(n);
     size_t k = g_host->gpus.size();
     for (size_t i = 0; i < g_host->gpus.size(); ++i) {
@@ -134,7 +136,7 @@ int pci_impl(nvmlDevice_t d, nvmlPciInfo_t* p) {
   const Handle* h = as_handle(d);
   if (!h || !p) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetPciInfo", h->gpu, h->mig)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   std::memset(p, 0, sizeof *p);
   if (t_output == "unterminated") {
     std::memset(p->busId, 'F', sizeof p->busId);
@@ -182,7 +184,7 @@ int nvlink_remote_impl(nvmlDevice_t d, unsigned link, nvmlPciInfo_t* p) {
   const Handle* h = as_handle(d);
   if (!h || !p) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetNvLinkRemotePciInfo", h->gpu)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   if (link >= gpumap::kNvmlMaxNvLinks) return NVML_ERROR_INVALID_ARGUMENT;
   if (link >= g.nvlink_peers.size() + g.nvswitch_links) return NVML_ERROR_NOT_SUPPORTED;
   std::memset(p, 0, sizeof *p);
@@ -233,14 +235,14 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* out, unsigned len) {
   const Handle* h = as_handle(d);
   if (!h) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetName", h->gpu, h->mig)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   return copy_string(h->mig < 0 ? g.name : g.mig_devices[h->mig].name, out, len);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* out, unsigned len) {
   const Handle* h = as_handle(d);
   if (!h) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetUUID", h->gpu, h->mig)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   return copy_string(h->mig < 0 ? g.uuid : g.mig_devices[h->mig].uuid, out, len);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned* i) {
@@ -260,7 +262,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
   const Handle* h = as_handle(d);
   if (!h || !m) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetMemoryInfo", h->gpu, h->mig)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   uint64_t total = h->mig < 0 ? g.memory_total_mib : g.mig_devices[h->mig].memory_total_mib;
   uint64_t used = h->mig < 0 ? g.memory_used_mib : 0;
   m->total = total << 20;
@@ -302,7 +304,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned* n) 
 EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned i, nvmlDevice_t* out) {
   const Handle* h = as_handle(d);
   if (!h || !out) return NVML_ERROR_INVALID_ARGUMENT;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   if (!g.mig_enabled) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetMigDeviceHandleByIndex", h->gpu, static_cast<int>(i))) return rc;
   if (i >= g.mig_devices.size()) return NVML_ERROR_NOT_FOUND;
@@ -351,7 +353,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int*
   const Handle* h = as_handle(d);
   if (!h || !active) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetNvLinkState", h->gpu)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   if (link >= gpumap::kNvmlMaxNvLinks) return NVML_ERROR_INVALID_ARGUMENT;
   if (g.nvlink_peers.empty() && g.nvswitch_links == 0) return NVML_ERROR_NOT_SUPPORTED;
   *active = link < g.nvlink_peers.size() + g.nvswitch_links ? 1 : 0;
@@ -362,7 +364,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int c
   if (!ha || !hb || !status) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetP2PStatus", ha->gpu)) return rc;
   if (caps != gpumap::kNvmlP2pCapsNvlink) return NVML_ERROR_NOT_SUPPORTED;  // only what gpumap asks
-  const FakeGpu &ga = g_host->gpus[ha->gpu], &gb = g_host->gpus[hb->gpu];
+  const SimGpu &ga = g_host->gpus[ha->gpu], &gb = g_host->gpus[hb->gpu];
   bool direct = std::find(ga.nvlink_peers.begin(), ga.nvlink_peers.end(), gb.pci_bus_id) != ga.nvlink_peers.end();
   bool switched = ga.nvswitch_links > 0 && gb.nvswitch_links > 0 && ha->gpu != hb->gpu;
   *status = direct || switched ? gpumap::kNvmlP2pStatusOk : gpumap::kNvmlP2pStatusNotSupported;
@@ -377,7 +379,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned
   const Handle* h = as_handle(d);
   if (!h || !type) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = injected("nvmlDeviceGetNvLinkRemoteDeviceType", h->gpu)) return rc;
-  const FakeGpu& g = g_host->gpus[h->gpu];
+  const SimGpu& g = g_host->gpus[h->gpu];
   if (link >= g.nvlink_peers.size() + g.nvswitch_links) return NVML_ERROR_NOT_SUPPORTED;
   *type = link < g.nvlink_peers.size() ? gpumap::kNvLinkRemoteGpu : gpumap::kNvLinkRemoteSwitch;
   return NVML_SUCCESS;

@@ -168,8 +168,4 @@ Json lease_json(const LeaseState& st) {
   return {{"held", true}, {"pid", nullptr}, {"user", nullptr}, {"command", nullptr}, {"start_unix", nullptr}};
 }
 
-std::string dump(const Json& j, bool one_line) {
-  return j.dump(one_line ? -1 : 2, ' ', false, Json::error_handler_t::replace) + "\n";
-}
-
 }  // namespace gpumap

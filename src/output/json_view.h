@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "findings/severity.h"
+#include "formats/json.h"
 #include "model/snapshot.h"
 #include "os/lease.h"
 #include "resolve/gpu_selector.h"
@@ -15,13 +14,6 @@
 #include "resolve/resolve_mapping.h"
 
 namespace gpumap {
-
-using Json = nlohmann::ordered_json;
-
-template <class T>
-Json json_or_null(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
 
 /// What every document starts with: {"simulated": bool, "source": "NVML" | "simulated host FILE"}.
 Json document(const Snapshot& s);
@@ -75,9 +67,5 @@ Json findings_json(const std::vector<Finding>& fs);
 /// "start_unix"} (null values while the holder has not written its record yet).
 Json lease_json(const LeaseState& st);
 Json lease_json(const LeaseRecord& r);
-
-/// JSON text (indented, or one line) with a trailing newline.  Invalid UTF-8 from the driver
-/// or /proc is replaced (U+FFFD), never a crash.
-std::string dump(const Json& j, bool one_line = false);
 
 }  // namespace gpumap

@@ -1,7 +1,7 @@
 // Mapping snapshots (`gpumap snapshot save|diff`, `verify --snapshot`): the numbering of a
-// host's GPUs recorded as plain values, and what changed between two such records, in words.
-// Pure: no driver, no files (the file format is output/snapshot_file.h, the file itself
-// os/state_file.h).
+// host's GPUs recorded as plain values (MappingSnapshot, model/snapshot.h), and what changed
+// between two such records, in words.  Pure: no driver, no files (the file format is
+// formats/snapshot_file.h, the file itself os/state_file.h).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -11,43 +11,6 @@
 #include "model/snapshot.h"
 
 namespace gpumap {
-
-struct SnapshotMig {
-  std::string uuid;  // "MIG-..."
-  std::optional<uint32_t> gpu_instance_id;
-  std::optional<uint32_t> compute_instance_id;
-};
-
-struct SnapshotGpu {
-  uint32_t nvml_index = 0;
-  std::optional<uint32_t> minor_number;  // /dev/nvidiaN
-  std::string uuid;
-  std::string pci_bus_id;  // NVML form
-  std::string name;
-  std::optional<bool> mig_enabled;
-  std::vector<SnapshotMig> mig_devices;
-};
-
-/// CUDA's base order (CUDA_VISIBLE_DEVICES unset) under one CUDA_DEVICE_ORDER value.
-struct SnapshotOrder {
-  std::string order;                 // "FASTEST_FIRST" | "PCI_BUS_ID"
-  std::vector<std::string> devices;  // UUIDs (MIG devices in place of their GPU), cuda:0 first
-  std::string source;                // how gpumap knew it: "predicted" | "cache" | "driver"
-  std::string error;                 // non-empty: the order could not be obtained (devices empty)
-};
-
-struct MappingSnapshot {
-  std::string gpumap_version;
-  std::string saved_at;  // UTC, "2026-11-30T03:04:05Z"
-  std::string hostname;
-  std::string boot_id;
-  bool simulated = false;
-  std::string source;  // "NVML" | "simulated host FILE"
-  std::optional<std::string> driver_version;
-  std::optional<int> cuda_driver_version;  // 13000 = 13.0
-  std::vector<SnapshotGpu> gpus;           // nvidia-smi order
-  std::vector<SnapshotOrder> cuda_orders;  // FASTEST_FIRST, then PCI_BUS_ID
-};
 
 /// The mapping part of a driver snapshot (orders are added by the caller, who may ask the driver).
 MappingSnapshot mapping_snapshot_of(const Snapshot& s);

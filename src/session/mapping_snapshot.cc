@@ -7,11 +7,11 @@
 #include <ctime>
 
 #include "env/cuda_device_order.h"
-#include "fake/host_file.h"
+#include "formats/host_file.h"
+#include "formats/snapshot_file.h"
 #include "model/error.h"
 #include "os/host_id.h"
 #include "os/state_file.h"
-#include "output/snapshot_file.h"
 
 namespace gpumap {
 namespace {
@@ -46,7 +46,7 @@ MappingSnapshot take_mapping_snapshot(Session& s) {
   m.gpumap_version = GPUMAP_VERSION;
   m.saved_at = utc_now();
   if (s.driver().simulated) {  // a simulated host is its own machine, named by its file
-    fake::FakeHost h = fake::load_host_file(s.driver().host_file);
+    SimHost h = load_host_file(s.driver().host_file);
     m.hostname = h.hostname.empty() ? "simulated" : h.hostname;
     m.boot_id = h.boot_id;
   } else {

@@ -9,7 +9,7 @@
 #include <iterator>
 
 #include "driver/cuda_probe.h"
-#include "fake/host_file.h"
+#include "formats/host_file.h"
 #include "model/env_vars.h"
 #include "model/error.h"
 #include "os/container.h"
@@ -39,7 +39,7 @@ DriverSource select_checked_driver(const Seams& seams) {
   DriverSource src = select_driver(seams);
   if (src.simulated) {
     try {
-      fake::load_host_file(src.host_file);
+      load_host_file(src.host_file);
     } catch (const std::exception& e) {
       throw Error(kExitUsage, std::string("simulated host: ") + e.what(), "the format is in docs/host-file.md");
     }

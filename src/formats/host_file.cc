@@ -1,4 +1,4 @@
-#include "fake/host_file.h"
+#include "formats/host_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,13 +7,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
-#include <thread>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <mutex>
 #include <type_traits>
 #include <set>
 #include <stdexcept>
@@ -23,7 +19,7 @@
 #include "model/json_bounds.h"
 #include "model/text.h"
 
-namespace gpumap::fake {
+namespace gpumap {
 namespace {
 
 using nlohmann::json;
@@ -130,8 +126,8 @@ std::map<std::string, int> read_errors(const json& j, const std::string& path, c
   return out;
 }
 
-std::vector<FakeFault> read_faults(const json& j, const std::string& path) {
-  std::vector<FakeFault> out;
+std::vector<SimFault> read_faults(const json& j, const std::string& path) {
+  std::vector<SimFault> out;
   if (!j.contains("faults")) return out;
   if (!j["faults"].is_array()) fail(path, "faults must be an array of {\"call\": ..., ...}");
   size_t i = 0;
@@ -139,7 +135,7 @@ std::vector<FakeFault> read_faults(const json& j, const std::string& path) {
     std::string where = "faults[" + std::to_string(i++) + "]";
     if (!f.is_object()) fail(path, where + " must be an object");
     check_keys(f, {"call", "gpu", "mig", "error", "after", "times", "delay_ms", "hang", "output"}, path, where);
-    FakeFault x;
+    SimFault x;
     x.call = get_or<std::string>(f, "call", "", path, where);
     if (x.call.empty()) fail(path, where + " needs \"call\" (a function name, or \"*\")");
     x.gpu = get_num<int>(f, "gpu", -1, path, where, -1, 1 << 20);
@@ -167,37 +163,6 @@ std::vector<FakeFault> read_faults(const json& j, const std::string& path) {
 
 }  // namespace
 
-const FakeFault* apply_fault(const FakeHost& host, const std::string& call, int gpu, int mig) {
-  const FakeFault* hit = nullptr;
-  for (const FakeFault& f : host.faults) {
-    if (f.call != "*" && f.call != call) continue;
-    if (f.gpu >= 0 && f.gpu != gpu) continue;
-    if (f.mig >= 0 && f.mig != mig) continue;
-    uint64_t n = (*f.seen)++;  // this call is the n-th (from 0) that matched f
-    if (!hit && n >= f.after && (f.times == 0 || n < f.after + f.times)) hit = &f;
-  }
-  if (hit && hit->delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(hit->delay_ms));
-  while (hit && hit->hang) std::this_thread::sleep_for(std::chrono::hours(1));
-  return hit;
-}
-
-bool fake_hides_symbol(const std::string& host_path, const char* symbol) {
-  static std::mutex m;
-  static std::map<std::string, std::set<std::string>> missing;  // per host file
-  std::lock_guard<std::mutex> lock(m);
-  auto it = missing.find(host_path);
-  if (it == missing.end()) {
-    std::set<std::string> names;
-    try {
-      if (!host_path.empty()) names = load_host_file(host_path).missing_symbols;
-    } catch (const std::exception&) {
-      // nvmlInit/cuInit report the bad file
-    }
-    it = missing.emplace(host_path, std::move(names)).first;
-  }
-  return symbol && it->second.count(symbol) > 0;
-}
-
 int error_code_from_name(const std::string& name) {
   static const std::map<std::string, int> names = {
       {"NVML_ERROR_UNINITIALIZED", 1}, {"NVML_ERROR_INVALID_ARGUMENT", 2}, {"NVML_ERROR_NOT_SUPPORTED", 3},
@@ -215,12 +180,12 @@ int error_code_from_name(const std::string& name) {
 }
 
 namespace {
-FakeHost load_checked(const std::string& path);
+SimHost parse_checked(std::string_view text, const std::string& path);
 }
 
-FakeHost load_host_file(const std::string& path) {
+SimHost parse_host_file(std::string_view text, const std::string& path) {
   try {
-    return load_checked(path);
+    return parse_checked(text, path);
   } catch (const std::runtime_error&) {
     throw;
   } catch (const std::exception& e) {  // anything a malformed file can provoke names the file
@@ -228,13 +193,14 @@ FakeHost load_host_file(const std::string& path) {
   }
 }
 
+SimHost load_host_file(const std::string& path) { return parse_host_file(read_host_text(path), path); }
+
 namespace {
-FakeHost load_checked(const std::string& path) {
-  std::string text = read_host_text(path);
+SimHost parse_checked(std::string_view text, const std::string& path) {
   if (auto e = json_bounds_error(text)) fail(path, "is not a gpumap host file (" + *e + ")");
   json j;
   try {
-    j = json::parse(text);
+    j = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     fail(path, std::string("is not valid JSON: ") + e.what());
   }
@@ -242,7 +208,7 @@ FakeHost load_checked(const std::string& path) {
   check_keys(j, {"driver_version", "cuda_driver_version", "boot_id", "hostname", "dev_dir", "errors", "faults",
                  "missing_symbols", "gpus", "cuda_default_order"},
              path, "");
-  FakeHost h;
+  SimHost h;
   h.path = path;
   h.driver_version = get_or<std::string>(j, "driver_version", h.driver_version, path, "");
   h.cuda_driver_version = get_num<int>(j, "cuda_driver_version", h.cuda_driver_version, path, "", 1000, 999999);
@@ -266,7 +232,7 @@ FakeHost load_checked(const std::string& path) {
                    "cpu_affinity", "cuda_visible", "errors", "processes", "graphics_processes", "nvlink_peers",
                    "nvswitch_links", "mig_devices"},
                path, where);
-    FakeGpu f;
+    SimGpu f;
     f.name = get_or<std::string>(g, "name", "", path, where);
     f.uuid = get_or<std::string>(g, "uuid", "", path, where);
     std::string pci = get_or<std::string>(g, "pci_bus_id", "", path, where);
@@ -299,7 +265,7 @@ FakeHost load_checked(const std::string& path) {
       if (!g[key].is_array()) fail(path, where + "." + key + " must be an array");
       for (const json& p : g[key]) {
         if (p.is_object()) check_keys(p, {"pid", "used_memory_mib"}, path, where + "." + key);
-        FakeProcess fp;
+        SimProcess fp;
         fp.pid = get_num<uint32_t>(p, "pid", 0, path, where + "." + key, 0, kMaxPid);
         if (fp.pid == 0) fail(path, where + "." + key + " entries need a non-zero \"pid\"");
         if (p.contains("used_memory_mib") && !p["used_memory_mib"].is_null())
@@ -326,7 +292,7 @@ FakeHost load_checked(const std::string& path) {
         if (md.is_object())
           check_keys(md, {"uuid", "name", "gpu_instance_id", "compute_instance_id", "memory_total_mib", "multiprocessor_count"},
                      path, mw);
-        FakeMig fm;
+        SimMig fm;
         fm.uuid = get_or<std::string>(md, "uuid", "", path, mw);
         if (!is_uuid(fm.uuid, "MIG-"))
           fail(path, mw + ".uuid `" + fm.uuid + "` is not \"MIG-\" and 32 hex digits (MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
@@ -342,10 +308,10 @@ FakeHost load_checked(const std::string& path) {
     }
     h.gpus.push_back(std::move(f));
   }
-  std::sort(h.gpus.begin(), h.gpus.end(), [](const FakeGpu& a, const FakeGpu& b) { return a.pci < b.pci; });
+  std::sort(h.gpus.begin(), h.gpus.end(), [](const SimGpu& a, const SimGpu& b) { return a.pci < b.pci; });
   std::set<std::string> pci_set;
-  for (const FakeGpu& g : h.gpus) pci_set.insert(g.pci_bus_id);
-  for (const FakeGpu& g : h.gpus)
+  for (const SimGpu& g : h.gpus) pci_set.insert(g.pci_bus_id);
+  for (const SimGpu& g : h.gpus)
     for (const std::string& p : g.nvlink_peers)
       if (!pci_set.count(p) || p == g.pci_bus_id)
         fail(path, g.uuid + ".nvlink_peers: " + p + " is not another GPU of this host");
@@ -356,7 +322,7 @@ FakeHost load_checked(const std::string& path) {
   if (j.contains("cuda_default_order")) {
     h.cuda_default_order = get_or<std::vector<std::string>>(j, "cuda_default_order", {}, path, "");
     std::set<std::string> want, got(h.cuda_default_order.begin(), h.cuda_default_order.end());
-    for (const FakeGpu& g : h.gpus)
+    for (const SimGpu& g : h.gpus)
       if (g.cuda_visible && !g.mig_enabled) want.insert(g.uuid);
     if (want != got || got.size() != h.cuda_default_order.size())
       fail(path, "cuda_default_order must list each GPU's UUID once (GPUs with MIG enabled or "
@@ -366,32 +332,4 @@ FakeHost load_checked(const std::string& path) {
 }
 }  // namespace
 
-namespace {
-// What the process may open, as the driver finds out: a fake node (no driver behind it) fails
-// with ENXIO when allowed and EPERM when a device cgroup denies it (slurm-observed.md).
-bool open_allowed(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd >= 0) {
-    ::close(fd);
-    return true;
-  }
-  return errno != EPERM && errno != EACCES && errno != ENOENT;
-}
-}  // namespace
-
-void keep_openable_gpus(FakeHost& host, bool (*may_open)(const std::string& path)) {
-  if (host.dev_dir.empty()) return;
-  if (!may_open) may_open = open_allowed;
-  std::set<std::string> gone;
-  std::vector<FakeGpu> kept;
-  for (FakeGpu& g : host.gpus) {
-    if (may_open(host.dev_dir + "/nvidia" + std::to_string(g.minor_number)))
-      kept.push_back(std::move(g));
-    else
-      gone.insert(g.uuid);
-  }
-  host.gpus = std::move(kept);
-  std::erase_if(host.cuda_default_order, [&](const std::string& u) { return gone.count(u) > 0; });
-}
-
-}  // namespace gpumap::fake
+}  // namespace gpumap

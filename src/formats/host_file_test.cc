@@ -1,10 +1,10 @@
-#include "fake/host_file.h"
+#include "formats/host_file.h"
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-namespace gpumap::fake {
+namespace gpumap {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
@@ -41,7 +41,7 @@ TEST(HostFile, SortsGpusIntoPciOrderAndChecksTheDefaultOrder) {
     {"name": "B", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000", "pci_bus_id": "0000:81:00.0"},
     {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0"}],
     "cuda_default_order": ["GPU-bbbbbbbb-0000-0000-0000-000000000000", "GPU-aaaaaaaa-0000-0000-0000-000000000000"]})");
-  FakeHost h = load_host_file(p);
+  SimHost h = load_host_file(p);
   EXPECT_EQ(h.gpus[0].name, "A");
   EXPECT_EQ(h.gpus[0].pci_bus_id, "00000000:01:00.0");
   std::string bad = write("bad-order.json", R"({"gpus": [
@@ -83,7 +83,7 @@ TEST(HostFile, PreciseErrorsForUuidsPciAndDirectories) {
 }
 
 TEST(HostFile, MigDeviceNameDefaultsToTheGpusName) {
-  FakeHost h = load_host_file(write("mig-name.json", R"({"gpus": [{"name": "A100", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000",
+  SimHost h = load_host_file(write("mig-name.json", R"({"gpus": [{"name": "A100", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000",
       "pci_bus_id": "0000:01:00.0", "mig_enabled": true, "mig_devices": [
       {"uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000001", "name": "A100 MIG 3g.40gb"},
       {"uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000002"}]}]})"));
@@ -91,31 +91,21 @@ TEST(HostFile, MigDeviceNameDefaultsToTheGpusName) {
   EXPECT_EQ(h.gpus[0].mig_devices[1].name, "A100 MIG");
 }
 
-TEST(HostFile, DevDirKeepsOnlyGpusWhoseNodeMayBeOpenedInPciOrder) {
-  std::string p = write("devdir.json", R"({"dev_dir": "/fake/dev", "gpus": [
-    {"name": "C", "uuid": "GPU-cccccccc-0000-0000-0000-000000000000", "pci_bus_id": "0000:c1:00.0", "minor_number": 0},
-    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0", "minor_number": 2},
-    {"name": "B", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000", "pci_bus_id": "0000:41:00.0", "minor_number": 1}],
-    "cuda_default_order": ["GPU-cccccccc-0000-0000-0000-000000000000", "GPU-bbbbbbbb-0000-0000-0000-000000000000", "GPU-aaaaaaaa-0000-0000-0000-000000000000"]})");
-  FakeHost h = load_host_file(p);
-  EXPECT_EQ(h.dev_dir, "/fake/dev");
-  static std::vector<std::string> asked;
-  keep_openable_gpus(h, [](const std::string& node) {
-    asked.push_back(node);
-    return node != "/fake/dev/nvidia1";  // a device cgroup denies GPU B's node
-  });
-  ASSERT_EQ(h.gpus.size(), 2u);
-  EXPECT_EQ(h.gpus[0].uuid, "GPU-aaaaaaaa-0000-0000-0000-000000000000");  // NVML index 0: PCI order among the GPUs left
-  EXPECT_EQ(h.gpus[0].minor_number, 2u);
-  EXPECT_EQ(h.gpus[1].uuid, "GPU-cccccccc-0000-0000-0000-000000000000");
-  EXPECT_EQ(h.cuda_default_order, (std::vector<std::string>{"GPU-cccccccc-0000-0000-0000-000000000000", "GPU-aaaaaaaa-0000-0000-0000-000000000000"}));
-  EXPECT_EQ(asked, (std::vector<std::string>{"/fake/dev/nvidia2", "/fake/dev/nvidia1", "/fake/dev/nvidia0"}));
-
-  FakeHost plain = load_host_file(write("no-devdir.json", R"({"gpus": [
-    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0"}]})"));
-  keep_openable_gpus(plain, [](const std::string&) { return false; });
-  EXPECT_EQ(plain.gpus.size(), 1u);  // no dev_dir: every GPU stays
+TEST(HostFile, ParsesTextWithoutAFileAndNamesThePathGiven) {
+  SimHost h = parse_host_file(R"({"hostname": "n1", "faults": [{"call": "nvmlInit", "error": "NVML_ERROR_UNKNOWN"}],
+    "gpus": [{"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0"}]})",
+                              "inline.json");
+  EXPECT_EQ(h.path, "inline.json");
+  EXPECT_EQ(h.hostname, "n1");
+  ASSERT_EQ(h.faults.size(), 1u);
+  EXPECT_EQ(h.faults[0].error, 999);
+  try {
+    parse_host_file("{\"gpus\": [], \"memroy\": 1}", "typo.json");
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("typo.json: the host has an unknown key `memroy`"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
-}  // namespace gpumap::fake
+}  // namespace gpumap

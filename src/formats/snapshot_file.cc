@@ -1,4 +1,4 @@
-#include "output/snapshot_file.h"
+#include "formats/snapshot_file.h"
 
 #include <limits>
 
@@ -192,27 +192,6 @@ MappingSnapshot parse_mapping_snapshot(const std::string& text, const std::strin
   if (!orders.is_object()) r.fail("\"cuda_order\" must be an object");
   for (const auto& [name, o] : orders.items()) s.cuda_orders.push_back(r.order(name, o));
   return s;
-}
-
-Json snapshot_diff_json(const std::string& path, const MappingSnapshot& saved, const MappingSnapshot& now,
-                        const SnapshotDiff& d) {
-  Json j;
-  j["simulated"] = now.simulated;
-  j["snapshot"] = path;
-  j["saved_at"] = saved.saved_at;
-  j["saved_on"] = saved.hostname;
-  j["same"] = d.changes.empty();
-  Json changes = Json::array();
-  for (const SnapshotChange& c : d.changes)
-    changes.push_back({{"kind", c.kind},
-                       {"message", c.message},
-                       {"breaks", c.breaks},
-                       {"uuid", c.uuid.empty() ? Json(nullptr) : Json(c.uuid)},
-                       {"before", c.before.empty() ? Json(nullptr) : Json(c.before)},
-                       {"after", c.after.empty() ? Json(nullptr) : Json(c.after)}});
-  j["changes"] = changes;
-  j["notes"] = d.notes;
-  return j;
 }
 
 }  // namespace gpumap

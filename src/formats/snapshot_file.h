@@ -1,10 +1,11 @@
-// The mapping snapshot file format (docs/snapshot.md): versioned JSON, and the JSON of a diff.
-// Pure text <-> values; reading and writing the file is os/state_file.h.
+// The mapping snapshot file format (docs/snapshot.md): versioned JSON <-> MappingSnapshot.
+// Pure text <-> values; reading and writing the file is os/state_file.h, what changed between
+// two snapshots resolve/snapshot_diff.h, the diff's command output output/snapshot_view.h.
 #pragma once
 #include <string>
 
-#include "output/render.h"
-#include "resolve/snapshot_diff.h"
+#include "formats/json.h"
+#include "model/snapshot.h"
 
 namespace gpumap {
 
@@ -12,6 +13,7 @@ namespace gpumap {
 inline constexpr const char* kSnapshotFormat = "gpumap-snapshot";
 inline constexpr int kSnapshotVersion = 1;
 
+/// The file's content (written as dump() of it); also the "snapshot" of `snapshot save --json`.
 Json mapping_snapshot_json(const MappingSnapshot& s);
 
 /// Parses a snapshot file's text.  Throws Error(kExitUsage) naming `path` and what is wrong: not
@@ -20,9 +22,5 @@ MappingSnapshot parse_mapping_snapshot(const std::string& text, const std::strin
 
 /// True when `text` is a gpumap snapshot of any version (so saving may replace it).
 bool looks_like_mapping_snapshot(const std::string& text);
-
-/// `snapshot diff --json` and `verify --snapshot --json`.
-Json snapshot_diff_json(const std::string& path, const MappingSnapshot& saved, const MappingSnapshot& now,
-                        const SnapshotDiff& d);
 
 }  // namespace gpumap
