@@ -91,8 +91,7 @@ void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vec
 }
 
 // The findings of a process whose environment was read: its view of the GPU it holds.
-void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_processes, size_t gpu_users,
-                          ProcessRow& r) {
+void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
   const bool order_breaks = v.error != CudaInitError::kNone && !base_order_kind(v.order);
   const bool in_container_layer = r.nvidia_visible_devices || (r.nspid && r.nspid->size() > 1);
   if (order_breaks) {
@@ -132,17 +131,24 @@ void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_proce
              (r.cuda_visible_devices ? " --env CUDA_VISIBLE_DEVICES=" + *r.cuda_visible_devices : std::string(" --unset CUDA_VISIBLE_DEVICES")) +
              (r.cuda_device_order ? " --env CUDA_DEVICE_ORDER=" + *r.cuda_device_order : std::string(" --unset CUDA_DEVICE_ORDER"))});
   }
-  const bool shared_host = gpu_processes > 1 || gpu_users > 1;
-  if (!r.cuda_visible_devices && shared_host) {
-    r.findings.push_back(
-        {"no-visibility-shared-host", Severity::kInfo,
-         who(r) + " sees every GPU (CUDA_VISIBLE_DEVICES unset) on a host where " + std::to_string(gpu_processes) +
-             " processes of " + std::to_string(std::max<size_t>(gpu_users, 1)) +
-             " user(s) use GPUs: its cuda:0 is everyone's cuda:0",
-         "export CUDA_VISIBLE_DEVICES=" + r.uuid,
-         "pin each job to its own GPU in the shell or launcher that starts it: CUDA_VISIBLE_DEVICES=" + r.uuid + " " +
-             command_or(r)});
-  }
+}
+
+// Processes on one GPU that see every GPU (CUDA_VISIBLE_DEVICES unset) on a shared host: once
+// per GPU, naming them (`rows`: theirs).
+void no_visibility_shared_host(PsResult& ps, const std::vector<size_t>& rows, size_t gpu_processes) {
+  std::vector<std::string> whos;
+  for (size_t i : rows) whos.push_back(who(ps.rows[i]));
+  const ProcessRow& r = ps.rows[rows.front()];
+  const bool one = rows.size() == 1;
+  add_gpu_finding(ps, rows,
+                  {"no-visibility-shared-host", Severity::kInfo,
+                   join(whos, ", ") + " on " + gpu_words(r) + (one ? " sees" : " see") +
+                       " every GPU (CUDA_VISIBLE_DEVICES unset) on a host where " + std::to_string(gpu_processes) +
+                       " processes of " + std::to_string(std::max<size_t>(ps.gpu_users, 1)) +
+                       " user(s) use GPUs: " + (one ? "its" : "their") + " cuda:0 is everyone's cuda:0",
+                   "export CUDA_VISIBLE_DEVICES=" + r.uuid,
+                   "pin each job to its own GPU in the shell or launcher that starts it: CUDA_VISIBLE_DEVICES=" + r.uuid +
+                       " " + (one ? command_or(r) : std::string("<command>"))});
 }
 
 // rank-on-wrong-gpu and stray-context (findings/rank_rules.h): one process's rows (GPU order) are
@@ -178,6 +184,7 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
 
   // "More than one process on this GPU": once per GPU, after the rows (it concerns each of them).
   std::map<uint32_t, std::vector<size_t>> sharing_rows;  // GPU -> its rows of live processes
+  std::map<uint32_t, std::vector<size_t>> unpinned_rows;  // GPU -> its rows that see every GPU on a shared host
   auto add_shared = [&](size_t i) {
     auto on = ps.pids_on_gpu.find(ps.rows[i].nvml_index);
     if (on != ps.pids_on_gpu.end() && on->second.size() >= 2) sharing_rows[ps.rows[i].nvml_index].push_back(i);
@@ -215,7 +222,8 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
       continue;
     }
     const CudaView& v = ps.views[*r.view];
-    environment_findings(s, v, all_pids.size(), ps.gpu_users, r);
+    environment_findings(s, v, r);
+    if (!r.cuda_visible_devices && (all_pids.size() > 1 || ps.gpu_users > 1)) unpinned_rows[r.nvml_index].push_back(i);
     if (r.rank && !r.cuda_error)
       rank_groups[{r.nvml_index, r.job}].push_back({i, r.rank_variable, *r.rank, v.uuids.size()});
   }
@@ -236,6 +244,7 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
                          list + "): they share its memory and compute",
                      "", "give each job its own GPU before it starts: `gpumap pick` chooses a free one and prints the line"});
   }
+  for (const auto& [gpu, rows] : unpinned_rows) no_visibility_shared_host(ps, rows, all_pids.size());
   ranks_sharing_gpu(rank_groups, ps);
   rank_gpu_findings(s, ps.views, ps.rows);
 }
