@@ -89,5 +89,59 @@ TEST(CliContainer, WhichDockerFormRoundTrips) {
   EXPECT_NE(one.out.find("docker run --gpus '\"device=" + kU1 + "\"' IMAGE"), std::string::npos) << one.out;
 }
 
+// CUDA_VISIBLE_DEVICES with a host number inside a container (issue 22 point 5): host GPU 3 is
+// the container's GPU 1 under NVIDIA_VISIBLE_DEVICES=2,3; the fix says so, and pasted it holds.
+TEST(CliContainer, AHostNumberInsideIsSpottedAndTheFixRoundTrips) {
+  const std::vector<std::string> in = {"--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3"};
+  std::vector<std::string> args = {"doctor", "--json"};
+  args.insert(args.end(), in.begin(), in.end());
+  args.insert(args.end(), {"--env", "CUDA_VISIBLE_DEVICES=3"});
+  CliRun d = gpumap(args);
+  EXPECT_EQ(d.code, 7) << d.out << d.err;
+  const json doc = json::parse(d.out);
+  std::string fix;
+  for (const json& f : doc["findings"])
+    if (f["id"] == "list-cut-short") {
+      EXPECT_NE(f["message"].get<std::string>().find("3 is a host number, and host GPU 3 is the container's GPU 1"),
+                std::string::npos) << f.dump();
+      fix = f["fix"];
+    }
+  ASSERT_EQ(fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1") << doc.dump();
+  // Pasted: cuda:0 is host GPU 3 (the container's GPU 1), and nothing above info is left.
+  std::vector<std::string> pasted = {"doctor", "--json"};
+  pasted.insert(pasted.end(), in.begin(), in.end());
+  pasted.insert(pasted.end(), {"--env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "--env", "CUDA_VISIBLE_DEVICES=1"});
+  CliRun after = gpumap(pasted);
+  EXPECT_EQ(after.code, 0) << after.out;
+  const json again = json::parse(after.out);
+  for (const json& f : again["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
+  pasted[0] = "map";
+  const json m = json::parse(gpumap(pasted).out);
+  ASSERT_EQ(m["cuda"]["devices"].size(), 1u) << m.dump();
+  const json host = json::parse(gpumap({"list", "--json", "--simulate", "dgx8"}).out);
+  EXPECT_EQ(m["cuda"]["devices"][0]["uuid"], host["gpus"][3]["uuid"]);
+}
+
+// `which` inside a container lists the container's GPUs, numbered as inside, the host's number
+// beside; a host number is said to be one.
+TEST(CliContainer, WhichListsTheContainersGpus) {
+  const json host = json::parse(gpumap({"list", "--json", "--simulate", "dgx8"}).out);
+  const std::string u3 = host["gpus"][3]["uuid"];
+  CliRun bad = gpumap({"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "3"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("there is no GPU 3 inside this container"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("host GPU 3 is the container's GPU 1"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("The container's GPUs"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("GPUs on this host"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("  1  host GPU 3  " + u3), std::string::npos) << bad.err;
+  CliRun ok = gpumap({"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "1"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("nvidia-smi GPU 1 (" + u3), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("host GPU 3): cuda:1"), std::string::npos) << ok.out;
+  // On the host itself: the host's list, as before.
+  CliRun plain = gpumap({"which", "--simulate", "dgx8", "9"});
+  EXPECT_NE(plain.err.find("GPUs on this host"), std::string::npos) << plain.err;
+}
+
 }  // namespace
 }  // namespace gpumap::testing

@@ -198,12 +198,6 @@ bool apply(const std::string& line, Vars& vars, std::string& why) {
   return any;
 }
 
-bool bash_accepts(const std::string& line, std::string& err) {
-  CliRun r = run_program({"/bin/bash", "-n", "-c", line});
-  err = r.err;
-  return r.code == 0;
-}
-
 // The GPUs a fix leaves visible, as map shows them (cuda:0, cuda:1, ...).
 std::vector<std::string> visible_after(const std::string& host, const Vars& vars, std::map<std::string, json>& cache) {
   json m = run_json(host, "map", vars, cache);

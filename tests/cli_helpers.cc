@@ -49,6 +49,12 @@ CliRun gpumap(const std::vector<std::string>& args, const std::vector<std::strin
   return run_program(argv, env);
 }
 
+bool bash_accepts(const std::string& line, std::string& err) {
+  CliRun r = run_program({"/bin/bash", "-n", "-c", line});
+  err = r.err;
+  return r.code == 0;
+}
+
 CliRun gpumap_tty(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::string cmd = shell_quote(GPUMAP_BINARY);
   for (const std::string& a : args) cmd += " " + shell_quote(a);

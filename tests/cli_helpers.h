@@ -19,6 +19,9 @@ CliRun gpumap(const std::vector<std::string>& args, const std::vector<std::strin
 /// Runs any program with the same clean environment as gpumap().
 CliRun run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
+/// True when `bash -n` accepts `line` (a fix to paste); else `err` says why.
+bool bash_accepts(const std::string& line, std::string& err);
+
 /// The same with stdout (and stderr) on a pseudo-terminal, through util-linux `script` (package
 /// bsdutils, Essential in Debian).  `out` is what the terminal showed, "\r\n" turned into "\n".
 CliRun gpumap_tty(const std::vector<std::string>& args, const std::vector<std::string>& env = {});

@@ -326,6 +326,31 @@ TEST(BashCompletion, CompletesCommandsOptionsAndHosts) {
   EXPECT_EQ(bash_complete({"snapshot", "save", "--j"}), std::set<std::string>{"--json"});
 }
 
+// Options every command takes may come before the command (main.cc's command_first): Tab after
+// them still offers the commands, and what follows the command completes as after `gpumap CMD`.
+TEST(BashCompletion, CommandsAfterLeadingGlobalOptions) {
+  const json d = describe();
+  for (const std::vector<std::string>& before : std::vector<std::vector<std::string>>{
+           {"--simulate", "dgx8"}, {"--json"}, {"--wide", "--json"}, {"--simulate", "=", "dgx8"}, {"--simulate=dgx8"},
+           {"--json", "--simulate", "dgx8", "--wide"}}) {
+    std::vector<std::string> words = before;
+    words.push_back("");
+    std::set<std::string> got = bash_complete(words);
+    for (const json& c : d["commands"]) EXPECT_EQ(got.count(c["name"]), 1u) << c["name"] << " after " << words[0];
+    EXPECT_EQ(got.count("help"), 1u);
+    words.back() = "pi";
+    EXPECT_EQ(bash_complete(words), std::set<std::string>{"pick"}) << words[0];
+    words.back() = "snapshot";
+    words.push_back("");
+    EXPECT_EQ(bash_complete(words), (std::set<std::string>{"save", "diff"})) << words[0];
+  }
+  EXPECT_EQ(bash_complete({"--simulate", "dgx8", "pick", "--format", ""}), (std::set<std::string>{"env", "uuid", "index"}));
+  EXPECT_EQ(bash_complete({"--json", "help", "ver"}), std::set<std::string>{"verify"});
+  EXPECT_EQ(bash_complete({"--json", "--wi"}), std::set<std::string>{"--wide"});  // a dash: options, not commands
+  std::set<std::string> hosts = bash_complete({"--json", "--simulate", ""});
+  for (const std::string& h : bundled_hosts()) EXPECT_EQ(hosts.count(h), 1u) << h;
+}
+
 // The variables gpumap reasons about (model/env_vars.h), for --env NAME=VALUE and --unset NAME.
 std::set<std::string> known_variables(const json& d, const std::string& prefix, const std::string& suffix) {
   std::set<std::string> out;
@@ -434,6 +459,14 @@ TEST(ZshCompletion, TabCompletesCommandsOptionsAndHosts) {
   EXPECT_NE(sub.find("diff"), std::string::npos) << sub;
   std::string env = zsh_tab("gpumap map --env CUDA_");
   for (const std::string& v : known_variables(d, "CUDA_", "")) EXPECT_NE(env.find(v), std::string::npos) << v << "\n" << env;
+  // After the options every command takes, the commands again, and a command's own words.
+  for (const char* line : {"gpumap --simulate dgx8 ", "gpumap --json "}) {
+    std::string after = zsh_tab(line);
+    for (const json& c : d["commands"]) EXPECT_NE(after.find(c["name"].get<std::string>()), std::string::npos) << line << c["name"] << "\n" << after;
+  }
+  std::string sub2 = zsh_tab("gpumap --json snapshot ");
+  EXPECT_NE(sub2.find("save"), std::string::npos) << sub2;
+  EXPECT_NE(sub2.find("diff"), std::string::npos) << sub2;
 }
 
 // fish: source the generated script in a fish with gpumap on PATH and ask `complete -C LINE`.
@@ -475,6 +508,14 @@ TEST(FishCompletion, CompletesCommandsOptionsHostsSubcommandsAndVariables) {
   EXPECT_EQ(fish_complete("gpumap map --env CUDA_"), known_variables(d, "CUDA_", "="));
   EXPECT_EQ(fish_complete("gpumap --vers"), std::set<std::string>{"--version"});
   EXPECT_EQ(fish_complete("gpumap run --gpus 2 -- ech").count("echo"), 1u);
+  // After the options every command takes, the commands again, and a command's own words.
+  for (const std::string before : {"--simulate dgx8 ", "--json ", "--simulate=dgx8 --wide "}) {
+    std::set<std::string> got = fish_complete("gpumap " + before);
+    for (const json& c : d["commands"]) EXPECT_EQ(got.count(c["name"]), 1u) << before << c["name"];
+    EXPECT_EQ(fish_complete("gpumap " + before + "snapshot "), (std::set<std::string>{"save", "diff"})) << before;
+    EXPECT_EQ(fish_complete("gpumap " + before + "pick --format "), (std::set<std::string>{"env", "uuid", "index"})) << before;
+  }
+  EXPECT_EQ(fish_complete("gpumap --json help ver"), std::set<std::string>{"verify"});
 }
 
 // Synopsis lines fit 80 columns: the man page rendered at 80, and each command's --help usage.

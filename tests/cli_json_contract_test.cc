@@ -130,11 +130,14 @@ class Checker {
   std::set<std::string> checked_;
 };
 
-std::string h200x2_with_process() {
+/// h200x2 with this test process on GPU 0; `shared`: its parent too (two live processes on one GPU
+/// give ps a finding of the GPU: a ps_finding).
+std::string h200x2_with_process(bool shared = false) {
   std::ifstream in(host_path("h200x2"));
   json h = json::parse(in);
   h["gpus"][0]["processes"] = json::array({{{"pid", getpid()}, {"used_memory_mib", 256}}});
-  return write_temp_file("contract-host.json", h.dump());
+  if (shared) h["gpus"][0]["processes"].push_back({{"pid", getppid()}, {"used_memory_mib", 128}});
+  return write_temp_file(shared ? "contract-host-shared.json" : "contract-host.json", h.dump());
 }
 
 TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
@@ -168,6 +171,7 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
       {"run", {"run", "--simulate", "h200x2", "--json", "--", "true"}, {}, true},
       {"bind", {"bind", "--simulate", "h200x2", "--", "true"}, {"LOCAL_RANK=1"}, true},
       {"ps", {"ps", "--simulate", ps_host}},
+      {"ps", {"ps", "--simulate", h200x2_with_process(true)}},
   };
   for (Case& c : cases) {
     if (std::find(c.args.begin(), c.args.end(), "--json") == c.args.end()) c.args.insert(c.args.begin() + 1, "--json");

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli_helpers.h"
 
@@ -44,6 +46,44 @@ TEST(CliOutput, TerminalTablesFit80ColumnsWithShortUuidsAndColouredSeverities) {
   EXPECT_NE(map.out.find("      fix: export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"), std::string::npos) << map.out;
   // The short form is accepted back as a GPU argument.
   EXPECT_EQ(gpumap({"which", "--simulate", "seed-mixed", "GPU-df9ecf4c"}).code, 0);
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// which, pick and verify at 80 columns (issue 22 point 10): prose wraps at words with an indent,
+// no line is wider than 80 but the lines to paste (exports, docker run, verify's fix), and no word
+// is split: the words are those of the pipe's one-line-per-paragraph output, in order.
+TEST(CliOutput, WhichPickAndVerifyProseWrapsAtWordsAt80Columns) {
+  const std::vector<std::vector<std::string>> runs = {
+      {"which", "--simulate", "seed-mixed", "1", "2"},
+      {"which", "--simulate", "seed-mixed", "cuda:1", "--env", "CUDA_VISIBLE_DEVICES=3,1"},
+      {"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "1"},
+      {"pick", "--simulate", "seed-mixed", "--gpus", "2"},
+      {"verify", "--simulate", "seed-mixed", "--expect", "1", "--env", "CUDA_VISIBLE_DEVICES=2"},
+      {"verify", "--simulate", "seed-mixed", "--expect", "1,2", "--env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "--env",
+       "CUDA_VISIBLE_DEVICES=1,2"}};
+  for (const std::vector<std::string>& args : runs) {
+    std::string what;
+    for (const std::string& a : args) what += " " + a;
+    CliRun tty = gpumap_tty(args, {"COLUMNS=80", "TERM=xterm"});
+    CliRun pipe = gpumap(args);
+    ASSERT_EQ(tty.code, pipe.code) << what << "\n" << tty.out << tty.err;
+    size_t wrapped = 0;
+    std::istringstream in(tty.out);
+    for (std::string line; std::getline(in, line);) {
+      bool paste = line.rfind("  export ", 0) == 0 || line.rfind("  docker run ", 0) == 0 || line.rfind("export ", 0) == 0 ||
+                   line.rfind("fix (before CUDA starts): ", 0) == 0;
+      if (!paste) EXPECT_LE(columns(line), 80u) << what << ": " << line << "\n" << tty.out;
+      wrapped += line.rfind("    ", 0) == 0 && line.find("export") == std::string::npos;
+    }
+    EXPECT_EQ(words(tty.out), words(pipe.out)) << what << ": a word split or lost\n" << tty.out << "\n---\n" << pipe.out;
+    if (args[0] == "which") EXPECT_GT(wrapped, 0u) << what << ": nothing wrapped with a hanging indent\n" << tty.out;
+  }
 }
 
 TEST(CliOutput, ColumnsIsHonoured) {

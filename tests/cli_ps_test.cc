@@ -9,7 +9,10 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <set>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -117,14 +120,87 @@ TEST(CliPs, EachProcessSeesItsOwnCudaOrdinal) {
   const json& u = *row(j, unset.pid(), 0);
   EXPECT_EQ(u["cuda_ordinal"], 0);
   EXPECT_EQ(u["cuda_visible_devices"], nullptr);
-  EXPECT_TRUE(has_finding(u, "no-visibility-shared-host", "info")) << u.dump();
-  EXPECT_TRUE(has_finding(u, "gpu-shared", "info"));
+  EXPECT_FALSE(has_finding(u, "gpu-shared", "info")) << "the GPU's finding is said once, in the document's findings";
+  std::map<std::string, json> of_gpu;  // the findings of its GPU it refers to, by id
+  for (const json& k : u["gpu_findings"]) of_gpu[j["findings"][k.get<size_t>()]["id"]] = j["findings"][k.get<size_t>()];
+  ASSERT_EQ(of_gpu.count("gpu-shared"), 1u) << u.dump() << j["findings"].dump();
+  EXPECT_EQ(of_gpu["gpu-shared"]["nvml_index"], 0);
+  EXPECT_EQ(of_gpu["gpu-shared"]["pids"].size(), 3u) << of_gpu["gpu-shared"].dump();
+  ASSERT_EQ(of_gpu.count("no-visibility-shared-host"), 1u) << j["findings"].dump();
+  EXPECT_EQ(of_gpu["no-visibility-shared-host"]["pids"], json::array({unset.pid()}));
 
   const json& o = *row(j, outside.pid(), 0);
   EXPECT_EQ(o["cuda_ordinal"], nullptr);
   EXPECT_EQ(o["cuda_visible_devices"], "1");
   EXPECT_TRUE(has_finding(o, "outside-visible-set", "error")) << o.dump();
   EXPECT_FALSE(has_finding(a, "outside-visible-set", "error"));
+}
+
+size_t count_finding(const json& j, int pid, const std::string& id) {
+  size_t n = 0;
+  for (const json& p : j["processes"])
+    if (p["pid"] == pid)
+      for (const json& f : p["findings"]) n += f["id"] == id;
+  return n;
+}
+
+// Four ranks of one job on one GPU (issue 22 point 10): one ranks-share-gpu and one gpu-shared for
+// the GPU, listing the four pids, each row referring to them; and every fix of every ps finding
+// (processes' and the GPU's) is one line bash accepts, prose going to the note.
+TEST(CliPs, FourRanksOnOneGpuAreOneFindingAndEveryFixPastes) {
+  std::vector<std::unique_ptr<Sleeper>> ranks;
+  std::vector<int> gpu0;
+  for (int i = 0; i < 4; ++i) {
+    ranks.push_back(std::make_unique<Sleeper>(
+        std::vector<std::string>{"LOCAL_RANK=" + std::to_string(i), "TORCHELASTIC_RUN_ID=four", "LOCAL_WORLD_SIZE=4"}));
+    gpu0.push_back(ranks.back()->pid());
+  }
+  // Beside them, the other traps of docs/ps.md with a fix or a note.
+  Sleeper bad({"CUDA_DEVICE_ORDER=pci_bus_id"}), outside({"CUDA_VISIBLE_DEVICES=0"}), swapped({"CUDA_VISIBLE_DEVICES=1,0"}),
+      unset({"HOME=/"});
+  std::string host = host_with(gpu0, {bad.pid(), outside.pid(), swapped.pid(), unset.pid()});
+  json j = ps_json(host);
+  size_t share = 0, shared = 0;
+  for (const json& f : j["findings"]) {
+    if (f["id"] == "ranks-share-gpu") {
+      ++share;
+      EXPECT_EQ(f["nvml_index"], 0);
+      EXPECT_EQ(f["pids"], json(gpu0)) << f.dump();
+      for (int pid : gpu0) EXPECT_NE(f["message"].get<std::string>().find(std::to_string(pid) + " (LOCAL_RANK="), std::string::npos);
+    }
+    shared += f["id"] == "gpu-shared";
+  }
+  EXPECT_EQ(share, 1u) << j["findings"].dump();
+  size_t unpinned = 0;  // the four ranks and `unset` see every GPU: once per GPU
+  for (const json& f : j["findings"]) unpinned += f["id"] == "no-visibility-shared-host";
+  EXPECT_EQ(unpinned, 2u) << j["findings"].dump();
+  EXPECT_EQ(shared, 2u) << "one per GPU: " << j["findings"].dump();
+  for (int pid : gpu0) {
+    const json& r = *row(j, pid, 0);
+    EXPECT_EQ(count_finding(j, pid, "ranks-share-gpu"), 0u);
+    std::set<std::string> refs;
+    for (const json& k : r["gpu_findings"]) refs.insert(j["findings"][k.get<size_t>()]["id"].get<std::string>());
+    EXPECT_EQ(refs, (std::set<std::string>{"ranks-share-gpu", "gpu-shared", "no-visibility-shared-host"})) << r.dump();
+  }
+  std::vector<json> all(j["findings"].begin(), j["findings"].end());
+  for (const json& p : j["processes"]) all.insert(all.end(), p["findings"].begin(), p["findings"].end());
+  std::set<std::string> ids;
+  for (const json& f : all) {
+    ids.insert(f["id"]);
+    std::string fix = f["fix"], err;
+    if (fix.empty()) continue;
+    EXPECT_EQ(fix.find('\n'), std::string::npos) << f.dump();
+    EXPECT_TRUE(bash_accepts(fix, err)) << f["id"] << ": bash -n refuses `" << fix << "`: " << err;
+  }
+  for (const char* id : {"ranks-share-gpu", "gpu-shared", "device-order-breaks-cuda", "outside-visible-set",
+                         "cuda-number-differs", "no-visibility-shared-host", "rank-on-wrong-gpu"})
+    EXPECT_EQ(ids.count(id), 1u) << id << " not seen: the test no longer covers it";
+  // The text: the GPU's finding once, naming the pids.
+  CliRun t = gpumap({"ps", "--wide", "--simulate", host});
+  size_t lines = 0;
+  for (size_t at = t.out.find("ranks-share-gpu"); at != std::string::npos; at = t.out.find("ranks-share-gpu", at + 1)) ++lines;
+  EXPECT_EQ(lines, 1u) << t.out;
+  EXPECT_NE(t.out.find("ranks-share-gpu (GPU 0, pids " + std::to_string(gpu0[0]) + ", "), std::string::npos) << t.out;
 }
 
 TEST(CliPs, BadDeviceOrderAndTable) {
@@ -136,14 +212,6 @@ TEST(CliPs, BadDeviceOrderAndTable) {
   EXPECT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("sleep 30"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("device-order-breaks-cuda"), std::string::npos) << t.out;
-}
-
-size_t count_finding(const json& j, int pid, const std::string& id) {
-  size_t n = 0;
-  for (const json& p : j["processes"])
-    if (p["pid"] == pid)
-      for (const json& f : p["findings"]) n += f["id"] == id;
-  return n;
 }
 
 TEST(CliPs, RanksOnTheWrongGpuAndStrayContextsOncePerProcess) {

@@ -94,14 +94,12 @@ int run(const Args& args, Context& ctx) {
       throw Error(kExitUsage, "pick: no index form on this host (" + by_index.note + ")", "use --format uuid or env");
     out << by_index.assignments() << "\n";
   } else {
-    out << "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n" << describe_choice(s, r.uuids, "  ");
-    for (const std::string& n : r.notes) out << "  why: " << n << "\n";
-    for (const Rejection& x : r.rejected) {
-      out << "  passed over GPU " << x.nvml_index << ": ";
-      for (size_t i = 0; i < x.reasons.size(); ++i) out << (i ? ", " : "") << x.reasons[i];
-      out << "\n";
-    }
-    out << "\n" << exports;
+    // Prose fits the terminal (wrapped at words); the exports to paste are never wrapped.
+    std::string prose = "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n" + describe_choice(s, r.uuids, "  ");
+    for (const std::string& n : r.notes) prose += "  why: " + n + "\n";
+    for (const Rejection& x : r.rejected) prose += "  passed over GPU " + std::to_string(x.nvml_index) + ": " + join(x.reasons, ", ") + "\n";
+    std::cout << fit_lines(prose) << "\n" << printable_lines(exports);
+    return kExitOk;
   }
   std::cout << printable_lines(out.str());
   return kExitOk;

@@ -53,7 +53,10 @@ std::string one_frame(Context& ctx, bool one_line) {
       out += ps_row_json(r, leases[r.uuid]);
       first = false;
     }
-    out += std::string(first ? "" : nl) + "]}\n";
+    out += std::string(first ? "" : nl) + "]," + nl + "\"findings\": ";
+    std::string fs = dump(ps_gpu_findings_json(res.gpu_findings), true);
+    fs.pop_back();  // dump's newline
+    out += fs + "}\n";
     return out;
   }
 
@@ -84,6 +87,12 @@ std::string one_frame(Context& ctx, bool one_line) {
                       TableFit{{"USER", "CUDA_VISIBLE_DEVICES", "LEASE", "COMMAND"}, {"LEASE", "UUID", "USER"}, "COMMAND", 24});
   for (uint32_t i : res.unlisted_gpus)
     t += "GPU " + std::to_string(i) + ": NVML could not list its processes\n";
+  for (const GpuFinding& g : res.gpu_findings) {  // once per GPU, naming its processes
+    std::vector<std::string> pids;
+    for (uint32_t p : g.pids) pids.push_back(std::to_string(p));
+    notes += render_finding(g.finding, "GPU " + std::to_string(g.nvml_index) + ", pid" + (pids.size() == 1 ? " " : "s ") +
+                                           join(pids, ", "));
+  }
   if (!notes.empty()) t += "\nFindings:\n" + notes;
   return t;
 }

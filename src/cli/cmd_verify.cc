@@ -1,6 +1,5 @@
 // gpumap verify --expect GPU[,GPU...]: exit 0 when cuda:0.. are exactly those GPUs.
 #include <iostream>
-#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
@@ -45,19 +44,21 @@ int run(const Args& args, Context& ctx) {
     std::cout << dump(j);
     return code;
   }
-  std::ostringstream out;  // --expect values and UUIDs are quoted: printed printable
+  // --expect values and UUIDs are quoted: printed printable (fit_line does), the prose fitted to the
+  // terminal; the fix line is never wrapped (it is pasted).
+  std::string out;
   if (code == kExitOk) {
-    out << "OK: ";
+    std::string line = "OK: ";
     const std::vector<std::string>& want = v.expected;
-    for (size_t i = 0; i < want.size(); ++i) out << (i ? ", " : "") << "cuda:" << i << " = " << s.describe(want[i]);
-    out << (prefix && got.size() > want.size() ? " (and " + std::to_string(got.size() - want.size()) + " more visible)" : "")
-        << "\n";
+    for (size_t i = 0; i < want.size(); ++i) line += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + " = " + s.describe(want[i]);
+    line += prefix && got.size() > want.size() ? " (and " + std::to_string(got.size() - want.size()) + " more visible)" : "";
+    out = fit_line(line);
   } else {
-    out << (code == kExitCudaWouldFail ? "FAIL (CUDA would not initialise):\n" : "MISMATCH:\n");
-    for (const std::string& d : diffs) out << "  " << d << "\n";
-    out << "fix (before CUDA starts): export " << v.fix_assignments() << "\n";
+    out = code == kExitCudaWouldFail ? "FAIL (CUDA would not initialise):\n" : "MISMATCH:\n";
+    for (const std::string& d : diffs) out += fit_line("  " + d);
+    out += printable("fix (before CUDA starts): export " + v.fix_assignments()) + "\n";
   }
-  std::cout << printable_lines(out.str());
+  std::cout << out;
   return code;
 }
 

@@ -1,7 +1,6 @@
 // gpumap which GPU...: what to set to get exactly these physical GPUs, in this order.
 #include <cctype>
 #include <iostream>
-#include <sstream>
 
 #include "cli/command.h"
 #include "model/error.h"
@@ -37,19 +36,21 @@ int run(const Args& args, Context& ctx) {
     line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
     std::cout << fit_line(line + ".") << "\n";
   }
-  std::ostringstream out;  // UUIDs from the driver, GPU names: printed printable
-  out << "To get exactly these GPUs as cuda:0.." << a.targets.size() - 1 << ", in this order:\n\n"
-      << "  export CUDA_VISIBLE_DEVICES=" << a.by_uuid.cuda_visible_devices << "\n";
+  // Prose fits the terminal (fit_line: wrapped at words); the lines to paste are never wrapped.
+  // Both are printed printable: UUIDs and GPU names come from the driver.
+  std::string out = fit_line("To get exactly these GPUs as cuda:0.." + std::to_string(a.targets.size() - 1) +
+                             ", in this order:") +
+                    "\n  export CUDA_VISIBLE_DEVICES=" + printable(a.by_uuid.cuda_visible_devices) + "\n";
   if (a.by_index)
-    out << "\nor, by index (indices count in PCI order, which is nvidia-smi's only with this order set):\n\n"
-        << "  export " << a.by_index->assignments() << "\n";
+    out += "\n" + fit_line("or, by index (indices count in PCI order, which is nvidia-smi's only with this order set):") +
+           "\n  export " + printable(a.by_index->assignments()) + "\n";
   else
-    out << "\n" << fit_line("(no index form: " + a.no_index_reason + ")");
-  out << "\nor, for a container (the runtime renumbers the GPUs it injects from 0, in PCI order):\n\n"
-      << "  " << a.docker_run << " IMAGE ...\n";
-  out << "\nThe UUID form survives reboots, driver updates and containers; indices may not.\n\nNow:\n";
-  for (const std::string& l : a.now) out << "  " << l << "\n";
-  std::cout << printable_lines(out.str());
+    out += "\n" + fit_line("(no index form: " + a.no_index_reason + ")");
+  out += "\n" + fit_line("or, for a container (the runtime renumbers the GPUs it injects from 0, in PCI order):") + "\n  " +
+         printable(a.docker_run) + " IMAGE ...\n";
+  out += "\n" + fit_line("The UUID form survives reboots, driver updates and containers; indices may not.") + "\nNow:\n";
+  for (const std::string& l : a.now) out += fit_line("  " + l);
+  std::cout << out;
   return kExitOk;
 }
 

@@ -270,6 +270,10 @@ void list_cut_short(const RuleInput& r, Report& report) {
   std::string msg = entry_at(v, i) + " names no GPU (" + cut_reason(d) + "): CUDA ignores it" +
                     (dropped ? " and the " + std::to_string(dropped) + " entr" + (dropped == 1 ? "y" : "ies") + " after it" : "");
   msg += v.uuids.empty() ? ", so no GPU is visible" : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";
+  if (std::optional<uint32_t> here = container_number_of_host_index(r, d.entry))
+    msg += ". Inside this container the GPUs are renumbered from 0 (NVIDIA_VISIBLE_DEVICES=" +
+           r.in.env.get("NVIDIA_VISIBLE_DEVICES").value_or("") + "): " + d.entry.raw + " is a host number, and host GPU " +
+           d.entry.raw + " is the container's GPU " + std::to_string(*here);
   report.add(v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, meant_fix(r));
 }
 

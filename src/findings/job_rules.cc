@@ -63,20 +63,24 @@ std::vector<Finding> job_findings(const JobReport& r) {
       out.push_back({"job-ranks-share-gpu", Severity::kWarning,
                      "ranks " + join(rs, ", ") + " of job " + r.job_id + " all run on " + gpu_words(g) +
                          ": they share its memory and compute, and the ranks' own GPUs sit elsewhere",
-                     "give each rank its own GPU: srun ... gpumap bind -- CMD   (or use cuda:$SLURM_LOCALID)"});
+                     "",  // the fix is the job's own srun line
+                     "give each rank its own GPU: start the ranks with `srun ... gpumap bind -- <your command>`, or have "
+                     "each rank use cuda:$SLURM_LOCALID"});
     }
     if (r.allocation_known && !g.allocated && !ranks.empty()) {
       std::vector<std::string> rs(ranks.begin(), ranks.end());
       out.push_back({"job-gpu-outside-allocation", Severity::kError,
                      "rank(s) " + join(rs, ", ") + " of job " + r.job_id + " run on " + gpu_words(g) +
                          ", which Slurm did not allocate to this job: another job may be given it",
-                     "use only the GPUs the step sees from 0 (cuda:0..); never take GPU numbers from "
+                     "",  // the fix is in the program
+                     "use only the GPUs the step sees, numbered from 0 (cuda:0..); never take GPU numbers from "
                      "nvidia-smi or $SLURM_JOB_GPUS"});
     }
     if (r.allocation_known && g.allocated && ranks.empty())
       out.push_back({"job-gpu-idle", Severity::kWarning,
                      gpu_words(g) + " is allocated to job " + r.job_id + " but none of its processes uses it",
-                     "ask for fewer GPUs, or start one rank per GPU: srun -n <GPUs> ... gpumap bind -- CMD"});
+                     "",  // the fix is the job's own sbatch/srun line
+                     "ask for fewer GPUs, or start one rank per GPU: `srun -n <GPUs> ... gpumap bind -- <your command>`"});
   }
   rank_gpu_findings(r, out);
   return out;

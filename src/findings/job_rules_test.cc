@@ -36,6 +36,14 @@ TEST(JobRules, SharedOutsideAndIdleGpusAcrossNodes) {
                                                  "job-gpu-outside-allocation error"}));
   EXPECT_NE(r.findings[0].message.find("ranks 0, 1"), std::string::npos) << r.findings[0].message;
   EXPECT_NE(r.findings[2].message.find("GPU-3"), std::string::npos);
+  // Each is one per GPU, and none has a fix to paste: the remedy is the job's own srun line or
+  // its program, said in the note.
+  for (const Finding& f : r.findings) {
+    EXPECT_EQ(f.fix, "") << f.id << ": prose is not a fix: " << f.fix;
+    EXPECT_FALSE(f.note.empty()) << f.id;
+  }
+  EXPECT_NE(r.findings[0].note.find("gpumap bind -- <your command>"), std::string::npos) << r.findings[0].note;
+  EXPECT_NE(r.findings[1].note.find("ask for fewer GPUs"), std::string::npos) << r.findings[1].note;
 }
 
 TEST(JobRules, NoIdleOrOutsideFindingsWithoutAnAllocation) {

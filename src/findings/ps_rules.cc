@@ -46,10 +46,19 @@ struct RankSeen {
   size_t visible;  // how many GPUs it sees
 };
 
+// A finding about one GPU, once: on the result, each concerned row referring to it.
+void add_gpu_finding(PsResult& ps, const std::vector<size_t>& rows, Finding f) {
+  GpuFinding g{ps.rows[rows.front()].nvml_index, ps.rows[rows.front()].uuid, {}, std::move(f)};
+  for (size_t i : rows) {
+    g.pids.push_back(ps.rows[i].pid);
+    ps.rows[i].gpu_findings.push_back(ps.gpu_findings.size());
+  }
+  ps.gpu_findings.push_back(std::move(g));
+}
+
 // Several local ranks of one job on one GPU: the program ignores its local rank (the second
-// field guide's trap).  Adds a finding to each of those rows.
-void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>>& groups,
-                       std::vector<ProcessRow>& rows) {
+// field guide's trap).  One finding per GPU (and job), listing the pids.
+void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>>& groups, PsResult& ps) {
   for (const auto& [key, seen] : groups) {
     std::set<uint32_t> values;
     size_t min_visible = SIZE_MAX;
@@ -59,27 +68,30 @@ void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vec
     }
     if (values.size() < 2) continue;
     std::vector<std::string> parts;
-    for (const RankSeen& r : seen)
-      parts.push_back(std::to_string(rows[r.row].pid) + " (" + r.variable + "=" + std::to_string(r.value) + ")");
+    std::vector<size_t> rows;
+    for (const RankSeen& r : seen) {
+      parts.push_back(std::to_string(ps.rows[r.row].pid) + " (" + r.variable + "=" + std::to_string(r.value) + ")");
+      rows.push_back(r.row);
+    }
     const std::string& var = seen.front().variable;
     std::string msg = "pids " + join(parts, ", ") + (key.second.empty() ? "" : " of one job (" + key.second + ")") +
                       " all run on nvidia-smi GPU " + std::to_string(key.first) +
                       ": the ranks share one GPU, so the program ignores its local rank (it uses cuda:0 or the "
                       "default device)";
-    std::string fix =
+    // The fix is in the program or in the user's launch line: a note, no command.
+    std::string note =
         *values.rbegin() < min_visible
             ? "at the start of the program: torch.cuda.set_device(int(os.environ[\"" + var + "\"])) and use "
-              "f\"cuda:{local_rank}\" (or start each rank with `gpumap bind -- CMD`, then cuda:0 is its own GPU)"
+              "f\"cuda:{local_rank}\" (or start each rank with `gpumap bind -- <your command>`, then cuda:0 is its own GPU)"
             : std::to_string(values.size()) + " ranks but each sees only " + std::to_string(min_visible) +
-                  " GPU(s): start each rank with `gpumap bind -- CMD` (gives it its own GPU as cuda:0; the job needs "
-                  "as many GPUs as ranks per node)";
-    for (const RankSeen& r : seen) rows[r.row].findings.push_back({"ranks-share-gpu", Severity::kWarning, msg, fix});
+                  " GPU(s): start each rank with `gpumap bind -- <your command>` (gives it its own GPU as cuda:0; the "
+                  "job needs as many GPUs as ranks per node)";
+    add_gpu_finding(ps, rows, {"ranks-share-gpu", Severity::kWarning, msg, "", note});
   }
 }
 
 // The findings of a process whose environment was read: its view of the GPU it holds.
-void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_processes, size_t gpu_users,
-                          ProcessRow& r) {
+void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
   const bool order_breaks = v.error != CudaInitError::kNone && !base_order_kind(v.order);
   const bool in_container_layer = r.nvidia_visible_devices || (r.nspid && r.nspid->size() > 1);
   if (order_breaks) {
@@ -89,7 +101,8 @@ void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_proce
              *r.cuda_error + "; only FASTEST_FIRST and PCI_BUS_ID are accepted): yet it holds " + gpu_words(r) +
              ", so it changed the variable before CUDA started or reaches the GPU without CUDA; any CUDA "
              "program it starts with this environment will fail",
-         "export CUDA_DEVICE_ORDER=PCI_BUS_ID (or unset it) before starting: CUDA_DEVICE_ORDER=PCI_BUS_ID " +
+         "export CUDA_DEVICE_ORDER=PCI_BUS_ID",
+         "in the shell or launcher that starts it (or unset the variable), then restart it: CUDA_DEVICE_ORDER=PCI_BUS_ID " +
              command_or(r)});
   } else if (!r.ordinal) {
     std::string saw = r.cuda_error ? "makes cuInit fail (" + *r.cuda_error + ")"
@@ -102,8 +115,9 @@ void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_proce
              "/proc/PID/environ does not show) or set in another layer (a container numbers its GPUs from 0; " +
              (r.nvidia_visible_devices ? "NVIDIA_VISIBLE_DEVICES=" + quoted(r.nvidia_visible_devices) + " picks them"
                                        : std::string("NVIDIA_VISIBLE_DEVICES picks them")) + ")",
-         "set the GPU by UUID in the launcher, before the process starts: CUDA_VISIBLE_DEVICES=" + r.uuid + " " +
-             command_or(r)});
+         "export CUDA_VISIBLE_DEVICES=" + r.uuid,
+         "set the GPU by UUID in the shell or launcher, before the process starts (not in the program), then restart "
+         "it: CUDA_VISIBLE_DEVICES=" + r.uuid + " " + command_or(r)});
   }
   if (r.ordinal && *r.ordinal != static_cast<int>(r.nvml_index)) {
     r.findings.push_back(
@@ -112,19 +126,29 @@ void environment_findings(const Snapshot& s, const CudaView& v, size_t gpu_proce
              quoted(r.cuda_visible_devices) + ", CUDA_DEVICE_ORDER=" + quoted(r.cuda_device_order) +
              "): its logs, errors and device_map say cuda:" + std::to_string(*r.ordinal) + " for nvidia-smi GPU " +
              std::to_string(r.nvml_index),
+         "",
          "match GPUs by UUID (" + r.uuid + "), not by number; its whole mapping: gpumap map" +
              (r.cuda_visible_devices ? " --env CUDA_VISIBLE_DEVICES=" + *r.cuda_visible_devices : std::string(" --unset CUDA_VISIBLE_DEVICES")) +
              (r.cuda_device_order ? " --env CUDA_DEVICE_ORDER=" + *r.cuda_device_order : std::string(" --unset CUDA_DEVICE_ORDER"))});
   }
-  const bool shared_host = gpu_processes > 1 || gpu_users > 1;
-  if (!r.cuda_visible_devices && shared_host) {
-    r.findings.push_back(
-        {"no-visibility-shared-host", Severity::kInfo,
-         who(r) + " sees every GPU (CUDA_VISIBLE_DEVICES unset) on a host where " + std::to_string(gpu_processes) +
-             " processes of " + std::to_string(std::max<size_t>(gpu_users, 1)) +
-             " user(s) use GPUs: its cuda:0 is everyone's cuda:0",
-         "pin each job to its GPU: CUDA_VISIBLE_DEVICES=" + r.uuid + " " + command_or(r)});
-  }
+}
+
+// Processes on one GPU that see every GPU (CUDA_VISIBLE_DEVICES unset) on a shared host: once
+// per GPU, naming them (`rows`: theirs).
+void no_visibility_shared_host(PsResult& ps, const std::vector<size_t>& rows, size_t gpu_processes) {
+  std::vector<std::string> whos;
+  for (size_t i : rows) whos.push_back(who(ps.rows[i]));
+  const ProcessRow& r = ps.rows[rows.front()];
+  const bool one = rows.size() == 1;
+  add_gpu_finding(ps, rows,
+                  {"no-visibility-shared-host", Severity::kInfo,
+                   join(whos, ", ") + " on " + gpu_words(r) + (one ? " sees" : " see") +
+                       " every GPU (CUDA_VISIBLE_DEVICES unset) on a host where " + std::to_string(gpu_processes) +
+                       " processes of " + std::to_string(std::max<size_t>(ps.gpu_users, 1)) +
+                       " user(s) use GPUs: " + (one ? "its" : "their") + " cuda:0 is everyone's cuda:0",
+                   "export CUDA_VISIBLE_DEVICES=" + r.uuid,
+                   "pin each job to its own GPU in the shell or launcher that starts it: CUDA_VISIBLE_DEVICES=" + r.uuid +
+                       " " + (one ? command_or(r) : std::string("<command>"))});
 }
 
 // rank-on-wrong-gpu and stray-context (findings/rank_rules.h): one process's rows (GPU order) are
@@ -158,29 +182,12 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
   std::set<uint32_t> all_pids;
   for (const auto& [gpu, pids] : ps.pids_on_gpu) all_pids.insert(pids.begin(), pids.end());
 
-  // "More than one process on this GPU", worded once per GPU.
-  std::map<uint32_t, std::string> shared_words;
-  auto add_shared = [&](ProcessRow& r) {
-    auto on = ps.pids_on_gpu.find(r.nvml_index);
-    if (on == ps.pids_on_gpu.end() || on->second.size() < 2) return;
-    const std::set<uint32_t>& sharing = on->second;
-    std::string& msg = shared_words[r.nvml_index];
-    if (msg.empty()) {
-      std::string list;
-      size_t shown = 0;
-      for (uint32_t q : sharing) {
-        if (shown++ == 8) {
-          list += " and " + std::to_string(sharing.size() - 8) + " more";
-          break;
-        }
-        list += (list.empty() ? "" : ", ") + std::to_string(q);
-      }
-      msg = gpu_words(r) + " is used by " + std::to_string(sharing.size()) + " processes (pids " + list +
-            "): they share its memory and compute";
-    }
-    r.findings.push_back({"gpu-shared", Severity::kInfo, msg,
-                          "give each job its own GPU: CUDA_VISIBLE_DEVICES=<uuid> before it starts "
-                          "(`gpumap pick` chooses a free one)"});
+  // "More than one process on this GPU": once per GPU, after the rows (it concerns each of them).
+  std::map<uint32_t, std::vector<size_t>> sharing_rows;  // GPU -> its rows of live processes
+  std::map<uint32_t, std::vector<size_t>> unpinned_rows;  // GPU -> its rows that see every GPU on a shared host
+  auto add_shared = [&](size_t i) {
+    auto on = ps.pids_on_gpu.find(ps.rows[i].nvml_index);
+    if (on != ps.pids_on_gpu.end() && on->second.size() >= 2) sharing_rows[ps.rows[i].nvml_index].push_back(i);
   };
 
   std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>> rank_groups;  // (GPU, job) -> ranks on it
@@ -188,13 +195,13 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
     ProcessRow& r = ps.rows[i];
     switch (r.state) {
       case ProcessState::kNotVisible:
-        add_shared(r);
+        add_shared(i);
         r.findings.push_back({"process-not-visible", Severity::kWarning,
                               "NVML reports host pid " + std::to_string(r.pid) + " on " + gpu_words(r) +
                                   ", but this /proc shows another PID namespace (" + ns.procfs.value_or("?") +
                                   "): who runs it and its environment cannot be seen from here (a process with "
                                   "that number here, if any, is a different one)",
-                              "run `gpumap ps` on the host, or start this container with --pid=host"});
+                              "", "run `gpumap ps` on the host, or start this container with --pid=host"});
         continue;
       case ProcessState::kExited:
         r.findings.push_back({"process-exited", Severity::kInfo,
@@ -205,21 +212,40 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
         continue;
       case ProcessState::kRunning: break;
     }
-    add_shared(r);
+    add_shared(i);
     if (!r.environ_known || !r.view) {
       r.findings.push_back({"environ-unreadable", Severity::kInfo,
                             "the environment of " + who(r) + " cannot be read (" +
                                 (r.environ_error.empty() ? proc_access_name(r.environ_access) : r.environ_error) +
                                 "): which cuda:N it calls " + gpu_words(r) + " is unknown",
-                            "run `sudo gpumap ps`, or `gpumap ps` as that user"});
+                            "sudo gpumap ps", "or run `gpumap ps` as that user"});
       continue;
     }
     const CudaView& v = ps.views[*r.view];
-    environment_findings(s, v, all_pids.size(), ps.gpu_users, r);
+    environment_findings(s, v, r);
+    if (!r.cuda_visible_devices && (all_pids.size() > 1 || ps.gpu_users > 1)) unpinned_rows[r.nvml_index].push_back(i);
     if (r.rank && !r.cuda_error)
       rank_groups[{r.nvml_index, r.job}].push_back({i, r.rank_variable, *r.rank, v.uuids.size()});
   }
-  ranks_sharing_gpu(rank_groups, ps.rows);
+  for (const auto& [gpu, rows] : sharing_rows) {
+    const std::set<uint32_t>& sharing = ps.pids_on_gpu.at(gpu);
+    std::string list;
+    size_t shown = 0;
+    for (uint32_t q : sharing) {
+      if (shown++ == 8) {
+        list += " and " + std::to_string(sharing.size() - 8) + " more";
+        break;
+      }
+      list += (list.empty() ? "" : ", ") + std::to_string(q);
+    }
+    add_gpu_finding(ps, rows,
+                    {"gpu-shared", Severity::kInfo,
+                     gpu_words(ps.rows[rows.front()]) + " is used by " + std::to_string(sharing.size()) + " processes (pids " +
+                         list + "): they share its memory and compute",
+                     "", "give each job its own GPU before it starts: `gpumap pick` chooses a free one and prints the line"});
+  }
+  for (const auto& [gpu, rows] : unpinned_rows) no_visibility_shared_host(ps, rows, all_pids.size());
+  ranks_sharing_gpu(rank_groups, ps);
   rank_gpu_findings(s, ps.views, ps.rows);
 }
 

@@ -11,9 +11,11 @@ namespace gpumap {
 /// Adds each row's findings to `ps` (built by join_ps from the same snapshot and namespace view):
 /// a process this /proc cannot name, one that exited, an unreadable environment, a
 /// CUDA_DEVICE_ORDER that breaks CUDA, a GPU outside the process's visible set, a cuda:N that
-/// differs from nvidia-smi's number, no visibility on a shared host, a shared GPU, local ranks
-/// of one job on one GPU, and, once per process, a rank that is not on its cuda:{rank}
-/// (rank-on-wrong-gpu) or holds memory on another GPU besides its own (stray-context).
+/// differs from nvidia-smi's number, and, once per process, a rank
+/// that is not on its cuda:{rank} (rank-on-wrong-gpu) or holds memory on another GPU besides its
+/// own (stray-context).  Once per GPU, in PsResult::gpu_findings (each concerned row refers to
+/// it): a shared GPU (gpu-shared), local ranks of one job on one GPU (ranks-share-gpu), its
+/// processes that see every GPU on a shared host (no-visibility-shared-host).
 void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps);
 
 }  // namespace gpumap

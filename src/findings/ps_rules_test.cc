@@ -22,14 +22,27 @@ bool has(const ProcessRow& r, const std::string& id, Severity sev) {
   return false;
 }
 
+// A finding of the row's GPU (PsResult::gpu_findings) that the row refers to.
+const GpuFinding* gpu_finding(const PsResult& r, size_t row, const std::string& id) {
+  for (size_t g : r.rows[row].gpu_findings)
+    if (r.gpu_findings.at(g).finding.id == id) return &r.gpu_findings[g];
+  return nullptr;
+}
+
+bool has_gpu(const PsResult& r, size_t row, const std::string& id, Severity sev) {
+  const GpuFinding* g = gpu_finding(r, row, id);
+  return g && g->finding.severity == sev;
+}
+
 TEST(PsRules, OutsideTheVisibleSetNoVisibilityAndASharedGpu) {
   World w;
   Snapshot s = four_processes(w);
   PsResult r = ps(s, {}, w);
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_TRUE(has(r.rows[1], "outside-visible-set", Severity::kError));
-  EXPECT_TRUE(has(r.rows[3], "no-visibility-shared-host", Severity::kInfo));
-  EXPECT_TRUE(has(r.rows[0], "gpu-shared", Severity::kInfo));
+  EXPECT_TRUE(has_gpu(r, 3, "no-visibility-shared-host", Severity::kInfo));
+  EXPECT_TRUE(has_gpu(r, 0, "gpu-shared", Severity::kInfo));
+  EXPECT_FALSE(has(r.rows[0], "gpu-shared", Severity::kInfo)) << "said once for the GPU, not on each row";
   EXPECT_FALSE(has(r.rows[2], "outside-visible-set", Severity::kError));
 }
 
@@ -56,7 +69,7 @@ TEST(PsRules, ExitedAndUnreadable) {
   PsResult r = ps(s, {}, w);
   EXPECT_TRUE(has(r.rows[0], "process-exited", Severity::kInfo));
   EXPECT_TRUE(has(r.rows[1], "environ-unreadable", Severity::kInfo));
-  EXPECT_FALSE(has(r.rows[1], "gpu-shared", Severity::kInfo)) << "an exited pid shares nothing";
+  EXPECT_FALSE(has_gpu(r, 1, "gpu-shared", Severity::kInfo)) << "an exited pid shares nothing";
 }
 
 TEST(PsRules, AZombieIsExitedNotRunningWithAnUnreadableEnvironment) {
@@ -82,8 +95,9 @@ TEST(PsRules, CudaNumberThatDiffersFromNvidiaSmiIsExplained) {
   for (const Finding& f : r.rows[1].findings)
     if (f.id == "cuda-number-differs") {
       EXPECT_NE(f.message.find("cuda:0"), std::string::npos) << f.message;
-      EXPECT_NE(f.fix.find(kU1), std::string::npos) << f.fix;
-      EXPECT_NE(f.fix.find("gpumap map --env CUDA_VISIBLE_DEVICES=1"), std::string::npos) << f.fix;
+      EXPECT_EQ(f.fix, "") << "advice, not a command";
+      EXPECT_NE(f.note.find(kU1), std::string::npos) << f.note;
+      EXPECT_NE(f.note.find("gpumap map --env CUDA_VISIBLE_DEVICES=1"), std::string::npos) << f.note;
     }
 }
 
@@ -98,25 +112,38 @@ TEST(PsRules, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
   w.add(41, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=ok"});
   PsResult r = ps(s, {}, w);
   ASSERT_EQ(r.rows.size(), 4u);
-  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has(r.rows[i], "ranks-share-gpu", Severity::kWarning)) << i;
-  EXPECT_FALSE(has(r.rows[2], "ranks-share-gpu", Severity::kWarning));
-  EXPECT_FALSE(has(r.rows[3], "ranks-share-gpu", Severity::kWarning));
-  for (const Finding& f : r.rows[0].findings)
-    if (f.id == "ranks-share-gpu") {
-      EXPECT_NE(f.message.find("31 (LOCAL_RANK=1)"), std::string::npos) << f.message;
-      EXPECT_NE(f.fix.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f.fix;
-    }
-  // Ranks that each see a single GPU cannot pick another: the fix is per-rank visibility (srun-style).
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has_gpu(r, i, "ranks-share-gpu", Severity::kWarning)) << i;
+  EXPECT_FALSE(has_gpu(r, 2, "ranks-share-gpu", Severity::kWarning));
+  EXPECT_FALSE(has_gpu(r, 3, "ranks-share-gpu", Severity::kWarning));
+  // One finding for the GPU, naming both pids: not a copy on each row.
+  size_t n = 0;
+  for (const GpuFinding& g : r.gpu_findings) n += g.finding.id == "ranks-share-gpu";
+  EXPECT_EQ(n, 1u);
+  for (const ProcessRow& row : r.rows) EXPECT_FALSE(has(row, "ranks-share-gpu", Severity::kWarning)) << row.pid;
+  const GpuFinding* f = gpu_finding(r, 0, "ranks-share-gpu");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f, gpu_finding(r, 1, "ranks-share-gpu")) << "both rows refer to the same one";
+  EXPECT_EQ(f->pids, (std::vector<uint32_t>{30, 31}));
+  EXPECT_EQ(f->nvml_index, 0u);
+  EXPECT_NE(f->finding.message.find("30 (LOCAL_RANK=0), 31 (LOCAL_RANK=1)"), std::string::npos) << f->finding.message;
+  EXPECT_EQ(f->finding.fix, "") << "the fix is in the program: a note";
+  EXPECT_NE(f->finding.note.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f->finding.note;
+  // Ranks that each see a single GPU cannot pick another: the advice is per-rank visibility (srun-style).
   Snapshot one = two_gpus({{50, 51, 52, 53}, {}});
   World w1;
   for (uint32_t i = 0; i < 4; ++i)
     w1.add(50 + i, {"SLURM_LOCALID=" + std::to_string(i), "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "CUDA_VISIBLE_DEVICES=0"});
   PsResult r1 = ps(one, {}, w1);
-  ASSERT_TRUE(has(r1.rows[0], "ranks-share-gpu", Severity::kWarning));
-  for (const Finding& f : r1.rows[0].findings)
-    if (f.id == "ranks-share-gpu") {
-      EXPECT_NE(f.fix.find("gpumap bind"), std::string::npos) << f.fix;
-    }
+  ASSERT_TRUE(has_gpu(r1, 0, "ranks-share-gpu", Severity::kWarning));
+  const GpuFinding* f1 = gpu_finding(r1, 0, "ranks-share-gpu");
+  EXPECT_EQ(f1->pids, (std::vector<uint32_t>{50, 51, 52, 53}));
+  EXPECT_NE(f1->finding.note.find("gpumap bind -- <your command>"), std::string::npos) << f1->finding.note;
+  // Four processes on one GPU: one gpu-shared and one ranks-share-gpu in all, every row referring to both.
+  size_t shared = 0;
+  for (const GpuFinding& g : r1.gpu_findings) shared += g.finding.id == "gpu-shared";
+  EXPECT_EQ(shared, 1u);
+  EXPECT_EQ(r1.gpu_findings.size(), 2u);
+  for (const ProcessRow& row : r1.rows) EXPECT_EQ(row.gpu_findings.size(), 2u) << row.pid;
 }
 
 const Finding* find(const ProcessRow& r, const std::string& id) {
@@ -151,7 +178,7 @@ TEST(PsRules, ARankThatSeesItsGpuButWorksOnAnotherIsOnTheWrongGpu) {
   EXPECT_NE(f->message.find(kU1), std::string::npos) << "names the GPU cuda:1 is: " << f->message;
   EXPECT_EQ(f->fix, "") << "prose is not a fix to paste";
   EXPECT_NE(f->note.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f->note;
-  EXPECT_NE(find(r.rows[1], "ranks-share-gpu"), nullptr) << "the job-level finding stays";
+  EXPECT_TRUE(has_gpu(r, 1, "ranks-share-gpu", Severity::kWarning)) << "the job-level finding stays";
 
   const Finding* g = find(r.rows[2], "rank-on-wrong-gpu");
   ASSERT_NE(g, nullptr);

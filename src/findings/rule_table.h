@@ -31,6 +31,9 @@ struct RuleInput {
   /// CUDA_DEVICE_ORDER is invalid (its fix is PCI_BUS_ID), else the order CUDA uses.
   std::vector<std::string> meant_order;
   mutable std::optional<std::vector<std::string>> meant;  // meant_gpus, once per diagnosis
+  /// Inside a container: each GPU's host nvidia-smi index (resolve/container_view.h host_indices),
+  /// in the order of `s.gpus`; empty outside one or when NVIDIA_VISIBLE_DEVICES cannot tell.
+  std::vector<uint32_t> host_index = {};
 };
 
 /// Adds findings under one rule's id.
@@ -73,6 +76,10 @@ std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form = std::nul
 /// " # cuda:0 = nvidia-smi GPU 1, cuda:1 = ..." for a fix that gives `uuids` (a comment a shell
 /// ignores: the fix says which GPUs it gives).
 std::string gives_comment(const Snapshot& s, const std::vector<std::string>& uuids);
+
+/// Inside a container, an index entry past its GPUs that is the host's number of one of them
+/// (`3` under NVIDIA_VISIBLE_DEVICES=2,3): that GPU's number here (1); nullopt otherwise.
+std::optional<uint32_t> container_number_of_host_index(const RuleInput& r, const CvdEntry& e);
 
 /// True when some CUDA_VISIBLE_DEVICES entry is an index (those count in CUDA's order).
 bool has_index_entries(const CudaView& v);

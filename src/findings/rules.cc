@@ -7,6 +7,7 @@
 #include "findings/rule_table.h"
 #include "model/text.h"
 #include "resolve/base_order.h"
+#include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
 #include "resolve/launch_env.h"
 
@@ -85,13 +86,24 @@ std::vector<std::string> spelled(const CvdEntry& e, const Snapshot& s) {
 
 }  // namespace
 
+std::optional<uint32_t> container_number_of_host_index(const RuleInput& r, const CvdEntry& e) {
+  if (e.kind != CvdEntryKind::kInteger || e.form != CvdEntryForm::kPlain || e.sign || e.negative || !e.trailing.empty() ||
+      e.wider_than_32_bits || e.index < r.s.gpus.size())
+    return std::nullopt;
+  for (size_t i = 0; i < r.host_index.size() && i < r.s.gpus.size(); ++i)
+    if (r.host_index[i] == e.index) return r.s.gpus[i].nvml_index;
+  return std::nullopt;
+}
+
 std::vector<std::string> meant_gpus(const RuleInput& r) {
   if (r.meant) return *r.meant;
   std::vector<std::string> out;
   std::set<std::string> seen;
   std::map<std::string, std::string> read;  // entry text -> the GPU it names alone ("" none)
-  for (const EntryDecision& d : r.v.entries)
-    for (const std::string& text : spelled(d.entry, r.s)) {
+  for (const EntryDecision& d : r.v.entries) {
+    // A host number inside a container meant that GPU, which has another number here.
+    std::optional<uint32_t> here = container_number_of_host_index(r, d.entry);
+    for (const std::string& text : here ? std::vector<std::string>{std::to_string(*here)} : spelled(d.entry, r.s)) {
       auto [it, fresh] = read.try_emplace(text);
       if (fresh) {
         CudaView alone = predict_cuda_view(r.meant_order, std::string("PCI_BUS_ID"), text);
@@ -99,6 +111,7 @@ std::vector<std::string> meant_gpus(const RuleInput& r) {
       }
       if (!it->second.empty() && seen.insert(it->second).second) out.push_back(it->second);
     }
+  }
   r.meant = out;
   return out;
 }
@@ -147,7 +160,8 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   bool by_pci = ambiguous || v.order.order == DeviceOrder::kInvalid;
   RuleInput r{in,        in.snapshot, v, launch, gpus_hidden_on_purpose(v), bound_by_gpumap(in.env),
               in.env.get("CUDA_VISIBLE_DEVICES").value_or(""), ambiguous, by_pci ? pci : in.mapping.base_order,
-              std::nullopt};
+              std::nullopt, in.in_container ? host_indices(in.snapshot, in.env.get("NVIDIA_VISIBLE_DEVICES"))
+                                            : std::vector<uint32_t>{}};
   std::vector<Finding> out;
   for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &launcher_rules()})
     for (const Rule& rule : *table) {

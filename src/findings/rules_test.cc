@@ -304,6 +304,27 @@ TEST(Rules, NvidiaVisibleDevicesOutsideContainer) {
 TEST(Rules, ContainerRenumbered) {
   expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2,3"}, "container-renumbered", Severity::kInfo, true);
 }
+// Inside a container, a host number past its GPUs: the cut is said to be one, and the fix names
+// that GPU by its number inside (host GPUs 2, 3, 5, 6 are the container's 0..3).
+TEST(Rules, ContainerHostNumberIsTheContainersGpu) {
+  const std::vector<std::string> vars = {"NVIDIA_VISIBLE_DEVICES=2,3,5,6", "CUDA_VISIBLE_DEVICES=5,6"};
+  Diag in = diag(Host::kUniform, vars, true);
+  const Finding* cut = nullptr;
+  for (const Finding& f : in.fs)
+    if (f.id == "list-cut-short") cut = &f;
+  ASSERT_NE(cut, nullptr) << dump(in.fs);
+  EXPECT_NE(cut->message.find("5 is a host number, and host GPU 5 is the container's GPU 2"), std::string::npos) << cut->message;
+  EXPECT_EQ(cut->fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+  for (const Finding& f : in.fs)
+    if (!f.fix.empty()) EXPECT_EQ(f.fix, cut->fix) << f.id;  // one reading for the run
+  // Outside a container, or with NVIDIA_VISIBLE_DEVICES by UUID, nothing says so.
+  for (const Diag& other : {diag(Host::kUniform, vars, false),
+                            diag(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=" + std::string(kUuids[0]), "CUDA_VISIBLE_DEVICES=5"}, true)})
+    for (const Finding& f : other.fs) EXPECT_EQ(f.message.find("host number"), std::string::npos) << f.message;
+  // An index that exists inside is taken as the container's own.
+  Diag own = diag(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2,3,5,6", "CUDA_VISIBLE_DEVICES=3"}, true);
+  for (const Finding& f : own.fs) EXPECT_EQ(f.message.find("host number"), std::string::npos) << f.message;
+}
 TEST(Rules, MigEnabled) { expect_rule(Host::kMig, {}, "mig-enabled", Severity::kInfo); }
 TEST(Rules, UuidPrefixCase) {
   Diag r = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=gpu-28554ffd"});

@@ -88,6 +88,23 @@ std::vector<OptionDoc> first_options(const CliReference& r) {
   return out;
 }
 
+// The options that may come before the command (`gpumap --simulate dgx8 which 2`: main.cc moves
+// them after it): every common option but --help, which shows the help instead.
+std::vector<OptionDoc> leading_options(const CliReference& r) {
+  std::vector<OptionDoc> out;
+  for (const OptionDoc& o : r.common_options)
+    if (o.name != "--help") out.push_back(o);
+  return out;
+}
+
+// "a|b|c" of the leading options that take a value (takes_value) or not, for a shell `case`.
+std::string leading_pattern(const CliReference& r, bool takes_value, const std::string& sep, const std::string& suffix = "") {
+  std::vector<std::string> names;
+  for (const OptionDoc& o : leading_options(r))
+    if (o.takes_value == takes_value) names.push_back(o.name + suffix);
+  return join(names, sep);
+}
+
 // ---- roff ----
 
 std::string roff_line(const std::string& line) {
@@ -359,18 +376,32 @@ std::string bash_completion(const CliReference& r) {
        "  [[ $exe == \"~/\"* ]] && exe=$HOME/${exe#\"~/\"}\n"
        "  \"$exe\" __describe --format hosts 2>/dev/null\n"
        "}\n\n";
+  const std::string flags = leading_pattern(r, false, "|"), valued = leading_pattern(r, true, "|");
+  const std::string valued_eq = leading_pattern(r, true, "|", "=*");
   s += "_gpumap() {\n"
-       "  local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd=" + r.default_command + " first=1 i opts\n"
+       "  local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd=" + r.default_command + " first=1 c=1 i opts\n"
        "  (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}\n"
        "  # --opt=VALUE: bash splits the word at '='.\n"
        "  if [[ $cur == = ]]; then cur=\n"
        "  elif [[ $prev == = ]] && (( COMP_CWORD > 1 )); then prev=${COMP_WORDS[COMP_CWORD-2]}\n"
        "  fi\n"
-       "  if (( COMP_CWORD == 1 )) && [[ $cur != -* ]]; then\n"
+       "  # Options every command takes may come before it (gpumap --simulate HOST COMMAND): c is the\n"
+       "  # command's word.\n"
+       "  while (( c < COMP_CWORD )); do\n"
+       "    case ${COMP_WORDS[c]} in\n"
+       "      " + flags + "|" + valued_eq + ") (( c++ )) ;;\n"
+       "      " + valued + ")\n"
+       "        if [[ ${COMP_WORDS[c+1]} == = ]]; then (( c + 3 <= COMP_CWORD )) || break; (( c += 3 ))\n"
+       "        else (( c + 2 <= COMP_CWORD )) || break; (( c += 2 ))\n"
+       "        fi ;;\n"
+       "      *) break ;;\n"
+       "    esac\n"
+       "  done\n"
+       "  if (( COMP_CWORD == c )) && [[ $cur != -* ]]; then\n"
        "    COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ") + " help") + " -- \"$cur\"))\n"
        "    return 0\n"
        "  fi\n"
-       "  if [[ ${COMP_WORDS[1]} != -* ]] && (( COMP_CWORD > 1 )); then cmd=${COMP_WORDS[1]} first=2; fi\n"
+       "  if [[ ${COMP_WORDS[c]} != -* ]] && (( COMP_CWORD > c )); then cmd=${COMP_WORDS[c]} first=$(( c + 1 )); fi\n"
        "  # After `--` comes the command to run.\n"
        "  for (( i = first; i < COMP_CWORD; i++ )); do\n"
        "    [[ ${COMP_WORDS[i]} == -- ]] || continue\n"
@@ -380,12 +411,12 @@ std::string bash_completion(const CliReference& r) {
        "    fi\n"
        "    return 0\n"
        "  done\n"
-       "  (( COMP_CWORD == 1 )) && cmd=__first\n"
+       "  (( COMP_CWORD == c )) && cmd=__first\n"
        "  case $cmd in\n";
   s += bash_command_arm(r, "__first", first_opts);
   for (const CommandDoc& c : r.commands) s += bash_command_arm(r, c.name, all_options(r, c), c.subcommands);
   s += "    help)\n"
-       "      (( COMP_CWORD == 2 )) && COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ")) +
+       "      (( COMP_CWORD == first )) && COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ")) +
        " -- \"$cur\"))\n"
        "      return 0 ;;\n"
        "    *) return 0 ;;\n"
@@ -424,14 +455,25 @@ std::string zsh_completion(const CliReference& r) {
        "  cmds=(\n";
   for (const CommandDoc& c : r.commands) s += "    " + sh_single_quote(c.name + ":" + zsh_escape_help(c.summary)) + "\n";
   s += "    'help:show the help of a command'\n  )\n";
-  s += "  if (( CURRENT == 2 )) && [[ $PREFIX != -* ]]; then\n"
+  s += "  # Options every command takes may come before it (gpumap --simulate HOST COMMAND): c is the\n"
+       "  # command's word.\n"
+       "  local c=2\n"
+       "  while (( c < CURRENT )); do\n"
+       "    case $words[c] in\n"
+       "      " + leading_pattern(r, false, "|") + "|" + leading_pattern(r, true, "|", "=*") + ") (( c++ )) ;;\n"
+       "      " + leading_pattern(r, true, "|") + ") (( c + 2 <= CURRENT )) || break; (( c += 2 )) ;;\n"
+       "      *) break ;;\n"
+       "    esac\n"
+       "  done\n"
+       "  if (( CURRENT == c )) && [[ $PREFIX != -* ]]; then\n"
        "    _describe -t commands '" + r.program + " command' cmds\n"
        "    return\n"
        "  fi\n"
        "  local cmd=__first\n"
-       "  if (( CURRENT > 2 )); then\n"
+       "  if (( CURRENT > c )); then\n"
        "    cmd=" + r.default_command + "\n"
-       "    if [[ $words[2] != -* ]]; then cmd=$words[2]; shift words; (( CURRENT-- )); fi\n"
+       "    # The command's word out, the options before it kept: _arguments reads them as its own.\n"
+       "    if [[ $words[c] != -* ]]; then cmd=$words[c]; words[c]=(); (( CURRENT-- )); fi\n"
        "  fi\n"
        "  # After `--` comes the command to run.\n"
        "  local dd=${words[(i)--]}\n"
@@ -448,7 +490,7 @@ std::string zsh_completion(const CliReference& r) {
     s += "    " + c.name + ")\n" + zsh_arguments(all_options(r, c), extra) + "      ;;\n";
   }
   s += "    help)\n"
-       "      (( CURRENT == 2 )) && _describe -t commands '" + r.program + " command' cmds\n"
+       "      (( CURRENT == c )) && _describe -t commands '" + r.program + " command' cmds\n"
        "      ;;\n"
        "  esac\n"
        "}\n\n"
@@ -547,15 +589,35 @@ std::string fish_completion(const CliReference& r) {
   std::string p = r.program;
   std::string s = "# fish completion for " + p + " " + r.version + ": generated from its command table by `" + p +
                   " __describe --format fish`; do not edit.\n\n";
-  s += "# The command being completed: the first argument, or " + r.default_command +
+  std::string flags;  // the case words of those that take no value, and of --opt=VALUE (quoted: a wildcard)
+  for (const OptionDoc& o : leading_options(r)) flags += " " + (o.takes_value ? fish_quote(o.name + "=*") : o.name);
+  s += "# The words after gpumap, less the options every command takes that come before the command\n"
+       "# (gpumap --simulate HOST COMMAND).\n"
+       "function __gpumap_args\n"
+       "    set -l w (commandline -opc)\n"
+       "    set -e w[1]\n"
+       "    while set -q w[1]\n"
+       "        switch $w[1]\n"
+       "            case" + flags + "\n"
+       "                set -e w[1]\n"
+       "            case " + leading_pattern(r, true, " ") + "\n"
+       "                set -q w[2]; or break\n"
+       "                set -e w[1..2]\n"
+       "            case '*'\n"
+       "                break\n"
+       "        end\n"
+       "    end\n"
+       "    set -q w[1]; and printf '%s\\n' $w\n"
+       "end\n\n"
+       "# The command being completed: the first argument (after those options), or " + r.default_command +
        " when that is an option; nothing before it.\n"
        "function __gpumap_command\n"
-       "    set -l w (commandline -opc)\n"
-       "    set -q w[2]; or return\n"
-       "    if string match -q -- '-*' $w[2]\n"
+       "    set -l w (__gpumap_args)\n"
+       "    set -q w[1]; or return\n"
+       "    if string match -q -- '-*' $w[1]\n"
        "        echo " + r.default_command + "\n"
        "    else\n"
-       "        echo $w[2]\n"
+       "        echo $w[1]\n"
        "    end\n"
        "end\n\n"
        "# After `--` comes the command to run (run, bind).\n"
@@ -567,14 +629,14 @@ std::string fish_completion(const CliReference& r) {
        "    set -l c (__gpumap_command)\n"
        "    test \"$c\" = \"$argv[1]\"\n"
        "end\n\n"
-       "# The first word after gpumap.\n"
+       "# The first word after gpumap (and the options before the command).\n"
        "function __gpumap_first\n"
-       "    test (count (commandline -opc)) -eq 1\n"
+       "    test (count (__gpumap_args)) -eq 0\n"
        "end\n\n"
        "# The word right after command $argv[1] (its subcommand).\n"
        "function __gpumap_second\n"
-       "    set -l w (commandline -opc)\n"
-       "    test (count $w) -eq 2; and test \"$w[2]\" = \"$argv[1]\"\n"
+       "    set -l w (__gpumap_args)\n"
+       "    test (count $w) -eq 1; and test \"$w[1]\" = \"$argv[1]\"\n"
        "end\n\n"
        "# The bundled simulated hosts, asked from the gpumap being completed.\n"
        "function __gpumap_hosts\n"

@@ -217,12 +217,16 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
   std::set<std::string> said;
   for (const Finding& f : in.host_findings)
     if (said.insert(f.id).second) out.sample({{"id", f.id}, {"severity", severity_name(f.severity)}}, 1);
-  for (const ProcessRow* r : rows)
-    for (const Finding& f : r->findings)
-      if (said.insert(f.id + " " + std::to_string(r->pid) + " " + r->uuid).second)
-        out.sample({{"id", f.id}, {"severity", severity_name(f.severity)}, {"pid", std::to_string(r->pid)},
+  for (const ProcessRow* r : rows) {
+    std::vector<const Finding*> fs;  // its own, and its GPU's (once per GPU in ps: one sample per pid here)
+    for (const Finding& f : r->findings) fs.push_back(&f);
+    for (size_t g : r->gpu_findings) fs.push_back(&in.ps.gpu_findings[g].finding);
+    for (const Finding* f : fs)
+      if (said.insert(f->id + " " + std::to_string(r->pid) + " " + r->uuid).second)
+        out.sample({{"id", f->id}, {"severity", severity_name(f->severity)}, {"pid", std::to_string(r->pid)},
                     {"uuid", clean(r->uuid)}},
                    1);
+  }
 }
 
 void add_health_metrics(Exposition& out, const ExporterHealth& h) {

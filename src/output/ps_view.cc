@@ -98,7 +98,22 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_key(out, "findings");
   out += dump(findings_json(r.findings), true);  // one writer for findings (json_view.h)
   out.pop_back();                                // dump's newline
-  out += "}";
+  put_key(out, "gpu_findings");
+  out += '[';
+  for (size_t i = 0; i < r.gpu_findings.size(); ++i) out += (i ? "," : "") + std::to_string(r.gpu_findings[i]);
+  out += "]}";
+  return out;
+}
+
+Json ps_gpu_findings_json(const std::vector<GpuFinding>& fs) {
+  Json out = Json::array();
+  for (const GpuFinding& g : fs) {
+    Json f = findings_json({g.finding})[0];
+    f["nvml_index"] = g.nvml_index;
+    f["uuid"] = g.uuid;
+    f["pids"] = g.pids;
+    out.push_back(f);
+  }
   return out;
 }
 

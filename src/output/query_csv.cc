@@ -38,6 +38,7 @@ struct ProcRow {
   const Snapshot& s;
   const ProcessRow& r;
   const LeaseState* lease;
+  const PsResult& ps;  // its GPU's findings (ProcessRow::gpu_findings)
 };
 
 template <class Row>
@@ -119,6 +120,7 @@ const std::vector<Field<ProcRow>>& process_fields() {
        [](const ProcRow& p) {
          std::string ids;
          for (const Finding& fd : p.r.findings) ids += (ids.empty() ? "" : " ") + fd.id;
+         for (size_t g : p.r.gpu_findings) ids += (ids.empty() ? "" : " ") + p.ps.gpu_findings[g].finding.id;
          return text(ids);
        }},
   };
@@ -242,7 +244,7 @@ std::string render_process_csv(const Snapshot& s, const PsResult& ps,
   for (const ProcessRow& r : ps.rows) {
     auto it = leases.find(r.uuid);
     const LeaseState* l = it != leases.end() && it->second ? &*it->second : nullptr;
-    out += value_line(process_fields(), fields, fmt, ProcRow{s, r, l});
+    out += value_line(process_fields(), fields, fmt, ProcRow{s, r, l, ps});
   }
   return out;
 }

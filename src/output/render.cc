@@ -136,6 +136,19 @@ std::string fit_line(const std::string& raw, const TermStyle& st) {
   return wrap(line.substr(lead), st.width, lead, lead + 2) + "\n";
 }
 
+std::string fit_lines(const std::string& text, const TermStyle& st) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    out += line.empty() ? "\n" : fit_line(line, st);
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
 std::string host_banner(const Snapshot& s, const TermStyle& st) {
   // A container what-if (resolve/container_view.h) appends ", inside a container ..." to the source.
   size_t what_if = s.source.find(", inside a container");

@@ -58,5 +58,8 @@ std::string host_banner(const Snapshot& s, const TermStyle& st = term_style());
 /// strings): when `st.fit`, wrapped at words, its leading spaces kept and continuation lines
 /// indented 2 more; else as is.
 std::string fit_line(const std::string& line, const TermStyle& st = term_style());
+/// fit_line of each line of `text` (prose of several lines: `which`, `pick`, `verify`); an empty
+/// line stays empty.  Lines to paste (an export, a docker run) are printed without it: never wrapped.
+std::string fit_lines(const std::string& text, const TermStyle& st = term_style());
 
 }  // namespace gpumap

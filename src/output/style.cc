@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "model/env_vars.h"
@@ -96,18 +97,20 @@ std::string wrap(const std::string& text, size_t width, size_t first_indent, siz
   bool empty_line = true;
   size_t i = 0;
   while (i < text.size()) {
-    size_t sp = text.find(' ', i);
-    std::string word = text.substr(i, sp == std::string::npos ? std::string::npos : sp - i);
-    i = sp == std::string::npos ? text.size() : sp + 1;
-    if (word.empty()) continue;
+    size_t start = text.find_first_not_of(' ', i);
+    if (start == std::string::npos) break;
+    size_t gap = std::max<size_t>(start - i, 1);  // the spaces before the word, kept within a line (columns)
+    size_t sp = text.find(' ', start);
+    std::string word = text.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
+    i = sp == std::string::npos ? text.size() : sp;
     size_t w = display_width(word);
-    if (!empty_line && cols + 1 + w > width) {
+    if (!empty_line && cols + gap + w > width) {
       out += line + "\n";
       line = std::string(indent, ' ');
       cols = indent;
       empty_line = true;
     }
-    if (!empty_line) line += ' ', ++cols;
+    if (!empty_line) line += std::string(gap, ' '), cols += gap;
     line += word;
     cols += w;
     empty_line = false;

@@ -45,7 +45,8 @@ std::string short_uuid(const std::string& s);
 std::string short_cell(const std::string& s);
 
 /// `text` wrapped at spaces to `width` columns: the first line starts with `first_indent`
-/// spaces, the others with `indent` (a hanging indent).  A word longer than a line stays whole.
+/// spaces, the others with `indent` (a hanging indent).  A word longer than a line stays whole;
+/// runs of spaces between words stay as written within a line.
 std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent);
 
 /// `text` in the colour for a severity ("error" red, "warning" yellow, "info" cyan) when

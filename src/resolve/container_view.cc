@@ -78,4 +78,16 @@ ContainerView container_view(const Snapshot& host, const std::string& value) {
   return v;
 }
 
+std::vector<uint32_t> host_indices(const Snapshot& inside, const std::optional<std::string>& value) {
+  NvidiaVisibleDevices nvd = parse_nvidia_visible_devices(value);
+  if (nvd.mode != NvdMode::kList) return {};
+  std::set<uint32_t> named;
+  for (const NvdEntry& e : nvd.entries) {
+    if (e.kind != NvdEntryKind::kIndex) return {};
+    named.insert(e.index);
+  }
+  if (named.size() != inside.gpus.size()) return {};
+  return {named.begin(), named.end()};  // in the host's order, as the runtime numbers them
+}
+
 }  // namespace gpumap

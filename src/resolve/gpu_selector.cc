@@ -14,16 +14,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string gpu_list(const Snapshot& s) {
-  std::string out = "GPUs on this host:";
-  for (const Gpu& g : s.gpus) {
-    out += "\n  " + std::to_string(g.nvml_index) + "  " + g.uuid + "  " + g.pci_bus_id + "  " + g.name;
-    for (const MigDevice& m : g.mig_devices) out += "\n     MIG device " + m.uuid + (m.name.empty() ? "" : "  " + m.name);
-  }
-  if (s.gpus.empty()) out += " none";
-  return out;
-}
-
 bool all_digits(const std::string& t) {
   if (t.empty()) return false;
   for (char c : t)
@@ -32,6 +22,21 @@ bool all_digits(const std::string& t) {
 }
 
 }  // namespace
+
+std::string gpu_list(const Snapshot& s, const GpuPlace& where) {
+  const bool host_known = where.container && where.host_index.size() == s.gpus.size();
+  std::string out = !where.container ? "GPUs on this host:"
+                    : host_known     ? "The container's GPUs (numbered from 0 inside; the host's number beside):"
+                                     : "The container's GPUs (numbered from 0 inside):";
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const Gpu& g = s.gpus[i];
+    out += "\n  " + std::to_string(g.nvml_index) + "  " + (host_known ? "host GPU " + std::to_string(where.host_index[i]) + "  " : "") +
+           g.uuid + "  " + g.pci_bus_id + "  " + g.name;
+    for (const MigDevice& m : g.mig_devices) out += "\n     MIG device " + m.uuid + (m.name.empty() ? "" : "  " + m.name);
+  }
+  if (s.gpus.empty()) out += " none";
+  return out;
+}
 
 std::vector<std::string> split_gpu_specs(const std::string& text) {
   std::vector<std::string> out;
@@ -48,20 +53,29 @@ std::vector<std::string> split_gpu_specs(const std::string& text) {
   return out;
 }
 
-const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec) {
-  if (spec.empty()) throw Error(kExitUsage, "empty GPU name", gpu_list(s));
+const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec, const GpuPlace& where) {
+  if (spec.empty()) throw Error(kExitUsage, "empty GPU name", gpu_list(s, where));
   if (all_digits(spec)) {
     if (spec.size() <= 9) {
       unsigned long idx = std::stoul(spec);
       for (const Gpu& g : s.gpus)
         if (g.nvml_index == idx) return &g;
     }
-    throw Error(kExitUsage, "GPU `" + spec + "`: there is no nvidia-smi GPU " + spec, gpu_list(s));
+    // Inside a container a host number is the usual mistake: the GPUs here are renumbered from 0.
+    for (size_t i = 0; where.container && i < where.host_index.size() && i < s.gpus.size(); ++i)
+      if (std::to_string(where.host_index[i]) == spec)
+        throw Error(kExitUsage,
+                    "GPU `" + spec + "`: there is no GPU " + spec + " inside this container: its GPUs are renumbered from 0, and " +
+                        "host GPU " + spec + " is the container's GPU " + std::to_string(s.gpus[i].nvml_index),
+                    "name it " + std::to_string(s.gpus[i].nvml_index) + " or by UUID (" + s.gpus[i].uuid + ")\n" + gpu_list(s, where));
+    throw Error(kExitUsage,
+                "GPU `" + spec + "`: there is no " + (where.container ? "GPU " + spec + " inside this container" : "nvidia-smi GPU " + spec),
+                gpu_list(s, where));
   }
   if (auto pci = parse_pci_address(spec)) {
     for (const Gpu& g : s.gpus)
       if (g.pci && *g.pci == *pci) return &g;
-    throw Error(kExitUsage, "GPU `" + spec + "`: no GPU has PCI bus id " + format_pci_nvml(*pci), gpu_list(s));
+    throw Error(kExitUsage, "GPU `" + spec + "`: no GPU has PCI bus id " + format_pci_nvml(*pci), gpu_list(s, where));
   }
   // A UUID or a prefix of one, with or without "GPU-", any case.
   std::string want = uuid_starts_with(spec, "GPU-") ? spec : "GPU-" + spec;
@@ -73,16 +87,16 @@ const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec) {
   if (hits.size() == 1) return hits[0];
   if (hits.empty())
     throw Error(kExitUsage, "GPU `" + spec + "` names no GPU (not an nvidia-smi index, UUID, UUID prefix or PCI bus id here)",
-                gpu_list(s));
+                gpu_list(s, where));
   std::string which;
   for (const Gpu* g : hits) which += (which.empty() ? "" : ", ") + std::to_string(g->nvml_index);
   throw Error(kExitUsage, "GPU `" + spec + "` is ambiguous: it starts the UUIDs of nvidia-smi GPUs " + which +
                               "; give more of the UUID",
-              gpu_list(s));
+              gpu_list(s, where));
 }
 
-std::string select_device(const Snapshot& s, const std::string& spec) {
-  if (!uuid_starts_with(spec, "MIG-")) return select_one_gpu(s, spec)->uuid;
+std::string select_device(const Snapshot& s, const std::string& spec, const GpuPlace& where) {
+  if (!uuid_starts_with(spec, "MIG-")) return select_one_gpu(s, spec, where)->uuid;
   std::vector<const MigDevice*> hits;
   for (const Gpu& g : s.gpus)
     for (const MigDevice& m : g.mig_devices) {
@@ -92,16 +106,16 @@ std::string select_device(const Snapshot& s, const std::string& spec) {
   if (hits.size() == 1) return hits[0]->uuid;
   if (hits.empty())
     throw Error(kExitUsage, "GPU `" + spec + "` names no MIG device here (MIG device UUIDs are listed by `nvidia-smi -L`)",
-                gpu_list(s));
+                gpu_list(s, where));
   throw Error(kExitUsage, "GPU `" + spec + "` is ambiguous: it starts " + std::to_string(hits.size()) +
                               " MIG device UUIDs; give more of the UUID",
-              gpu_list(s));
+              gpu_list(s, where));
 }
 
-std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std::string>& specs) {
+std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std::string>& specs, const GpuPlace& where) {
   std::vector<std::string> out;
   for (const std::string& spec : specs)
-    for (const std::string& one : split_gpu_specs(spec)) out.push_back(select_device(s, one));
+    for (const std::string& one : split_gpu_specs(spec)) out.push_back(select_device(s, one, where));
   return out;
 }
 

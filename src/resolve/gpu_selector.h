@@ -2,6 +2,7 @@
 // unique prefix of one ("GPU-28554ffd", "28554ffd", any case), or a PCI bus id in any
 // form ("3b:00.0", "0000:3B:00.0", "00000000:3B:00.0").  Pure: no I/O.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,13 +12,25 @@
 
 namespace gpumap {
 
+/// Where a snapshot's GPUs are, for the list an error prints: on this host, or inside a container
+/// (numbered from 0 as nvidia-smi and CUDA inside number them), with each one's host nvidia-smi
+/// index when known (resolve/container_view.h host_indices; empty: unknown).
+struct GpuPlace {
+  bool container = false;
+  std::vector<uint32_t> host_index;
+};
+
+/// "GPUs on this host:" (or "The container's GPUs ...:") and one line per GPU and MIG device.
+std::string gpu_list(const Snapshot& s, const GpuPlace& where = {});
+
 /// The GPUs the specs name, in the order given.  Throws Error(kExitUsage) naming the spec
 /// and listing the host's GPUs when a spec names no GPU or several.  Duplicates are kept
 /// (callers decide whether a repeat is an error).
 std::vector<const Gpu*> select_gpus(const Snapshot& s, const std::vector<std::string>& specs);
 
-/// One spec; same errors as select_gpus.
-const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec);
+/// One spec; same errors as select_gpus.  Inside a container (`where`), a host number that is not
+/// a GPU here is said to be one, with the container's number for that GPU.
+const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec, const GpuPlace& where = {});
 
 /// "cuda:4" (any case, as people write device_map keys) -> 4; nullopt for anything else.
 std::optional<unsigned> parse_cuda_ordinal(const std::string& spec);
@@ -37,9 +50,9 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
 
 /// A GPU or a MIG device: what select_one_gpu takes, and also a MIG device UUID or a unique
 /// prefix of one ("MIG-d280783e", any case).  Returns the UUID as NVML names it.
-std::string select_device(const Snapshot& s, const std::string& spec);
+std::string select_device(const Snapshot& s, const std::string& spec, const GpuPlace& where = {});
 /// select_device of each spec (comma- or space-separated), in the order given.
-std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std::string>& specs);
+std::vector<std::string> select_devices(const Snapshot& s, const std::vector<std::string>& specs, const GpuPlace& where = {});
 
 /// Error(kExitUsage) when a UUID repeats: a repeated GPU makes cuInit fail, so no list given
 /// to CUDA may name one twice.

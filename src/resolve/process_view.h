@@ -75,6 +75,16 @@ struct ProcessRow {
                                        // first bound_own GPUs are its own (all it sees; fewer after --keep-visible)
   std::optional<std::string> cuda_error;  // CUDA_ERROR_* cuInit would return under its environment
   std::vector<Finding> findings;       // filled by findings/ps_rules.h (add_ps_findings)
+  std::vector<size_t> gpu_findings;    // the PsResult::gpu_findings that concern it (positions there)
+};
+
+/// A finding about one GPU and several of its processes (local ranks sharing it, processes sharing
+/// it): reported once per GPU, naming the pids, not copied onto each of their rows.
+struct GpuFinding {
+  uint32_t nvml_index = 0;
+  std::string uuid;
+  std::vector<uint32_t> pids;  // the processes it concerns, as NVML reports them
+  Finding finding;
 };
 
 /// The CUDA view of an environment (the `map` engine).  Called once per distinct
@@ -92,6 +102,7 @@ struct PsResult {
   std::map<uint32_t, std::set<uint32_t>> pids_on_gpu;  // NVML index -> its processes, less those with no
                                                        // /proc entry (exited: they share nothing)
   size_t gpu_users = 0;                       // distinct users among the processes read
+  std::vector<GpuFinding> gpu_findings;       // filled by findings/ps_rules.h, each once per GPU
 };
 
 /// Builds every row, with its facts and no findings (findings/ps_rules.h adds them).

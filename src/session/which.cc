@@ -2,6 +2,7 @@
 
 #include "model/error.h"
 #include "model/uuid.h"
+#include "resolve/container_view.h"
 
 namespace gpumap {
 
@@ -31,7 +32,10 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
       a.asked_cuda.push_back(answer_cuda_ordinal(s, a.mapping.view, spec));
       spec = a.asked_cuda.back().uuid;
     }
-  a.asked = select_devices(s, named);
+  // Inside a container its GPUs are listed as such, with the host's numbers where they can be told.
+  GpuPlace where{session.in_container(), {}};
+  if (where.container) where.host_index = host_indices(s, env.get("NVIDIA_VISIBLE_DEVICES"));
+  a.asked = select_devices(s, named, where);
   a.targets = cuda_targets(s, a.asked);
   require_distinct(a.targets);
   for (const std::string& t : a.targets) a.pci_positions.push_back(pci_index_of(s, t));  // none for MIG devices
@@ -53,7 +57,10 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
   const CudaView& v = a.mapping.view;
   for (const std::string& u : a.asked) {
     const Gpu* g = s.find_uuid(u);
-    std::string line = s.describe(u) + " (" + u + (g ? ", " + g->pci_bus_id : "") + "): ";
+    std::string host;  // inside a container: the host's number beside the container's
+    for (size_t i = 0; g && i < where.host_index.size() && i < s.gpus.size(); ++i)
+      if (&s.gpus[i] == g) host = ", host GPU " + std::to_string(where.host_index[i]);
+    std::string line = s.describe(u) + " (" + u + (g ? ", " + g->pci_bus_id : "") + host + "): ";
     std::optional<size_t> now;
     for (size_t i = 0; i < v.uuids.size(); ++i)
       if (same_uuid_hex(v.uuids[i], u)) now = i;

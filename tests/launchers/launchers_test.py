@@ -188,7 +188,9 @@ def rows_by_pid(ps):
 
 
 def findings(ps, pid):
-    return [(f["id"], f["severity"]) for row in ps["processes"] if row["pid"] == pid for f in row["findings"]]
+    """A process's own findings and those of its GPU that name it (ps's top-level findings)."""
+    own = [(f["id"], f["severity"]) for row in ps["processes"] if row["pid"] == pid for f in row["findings"]]
+    return own + [(f["id"], f["severity"]) for f in ps.get("findings", []) if pid in f["pids"]]
 
 
 def expect_clean_ps(ps, ranks, what):
