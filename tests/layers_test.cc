@@ -33,14 +33,12 @@ const std::map<std::string, std::set<std::string>>& allowed() {
   return table;
 }
 
-// Single files allowed one more folder.  The probe programs are the child that runs cuInit, the
-// one place that calls driver/ directly.  The rest are known crossings still to move into session/
-// (issue 21 point 1): delete an entry once its file no longer needs it.
+// Single files allowed one more folder: the probe programs are the child that runs cuInit, the
+// one place that calls driver/ directly.
 const std::map<std::string, std::string>& exceptions() {
   static const std::map<std::string, std::string> table = {
-      {"cli/cmd_probe.cc", "driver"}, {"capi/probe_main.cc", "driver"},
-      {"cli/cmd_job.cc", "os"},       {"cli/cmd_serve.cc", "os"},
-      {"cli/cmd_metrics.cc", "os"},
+      {"cli/cmd_probe.cc", "driver"},
+      {"capi/probe_main.cc", "driver"},
   };
   return table;
 }
