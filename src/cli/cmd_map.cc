@@ -137,8 +137,12 @@ int run(const Args& args, Context& ctx) {
   for (const CudaOrdinalAnswer& x : asked) std::cout << "\n" << fit_line("In" + x.sentence.substr(2) + ".");
   std::cout << (asked.empty() ? "" : "\n") << fit_line("CUDA view (" + m.source + "): " + m.order_note) << "\n";
   if (m.view.error != CudaInitError::kNone) {
-    std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
-              << cuda_error_code(m.view.error) << ")\n" << fit_line("  because " + m.view.error_reason);
+    if (m.view.error == CudaInitError::kDriverCrash)
+      std::cout << "CUDA would CRASH as it starts: cuInit does not return (DRIVER_CRASH)\n";
+    else
+      std::cout << "CUDA would FAIL to initialise: " << cuda_error_name(m.view.error) << " ("
+                << cuda_error_code(m.view.error) << ")\n";
+    std::cout << fit_line("  because " + m.view.error_reason);
   } else {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < m.view.uuids.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -168,6 +169,15 @@ CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
   if (r.timed_out)
     throw driver_timeout_error(src, "the CUDA driver (" + src.cuda_library + ")",
                                "a hung cuInit in the probe child, which was killed");
+  // The child died of a crash inside the driver (a long first MIG- entry does this to cuInit):
+  // that is the driver's answer for this environment, not a failure to ask it.
+  if (r.exit_code == 128 + SIGSEGV || r.exit_code == 128 + SIGBUS || r.exit_code == 128 + SIGABRT ||
+      r.exit_code == 128 + SIGILL) {
+    CudaProbe p;
+    p.error = "DRIVER_CRASH";
+    p.error_code = -(r.exit_code - 128);  // minus the signal: no CUresult came back
+    return p;
+  }
   if (r.exit_code != 0)
     throw Error(r.exit_code == kExitNoDriver ? kExitNoDriver : kExitError,
                 "the CUDA probe failed: " + (r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -146,6 +147,10 @@ int init_devices() {
     return g_devs.empty() ? kNoDevice : kSuccess;
   }
   std::string list(cvd);
+  // Measured (docs/driver-rules.md, tests/vectors/h200-vm3-*): a first entry that starts with
+  // "MIG-" and is 1032 bytes or longer crashes the real cuInit (SIGSEGV) or never returns; the
+  // fake crashes the same way.
+  if (list.compare(0, 4, "MIG-") == 0 && list.substr(0, list.find(',')).size() >= 1032) std::raise(SIGSEGV);
   std::vector<int> picked;
   int kind = -1;  // 0 integer, 1 uuid
   size_t pos = 0;

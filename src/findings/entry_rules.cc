@@ -289,8 +289,10 @@ void cuda_init_fails(const RuleInput& r, Report& report) {
     note = r.s.gpus.empty() ? "check the driver and the GPUs: nvidia-smi (gpumap list shows none)"
                             : "run `gpumap list` and `nvidia-smi`: NVML lists GPUs that CUDA cannot use";
   }
-  report.add(Severity::kError, std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": " + v.error_reason, fix,
-             note);
+  std::string what = v.error == CudaInitError::kDriverCrash
+                         ? std::string("cuInit would not return (the program crashes or hangs as CUDA starts): ")
+                         : std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": ";
+  report.add(Severity::kError, what + v.error_reason, fix, note);
 }
 
 // device_map / max_memory keys and cuda:N count within the visible list.

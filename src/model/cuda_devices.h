@@ -18,7 +18,8 @@ struct CudaDevice {
 };
 
 struct CudaProbe {
-  std::string error;  // "" on success, else "CUDA_ERROR_NO_DEVICE", ...
+  std::string error;  // "" on success, else "CUDA_ERROR_NO_DEVICE", ..., or "DRIVER_CRASH": the
+                      // probe child died of a signal inside cuInit (error_code: minus the signal)
   int error_code = 0;
   std::vector<CudaDevice> devices;
   double elapsed_ms = 0;

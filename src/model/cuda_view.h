@@ -22,6 +22,10 @@ enum class DeviceOrder { kFastestFirst, kPciBusId, kInvalid };
 /// does not move the limit).  docs/driver-rules.md.
 inline constexpr size_t kCudaDeviceOrderIgnoredBytes = 1024;
 inline constexpr size_t kCudaVisibleDevicesIgnoredBytes = 2625;
+/// A first CUDA_VISIBLE_DEVICES entry that starts with "MIG-" (exactly: not "mig-", not after a
+/// space) and is this many bytes or longer makes cuInit crash the process (SIGSEGV) or hang;
+/// 1031 bytes are read normally.  Measured on driver 580.159.04 (docs/driver-rules.md).
+inline constexpr size_t kMigEntryCrashBytes = 1032;
 
 struct DeviceOrderSetting {
   DeviceOrder order = DeviceOrder::kFastestFirst;
@@ -70,7 +74,9 @@ struct CvdEntry {
 
 // --- What CUDA makes of them (resolve/cuda_rules.h predicts it) ---
 
-enum class CudaInitError { kNone, kNoDevice, kInvalidDevice, kOther };
+/// kDriverCrash: cuInit does not return at all (the process dies of SIGSEGV, or hangs): measured
+/// for a long first `MIG-` entry (kMigEntryCrashBytes).
+enum class CudaInitError { kNone, kNoDevice, kInvalidDevice, kDriverCrash, kOther };
 
 enum class EntryOutcome {
   kVisible,     // becomes the next cuda:N

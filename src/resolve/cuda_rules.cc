@@ -10,6 +10,7 @@ const char* cuda_error_name(CudaInitError e) {
     case CudaInitError::kNone: return nullptr;
     case CudaInitError::kNoDevice: return "CUDA_ERROR_NO_DEVICE";
     case CudaInitError::kInvalidDevice: return "CUDA_ERROR_INVALID_DEVICE";
+    case CudaInitError::kDriverCrash: return "DRIVER_CRASH";
     case CudaInitError::kOther: return "CUDA_ERROR_UNKNOWN";
   }
   return nullptr;
@@ -20,6 +21,7 @@ int cuda_error_code(CudaInitError e) {
     case CudaInitError::kNone: return 0;
     case CudaInitError::kNoDevice: return 100;
     case CudaInitError::kInvalidDevice: return 101;
+    case CudaInitError::kDriverCrash: return -1;  // no CUresult: cuInit never returns
     case CudaInitError::kOther: return 999;
   }
   return 999;
@@ -29,6 +31,7 @@ CudaInitError cuda_error_from_name(const std::string& name) {
   if (name.empty() || name == "CUDA_SUCCESS") return CudaInitError::kNone;
   if (name == "CUDA_ERROR_NO_DEVICE") return CudaInitError::kNoDevice;
   if (name == "CUDA_ERROR_INVALID_DEVICE") return CudaInitError::kInvalidDevice;
+  if (name == "DRIVER_CRASH") return CudaInitError::kDriverCrash;
   return CudaInitError::kOther;
 }
 
@@ -78,6 +81,20 @@ CudaView predict_cuda_view(const std::vector<std::string>& base_order,
       v.error = CudaInitError::kNoDevice;
       v.error_reason = "the driver reports no CUDA-capable GPU";
     }
+    return v;
+  }
+  // Measured: a long first MIG- entry crashes cuInit before any GPU is chosen.  (Under an invalid
+  // CUDA_DEVICE_ORDER, handled above, it was not measured.)
+  if (!v.entries.empty() && v.entries.front().entry.raw.compare(0, 4, "MIG-") == 0 &&
+      v.entries.front().entry.raw.size() >= kMigEntryCrashBytes) {
+    v.error = CudaInitError::kDriverCrash;
+    v.error_reason = "the first CUDA_VISIBLE_DEVICES entry starts with MIG- and is " +
+                     std::to_string(v.entries.front().entry.raw.size()) + " bytes long: on such an entry (" +
+                     std::to_string(kMigEntryCrashBytes) +
+                     " bytes or more) the CUDA driver crashes in cuInit (SIGSEGV) or never returns (measured on "
+                     "driver 580.159.04)";
+    for (EntryDecision& d : v.entries) d.outcome = EntryOutcome::kAfterCut;
+    v.entries.front().outcome = EntryOutcome::kInvalid;
     return v;
   }
   std::vector<std::string> hexes;

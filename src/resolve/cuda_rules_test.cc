@@ -89,5 +89,27 @@ TEST(CudaView, MigUuidsMatchByPrefixToo) {
   EXPECT_EQ(predict_cuda_view(devs, std::nullopt, std::string("MIG-4567")).uuids, std::vector<std::string>{devs[1]});
 }
 
+// Measured (tests/vectors/h200-vm3-*, h200-vm4-*): a first entry that starts with MIG- and is 1032
+// bytes or longer crashes cuInit; 1031 bytes, the same entry second, another word, or a value the
+// driver ignores (2625 bytes or more) do not.
+TEST(CudaViewRules, ALongFirstMigEntryCrashesTheDriver) {
+  const std::vector<std::string> order = {"GPU-df71818e-792d-a40d-e8f9-12f85bf764dd"};
+  auto entry = [](const std::string& word, size_t bytes) { return word + std::string(bytes - word.size(), 'x'); };
+  CudaView crash = predict_cuda_view(order, std::nullopt, entry("MIG-", kMigEntryCrashBytes));
+  EXPECT_EQ(crash.error, CudaInitError::kDriverCrash);
+  EXPECT_STREQ(cuda_error_name(crash.error), "DRIVER_CRASH");
+  EXPECT_TRUE(crash.uuids.empty());
+  EXPECT_NE(crash.error_reason.find("1032 bytes long"), std::string::npos) << crash.error_reason;
+  EXPECT_EQ(predict_cuda_view(order, std::string("PCI_BUS_ID"), entry("MIG-", 1100) + ",0").error,
+            CudaInitError::kDriverCrash);
+  EXPECT_EQ(predict_cuda_view(order, std::nullopt, entry("MIG-", kMigEntryCrashBytes - 1)).error, CudaInitError::kNoDevice);
+  EXPECT_EQ(predict_cuda_view(order, std::nullopt, "0," + entry("MIG-", 2000)).uuids, order);
+  EXPECT_EQ(predict_cuda_view(order, std::nullopt, entry("mig-", 2000)).error, CudaInitError::kNoDevice);
+  EXPECT_EQ(predict_cuda_view(order, std::nullopt, entry(" MIG-", 2000)).error, CudaInitError::kNoDevice);
+  EXPECT_EQ(predict_cuda_view(order, std::nullopt, entry("GPU-", 2000)).error, CudaInitError::kNoDevice);
+  EXPECT_EQ(predict_cuda_view(order, std::nullopt, entry("MIG-", kCudaVisibleDevicesIgnoredBytes)).uuids, order);
+  EXPECT_EQ(cuda_error_from_name("DRIVER_CRASH"), CudaInitError::kDriverCrash);
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -105,7 +105,10 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
     m.driver_devices = p.devices;
     m.view.error = cuda_error_from_name(p.error);
     if (m.view.error != CudaInitError::kNone && m.view.error_reason.empty())
-      m.view.error_reason = "cuInit returned " + p.error;
+      m.view.error_reason = m.view.error == CudaInitError::kDriverCrash
+                                ? "cuInit never returned: the probe child died of signal " + std::to_string(-p.error_code) +
+                                      " inside the CUDA driver"
+                                : "cuInit returned " + p.error;
     if (m.view.error == CudaInitError::kNone) m.view.error_reason.clear();
     m.source = "driver";
     m.order_note = "asked the driver with this environment (--probe)";

@@ -134,7 +134,10 @@ class Harness:
             self.probe_seconds += ms / 1000
         if r.returncode == 3:  # the library cannot be loaded: nothing can be compared
             raise HarnessError("the probe failed (exit 3): %s" % r.stderr.decode(errors="replace")[:500])
-        if r.returncode != 0:  # the driver crashed or exited under this value: a finding, not the end
+        if r.returncode < 0:  # killed by a signal inside cuInit: gpumap's DRIVER_CRASH (a measured rule)
+            self.log("the probe died of signal %d under %s" % (-r.returncode, show(cvd, 60)))
+            return Outcome(error="DRIVER_CRASH", ms=round(ms, 1))
+        if r.returncode != 0:  # the probe exited under this value: a finding, not the end
             self.log("the probe exited %d under %s: %s" % (r.returncode, show(cvd, 60), r.stderr.decode(errors="replace")[:200]))
             return Outcome(error="PROBE_EXIT_%d" % r.returncode, ms=round(ms, 1))
         lines = r.stdout.decode("utf-8", "replace").splitlines()
