@@ -28,7 +28,7 @@ int run(const Args& args, Context& ctx) {
       entries.push_back({{"position", i + 1},
                          {"raw", d.entry.raw},
                          {"outcome", entry_outcome_name(d.outcome)},
-                         {"cuda_ordinal", d.ordinal ? Json(*d.ordinal) : Json(nullptr)},
+                         {"cuda_ordinal", d.cuda_ordinal ? Json(*d.cuda_ordinal) : Json(nullptr)},
                          {"uuid", d.uuid.empty() ? Json(nullptr) : Json(d.uuid)},
                          {"text", e.entry_texts[i]}});
     }

@@ -63,7 +63,7 @@ std::string one_frame(Context& ctx, bool one_line) {
   std::vector<std::vector<std::string>> table;
   std::string notes;
   for (const ProcessRow& r : res.rows) {
-    std::string cuda = r.ordinal ? "cuda:" + std::to_string(*r.ordinal) : r.environ_known ? "-" : "?";
+    std::string cuda = r.cuda_ordinal ? "cuda:" + std::to_string(*r.cuda_ordinal) : r.environ_known ? "-" : "?";
     std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
                       : r.state == ProcessState::kNotVisible ? "(not visible from here)"
                                                              : r.command.value_or("?");

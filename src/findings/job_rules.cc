@@ -45,7 +45,7 @@ void rank_gpu_findings(const JobReport& r, std::vector<Finding>& out) {
         if (g.node == first.node && g.nvml_index == *rp.own_index) rp.own_gpu = gpu_words(g);
     }
     for (const JobProcess* p : rows)
-      rp.held.push_back({p->nvml_index, gpu_words(p->nvml_index, p->uuid, p->node), p->ordinal, p->used_memory_mib});
+      rp.held.push_back({p->nvml_index, gpu_words(p->nvml_index, p->uuid, p->node), p->cuda_ordinal, p->used_memory_mib});
     for (RankFinding& f : rank_findings(rp)) out.push_back(std::move(f.finding));
   }
 }

@@ -104,7 +104,7 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
          "export CUDA_DEVICE_ORDER=PCI_BUS_ID",
          "in the shell or launcher that starts it (or unset the variable), then restart it: CUDA_DEVICE_ORDER=PCI_BUS_ID " +
              command_or(r)});
-  } else if (!r.ordinal) {
+  } else if (!r.cuda_ordinal) {
     std::string saw = r.cuda_error ? "makes cuInit fail (" + *r.cuda_error + ")"
                                    : "does not include it (it sees " + visible_words(s, v) + ")";
     r.findings.push_back(
@@ -119,12 +119,12 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
          "set the GPU by UUID in the shell or launcher, before the process starts (not in the program), then restart "
          "it: CUDA_VISIBLE_DEVICES=" + r.uuid + " " + command_or(r)});
   }
-  if (r.ordinal && *r.ordinal != static_cast<int>(r.nvml_index)) {
+  if (r.cuda_ordinal && *r.cuda_ordinal != static_cast<int>(r.nvml_index)) {
     r.findings.push_back(
         {"cuda-number-differs", Severity::kInfo,
-         who(r) + " calls " + gpu_words(r) + " cuda:" + std::to_string(*r.ordinal) + " (CUDA_VISIBLE_DEVICES=" +
+         who(r) + " calls " + gpu_words(r) + " cuda:" + std::to_string(*r.cuda_ordinal) + " (CUDA_VISIBLE_DEVICES=" +
              quoted(r.cuda_visible_devices) + ", CUDA_DEVICE_ORDER=" + quoted(r.cuda_device_order) +
-             "): its logs, errors and device_map say cuda:" + std::to_string(*r.ordinal) + " for nvidia-smi GPU " +
+             "): its logs, errors and device_map say cuda:" + std::to_string(*r.cuda_ordinal) + " for nvidia-smi GPU " +
              std::to_string(r.nvml_index),
          "",
          "match GPUs by UUID (" + r.uuid + "), not by number; its whole mapping: gpumap map" +
@@ -171,7 +171,7 @@ void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, st
     p.bound_own = first.bound_own;
     size_t own_ordinal = p.bound_own ? 0 : p.rank;
     if (p.own_index) p.own_gpu = s.describe(v.uuids[own_ordinal]) + " (" + v.uuids[own_ordinal] + ")";
-    for (size_t i : mine) p.held.push_back({rows[i].nvml_index, gpu_words(rows[i]), rows[i].ordinal, rows[i].used_memory_mib});
+    for (size_t i : mine) p.held.push_back({rows[i].nvml_index, gpu_words(rows[i]), rows[i].cuda_ordinal, rows[i].used_memory_mib});
     for (RankFinding& f : rank_findings(p)) rows[mine[f.held]].findings.push_back(std::move(f.finding));
   }
 }

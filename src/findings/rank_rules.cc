@@ -15,7 +15,7 @@ std::string mib_words(const RankHeld& h) {
 
 // "nvidia-smi GPU 0 (GPU-...), its cuda:0 (256 MiB)"
 std::string held_words(const RankHeld& h) {
-  return h.gpu + ", its cuda:" + std::to_string(*h.ordinal) + " (" + mib_words(h) + ")";
+  return h.gpu + ", its cuda:" + std::to_string(*h.cuda_ordinal) + " (" + mib_words(h) + ")";
 }
 
 std::string note_for(const std::string& variable, bool bound) {
@@ -37,13 +37,13 @@ std::vector<RankFinding> rank_findings(const RankedProcess& p) {
   if (!p.bound_own && p.rank >= p.cuda_devices) return out;
   if (p.bound_own && *p.bound_own >= p.cuda_devices) return out;  // bind left it only its own GPUs
   auto is_own = [&](const RankHeld& h) {
-    return p.bound_own ? static_cast<size_t>(*h.ordinal) < *p.bound_own : h.nvml_index == *p.own_index;
+    return p.bound_own ? static_cast<size_t>(*h.cuda_ordinal) < *p.bound_own : h.nvml_index == *p.own_index;
   };
   std::vector<size_t> own, other;
   std::set<uint32_t> seen;  // a process in both the compute and the graphics list of a GPU: once
   for (size_t i = 0; i < p.held.size(); ++i) {
     const RankHeld& h = p.held[i];
-    if (!h.ordinal) return out;  // its CUDA is not what its environment says: outside-visible-set
+    if (!h.cuda_ordinal) return out;  // its CUDA is not what its environment says: outside-visible-set
     if (!holds_memory(h) || !seen.insert(h.nvml_index).second) continue;
     (is_own(h) ? own : other).push_back(i);
   }

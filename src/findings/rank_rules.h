@@ -17,7 +17,7 @@ namespace gpumap {
 struct RankHeld {
   uint32_t nvml_index = 0;
   std::string gpu;                     // in words: "nvidia-smi GPU 1 (GPU-...)" (+ " on node7")
-  std::optional<int> ordinal;          // the cuda:N the process calls it; nullopt: outside its view
+  std::optional<int> cuda_ordinal;          // the cuda:N the process calls it; nullopt: outside its view
   std::optional<uint64_t> used_memory_mib;  // nullopt: NVML did not say
 };
 

@@ -62,7 +62,7 @@ TEST(RankRules, NothingForANarrowedRankARankPastItsGpusOrAGpuOutsideItsView) {
   past.own_index.reset();
   EXPECT_TRUE(rank_findings(past).empty()) << "cuda:4 does not exist: local-rank-exceeds-visible's business";
   RankHeld outside = on(1, 100);
-  outside.ordinal.reset();
+  outside.cuda_ordinal.reset();
   EXPECT_TRUE(rank_findings(rank2({on(0, 100), outside})).empty());
 }
 

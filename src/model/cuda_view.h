@@ -92,7 +92,7 @@ enum class EntryOutcome {
 struct EntryDecision {
   CvdEntry entry;
   EntryOutcome outcome = EntryOutcome::kInvalid;
-  std::optional<unsigned> ordinal;  // kVisible: the cuda:N it becomes
+  std::optional<unsigned> cuda_ordinal;  // kVisible: the cuda:N it becomes
   std::string uuid;                  // kVisible, kDuplicate: the GPU it names
   std::vector<std::string> candidates;  // kAmbiguous: the GPUs the prefix matches
 };

@@ -13,7 +13,7 @@ Json job_report_json(const JobReport& r) {
   Json procs = Json::array();
   for (const JobProcess& p : r.processes)
     procs.push_back({{"node", p.node}, {"rank", json_or_null(p.rank)}, {"pid", p.pid}, {"nvml_index", p.nvml_index},
-                     {"uuid", p.uuid}, {"cuda_ordinal", json_or_null(p.ordinal)},
+                     {"uuid", p.uuid}, {"cuda_ordinal", json_or_null(p.cuda_ordinal)},
                      {"used_memory_mib", json_or_null(p.used_memory_mib)}, {"command", json_or_null(p.command)}});
   j["processes"] = procs;
   Json gpus = Json::array();
@@ -36,7 +36,7 @@ std::string render_job_report(const JobReport& r, const std::map<std::string, st
   std::vector<std::vector<std::string>> rows;
   for (const JobProcess& p : r.processes)
     rows.push_back({p.node, na(p.rank), std::to_string(p.pid), std::to_string(p.nvml_index), p.uuid,
-                    p.ordinal ? "cuda:" + std::to_string(*p.ordinal) : "-",
+                    p.cuda_ordinal ? "cuda:" + std::to_string(*p.cuda_ordinal) : "-",
                     p.used_memory_mib ? std::to_string(*p.used_memory_mib) + " MiB" : "N/A", na(p.command)});
   std::string t = "job " + r.job_id + ": " + std::to_string(r.nodes.size()) + " node(s), " +
                   std::to_string(r.processes.size()) + " GPU process(es)" +

@@ -119,7 +119,7 @@ Json snapshot_json(const Snapshot& s) {
 Json asked_cuda_json(const std::vector<CudaOrdinalAnswer>& asked) {
   Json a = Json::array();
   for (const CudaOrdinalAnswer& x : asked)
-    a.push_back({{"spec", x.spec}, {"cuda_ordinal", x.ordinal}, {"uuid", x.uuid},
+    a.push_back({{"spec", x.spec}, {"cuda_ordinal", x.cuda_ordinal}, {"uuid", x.uuid},
                  {"nvml_index", x.nvml_index >= 0 ? Json(x.nvml_index) : Json(nullptr)}, {"text", x.sentence}});
   return a;
 }

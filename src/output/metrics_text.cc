@@ -195,7 +195,7 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
                 {"type", r->type},
                 {"uuid", clean(r->uuid)},
                 {"nvml_index", std::to_string(r->nvml_index)},
-                {"cuda_ordinal", opt_text(r->ordinal)},
+                {"cuda_ordinal", opt_text(r->cuda_ordinal)},
                 {"state", process_state_name(r->state)},
                 {"user", clean(opt_text(r->user))},
                 {"command", r->command ? short_command(*r->command) : ""},

@@ -85,7 +85,7 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_opt_str(out, "slurm_localid", r.slurm_localid);
   put_opt_str(out, "slurm_job_id", r.slurm_job_id);
   put_opt_str(out, "slurm_procid", r.slurm_procid);
-  put_opt_num(out, "cuda_ordinal", r.ordinal);
+  put_opt_num(out, "cuda_ordinal", r.cuda_ordinal);
   put_opt_str(out, "cuda_error", r.cuda_error);
   put_opt_num(out, "cuda_device_count", r.cuda_device_count);
   put_opt_str(out, "rank_variable", r.rank_variable.empty() ? std::nullopt : std::optional<std::string>(r.rank_variable));

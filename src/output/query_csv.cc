@@ -110,7 +110,7 @@ const std::vector<Field<ProcRow>>& process_fields() {
       {"type", "", {}, [](const ProcRow& p) { return text(p.r.type); }},
       {"user", "", {}, [](const ProcRow& p) { return text(p.r.user); }},
       {"state", "", {}, [](const ProcRow& p) { return text(std::string(process_state_name(p.r.state))); }},
-      {"cuda_ordinal", "", {}, [](const ProcRow& p) { return num(p.r.ordinal); }},
+      {"cuda_ordinal", "", {}, [](const ProcRow& p) { return num(p.r.cuda_ordinal); }},
       {"cuda_visible_devices", "", {}, [](const ProcRow& p) { return text(p.r.cuda_visible_devices); }},
       {"slurm_job_id", "", {}, [](const ProcRow& p) { return text(p.r.slurm_job_id); }},
       {"rank", "", {"slurm_procid"}, [](const ProcRow& p) { return text(p.r.slurm_procid); }},

@@ -142,14 +142,14 @@ CudaView predict_cuda_view(const std::vector<std::string>& base_order,
       duplicate = true;
       continue;
     }
-    d.ordinal = static_cast<unsigned>(v.uuids.size());
+    d.cuda_ordinal = static_cast<unsigned>(v.uuids.size());
     v.uuids.push_back(d.uuid);
   }
   if (duplicate) {
     v.error = CudaInitError::kInvalidDevice;
     v.error_reason = "CUDA_VISIBLE_DEVICES names the same GPU twice; a repeated GPU makes cuInit fail";
     v.uuids.clear();
-    for (EntryDecision& d : v.entries) d.ordinal.reset();
+    for (EntryDecision& d : v.entries) d.cuda_ordinal.reset();
   } else if (v.uuids.empty()) {
     v.error = CudaInitError::kNoDevice;
     v.error_reason = v.entries.empty() || v.cut_at == 0

@@ -143,13 +143,13 @@ std::optional<unsigned> parse_cuda_ordinal(const std::string& spec) {
 CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, const std::string& spec) {
   CudaOrdinalAnswer a;
   a.spec = spec;
-  a.ordinal = parse_cuda_ordinal(spec).value();
+  a.cuda_ordinal = parse_cuda_ordinal(spec).value();
   if (view.error != CudaInitError::kNone)
     throw Error(kExitUsage,
                 "`" + spec + "`: no cuda:N exists in this environment: cuInit would fail (" +
                     std::string(cuda_error_name(view.error)) + ": " + view.error_reason + ")",
                 "run `gpumap doctor` for the fix");
-  if (a.ordinal >= view.uuids.size()) {
+  if (a.cuda_ordinal >= view.uuids.size()) {
     // The usual cause: an nvidia-smi number used as a CUDA ordinal (pipeline(device=2) under
     // CUDA_VISIBLE_DEVICES=4).  Say what the ordinals that exist are, and where that GPU went.
     std::string have = view.uuids.empty()      ? std::string("no GPU")
@@ -161,7 +161,7 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
     std::string hint = view.uuids.empty() ? "this environment hides every GPU; `gpumap map` shows why"
                                           : are + ": CUDA numbers the visible GPUs from 0, so use one of those (cuda:0, device=0)";
     for (const Gpu& g : s.gpus) {
-      if (g.nvml_index != a.ordinal) continue;  // nvidia-smi's GPU of that number, where it went
+      if (g.nvml_index != a.cuda_ordinal) continue;  // nvidia-smi's GPU of that number, where it went
       std::string where = "not visible to this process";
       for (size_t i = 0; i < view.uuids.size(); ++i)
         if (s.find_cuda_device(view.uuids[i]).gpu == &g) where = "cuda:" + std::to_string(i) + " here";
@@ -169,7 +169,7 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
     }
     throw Error(kExitUsage, "`" + spec + "` does not exist in this environment: it has " + have, hint);
   }
-  a.uuid = view.uuids[a.ordinal];
+  a.uuid = view.uuids[a.cuda_ordinal];
   std::string what = "unknown GPU";
   if (Snapshot::DeviceRef d = s.find_cuda_device(a.uuid); d.gpu) {
     const Gpu& g = *d.gpu;
@@ -179,7 +179,7 @@ CudaOrdinalAnswer answer_cuda_ordinal(const Snapshot& s, const CudaView& view, c
                  : "nvidia-smi GPU " + std::to_string(g.nvml_index) + ", UUID " + g.uuid + ", PCI bus id " +
                        g.pci_bus_id + (g.name.empty() ? "" : ", " + g.name);
   }
-  a.sentence = "in this environment cuda:" + std::to_string(a.ordinal) + " is " + what;
+  a.sentence = "in this environment cuda:" + std::to_string(a.cuda_ordinal) + " is " + what;
   return a;
 }
 

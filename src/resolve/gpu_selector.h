@@ -38,7 +38,7 @@ std::optional<unsigned> parse_cuda_ordinal(const std::string& spec);
 /// What "cuda:N" is in one environment.
 struct CudaOrdinalAnswer {
   std::string spec;        // as given
-  unsigned ordinal = 0;
+  unsigned cuda_ordinal = 0;
   std::string uuid;        // the GPU or MIG device
   int nvml_index = -1;     // the GPU, or the MIG device's parent
   std::string sentence;    // "in this environment cuda:4 is nvidia-smi GPU 3, UUID GPU-..., PCI bus id ..."

@@ -202,7 +202,7 @@ JobReport join_job_report(const std::string& job_id, const std::map<int, std::st
         jp.pid = p.at("pid").get<uint32_t>();
         jp.nvml_index = p.at("nvml_index").get<uint32_t>();
         jp.uuid = p.at("uuid").get<std::string>();
-        jp.ordinal = opt<int>(p, "cuda_ordinal");
+        jp.cuda_ordinal = opt<int>(p, "cuda_ordinal");
         jp.rank_variable = opt<std::string>(p, "rank_variable");
         jp.local_rank = opt<uint32_t>(p, "rank_value");
         jp.cuda_device_count = opt<size_t>(p, "cuda_device_count");

@@ -59,7 +59,7 @@ struct JobProcess {
   uint32_t pid = 0;
   uint32_t nvml_index = 0;
   std::string uuid;
-  std::optional<int> ordinal;        // the cuda:N this rank calls the GPU
+  std::optional<int> cuda_ordinal;        // the cuda:N this rank calls the GPU
   std::optional<std::string> rank_variable;  // its local-rank variable (SLURM_LOCALID, LOCAL_RANK, ...)
   std::optional<uint32_t> local_rank;        // that variable's value
   std::optional<size_t> cuda_device_count;   // how many GPUs its CUDA sees

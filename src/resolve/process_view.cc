@@ -130,7 +130,7 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       if (v.error != CudaInitError::kNone) r.cuda_error = cuda_error_name(v.error);
       for (size_t i = 0; i < v.uuids.size(); ++i)
         if (s.nvml_index_of(v.uuids[i]) == static_cast<int>(g.nvml_index)) {
-          r.ordinal = static_cast<int>(i);
+          r.cuda_ordinal = static_cast<int>(i);
           break;
         }
       r.cuda_device_count = v.uuids.size();

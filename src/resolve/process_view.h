@@ -67,7 +67,7 @@ struct ProcessRow {
   std::string job;                     // the job its launcher names ("torchrun <id>", "slurm <job>.<step>",
                                        // "master <addr>:<port>"); "" when none
   std::optional<size_t> view;          // environ_known: its environment's CUDA view, in PsResult::views
-  std::optional<int> ordinal;          // the cuda:N this process calls this GPU; nullopt: it cannot see it
+  std::optional<int> cuda_ordinal;          // the cuda:N this process calls this GPU; nullopt: it cannot see it
   std::optional<size_t> cuda_device_count;  // environ_known: how many GPUs its CUDA sees
   std::optional<uint32_t> rank_nvml_index;  // the nvidia-smi GPU its cuda:{rank} is (its cuda:0 when bound_own
                                             // is set); nullopt: no rank, or it sees no more than `rank` GPUs

@@ -17,10 +17,10 @@ TEST(PsView, EachProcessGetsItsOwnOrdinal) {
   Snapshot s = four_processes(w);
   PsResult r = join_ps(s, {}, w.reader(), w.viewer());
   ASSERT_EQ(r.rows.size(), 4u);
-  EXPECT_EQ(r.rows[0].ordinal, 1);
-  EXPECT_FALSE(r.rows[1].ordinal);
-  EXPECT_EQ(r.rows[2].ordinal, 0);
-  EXPECT_EQ(r.rows[3].ordinal, 1);
+  EXPECT_EQ(r.rows[0].cuda_ordinal, 1);
+  EXPECT_FALSE(r.rows[1].cuda_ordinal);
+  EXPECT_EQ(r.rows[2].cuda_ordinal, 0);
+  EXPECT_EQ(r.rows[3].cuda_ordinal, 1);
   EXPECT_EQ(r.rows[2].local_pid, 102u);
   EXPECT_EQ(r.pids_on_gpu[0], (std::set<uint32_t>{100, 101}));
   EXPECT_EQ(r.gpu_users, 2u);
@@ -49,7 +49,7 @@ TEST(PsView, BadDeviceOrderIsAnError) {
   w.add(7, {"CUDA_DEVICE_ORDER=pci_bus_id"});
   PsResult r = join_ps(s, {}, w.reader(), w.viewer());
   EXPECT_EQ(r.rows[0].cuda_error, "CUDA_ERROR_INVALID_DEVICE");
-  EXPECT_FALSE(r.rows[0].ordinal);
+  EXPECT_FALSE(r.rows[0].cuda_ordinal);
 }
 
 TEST(PsView, ExitedAndUnreadable) {
@@ -61,7 +61,7 @@ TEST(PsView, ExitedAndUnreadable) {
   EXPECT_FALSE(r.rows[0].zombie);
   EXPECT_EQ(r.rows[1].state, ProcessState::kRunning);
   EXPECT_FALSE(r.rows[1].environ_known);
-  EXPECT_FALSE(r.rows[1].ordinal);
+  EXPECT_FALSE(r.rows[1].cuda_ordinal);
   EXPECT_EQ(r.pids_on_gpu[0], std::set<uint32_t>{6}) << "an exited pid shares nothing";
 }
 
@@ -119,7 +119,7 @@ TEST(PsPidNamespace, NotJoinableRowsSaySo) {
   PsResult r = join_ps(s, ns, w.reader(), w.viewer());
   EXPECT_EQ(r.rows[0].state, ProcessState::kNotVisible);
   EXPECT_FALSE(r.rows[0].command);
-  EXPECT_FALSE(r.rows[0].ordinal);
+  EXPECT_FALSE(r.rows[0].cuda_ordinal);
 }
 
 TEST(PsPidNamespace, LocalPidFromNspid) {

@@ -19,7 +19,7 @@ std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m) 
   if (m.view.error != CudaInitError::kNone) return out;
   for (size_t i = 0; i < m.view.uuids.size(); ++i) {
     VisibleDevice d;
-    d.ordinal = i;
+    d.cuda_ordinal = i;
     d.uuid = m.view.uuids[i];
     // One lookup through the device reference (a CUDA-labelled MIG device under NVML's name).
     Snapshot::DeviceRef ref = s.find_device(nvml_uuid_for(s, d.uuid));

@@ -13,7 +13,7 @@ namespace gpumap {
 /// One cuda:N with the GPU's identity (a MIG device: its parent GPU's index and PCI bus id, its
 /// own name).  The JSON of a device is output/json_view.h's cuda_device_json, not this.
 struct VisibleDevice {
-  size_t ordinal = 0;                    // N in cuda:N
+  size_t cuda_ordinal = 0;                    // N in cuda:N
   std::optional<uint32_t> nvml_index;    // the nvidia-smi index (a MIG device's: its GPU's)
   std::string uuid;                      // "GPU-..." or "MIG-..."
   std::optional<std::string> pci_bus_id;

@@ -34,9 +34,9 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
     read += " (" + d.entry.reason + ")";
   switch (d.outcome) {
     case EntryOutcome::kVisible:
-      if (!d.ordinal)  // a later entry repeats a GPU: cuInit fails, so no entry becomes a cuda:N
+      if (!d.cuda_ordinal)  // a later entry repeats a GPU: cuInit fails, so no entry becomes a cuda:N
         return at + read + " and names " + s.describe(d.uuid) + ": never used (the list fails: " + v.error_reason + ")";
-      return at + read + ": it becomes cuda:" + std::to_string(*d.ordinal) + " = " + s.describe(d.uuid);
+      return at + read + ": it becomes cuda:" + std::to_string(*d.cuda_ordinal) + " = " + s.describe(d.uuid);
     case EntryOutcome::kNoMatch: return at + read + " but names no GPU: " + cut_consequence(v, i);
     case EntryOutcome::kAmbiguous:
       return at + read + " that starts " + std::to_string(d.candidates.size()) + " GPUs' UUIDs: " + cut_consequence(v, i);
