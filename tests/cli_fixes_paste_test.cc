@@ -106,6 +106,7 @@ std::vector<Vars> environments(const HostFacts& h) {
       {{"CUDA_VISIBLE_DEVICES", "-0"}},
       {{"CUDA_VISIBLE_DEVICES", "+1,0"}},
       {{"CUDA_VISIBLE_DEVICES", std::string(2700, '0')}},
+      {{"CUDA_VISIBLE_DEVICES", "MIG-" + std::string(1100, 'x')}},  // cuInit crashes (DRIVER_CRASH)
       {{"CUDA_MPS_PIPE_DIRECTORY", "/tmp/mps"}, {"CUDA_VISIBLE_DEVICES", "0"}},
       {{"LOCAL_RANK", "x"}},
       {{"LOCAL_RANK", "5"}},

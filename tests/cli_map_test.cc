@@ -99,6 +99,25 @@ TEST(CliMap, CheckRefreshesACachedOrderThatDisagreesWithTheDriver) {
   EXPECT_EQ(after["cuda"]["devices"], fresh["cuda"]["devices"]);
 }
 
+// A long first MIG- entry crashes cuInit (measured; docs/driver-rules.md).  The prediction says so,
+// the probe child that dies of SIGSEGV in the fake driver is read as the driver's DRIVER_CRASH, and
+// --check agrees; doctor's cuda-init-fails is an error (exit 7).
+TEST(CliMap, ALongFirstMigEntryIsADriverCrashThatCheckConfirms) {
+  std::string v = "CUDA_VISIBLE_DEVICES=MIG-" + std::string(1100, 'x');
+  CliRun r = gpumap({"map", "--check", "--json", "--simulate", "h200x2", "--env", v});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  json c = json::parse(r.out)["check"];
+  EXPECT_EQ(c["agree"], true);
+  EXPECT_EQ(c["predicted"]["error"], "DRIVER_CRASH");
+  EXPECT_EQ(c["driver"]["error"], "DRIVER_CRASH");
+  CliRun t = gpumap({"map", "--simulate", "h200x2", "--env", v});
+  EXPECT_NE(t.out.find("CUDA would CRASH as it starts"), std::string::npos) << t.out;
+  CliRun d = gpumap({"doctor", "--simulate", "h200x2"}, {v});
+  EXPECT_EQ(d.code, 7) << d.out;
+  EXPECT_NE(d.out.find("cuda-init-fails: cuInit would not return"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("fix: unset CUDA_VISIBLE_DEVICES"), std::string::npos) << d.out;
+}
+
 TEST(CliMap, EnvOptionPredictsAnotherEnvironment) {
   json j = map_json({"--simulate", "h200x2", "--env", "CUDA_VISIBLE_DEVICES=1,0"});
   ASSERT_EQ(j["cuda"]["devices"].size(), 2u);
