@@ -16,6 +16,27 @@ SLURM_PIDS=()
 SLURM_NODES=()
 SLURM_DIR=
 
+# The test scripts' frame.  slurm_test_args SCRIPT "$@": GPUMAP_BINARY [MODE...] into $gpumap and
+# modes (default: plain cgroup).  pass/fail print one line (with the seconds since the start) and
+# count it.  slurm_test_end NAME: exit 1 when a check failed, 77 when none could run, else 0.
+slurm_test_args() {
+  local script=$1
+  shift
+  [ $# -ge 1 ] || { echo "usage: $script GPUMAP_BINARY [plain] [cgroup]" >&2; exit 2; }
+  gpumap=$(readlink -f "$1")
+  shift
+  modes=("$@")
+  [ ${#modes[@]} -gt 0 ] || modes=(plain cgroup)
+  failed=0 ran=0 mode= start=$SECONDS
+}
+pass() { echo "PASS [$mode] $1 (at $((SECONDS - start)) s)"; ran=$((ran + 1)); }
+fail() { echo "FAIL [$mode] $1 (at $((SECONDS - start)) s)"; printf '%s\n' "$2" | sed 's/^/      /'; failed=1; ran=$((ran + 1)); }
+slurm_test_end() {
+  [ "$failed" = 0 ] || { echo "$1: FAILED"; exit 1; }
+  [ "$ran" -gt 0 ] || { echo "$1: nothing could run"; exit 77; }
+  echo "$1: all $ran passed"
+}
+
 slurm_log() { echo "slurm-cluster: $*" >&2; }
 
 slurm_install() {

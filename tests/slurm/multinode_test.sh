@@ -13,15 +13,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster.sh"
 source "$here/multinode.sh"
-[ $# -ge 1 ] || { echo "usage: $0 GPUMAP_BINARY [plain] [cgroup]" >&2; exit 2; }
-gpumap=$(readlink -f "$1")
-shift
-modes=("$@")
-[ ${#modes[@]} -gt 0 ] || modes=(plain cgroup)
-failed=0 ran=0 mode=
-pass() { echo "PASS [$mode] $1 (at $((SECONDS - start)) s)"; ran=$((ran + 1)); }
-fail() { echo "FAIL [$mode] $1 (at $((SECONDS - start)) s)"; printf '%s\n' "$2" | sed 's/^/      /'; failed=1; ran=$((ran + 1)); }
-start=$SECONDS
+slurm_test_args "$0" "$@"
 # A failed check, a signal or an error anywhere: the cluster goes, and what is left is named.
 cleanup() {
   [ -n "$MN_TAG" ] || return 0
@@ -289,6 +281,4 @@ ip link del "${probe}b"
 export PATH=$(dirname "$gpumap"):$PATH
 for m in "${modes[@]}"; do run_mode "$m"; done
 mode=end
-[ $failed = 0 ] || { echo "slurm multinode tests: FAILED"; exit 1; }
-[ $ran -gt 0 ] || { echo "slurm multinode tests: nothing could run"; exit 77; }
-echo "slurm multinode tests: all $ran passed"
+slurm_test_end "slurm multinode tests"

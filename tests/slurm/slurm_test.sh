@@ -10,14 +10,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster.sh"
-[ $# -ge 1 ] || { echo "usage: $0 GPUMAP_BINARY [plain] [cgroup]" >&2; exit 2; }
-gpumap=$(readlink -f "$1")
-shift
-modes=("$@")
-[ ${#modes[@]} -gt 0 ] || modes=(plain cgroup)
-failed=0 ran=0 mode=
-pass() { echo "PASS [$mode] $1"; ran=$((ran + 1)); }
-fail() { echo "FAIL [$mode] $1"; printf '%s\n' "$2" | sed 's/^/      /'; failed=1; ran=$((ran + 1)); }
+slurm_test_args "$0" "$@"
 trap 'slurm_stop' EXIT
 
 U=(GPU-5a000000-0000-4000-8000-000000000000 GPU-5a000000-0000-4000-8000-000000000001
@@ -237,6 +230,4 @@ fi
 if ! slurm_install; then echo "SKIP slurm: the Slurm packages are missing and cannot be installed here"; exit 77; fi
 export PATH=$(dirname "$gpumap"):$PATH
 for m in "${modes[@]}"; do run_mode "$m"; done
-[ $failed = 0 ] || { echo "slurm tests: FAILED"; exit 1; }
-[ $ran -gt 0 ] || { echo "slurm tests: nothing could run"; exit 77; }
-echo "slurm tests: all $ran passed"
+slurm_test_end "slurm tests"
