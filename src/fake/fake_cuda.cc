@@ -149,8 +149,12 @@ int init_devices() {
   std::string list(cvd);
   // Measured (docs/driver-rules.md, tests/vectors/h200-vm3-*): a first entry that starts with
   // "MIG-" and is 1032 bytes or longer crashes the real cuInit (SIGSEGV) or never returns; the
-  // fake crashes the same way.
-  if (list.compare(0, 4, "MIG-") == 0 && list.substr(0, list.find(',')).size() >= 1032) std::raise(SIGSEGV);
+  // fake crashes the same way: the default action first, so that no handler (a sanitizer's, which
+  // would exit 1) turns the crash into an exit.
+  if (list.compare(0, 4, "MIG-") == 0 && list.substr(0, list.find(',')).size() >= 1032) {
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+  }
   std::vector<int> picked;
   int kind = -1;  // 0 integer, 1 uuid
   size_t pos = 0;
