@@ -21,6 +21,7 @@ int run(const Args& args, Context& ctx) {
                        .cpus_not_asked = "--no-cpu-bind"};
   RankBinding b = plan_bind(ctx.session(), static_cast<size_t>(per_rank), args.has("--keep-visible"), launch);
   for (const std::string& n : b.notes) std::fprintf(stderr, "gpumap bind: note: %s\n", n.c_str());
+  for (const std::string& w : b.warnings) std::fprintf(stderr, "gpumap bind: warning: %s\n", w.c_str());
 
   const Snapshot& s = ctx.session().snapshot();
   const LaunchPlan& plan = b.plan;
@@ -39,6 +40,8 @@ int run(const Args& args, Context& ctx) {
   doc["own_devices"] = b.own.size();
   doc["lease"] = nullptr;  // bind takes none: the launcher owns the allocation
   doc["local_rank"] = {{"variable", b.rank.variable}, {"value", *b.rank.value}};
+  doc["notes"] = b.notes;
+  doc["warnings"] = b.warnings;
   report_launch(args, ctx, doc, line);
   exec_plan(plan, args.rest());
 }
@@ -53,7 +56,8 @@ Command bind_command() {
           "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
           "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
           "never assumes 0).  Rank r gets the GPUs\n"
-          "cuda:[r*N, r*N+N) of those the job can see: it sets CUDA_DEVICE_ORDER=PCI_BUS_ID and\n"
+          "cuda:[r*N, r*N+N) of those the job can see (within a Slurm step's allocation, also where\n"
+          "CUDA_VISIBLE_DEVICES is unset): it sets CUDA_DEVICE_ORDER=PCI_BUS_ID and\n"
           "CUDA_VISIBLE_DEVICES to their PCI-order indices (--cvd-form uuid: their UUIDs; MIG devices\n"
           "always by UUID), GPUMAP_BOUND to the same value (so `gpumap doctor` in the rank knows the\n"
           "narrowing is deliberate), binds CPUs local to them (within the inherited set), prints the\n"
@@ -63,7 +67,8 @@ Command bind_command() {
           "--keep-visible: the rank sees every GPU of the job instead, rotated so its own come first\n"
           "(cuda:0 is still its GPU; the other ranks' follow, for CUDA IPC and peer access), and\n"
           "GPUMAP_BOUND_OWN says how many are its own; cuda:LOCAL_RANK is then another rank's GPU.\n"
-          "Takes no lease.  Exit 6 when the job\n"
+          "Takes no lease; where no scheduler chose the GPUs it warns when the rank's own GPU already\n"
+          "runs another program.  Exit 6 when the job\n"
           "sees too few GPUs for this rank; 127/126 when CMD cannot be started.  See docs/launch.md.",
           {{"--gpus-per-rank", true, false, "N", "GPUs per rank (default 1)"},
            {"--keep-visible", false, false, "",

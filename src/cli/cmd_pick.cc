@@ -63,7 +63,7 @@ int run(const Args& args, Context& ctx) {
   if (!format.empty() && format != "env" && format != "uuid" && format != "index")
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
   CvdForm form = cvd_form(args);
-  std::vector<std::string> visible = pickable_uuids(ctx.session(), req.count);
+  std::vector<std::string> visible = pickable_uuids(ctx.session(), req);
   const Snapshot& s = ctx.session().snapshot();
   PickResult r = pick_gpus(s, visible, lease_blockers(ctx.session().lease_dir(), visible), req);
   if (r.uuids.empty())
@@ -117,7 +117,7 @@ Command pick_command() {
           "gpumap pick [--gpus N] [--min-free-mib M] [--max-util PERCENT] [--include GPU]... [--exclude GPU]...\n"
           "            [--allow-busy] [--allow-unknown] [--cvd-form index|uuid] [--json | --format env|uuid|index]",
           "Chooses GPUs among those this process can see (CUDA_VISIBLE_DEVICES or the scheduler may\n"
-          "restrict them): never one leased by a running `gpumap run`, nor one in MIG mode; by default\n"
+          "restrict them; in a Slurm step only its allocation's): never one leased by a running `gpumap run`, nor one in MIG mode; by default\n"
           "not one running other processes, nor one whose process list (or, with --max-util, utilisation)\n"
           "the driver could not read (--allow-unknown takes those too); then the most free memory and least load.  For several GPUs,\n"
           "NVLink-connected sets first, then GPUs local to the same CPUs.  GPU arguments take an\n"

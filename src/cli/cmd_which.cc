@@ -65,7 +65,9 @@ Command which_command() {
           "value that makes them cuda:0, cuda:1, ... in the order given: by UUID (recommended), by index\n"
           "with CUDA_DEVICE_ORDER=PCI_BUS_ID, and the `docker run --gpus` form.  Also says which cuda:N\n"
           "each one is in the current environment, or that it is not visible.  A bad or ambiguous GPU\n"
-          "exits 2 and lists the GPUs.",
+          "exits 2 and lists the GPUs (inside a container with the host's numbers, in a Slurm step under\n"
+          "a device cgroup with Slurm's ids); a GPU outside the Slurm step's (or job's) allocation\n"
+          "exits 6, naming it: the advice would put the program on another job's GPU.",
           env_options(), true, run};
 }
 

@@ -23,15 +23,32 @@ bool all_digits(const std::string& t) {
 
 }  // namespace
 
+std::optional<OuterNumber> outer_number(const Snapshot& s, const GpuPlace& where, const std::string& uuid) {
+  const Gpu* g = s.find_device(uuid).gpu;
+  if (!g) g = s.find_cuda_device(uuid).gpu;
+  for (size_t i = 0; g && i < s.gpus.size(); ++i) {
+    if (&s.gpus[i] != g) continue;
+    if (where.container && where.host_index.size() == s.gpus.size()) return OuterNumber{"host_index", "HOST", where.host_index[i]};
+    if (!where.container && i < where.slurm_id.size() && where.slurm_id[i])
+      return OuterNumber{"slurm_id", "SLURM ID", *where.slurm_id[i]};
+  }
+  return std::nullopt;
+}
+
 std::string gpu_list(const Snapshot& s, const GpuPlace& where) {
   const bool host_known = where.container && where.host_index.size() == s.gpus.size();
-  std::string out = !where.container ? "GPUs on this host:"
-                    : host_known     ? "The container's GPUs (numbered from 0 inside; the host's number beside):"
-                                     : "The container's GPUs (numbered from 0 inside):";
+  const bool slurm_known = !where.container && where.slurm_id.size() == s.gpus.size();
+  std::string out = where.container ? (host_known ? "The container's GPUs (numbered from 0 inside; the host's number beside):"
+                                                  : "The container's GPUs (numbered from 0 inside):")
+                    : slurm_known   ? "The GPUs this Slurm step may open (numbered from 0 here; Slurm's global id beside, " +
+                                        where.slurm_setting + "):"
+                                    : "GPUs on this host:";
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const Gpu& g = s.gpus[i];
-    out += "\n  " + std::to_string(g.nvml_index) + "  " + (host_known ? "host GPU " + std::to_string(where.host_index[i]) + "  " : "") +
-           g.uuid + "  " + g.pci_bus_id + "  " + g.name;
+    std::string outer = host_known ? "host GPU " + std::to_string(where.host_index[i]) + "  "
+                        : slurm_known && where.slurm_id[i] ? "Slurm id " + std::to_string(*where.slurm_id[i]) + "  "
+                                                           : "";
+    out += "\n  " + std::to_string(g.nvml_index) + "  " + outer + g.uuid + "  " + g.pci_bus_id + "  " + g.name;
     for (const MigDevice& m : g.mig_devices) out += "\n     MIG device " + m.uuid + (m.name.empty() ? "" : "  " + m.name);
   }
   if (s.gpus.empty()) out += " none";
@@ -67,6 +84,15 @@ const Gpu* select_one_gpu(const Snapshot& s, const std::string& spec, const GpuP
         throw Error(kExitUsage,
                     "GPU `" + spec + "`: there is no GPU " + spec + " inside this container: its GPUs are renumbered from 0, and " +
                         "host GPU " + spec + " is the container's GPU " + std::to_string(s.gpus[i].nvml_index),
+                    "name it " + std::to_string(s.gpus[i].nvml_index) + " or by UUID (" + s.gpus[i].uuid + ")\n" + gpu_list(s, where));
+    // In a Slurm step under a device cgroup, Slurm's global id is the usual mistake.
+    for (size_t i = 0; !where.container && i < where.slurm_id.size() && i < s.gpus.size(); ++i)
+      if (where.slurm_id[i] && std::to_string(*where.slurm_id[i]) == spec)
+        throw Error(kExitUsage,
+                    "GPU `" + spec + "`: there is no nvidia-smi GPU " + spec + " in this Slurm step: " + spec +
+                        " is Slurm's global id (" + where.slurm_setting + "), and a device cgroup leaves the step only its "
+                        "own GPUs, numbered from 0: Slurm's GPU " + spec + " is GPU " + std::to_string(s.gpus[i].nvml_index) +
+                        " here",
                     "name it " + std::to_string(s.gpus[i].nvml_index) + " or by UUID (" + s.gpus[i].uuid + ")\n" + gpu_list(s, where));
     throw Error(kExitUsage,
                 "GPU `" + spec + "`: there is no " + (where.container ? "GPU " + spec + " inside this container" : "nvidia-smi GPU " + spec),

@@ -18,7 +18,24 @@ namespace gpumap {
 struct GpuPlace {
   bool container = false;
   std::vector<uint32_t> host_index;
+  /// In a Slurm step whose device cgroup leaves it only its own GPUs (resolve/allocation.h,
+  /// SlurmIdReading::kMinors): each GPU's Slurm global id, in the order of the snapshot's GPUs
+  /// (nullopt where none), and the setting they come from ("SLURM_STEP_GPUS=4,5").  Empty otherwise.
+  std::vector<std::optional<uint32_t>> slurm_id = {};
+  std::string slurm_setting = {};
 };
+
+/// A GPU's number in the layer around this process: its host nvidia-smi index inside a container
+/// ("host_index", column "HOST"), its Slurm global id in a step under a device cgroup ("slurm_id",
+/// column "SLURM ID").  JSON key, table column and value.
+struct OuterNumber {
+  const char* key;
+  const char* column;
+  uint32_t value;
+};
+
+/// The outer number of a GPU (or of a MIG device's GPU) in `where`; nullopt when `where` knows none.
+std::optional<OuterNumber> outer_number(const Snapshot& s, const GpuPlace& where, const std::string& uuid);
 
 /// "GPUs on this host:" (or "The container's GPUs ...:") and one line per GPU and MIG device.
 std::string gpu_list(const Snapshot& s, const GpuPlace& where = {});

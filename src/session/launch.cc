@@ -5,6 +5,7 @@
 #include "env/launcher.h"
 #include "findings/rules.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "session/launch_plan.h"
 
 namespace gpumap {
@@ -55,13 +56,46 @@ RankBinding plan_bind(Session& session, size_t gpus_per_rank, bool keep_visible,
       b.notes.push_back(rank.variable + "=" + std::to_string(*rank.value) + " but " + lr.variable + "=" +
                         std::to_string(*lr.value) + "; using " + rank.variable + " (the innermost launcher's)");
 
-  session.snapshot(ReadOptions{.processes = false, .topology = true});
+  // Processes too: outside a scheduler's allocation, a rank told to use a busy GPU hears about it.
+  const Snapshot& s = session.snapshot(ReadOptions{.processes = true, .topology = true});
   Mapping m = session.mapping();
   if (m.view.error != CudaInitError::kNone)
     throw Error(kExitUnavailable, "bind: CUDA would fail to initialise in this job (" +
                                       std::string(cuda_error_name(m.view.error)) + ": " + m.view.error_reason + ")",
                 "run `gpumap map` inside the job for the details");
-  RankGpus gpus = bind_rank(m.view.uuids, rank, gpus_per_rank, keep_visible);
+  // The job's GPUs: what CUDA shows, within the Slurm allocation (CUDA_VISIBLE_DEVICES unset in a step
+  // without a device cgroup shows every GPU of the node, other jobs' too).
+  Allocation alloc = session.allocation();
+  std::vector<std::string> job = allowed_only(s, alloc, m.view.uuids);
+  if (job.size() < m.view.uuids.size())
+    b.notes.push_back("CUDA would show " + std::to_string(m.view.uuids.size()) + " GPUs, but this Slurm " +
+                      (alloc.variable == "SLURM_STEP_GPUS" ? "step" : "job") + "'s allocation is " + alloc.words(s) +
+                      ": the ranks share only those");
+  size_t first = static_cast<size_t>(*rank.value) * gpus_per_rank;
+  if (alloc.restricts && first + gpus_per_rank > job.size())
+    throw Error(kExitUnavailable,
+                "bind: local rank " + std::to_string(*rank.value) + " (" + rank.variable + ") needs " +
+                    std::to_string(gpus_per_rank) + " GPU(s) of its own, but the allocation " + alloc.words(s) +
+                    (job.size() < alloc.uuids.size() ? " (" + std::to_string(job.size()) + " of them visible to CUDA)" : "") +
+                    " holds GPUs for " + std::to_string(job.size() / std::max<size_t>(gpus_per_rank, 1)) + " rank(s)",
+                "start fewer ranks per node (or fewer GPUs per rank), or ask Slurm for more GPUs (srun --gpus=N)");
+  RankGpus gpus = bind_rank(job, rank, gpus_per_rank, keep_visible);
+  // No scheduler chose these GPUs: say so when one of the rank's own is already busy with another
+  // program (a shared box where torchrun's rank 0 would otherwise land on someone's job silently).
+  if (alloc.variable.empty()) {
+    for (const std::string& u : gpus.own) {
+      const Gpu* g = s.find_device(u).gpu;
+      if (!g || !g->processes) continue;
+      std::vector<std::string> pids;
+      for (const GpuProcess& p : *g->processes) pids.push_back(std::to_string(p.pid));
+      if (pids.empty()) continue;
+      std::string used = g->memory_used_mib ? ", " + std::to_string(*g->memory_used_mib) + " MiB used" : "";
+      b.warnings.push_back("local rank " + std::to_string(*rank.value) + "'s GPU " + s.describe_with_uuid(u) +
+                           " is busy: process(es) " + join(pids, ", ") + " run on it" + used +
+                           ". No scheduler assigned these GPUs; to take idle ones, narrow the job first "
+                           "(eval \"$(gpumap pick --gpus N --format env)\", then start the launcher) or use gpumap run");
+    }
+  }
   b.own = gpus.own;
   LaunchRequest r = request;
   r.cpu_gpus = gpus.own.size();

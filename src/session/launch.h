@@ -49,7 +49,8 @@ std::string cpu_summary(const LaunchPlan& plan);
 struct RankBinding {
   LocalRank rank;                   // the innermost launcher's (value always set)
   std::vector<std::string> own;     // its own GPUs: cuda:0 .. cuda:own.size()-1 of the plan
-  std::vector<std::string> notes;   // other launchers' ranks that disagree, in words
+  std::vector<std::string> notes;   // other launchers' ranks that disagree, GPUs outside the allocation, in words
+  std::vector<std::string> warnings;  // its own GPU busy with another program where no scheduler chose them
   std::string advice;               // how the rank's program must name its GPU (cuda:0), in words
   LaunchPlan plan;
 };

@@ -11,8 +11,8 @@
 
 namespace gpumap {
 
-std::vector<std::string> pickable_uuids(Session& session, int count) {
-  const Snapshot& s = session.snapshot(ReadOptions{.processes = true, .topology = true, .nvlink = count > 1});
+std::vector<std::string> pickable_uuids(Session& session, const PickRequest& request) {
+  const Snapshot& s = session.snapshot(ReadOptions{.processes = true, .topology = true, .nvlink = request.count > 1});
   Mapping m = session.mapping();
   if (m.view.error != CudaInitError::kNone) {
     // Only name the variables that are set: advice to unset a variable that is not set helps nobody.
@@ -24,9 +24,27 @@ std::vector<std::string> pickable_uuids(Session& session, int count) {
                 set.empty() ? std::string("run `gpumap list` to see the GPUs the driver knows (there may be none)")
                             : "run `gpumap map` for the details; fix or unset " + join(set, " / "));
   }
+  // Only GPUs of the allocation: without a device cgroup nothing stops a step from opening another
+  // job's GPU, and CUDA_VISIBLE_DEVICES unset (or naming more) shows every GPU of the node.
+  Allocation alloc = session.allocation();
   std::vector<std::string> out;  // NVML's names: GPUs, and MIG devices (pickable only when included by name)
-  for (const std::string& u : m.view.uuids)
-    if (s.find_device(u).gpu) out.push_back(nvml_uuid_for(s, u));
+  size_t outside = 0;
+  for (const std::string& u : m.view.uuids) {
+    if (!s.find_device(u).gpu) continue;
+    if (alloc.allows(s, u)) out.push_back(nvml_uuid_for(s, u));
+    else ++outside;
+  }
+  if (alloc.restricts && request.count > 0 && static_cast<size_t>(request.count) > out.size()) {
+    bool narrowed = session.env().get("CUDA_VISIBLE_DEVICES").has_value() && out.size() < alloc.uuids.size();
+    throw UnavailableError(std::to_string(request.count) + " GPU(s) asked, but this Slurm " +
+                               (alloc.variable == "SLURM_STEP_GPUS" ? "step" : "job") + "'s allocation " + alloc.words(s) +
+                               " holds " + std::to_string(alloc.uuids.size()) +
+                               (narrowed ? " and CUDA_VISIBLE_DEVICES leaves " + std::to_string(out.size()) + " of them" : "") +
+                               (outside ? "; the other GPU(s) CUDA would show belong to other jobs" : ""),
+                           "ask for at most " + std::to_string(out.size()) + " (" + request.names.gpus +
+                               "), or ask Slurm for more GPUs (srun --gpus=N, sbatch --gpus=N)",
+                           {});
+  }
   return out;
 }
 
@@ -81,7 +99,7 @@ std::map<std::string, LeaseState> read_gpu_leases(Session& session) {
 }
 
 LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptions& opt) {
-  std::vector<std::string> visible = pickable_uuids(session, req.count);
+  std::vector<std::string> visible = pickable_uuids(session, req);
   const Snapshot* s = &session.snapshot();
   LeasedGpus out;
   out.dir = session.lease_dir();

@@ -25,10 +25,11 @@ class UnavailableError : public Error {
 };
 
 /// Reads the snapshot with processes and topology (the session's first read), and returns the
-/// UUIDs of the whole GPUs this process may use (its CUDA view).  Error(kExitUnavailable) when
-/// CUDA would fail.  NVLink is read only when `count` > 1 (it needs the P2P query, ~19 ms on
-/// first use).
-std::vector<std::string> pickable_uuids(Session& session, int count);
+/// UUIDs of the GPUs this process may use: its CUDA view within the session's allocation (a Slurm
+/// step's GPUs; Session::allocation).  Error(kExitUnavailable) when CUDA would fail;
+/// UnavailableError naming the allocation when it holds fewer than request.count of them.  NVLink is
+/// read only when request.count > 1 (it needs the P2P query, ~19 ms on first use).
+std::vector<std::string> pickable_uuids(Session& session, const PickRequest& request);
 
 /// UUID -> why its lease is unavailable ("leased by pid 12 (alice) since ...", "lock file ...
 /// is a symbolic link"), for the GPUs among `uuids` that are leased or unsafe.

@@ -10,6 +10,7 @@
 #include "env/environment.h"
 #include "model/seams.h"
 #include "model/snapshot.h"
+#include "resolve/allocation.h"
 #include "resolve/resolve_mapping.h"
 
 namespace gpumap {
@@ -32,6 +33,12 @@ class Session {
   /// cache rewritten (map --check, when a cached order disagreed with the driver).
   Mapping mapping(const Environment& env, bool probe, bool fresh_order = false);
   Mapping mapping(bool probe = false) { return mapping(env_, probe); }
+  /// The allowed set for `env` (resolve/allocation.h): the GPUs of snapshot() that the Slurm step or
+  /// job lets the process use (every GPU when no scheduler allocation restricts it; a container or a
+  /// device cgroup has already left only its own GPUs in the snapshot).  Every action (pick, run,
+  /// bind, pin, which) keeps to it.
+  Allocation allocation(const Environment& env) { return read_allocation(snapshot(), parse_launcher_env(env)); }
+  Allocation allocation() { return allocation(env_); }
   /// A DriverAsk bound to this session's driver.
   DriverAsk driver_ask() const;
   /// The lease folder (Seams::lock_dir, or the default).

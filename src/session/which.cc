@@ -1,6 +1,7 @@
 #include "session/which.h"
 
 #include "model/error.h"
+#include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/container_view.h"
 
@@ -18,6 +19,19 @@ std::vector<std::string> cuda_targets(const Snapshot& s, const std::vector<std::
   return out;
 }
 
+GpuPlace gpu_place(Session& session, const Environment& env) {
+  const Snapshot& s = session.snapshot();
+  GpuPlace where{session.in_container(), {}};
+  // Inside a container its GPUs are listed as such, with the host's numbers where they can be told.
+  if (where.container) where.host_index = host_indices(s, env.get("NVIDIA_VISIBLE_DEVICES"));
+  Allocation alloc = session.allocation(env);
+  if (alloc.reading == SlurmIdReading::kMinors) {
+    for (const Gpu& g : s.gpus) where.slurm_id.push_back(alloc.slurm_id_of(g.uuid));
+    where.slurm_setting = alloc.setting();
+  }
+  return where;
+}
+
 WhichAnswer which_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs) {
   if (specs.empty())
     throw Error(kExitUsage, "which needs at least one GPU",
@@ -32,10 +46,19 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
       a.asked_cuda.push_back(answer_cuda_ordinal(s, a.mapping.view, spec));
       spec = a.asked_cuda.back().uuid;
     }
-  // Inside a container its GPUs are listed as such, with the host's numbers where they can be told.
-  GpuPlace where{session.in_container(), {}};
-  if (where.container) where.host_index = host_indices(s, env.get("NVIDIA_VISIBLE_DEVICES"));
+  GpuPlace where = gpu_place(session, env);
   a.asked = select_devices(s, named, where);
+  Allocation alloc = session.allocation(env);
+  std::vector<std::string> outside, inside;
+  for (const std::string& u : a.asked)
+    if (!alloc.allows(s, u)) outside.push_back(s.describe_with_uuid(u));
+  for (const std::string& u : alloc.uuids) inside.push_back(std::to_string(s.nvml_index_of(u)));
+  if (!outside.empty())
+    throw Error(kExitUnavailable,
+                "which: " + join(outside, ", ") + (outside.size() == 1 ? " is" : " are") + " outside this Slurm " +
+                    (alloc.variable == "SLURM_STEP_GPUS" ? "step" : "job") + "'s allocation, " + alloc.words(s) +
+                    ": without a device cgroup nothing stops a program here from using it, and it is another job's GPU",
+                "ask for GPUs of the allocation: gpumap which " + join(inside, " ") + " (or run outside this job)");
   a.targets = cuda_targets(s, a.asked);
   require_distinct(a.targets);
   for (const std::string& t : a.targets) a.pci_positions.push_back(pci_index_of(s, t));  // none for MIG devices
@@ -60,6 +83,8 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
     std::string host;  // inside a container: the host's number beside the container's
     for (size_t i = 0; g && i < where.host_index.size() && i < s.gpus.size(); ++i)
       if (&s.gpus[i] == g) host = ", host GPU " + std::to_string(where.host_index[i]);
+    for (size_t i = 0; g && i < where.slurm_id.size() && i < s.gpus.size(); ++i)
+      if (&s.gpus[i] == g && where.slurm_id[i]) host = ", Slurm id " + std::to_string(*where.slurm_id[i]);
     std::string line = s.describe(u) + " (" + u + (g ? ", " + g->pci_bus_id : "") + host + "): ";
     std::optional<size_t> now;
     for (size_t i = 0; i < v.uuids.size(); ++i)

@@ -27,9 +27,15 @@ struct WhichAnswer {
   Mapping mapping;                            // the current environment's
 };
 
+/// Where the session's GPUs are, for lists and messages: inside a container each one's host
+/// number, in a Slurm step whose device cgroup leaves only its GPUs each one's Slurm global id.
+GpuPlace gpu_place(Session& session, const Environment& env);
+
 /// Answers `gpumap which SPEC...` for `env`: specs are nvidia-smi indices, UUIDs or unique
 /// prefixes, MIG device UUIDs, PCI bus ids, or cuda:N.  Error(kExitUsage) for no spec, a spec
-/// that names no GPU or several, or a GPU named twice.
+/// that names no GPU or several, or a GPU named twice; Error(kExitUnavailable) naming the
+/// allocation for a GPU outside the Slurm step's (or job's) GPUs: advice to use it would put the
+/// program on another job's GPU.
 WhichAnswer which_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs);
 
 }  // namespace gpumap
