@@ -29,7 +29,8 @@ TEST(CliSlurmAllocation, TheIssuesTwoCases) {
   for (const auto& [host, env, fix] : std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
            {"dgx8",
             {"SLURM_STEP_GPUS=2,3", "SLURM_JOB_GPUS=2,3", "CUDA_VISIBLE_DEVICES=5,6", "SLURM_LOCALID=0"},
-            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3"},
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3  # nvidia-smi GPU 5, nvidia-smi GPU 6 left out: "
+            "outside SLURM_STEP_GPUS=2,3; the allocation's GPUs instead"},
            {"seed-mixed", {"SLURM_STEP_GPUS=1,2", "CUDA_VISIBLE_DEVICES=1,2"},
             "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2"}}) {
     json d = doctor(host, env);
@@ -40,7 +41,7 @@ TEST(CliSlurmAllocation, TheIssuesTwoCases) {
     EXPECT_EQ(finding(d, "slurm-global-ids"), nullptr) << host << ": the false info line is back";
     // Pasted, the step sees its own GPUs and doctor has nothing above info.
     std::vector<std::string> pasted = {env[0], "CUDA_DEVICE_ORDER=PCI_BUS_ID",
-                                       "CUDA_VISIBLE_DEVICES=" + fix.substr(fix.rfind('=') + 1)};
+                                       "CUDA_VISIBLE_DEVICES=" + fix.substr(fix.rfind('=') + 1, fix.find("  #") - fix.rfind('=') - 1)};
     json after = doctor(host, pasted);
     EXPECT_EQ(after["counts"]["error"], 0) << after["findings"].dump(1);
     EXPECT_EQ(after["counts"]["warning"], 0) << after["findings"].dump(1);

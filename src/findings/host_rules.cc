@@ -85,12 +85,17 @@ void nvidia_visible_devices_outside_container(const RuleInput& r, Report& report
   if (nvd.mode == NvdMode::kUnset || r.in.in_container) return;
   std::vector<std::string> named = nvd.mode == NvdMode::kList ? nvd_devices(nvd, r.s) : std::vector<std::string>{};
   std::string fix = "unset NVIDIA_VISIBLE_DEVICES", note;
-  if (!named.empty() && !r.v.visible_set)
+  // Never turned into a CUDA_VISIBLE_DEVICES outside the allocation (another job's GPU).
+  if (allowed_only(r.s, r.alloc, named).size() < named.size()) {
+    named.clear();
+    note = "NVIDIA_VISIBLE_DEVICES names GPUs outside " + r.alloc.setting() + " (other jobs' GPUs); to choose GPUs of "
+           "the allocation, set CUDA_VISIBLE_DEVICES (gpumap which GPU... prints the line)";
+  } else if (!named.empty() && !r.v.visible_set)
     fix = "export CUDA_VISIBLE_DEVICES=" + join(named, ",") + "; " + fix + gives_comment(r.s, named);
   else if (!named.empty())
     note = "CUDA_VISIBLE_DEVICES already chooses this process's GPUs; the GPUs NVIDIA_VISIBLE_DEVICES names are "
            "CUDA_VISIBLE_DEVICES=" + join(named, ",");
-  else
+  else if (note.empty())
     note = "to choose GPUs for this process, set CUDA_VISIBLE_DEVICES (gpumap which GPU... prints the line); for a "
            "container, give NVIDIA_VISIBLE_DEVICES to the container runtime (docker run -e ...)";
   report.add(Severity::kWarning,

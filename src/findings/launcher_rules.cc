@@ -45,62 +45,25 @@ void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
              "", "start each rank under gpumap bind (gpumap bind -- <your command>): it gives each rank its own GPU");
 }
 
-/// The step's GPU ids when set, else the job's; nullptr when neither is a usable list.
-const IntList* slurm_ids(const LauncherEnv& launch, std::string& name) {
-  bool step = launch.slurm_step_gpus.has_value();
-  const std::optional<IntList>& ids = step ? launch.slurm_step_gpus : launch.slurm_job_gpus;
-  if (!ids || !ids->error.empty() || ids->values.empty()) return nullptr;
-  name = step ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-  return &*ids;
-}
-
-std::string ids_text(const IntList& ids) {
-  std::vector<std::string> out;
-  for (uint32_t id : ids.values) out.push_back(std::to_string(id));
-  return join(out, ",");
-}
-
-// Slurm GPU id k as the k-th /dev/nvidiaN by minor number (gres.conf `File=/dev/nvidia[0-N]`, the
-// common layout; without minor numbers, nvidia-smi's order).  nullptr when there is no such GPU.
-const Gpu* gpu_for_slurm_id(const Snapshot& s, uint32_t id) {
-  std::vector<const Gpu*> gpus;
-  for (const Gpu& g : s.gpus) gpus.push_back(&g);
-  std::stable_sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
-    if (a->minor_number && b->minor_number) return *a->minor_number < *b->minor_number;
-    return a->nvml_index < b->nvml_index;
-  });
-  return id < gpus.size() ? gpus[id] : nullptr;
-}
-
-/// The GPUs Slurm's ids name here, in the ids' order; empty when an id is past this process's GPUs
-/// (a device cgroup renumbered them: the process sees only its allocation).
-std::vector<const Gpu*> allocated_gpus(const Snapshot& s, const IntList& ids) {
-  std::vector<const Gpu*> out;
-  for (uint32_t id : ids.values) {
-    const Gpu* g = gpu_for_slurm_id(s, id);
-    if (!g) return {};
-    out.push_back(g);
-  }
-  return out;
-}
-
-std::string nvidia_smi_numbers(const std::vector<const Gpu*>& gpus) {
-  std::vector<std::string> out;
-  for (const Gpu* g : gpus) out.push_back(std::to_string(g->nvml_index));
-  return join(out, ",");
-}
-
 std::string assuming(const Snapshot& s) {
   return " (assuming Slurm's GPU id k is the k-th /dev/nvidiaN, as with gres.conf `File=/dev/nvidia[0-" +
          std::to_string(s.gpus.empty() ? 0 : s.gpus.size() - 1) + "]`; `scontrol show job -d $SLURM_JOB_ID` shows the real IDX)";
 }
 
+/// The allocation in words: "SLURM_STEP_GPUS=2,3 gives this step nvidia-smi GPU(s) 2, 3 (assuming ...)".
+std::string allocation_said(const RuleInput& r) {
+  std::vector<std::string> here;
+  for (const std::string& u : r.alloc.uuids) here.push_back(std::to_string(r.s.nvml_index_of(u)));
+  return r.alloc.setting() + " gives this " + (r.alloc.variable == "SLURM_STEP_GPUS" ? "step" : "job") +
+         " nvidia-smi GPU(s) " + join(here, ", ") +
+         (r.alloc.reading == SlurmIdReading::kPositions ? assuming(r.s) : std::string(" (the GPUs whose /dev/nvidiaN has those numbers)"));
+}
+
 /// The visible GPUs outside the allocation, as "cuda:N = nvidia-smi GPU M (...)".
-std::vector<std::string> outside(const RuleInput& r, const std::vector<const Gpu*>& allocated) {
+std::vector<std::string> outside(const RuleInput& r) {
   std::vector<std::string> out;
   for (size_t i = 0; i < r.v.uuids.size(); ++i)
-    if (std::none_of(allocated.begin(), allocated.end(), [&](const Gpu* g) { return same_uuid(g->uuid, r.v.uuids[i]); }))
-      out.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(r.v.uuids[i]));
+    if (!r.alloc.allows(r.s, r.v.uuids[i])) out.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(r.v.uuids[i]));
   return out;
 }
 
@@ -111,24 +74,27 @@ std::string cuda_sees(const RuleInput& r) {
 }
 
 // Slurm's GPU ids are node-global; CUDA numbers the GPUs CUDA_VISIBLE_DEVICES lists from 0.  Said
-// only where it is all there is to say: a visible GPU outside the allocation is outside-allocation.
+// only where it is all there is to say: a visible GPU outside the allocation is outside-allocation,
+// ids copied into CUDA_VISIBLE_DEVICES under a device cgroup are slurm-global-id-as-index.
 void slurm_global_ids(const RuleInput& r, Report& report) {
-  std::string name;
-  const IntList* ids = slurm_ids(r.launch, name);
-  if (!ids || !r.v.visible_set || r.bound || r.v.error != CudaInitError::kNone) return;  // bound: bound-rank says it
-  std::vector<const Gpu*> allocated = allocated_gpus(r.s, *ids);
-  std::string said = name + "=" + ids_text(*ids) + " are node-global Slurm ids, not CUDA ordinals";
-  if (allocated.empty()) {
+  const Allocation& a = r.alloc;
+  if (a.variable.empty() || !r.v.visible_set || r.bound || r.v.error != CudaInitError::kNone || written_in_outer_numbers(r))
+    return;  // bound: bound-rank says it
+  std::string said = a.setting() + " are node-global Slurm ids, not CUDA ordinals";
+  if (a.reading == SlurmIdReading::kUnknown) {
+    said += "; they cannot be placed among this process's " + std::to_string(r.s.gpus.size()) +
+            " GPU(s) (a device cgroup, or a gres.conf in another order than the minor numbers): CUDA_VISIBLE_DEVICES=" +
+            r.cvd + " gives " + cuda_sees(r);
+  } else if (!a.restricts) {
     // A device cgroup: this process can open only its allocation, and CUDA numbers what it can open.
-    said += "; they are past this process's " + std::to_string(r.s.gpus.size()) + " GPU(s), so a device cgroup holds "
-            "the allocation and this process sees only those GPUs: CUDA_VISIBLE_DEVICES=" + r.cvd + " gives " + cuda_sees(r);
+    said += "; a device cgroup leaves this process only those " + std::to_string(r.s.gpus.size()) +
+            " GPU(s), and CUDA_VISIBLE_DEVICES=" + r.cvd + " gives " + cuda_sees(r);
   } else {
-    if (!outside(r, allocated).empty()) return;
-    said += " (nvidia-smi GPU(s) " + nvidia_smi_numbers(allocated) + " here" + assuming(r.s) + "): CUDA numbers the GPUs "
-            "CUDA_VISIBLE_DEVICES=" + r.cvd + " lists from 0, " + cuda_sees(r);
+    if (!outside(r).empty()) return;
+    said += " (" + allocation_said(r) + "): CUDA numbers the GPUs CUDA_VISIBLE_DEVICES=" + r.cvd + " lists from 0, " + cuda_sees(r);
   }
   bool beyond = false;
-  for (uint32_t id : ids->values) beyond |= id >= r.v.uuids.size();
+  for (uint32_t id : a.ids) beyond |= id >= r.v.uuids.size();
   report.add(Severity::kInfo, said + ". Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
              "", "in the program use cuda:0..cuda:" + std::to_string(r.v.uuids.empty() ? 0 : r.v.uuids.size() - 1) +
                      " (or cuda:$SLURM_LOCALID for one GPU per task)");
@@ -136,53 +102,44 @@ void slurm_global_ids(const RuleInput& r, Report& report) {
 
 // CUDA_VISIBLE_DEVICES set, no device cgroup: CUDA would use a GPU the step was not given.
 void outside_allocation(const RuleInput& r, Report& report) {
-  std::string name;
-  const IntList* ids = slurm_ids(r.launch, name);
-  if (!ids || !r.v.visible_set || r.bound || r.v.error != CudaInitError::kNone) return;
-  std::vector<const Gpu*> allocated = allocated_gpus(r.s, *ids);
-  if (allocated.empty()) return;  // a device cgroup: nothing outside it can be opened (slurm-global-ids says what is seen)
-  std::vector<std::string> out = outside(r, allocated);
+  if (!r.alloc.restricts || !r.v.visible_set || r.bound || r.v.error != CudaInitError::kNone) return;
+  std::vector<std::string> out = outside(r);
   if (out.empty()) return;
-  std::vector<std::string> uuids;
-  for (const Gpu* g : allocated) uuids.push_back(g->uuid);
+  // The fix keeps the allocated GPUs the list names (meant_fix leaves the others out, or gives the
+  // allocation when none is left), so it agrees with every other fix of the run.
   report.add(Severity::kError,
-             name + "=" + ids_text(*ids) + " gives this step nvidia-smi GPU(s) " + nvidia_smi_numbers(allocated) + assuming(r.s) +
-                 ", but CUDA_VISIBLE_DEVICES=" + r.cvd + " makes CUDA use " + join(out, ", ") +
+             allocation_said(r) + ", but CUDA_VISIBLE_DEVICES=" + r.cvd + " makes CUDA use " + join(out, ", ") +
                  ": outside the allocation (another job's GPU; without a device cgroup nothing stops it)",
-             "export " + launch_visibility(r.s, uuids, CvdForm::kIndex).assignments());
+             meant_fix(r, CvdForm::kIndex));
 }
 
 // CUDA_VISIBLE_DEVICES unset: CUDA sees every GPU this process can open, not only the allocation.
 void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
-  const Snapshot& s = r.s;
-  std::string name;
-  const IntList* ids = slurm_ids(r.launch, name);
-  if (!ids || v.visible_set || v.error != CudaInitError::kNone) return;
-  std::vector<const Gpu*> gpus = allocated_gpus(s, *ids);
-  std::vector<std::string> allocated;
-  for (const Gpu* g : gpus) allocated.push_back(g->uuid);
-  if (allocated.empty()) {
+  const Allocation& a = r.alloc;
+  if (a.variable.empty() || v.visible_set || v.error != CudaInitError::kNone) return;
+  if (a.reading == SlurmIdReading::kCgroup || a.reading == SlurmIdReading::kUnknown) {
     // Ids beyond this process's GPUs: a device cgroup renumbered them; only the count can be checked.
-    if (v.uuids.size() > ids->values.size())
+    if (v.uuids.size() > a.ids.size())
       report.add(Severity::kWarning,
-                 name + "=" + ids_text(*ids) + " allocates " + std::to_string(ids->values.size()) +
+                 a.setting() + " allocates " + std::to_string(a.ids.size()) +
                      " GPU(s), but CUDA_VISIBLE_DEVICES is unset and CUDA sees " + std::to_string(v.uuids.size()) +
-                     ": cuda:" + std::to_string(ids->values.size()) + " and above are GPUs outside the allocation",
+                     ": cuda:" + std::to_string(a.ids.size()) + " and above are GPUs outside the allocation",
                  "", "set CUDA_VISIBLE_DEVICES to the allocated GPUs (`scontrol show job -d $SLURM_JOB_ID` lists them; "
                      "gpumap which GPU... prints the line); srun sets it when the step asks for GPUs: srun --gpus=N");
     return;
   }
-  std::vector<std::string> sorted_now = v.uuids, sorted_alloc = allocated;
-  std::sort(sorted_now.begin(), sorted_now.end());
-  std::sort(sorted_alloc.begin(), sorted_alloc.end());
-  if (sorted_now == sorted_alloc) return;
-  std::vector<std::string> out = outside(r, gpus);
+  if (!a.restricts) return;  // every GPU CUDA can see is the allocation's
+  std::vector<std::string> out = outside(r);
+  if (out.empty()) return;
+  std::vector<std::string> here;
+  for (const std::string& u : a.uuids) here.push_back(std::to_string(r.s.nvml_index_of(u)));
   report.add(Severity::kWarning,
-             name + "=" + ids_text(*ids) + " allocates nvidia-smi GPU(s) " + nvidia_smi_numbers(gpus) + assuming(s) +
+             a.setting() + " allocates nvidia-smi GPU(s) " + join(here, ", ") +
+                 (a.reading == SlurmIdReading::kPositions ? assuming(r.s) : std::string()) +
                  ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(out, ", ") +
                  (out.size() == 1 ? " is" : " are") + " outside the allocation (another job's GPUs)",
-             "export " + launch_visibility(s, allocated, CvdForm::kIndex).assignments());
+             "export " + launch_visibility(r.s, a.uuids, CvdForm::kIndex).assignments());
 }
 
 // torchrun: LOCAL_WORLD_SIZE processes on this node, one GPU each by convention.

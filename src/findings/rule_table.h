@@ -10,6 +10,7 @@
 
 #include "env/launcher.h"
 #include "findings/rules.h"
+#include "resolve/allocation.h"
 #include "resolve/launch_env.h"
 
 namespace gpumap {
@@ -34,6 +35,8 @@ struct RuleInput {
   /// Inside a container: each GPU's host nvidia-smi index (resolve/container_view.h host_indices),
   /// in the order of `s.gpus`; empty outside one or when NVIDIA_VISIBLE_DEVICES cannot tell.
   std::vector<uint32_t> host_index = {};
+  /// The allowed set (resolve/allocation.h): a Slurm step's or job's GPUs.  Every fix keeps to it.
+  Allocation alloc = {};
 };
 
 /// Adds findings under one rule's id.
@@ -57,6 +60,7 @@ struct Rule {
 
 const std::vector<Rule>& entry_rules();     // CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER as written (entry_rules.cc)
 const std::vector<Rule>& host_rules();      // the host: its order, containers, MIG (host_rules.cc)
+const std::vector<Rule>& layer_rules();     // where layers meet: outer numbers in a container or a Slurm step (layer_rules.cc)
 const std::vector<Rule>& launcher_rules();  // torchrun, MPI, Slurm, MPS, gpumap bind (launcher_rules.cc)
 
 /// True when CUDA_VISIBLE_DEVICES is one blank or negative entry: no GPU, on purpose.
@@ -70,15 +74,37 @@ std::vector<std::string> meant_gpus(const RuleInput& r);
 
 /// `export ...` that gives exactly the meant GPUs in `form`; without one, as UUIDs when the list
 /// was written with UUIDs (or a GPU has no index), else as PCI_BUS_ID indices; "" when the list
-/// names no GPU.
+/// names no GPU.  Only GPUs of the allocation (r.alloc): the others are left out, said in a shell
+/// comment, and when none is left the allocation's GPUs are given instead.
 std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form = std::nullopt);
 
 /// " # cuda:0 = nvidia-smi GPU 1, cuda:1 = ..." for a fix that gives `uuids` (a comment a shell
 /// ignores: the fix says which GPUs it gives).
 std::string gives_comment(const Snapshot& s, const std::vector<std::string>& uuids);
 
-/// Inside a container, an index entry past its GPUs that is the host's number of one of them
-/// (`3` under NVIDIA_VISIBLE_DEVICES=2,3): that GPU's number here (1); nullopt otherwise.
+/// The number here of the GPU whose outer number is `n`: inside a container the host's nvidia-smi
+/// index (`3` under NVIDIA_VISIBLE_DEVICES=2,3 is the container's GPU 1), in a Slurm step whose
+/// device cgroup renumbered its GPUs Slurm's global id (SLURM_STEP_GPUS=4,5: id 4 is GPU 0 here);
+/// nullopt when no GPU here has that outer number.
+std::optional<uint32_t> outer_number_here(const RuleInput& r, uint64_t n);
+
+/// "the host's number" / "Slurm's global id": what an outer number is here; "" when there is none.
+std::string outer_number_kind(const RuleInput& r);
+
+/// Every index entry of CUDA_VISIBLE_DEVICES is an outer number (outer_number_here) of a GPU here,
+/// and read so the list names other GPUs than read as this process's numbers (or reaches past
+/// them): the list was written in the outer numbering (the host's nvidia-smi numbers copied into a
+/// container, a step's SLURM_STEP_GPUS copied into CUDA_VISIBLE_DEVICES under a device cgroup).
+/// Every fix then reads the entries that way.
+bool written_in_outer_numbers(const RuleInput& r);
+
+/// An index entry as an outer number: the GPU's number here when the entry is past this process's
+/// GPUs (or the whole list was written_in_outer_numbers) and some GPU here has it as its outer
+/// number (`3` under NVIDIA_VISIBLE_DEVICES=2,3: 1; `4` under SLURM_STEP_GPUS=4,5 and a device
+/// cgroup: 0); nullopt otherwise.
+std::optional<uint32_t> outer_number_of_entry(const RuleInput& r, const CvdEntry& e);
+
+/// outer_number_of_entry inside a container only (the host's number).
 std::optional<uint32_t> container_number_of_host_index(const RuleInput& r, const CvdEntry& e);
 
 /// True when some CUDA_VISIBLE_DEVICES entry is an index (those count in CUDA's order).

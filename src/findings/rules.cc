@@ -6,6 +6,7 @@
 
 #include "findings/rule_table.h"
 #include "model/text.h"
+#include "resolve/allocation.h"
 #include "resolve/base_order.h"
 #include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
@@ -86,13 +87,56 @@ std::vector<std::string> spelled(const CvdEntry& e, const Snapshot& s) {
 
 }  // namespace
 
-std::optional<uint32_t> container_number_of_host_index(const RuleInput& r, const CvdEntry& e) {
-  if (e.kind != CvdEntryKind::kInteger || e.form != CvdEntryForm::kPlain || e.sign || e.negative || !e.trailing.empty() ||
-      e.wider_than_32_bits || e.index < r.s.gpus.size())
+std::optional<uint32_t> outer_number_here(const RuleInput& r, uint64_t n) {
+  if (r.in.in_container) {
+    for (size_t i = 0; i < r.host_index.size() && i < r.s.gpus.size(); ++i)
+      if (r.host_index[i] == n) return r.s.gpus[i].nvml_index;
     return std::nullopt;
-  for (size_t i = 0; i < r.host_index.size() && i < r.s.gpus.size(); ++i)
-    if (r.host_index[i] == e.index) return r.s.gpus[i].nvml_index;
-  return std::nullopt;
+  }
+  if (r.alloc.reading != SlurmIdReading::kMinors || n > UINT32_MAX) return std::nullopt;
+  std::string u = r.alloc.uuid_of_slurm_id(static_cast<uint32_t>(n));
+  if (u.empty()) return std::nullopt;
+  int here = r.s.nvml_index_of(u);
+  return here < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(here));
+}
+
+std::string outer_number_kind(const RuleInput& r) {
+  if (r.in.in_container) return r.host_index.empty() ? "" : "the host's number";
+  return r.alloc.reading == SlurmIdReading::kMinors ? "Slurm's global id" : "";
+}
+
+namespace {
+
+bool plain_index(const CvdEntry& e) {
+  return e.kind == CvdEntryKind::kInteger && e.form == CvdEntryForm::kPlain && !e.sign && !e.negative &&
+         e.trailing.empty() && !e.wider_than_32_bits;
+}
+
+}  // namespace
+
+bool written_in_outer_numbers(const RuleInput& r) {
+  if (outer_number_kind(r).empty() || !r.v.visible_set) return false;
+  bool any = false, differs = false;
+  for (const EntryDecision& d : r.v.entries) {
+    const CvdEntry& e = d.entry;
+    if (e.kind != CvdEntryKind::kInteger) continue;
+    if (!plain_index(e)) return false;
+    std::optional<uint32_t> here = outer_number_here(r, e.index);
+    if (!here) return false;
+    any = true;
+    differs |= *here != e.index;
+  }
+  return any && differs;
+}
+
+std::optional<uint32_t> outer_number_of_entry(const RuleInput& r, const CvdEntry& e) {
+  if (!plain_index(e)) return std::nullopt;
+  if (e.index < r.s.gpus.size() && !written_in_outer_numbers(r)) return std::nullopt;
+  return outer_number_here(r, e.index);
+}
+
+std::optional<uint32_t> container_number_of_host_index(const RuleInput& r, const CvdEntry& e) {
+  return r.in.in_container ? outer_number_of_entry(r, e) : std::nullopt;
 }
 
 std::vector<std::string> meant_gpus(const RuleInput& r) {
@@ -101,9 +145,14 @@ std::vector<std::string> meant_gpus(const RuleInput& r) {
   std::set<std::string> seen;
   std::map<std::string, std::string> read;  // entry text -> the GPU it names alone ("" none)
   for (const EntryDecision& d : r.v.entries) {
-    // A host number inside a container meant that GPU, which has another number here.
-    std::optional<uint32_t> here = container_number_of_host_index(r, d.entry);
-    for (const std::string& text : here ? std::vector<std::string>{std::to_string(*here)} : spelled(d.entry, r.s)) {
+    // An outer number (the host's inside a container, Slurm's global id under a device cgroup) meant
+    // the GPU that has it, whatever its number here and whatever CUDA's order.
+    if (std::optional<uint32_t> here = outer_number_of_entry(r, d.entry)) {
+      for (const Gpu& g : r.s.gpus)
+        if (g.nvml_index == *here && seen.insert(g.uuid).second) out.push_back(g.uuid);
+      continue;
+    }
+    for (const std::string& text : spelled(d.entry, r.s)) {
       auto [it, fresh] = read.try_emplace(text);
       if (fresh) {
         CudaView alone = predict_cuda_view(r.meant_order, std::string("PCI_BUS_ID"), text);
@@ -116,8 +165,39 @@ std::vector<std::string> meant_gpus(const RuleInput& r) {
   return out;
 }
 
+namespace {
+
+// What CUDA shows for whole GPUs: a GPU in MIG mode shows its MIG devices in its place.
+std::vector<std::string> cuda_devices_of(const Snapshot& s, const std::vector<std::string>& gpus) {
+  std::vector<std::string> out;
+  for (const std::string& u : gpus) {
+    const Gpu* g = s.find_uuid(u);
+    if (g && g->mig_enabled.value_or(false))
+      for (const MigDevice& m : g->mig_devices) out.push_back(m.uuid);
+    else
+      out.push_back(u);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form) {
-  std::vector<std::string> uuids = meant_gpus(r);
+  std::vector<std::string> meant = meant_gpus(r);
+  if (meant.empty()) return "";
+  // Never a GPU outside the allocation: pasted, the fix would put the program on another job's GPU.
+  std::vector<std::string> uuids = allowed_only(r.s, r.alloc, meant);
+  std::string left_out;
+  if (uuids.size() < meant.size()) {
+    std::vector<std::string> outside;
+    for (const std::string& u : meant)
+      if (!r.alloc.allows(r.s, u)) outside.push_back(r.s.describe(u));
+    left_out = "  # " + join(outside, ", ") + " left out: outside " + r.alloc.setting();
+    if (uuids.empty()) {
+      uuids = cuda_devices_of(r.s, r.alloc.uuids);
+      left_out += "; the allocation's GPUs instead";
+    }
+  }
   if (uuids.empty()) return "";
   bool written_as_uuids = false;
   for (const EntryDecision& d : r.v.entries)
@@ -125,8 +205,8 @@ std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form) {
                                                                  d.entry.form != CvdEntryForm::kBlank);
   if (!form) form = written_as_uuids ? CvdForm::kUuid : CvdForm::kIndex;
   LaunchVisibility lv = launch_visibility(r.s, uuids, *form);
-  if (lv.form == CvdForm::kUuid) return "export CUDA_VISIBLE_DEVICES=" + lv.cuda_visible_devices;
-  return "export " + lv.assignments();
+  if (lv.form == CvdForm::kUuid) return "export CUDA_VISIBLE_DEVICES=" + lv.cuda_visible_devices + left_out;
+  return "export " + lv.assignments() + left_out;
 }
 
 std::string gives_comment(const Snapshot& s, const std::vector<std::string>& uuids) {
@@ -162,8 +242,9 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
               in.env.get("CUDA_VISIBLE_DEVICES").value_or(""), ambiguous, by_pci ? pci : in.mapping.base_order,
               std::nullopt, in.in_container ? host_indices(in.snapshot, in.env.get("NVIDIA_VISIBLE_DEVICES"))
                                             : std::vector<uint32_t>{}};
+  r.alloc = read_allocation(in.snapshot, launch);
   std::vector<Finding> out;
-  for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &launcher_rules()})
+  for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &layer_rules(), &launcher_rules()})
     for (const Rule& rule : *table) {
       Report report(out, rule.id);
       rule.check(r, report);

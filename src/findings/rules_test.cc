@@ -453,7 +453,9 @@ TEST(RulesSlurm, AVisibleGpuOutsideTheAllocationIsAnError) {
     EXPECT_NE(f.id, "slurm-global-ids") << "the info line would say the allocated GPUs are cuda:0..:" << dump(d.fs);
     if (f.id == "outside-allocation") {
       EXPECT_NE(f.message.find("cuda:0 = nvidia-smi GPU 0"), std::string::npos) << f.message;
-      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+      // GPUs 0 and 1 are both another job's: the allocation instead, said in a comment.
+      EXPECT_EQ(f.fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3  # nvidia-smi GPU 0, nvidia-smi GPU 1 "
+                       "left out: outside SLURM_STEP_GPUS=2,3; the allocation's GPUs instead");
     }
   }
   // The mixed box: `1,2` under FASTEST_FIRST puts cuda:0 on GPU 0, outside SLURM_STEP_GPUS=1,2.
