@@ -4,6 +4,7 @@
 #include "cli/command.h"
 #include "model/text.h"
 #include "session/lease_gpus.h"
+#include "session/which.h"
 #include "model/error.h"
 #include "output/query_csv.h"
 #include "output/render.h"
@@ -35,11 +36,14 @@ int run(const Args& args, Context& ctx) {
   }
   const Snapshot& s = ctx.session().snapshot();
   std::map<std::string, LeaseState> leases = read_gpu_leases(ctx.session());  // gpumap run's leases
+  // Inside a container or a Slurm step under a device cgroup: each GPU's number outside.
+  GpuPlace where = gpu_place(ctx.session(), ctx.session().env());
   if (ctx.json()) {
     Json j = snapshot_json(s);
     for (Json& gj : j["gpus"]) {
       auto l = leases.find(gj["uuid"].get<std::string>());
       gj["lease"] = l == leases.end() ? Json(nullptr) : lease_json(l->second);  // a lost GPU has no lease to name
+      if (auto o = outer_number(s, where, gj["uuid"].get<std::string>())) gj[o->key] = o->value;
     }
     std::cout << dump(j);
     return 0;
@@ -54,9 +58,16 @@ int run(const Args& args, Context& ctx) {
                     leases.count(g.uuid) ? lease_summary(leases.at(g.uuid)) : ""});
     if (rows.back().back().empty()) rows.back().back() = "-";
   }
-  std::cout << host_banner(s)
-            << render_table({"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"}, rows,
-                            term_style(), {"NAME", "LEASE"});
+  std::vector<std::string> heads = {"GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY USED", "UTIL", "CC", "MIG", "PROCS", "LEASE"};
+  if (!s.gpus.empty())
+    if (auto first = outer_number(s, where, s.gpus.front().uuid)) {
+      heads.insert(heads.begin() + 1, first->column);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        auto o = outer_number(s, where, s.gpus[i].uuid);
+        rows[i].insert(rows[i].begin() + 1, o ? std::to_string(o->value) : "?");
+      }
+    }
+  std::cout << host_banner(s) << render_table(heads, rows, term_style(), {"NAME", "LEASE"});
   for (const Gpu& g : s.gpus)
     for (const std::string& n : g.notes) std::cout << fit_line("note: GPU " + std::to_string(g.nvml_index) + ": " + n);
   return 0;

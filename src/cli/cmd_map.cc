@@ -117,9 +117,13 @@ int run(const Args& args, Context& ctx) {
     std::cout << printable(one_line(s, env, m, findings)) << "\n";  // SLURMD_NODENAME and the like
     return kExitOk;
   }
+  // Inside a container or a step whose device cgroup renumbered its GPUs: the outer number beside.
+  GpuPlace where = gpu_place(ctx.session(), env);
   if (ctx.json()) {
     Json j = snapshot_json(s);
     j["cuda"] = mapping_json(s, m);
+    for (size_t i = 0; i < m.view.uuids.size() && i < j["cuda"]["devices"].size(); ++i)
+      if (auto o = outer_number(s, where, m.view.uuids[i])) j["cuda"]["devices"][i][o->key] = o->value;
     if (!asked.empty()) j["asked_cuda"] = asked_cuda_json(asked);
     Json hidden = Json::array();
     for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back(g->nvml_index);
@@ -145,12 +149,21 @@ int run(const Args& args, Context& ctx) {
     std::cout << fit_line("  because " + m.view.error_reason);
   } else {
     std::vector<std::vector<std::string>> rows;
+    const char* outer_column = nullptr;  // HOST or SLURM ID, beside NVIDIA-SMI
+    for (const std::string& u : m.view.uuids)
+      if (auto o = outer_number(s, where, u)) outer_column = o->column;
     for (size_t i = 0; i < m.view.uuids.size(); ++i) {
       const Gpu* g = s.find_device(m.view.uuids[i]).gpu;
       rows.push_back({"cuda:" + std::to_string(i), g ? std::to_string(g->nvml_index) : "?", m.view.uuids[i],
                       g ? g->pci_bus_id : "?", device_name(s, m.view.uuids[i]), memory_cell(s, m.view.uuids[i])});
+      if (outer_column) {
+        auto o = outer_number(s, where, m.view.uuids[i]);
+        rows.back().insert(rows.back().begin() + 2, o ? std::to_string(o->value) : "?");
+      }
     }
-    std::cout << render_table({"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"}, rows, term_style(), {"NAME"});
+    std::vector<std::string> heads = {"CUDA", "NVIDIA-SMI", "UUID", "PCI BUS ID", "NAME", "MEMORY USED"};
+    if (outer_column) heads.insert(heads.begin() + 2, outer_column);
+    std::cout << render_table(heads, rows, term_style(), {"NAME"});
   }
   std::vector<std::string> hidden;
   for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back("GPU " + std::to_string(g->nvml_index) + " (" + g->uuid + ")");

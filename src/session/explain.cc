@@ -3,6 +3,7 @@
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "findings/rules.h"
+#include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
 
 namespace gpumap {
@@ -17,9 +18,17 @@ std::string cut_consequence(const CudaView& v, size_t i) {
   return c + ", so cuda:" + std::to_string(v.uuids.size()) + " does not exist";
 }
 
+// Inside a container: " (host GPU 3)" for a GPU whose host number is known.
+std::string host_gpu(const Snapshot& s, const std::string& uuid, const std::vector<uint32_t>& host_index) {
+  int here = s.nvml_index_of(uuid);
+  for (size_t i = 0; here >= 0 && i < host_index.size() && i < s.gpus.size(); ++i)
+    if (s.gpus[i].nvml_index == static_cast<uint32_t>(here)) return " (host GPU " + std::to_string(host_index[i]) + ")";
+  return "";
+}
+
 }  // namespace
 
-std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
+std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i, const std::vector<uint32_t>& host_index) {
   const EntryDecision& d = v.entries[i];
   std::string at = "entry " + std::to_string(i + 1) + " " + q(d.entry.raw) + " ";
   std::string read;
@@ -36,7 +45,7 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
     case EntryOutcome::kVisible:
       if (!d.cuda_ordinal)  // a later entry repeats a GPU: cuInit fails, so no entry becomes a cuda:N
         return at + read + " and names " + s.describe(d.uuid) + ": never used (the list fails: " + v.error_reason + ")";
-      return at + read + ": it becomes cuda:" + std::to_string(*d.cuda_ordinal) + " = " + s.describe(d.uuid);
+      return at + read + ": it becomes cuda:" + std::to_string(*d.cuda_ordinal) + " = " + s.describe(d.uuid) + host_gpu(s, d.uuid, host_index);
     case EntryOutcome::kNoMatch: return at + read + " but names no GPU: " + cut_consequence(v, i);
     case EntryOutcome::kAmbiguous:
       return at + read + " that starts " + std::to_string(d.candidates.size()) + " GPUs' UUIDs: " + cut_consequence(v, i);
@@ -54,6 +63,7 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i) {
 }
 
 std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env, const Mapping& m, bool container) {
+  std::vector<uint32_t> host_index = container ? host_indices(s, env.get("NVIDIA_VISIBLE_DEVICES")) : std::vector<uint32_t>{};
   std::vector<std::string> out;
   const CudaView& v = m.view;
   auto cdo = env.get("CUDA_DEVICE_ORDER");
@@ -70,7 +80,7 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
     out.push_back("CUDA_VISIBLE_DEVICES=" + q(*cvd) + ": split on commas into " + std::to_string(v.entries.size()) +
                   " entr" + (v.entries.size() == 1 ? "y" : "ies"));
     if (v.order.order != DeviceOrder::kInvalid)
-      for (size_t i = 0; i < v.entries.size(); ++i) out.push_back("  " + explain_entry(s, v, i));
+      for (size_t i = 0; i < v.entries.size(); ++i) out.push_back("  " + explain_entry(s, v, i, host_index));
   }
   NvidiaVisibleDevices nvd = parse_nvidia_visible_devices(env.get("NVIDIA_VISIBLE_DEVICES"));
   if (nvd.mode != NvdMode::kUnset) {
@@ -135,7 +145,10 @@ Explanation explain(Session& session, const Environment& env, bool probe) {
   e.findings = environment_findings(session, env, m);
   e.lines = explain_lines(s, env, m, container);
   for (size_t i = 0; i < m.view.entries.size(); ++i)
-    e.entry_texts.push_back(m.view.order.order == DeviceOrder::kInvalid ? "" : explain_entry(s, m.view, i));
+    e.entry_texts.push_back(m.view.order.order == DeviceOrder::kInvalid
+                                ? ""
+                                : explain_entry(s, m.view, i, container ? host_indices(s, env.get("NVIDIA_VISIBLE_DEVICES"))
+                                                                        : std::vector<uint32_t>{}));
   return e;
 }
 

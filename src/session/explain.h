@@ -14,8 +14,9 @@
 namespace gpumap {
 
 /// What one CUDA_VISIBLE_DEVICES entry (m.view.entries[i]) does: "entry 2 `1` is read as index 1:
-/// it becomes cuda:0 = nvidia-smi GPU 1".
-std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i);
+/// it becomes cuda:0 = nvidia-smi GPU 1"; with `host_index` (inside a container, each GPU's host
+/// number: resolve/container_view.h host_indices) "... = nvidia-smi GPU 1 (host GPU 3)".
+std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i, const std::vector<uint32_t>& host_index = {});
 
 /// The explanation, line by line: CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES and each of its
 /// entries (indented), NVIDIA_VISIBLE_DEVICES and its entries, the launchers' variables, MPS.
