@@ -41,7 +41,7 @@ TEST(CliSlurmAllocation, TheIssuesTwoCases) {
     EXPECT_EQ(finding(d, "slurm-global-ids"), nullptr) << host << ": the false info line is back";
     // Pasted, the step sees its own GPUs and doctor has nothing above info.
     std::vector<std::string> pasted = {env[0], "CUDA_DEVICE_ORDER=PCI_BUS_ID",
-                                       "CUDA_VISIBLE_DEVICES=" + fix.substr(fix.rfind('=') + 1, fix.find("  #") - fix.rfind('=') - 1)};
+                                       fix.substr(fix.find("CUDA_VISIBLE_DEVICES="), fix.find("  #") - fix.find("CUDA_VISIBLE_DEVICES="))};
     json after = doctor(host, pasted);
     EXPECT_EQ(after["counts"]["error"], 0) << after["findings"].dump(1);
     EXPECT_EQ(after["counts"]["warning"], 0) << after["findings"].dump(1);

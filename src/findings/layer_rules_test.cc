@@ -123,7 +123,9 @@ TEST(LayerRules, SlurmGlobalIdsUnderADeviceCgroup) {
   EXPECT_NE(f->message.find("4 as Slurm's global id is GPU 0"), std::string::npos) << f->message;
   EXPECT_EQ(f->fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1");
   const Finding* cut = find(fs, "list-cut-short");
-  if (cut) EXPECT_EQ(cut->fix, f->fix);  // one reading for every fix of the run
+  if (cut) {
+    EXPECT_EQ(cut->fix, f->fix);  // one reading for every fix of the run
+  }
   // After the fix: nothing above info.
   for (const Finding& g : run(step, {"SLURM_STEP_GPUS=4,5", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0,1"}))
     EXPECT_EQ(g.severity, Severity::kInfo) << dump({g});
