@@ -44,7 +44,9 @@ void visible_devices_without_pci_order(const RuleInput& r, Report& report) {
   // Neither reading gives a GPU (`4` on four GPUs): there is nothing to choose between, and
   // PCI_BUS_ID would change nothing; list-cut-short and cuda-init-fails say what is wrong.
   bool pci_gives = by_pci.error == CudaInitError::kNone && !by_pci.uuids.empty();
-  if (!pci_gives && (v.error != CudaInitError::kNone || v.uuids.empty())) return;
+  bool cuda_names = false;  // some entry names a GPU in CUDA's order (a duplicate too)
+  for (const EntryDecision& d : v.entries) cuda_names |= !d.uuid.empty();
+  if (!cuda_names && meant_gpus(r).empty()) return;
   bool same = by_pci.error == CudaInitError::kNone && v.error == CudaInitError::kNone && by_pci.uuids == v.uuids;
   std::vector<std::string> parts;
   for (size_t i = 0; i < v.uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(v.uuids[i]));
@@ -59,7 +61,8 @@ void visible_devices_without_pci_order(const RuleInput& r, Report& report) {
              "order, not nvidia-smi's: `" + r.cvd + "` gives " + gives +
                  (same ? " (the same GPUs as in nvidia-smi's order here, by luck of which indices were chosen)" : "") +
                  (pci_gives ? ". If they are nvidia-smi's numbers, CUDA_DEVICE_ORDER=PCI_BUS_ID makes them so"
-                            : ". Read as nvidia-smi's numbers (CUDA_DEVICE_ORDER=PCI_BUS_ID) they give no GPU"),
+                            : ". Read as nvidia-smi's numbers (CUDA_DEVICE_ORDER=PCI_BUS_ID) cuInit fails too: the "
+                              "other findings' fixes give the GPUs that reading means"),
              pci_gives ? "export CUDA_DEVICE_ORDER=PCI_BUS_ID" + gives_comment(r.s, by_pci.uuids) : std::string(),
              note);
 }

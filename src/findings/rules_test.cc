@@ -580,7 +580,7 @@ TEST(RulesMig, UnsetVisibleDevicesGetsTheReadingNotAnOrderFix) {
 TEST(RulesFixes, AnOrderFixThatGivesNoGpuIsNotPrinted) {
   // `4` on four GPUs: no GPU 4 in either order.
   Diag d = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=4"});
-  for (const Finding& f : d.fs) EXPECT_EQ(f.fix.find("export CUDA_DEVICE_ORDER=PCI_BUS_ID"), std::string::npos) << f.id;
+  for (const Finding& f : d.fs) EXPECT_NE(f.fix.rfind("export CUDA_DEVICE_ORDER=PCI_BUS_ID", 0), 0u) << f.id;
   EXPECT_FALSE(find(d, "visible-devices-without-pci-order")) << dump(d.fs);
   // The cut list's fix gives every GPU, in nvidia-smi's order so that order-differs does not follow.
   EXPECT_EQ(fix_of(d, "list-cut-short"), "unset CUDA_VISIBLE_DEVICES; export CUDA_DEVICE_ORDER=PCI_BUS_ID");
