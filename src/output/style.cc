@@ -98,7 +98,7 @@ namespace {
 // command, or an assignment prefix (`CUDA_VISIBLE_DEVICES=GPU-...`).
 bool starts_command(const std::string& w) {
   static const char* const kWords[] = {"export", "unset", "sudo", "gpumap", "srun", "sbatch", "torchrun", "docker",
-                                       "mpirun", "nvidia-smi"};
+                                       "mpirun"};  // not nvidia-smi: prose says "nvidia-smi GPU 1 (...)"
   for (const char* k : kWords)
     if (w == k) return true;
   size_t eq = w.find('=');
