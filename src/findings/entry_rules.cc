@@ -4,6 +4,7 @@
 
 #include "findings/rule_table.h"
 #include "model/text.h"
+#include "resolve/base_order.h"
 #include "resolve/cuda_rules.h"
 
 namespace gpumap {
@@ -82,6 +83,14 @@ std::string cut_reason(const EntryDecision& d) {
     case EntryOutcome::kMixedKind: return "it mixes an index with UUIDs";
     default: return d.entry.reason.empty() ? "it names no GPU" : d.entry.reason;
   }
+}
+
+// `unset CUDA_VISIBLE_DEVICES`, the line that gives every GPU when no entry names one here; on a
+// host whose CUDA order is not nvidia-smi's, with PCI_BUS_ID too, so order-differs does not follow.
+std::string every_gpu_fix(const RuleInput& r) {
+  bool order_differs = r.in.fastest_first_order && *r.in.fastest_first_order != pci_order(r.s) &&
+                       r.v.order.order == DeviceOrder::kFastestFirst && !r.s.any_mig();
+  return std::string("unset CUDA_VISIBLE_DEVICES") + (order_differs ? "; export CUDA_DEVICE_ORDER=PCI_BUS_ID" : "");
 }
 
 void device_order_invalid(const RuleInput& r, Report& report) {
@@ -172,7 +181,7 @@ void container_keyword(const RuleInput& r, Report& report) {
               [&](size_t i, const EntryDecision& d) -> Said {
                 return {entry_at(r.v, i) + " is a container-toolkit keyword (NVIDIA_VISIBLE_DEVICES); CUDA reads it as no GPU",
                         r.v.entries.size() > 1 && !meant_fix(r).empty() ? meant_fix(r)
-                        : d.entry.raw == "all"                          ? "unset CUDA_VISIBLE_DEVICES"
+                        : d.entry.raw == "all"                          ? every_gpu_fix(r)
                                                                         : "export CUDA_VISIBLE_DEVICES=-1",
                         d.entry.raw == "all" ? "" : "-1 hides every GPU on purpose; unset the variable to see every GPU"};
               });
@@ -274,7 +283,15 @@ void list_cut_short(const RuleInput& r, Report& report) {
     msg += ". Inside this container the GPUs are renumbered from 0 (NVIDIA_VISIBLE_DEVICES=" +
            r.in.env.get("NVIDIA_VISIBLE_DEVICES").value_or("") + "): " + d.entry.raw + " is a host number, and host GPU " +
            d.entry.raw + " is the container's GPU " + std::to_string(*here);
-  report.add(v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, meant_fix(r));
+  // The fix: the entries that name a GPU (read as meant); with none, the list's GPUs cannot be had
+  // here, so the line that gives every GPU (cuda-init-fails gives the same) and a note.
+  std::string fix = meant_fix(r), note;
+  if (fix.empty()) {
+    fix = every_gpu_fix(r);
+    note = "no entry names a GPU here: `gpumap list` shows them, `gpumap which GPU...` prints the line for the ones "
+           "you mean";
+  }
+  report.add(v.uuids.empty() ? Severity::kError : Severity::kWarning, msg, fix, note);
 }
 
 void cuda_init_fails(const RuleInput& r, Report& report) {
@@ -283,7 +300,7 @@ void cuda_init_fails(const RuleInput& r, Report& report) {
   // Never advise unsetting a variable that is not set (a host with no GPU at all).
   std::string fix = meant_fix(r), note;
   if (fix.empty() && r.in.env.get("CUDA_VISIBLE_DEVICES")) {
-    fix = "unset CUDA_VISIBLE_DEVICES";
+    fix = every_gpu_fix(r);
     note = "or list GPUs that exist (gpumap which GPU... prints the line)";
   } else if (fix.empty()) {
     note = r.s.gpus.empty() ? "check the driver and the GPUs: nvidia-smi (gpumap list shows none)"

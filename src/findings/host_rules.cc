@@ -19,7 +19,9 @@ bool fastest_first_differs(const RuleInput& r) {
 
 void order_differs(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
-  if (!fastest_first_differs(r) || v.visible_set) return;
+  // On a MIG host no order makes cuda:N nvidia-smi's GPU N (MIG slices are CUDA devices too):
+  // PCI_BUS_ID would not help, and mig-enabled gives the reading.
+  if (!fastest_first_differs(r) || v.visible_set || r.s.any_mig()) return;
   std::vector<std::string> diffs;
   for (size_t i = 0; i < v.uuids.size(); ++i) {
     int idx = r.s.nvml_index_of(v.uuids[i]);
@@ -39,6 +41,12 @@ void visible_devices_without_pci_order(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
   if (!r.ambiguous) return;
   CudaView by_pci = predict_cuda_view(pci_order(r.s), std::string("PCI_BUS_ID"), r.in.env.get("CUDA_VISIBLE_DEVICES"));
+  // Neither reading gives a GPU (`4` on four GPUs): there is nothing to choose between, and
+  // PCI_BUS_ID would change nothing; list-cut-short and cuda-init-fails say what is wrong.
+  bool pci_gives = by_pci.error == CudaInitError::kNone && !by_pci.uuids.empty();
+  bool cuda_names = false;  // some entry names a GPU in CUDA's order (a duplicate too)
+  for (const EntryDecision& d : v.entries) cuda_names |= !d.uuid.empty();
+  if (!cuda_names && meant_gpus(r).empty()) return;
   bool same = by_pci.error == CudaInitError::kNone && v.error == CudaInitError::kNone && by_pci.uuids == v.uuids;
   std::vector<std::string> parts;
   for (size_t i = 0; i < v.uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + r.s.describe(v.uuids[i]));
@@ -47,13 +55,15 @@ void visible_devices_without_pci_order(const RuleInput& r, Report& report) {
   if (!same && v.error == CudaInitError::kNone)
     note = "if the indices were meant in CUDA's own order, keep the GPUs it gives now: export CUDA_VISIBLE_DEVICES=" +
            join(v.uuids, ",") + gives_comment(r.s, v.uuids);
+  // The fix only where it gives GPUs: PCI_BUS_ID that leaves cuInit failing helps no one.
   report.add(same ? Severity::kInfo : Severity::kWarning,
              "CUDA_VISIBLE_DEVICES uses indices, and without CUDA_DEVICE_ORDER=PCI_BUS_ID they count in CUDA's "
              "order, not nvidia-smi's: `" + r.cvd + "` gives " + gives +
                  (same ? " (the same GPUs as in nvidia-smi's order here, by luck of which indices were chosen)" : "") +
-                 ". If they are nvidia-smi's numbers, CUDA_DEVICE_ORDER=PCI_BUS_ID makes them so",
-             "export CUDA_DEVICE_ORDER=PCI_BUS_ID" +
-                 (by_pci.error == CudaInitError::kNone ? gives_comment(r.s, by_pci.uuids) : std::string()),
+                 (pci_gives ? ". If they are nvidia-smi's numbers, CUDA_DEVICE_ORDER=PCI_BUS_ID makes them so"
+                            : ". Read as nvidia-smi's numbers (CUDA_DEVICE_ORDER=PCI_BUS_ID) cuInit fails too: the "
+                              "other findings' fixes give the GPUs that reading means"),
+             pci_gives ? "export CUDA_DEVICE_ORDER=PCI_BUS_ID" + gives_comment(r.s, by_pci.uuids) : std::string(),
              note);
 }
 
@@ -112,14 +122,61 @@ void container_renumbered(const RuleInput& r, Report& report) {
              "");
 }
 
+// "cuda:0 = nvidia-smi GPU 1, cuda:1 = nvidia-smi GPU 0 MIG device 0": what each cuda:N is.
+std::string readings(const Snapshot& s, const std::vector<std::string>& uuids) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < uuids.size(); ++i) parts.push_back("cuda:" + std::to_string(i) + " = " + s.describe(uuids[i]));
+  return join(parts, ", ");
+}
+
 void mig_enabled(const RuleInput& r, Report& report) {
-  for (const Gpu& g : r.s.gpus)
-    if (g.mig_enabled.value_or(false))
-      report.add(Severity::kInfo,
-                 "nvidia-smi GPU " + std::to_string(g.nvml_index) + " is in MIG mode: CUDA shows its MIG devices (" +
-                     std::to_string(g.mig_devices.size()) + "), not the GPU; name them by MIG-<uuid>. Drivers before R570 "
-                     "give a process exactly one MIG device",
-                 "");
+  bool first = true;
+  for (const Gpu& g : r.s.gpus) {
+    if (!g.mig_enabled.value_or(false)) continue;
+    std::string msg = "nvidia-smi GPU " + std::to_string(g.nvml_index) + " is in MIG mode: CUDA shows its MIG devices (" +
+                      std::to_string(g.mig_devices.size()) + "), not the GPU; name them by MIG-<uuid>. Drivers before R570 "
+                      "give a process exactly one MIG device";
+    // Once per host: what the numbers mean here.  An index counts CUDA devices (MIG slices and
+    // whole GPUs) in CUDA's order, in either CUDA_DEVICE_ORDER: never nvidia-smi's GPU numbers.
+    if (first && r.v.error == CudaInitError::kNone && !r.v.uuids.empty())
+      msg += ". On this host cuda:N and CUDA_VISIBLE_DEVICES indices count CUDA devices, MIG slices included, so "
+             "they are not nvidia-smi's GPU numbers whatever CUDA_DEVICE_ORDER says (here " + readings(r.s, r.v.uuids) +
+             ")";
+    first = false;
+    report.add(Severity::kInfo, msg, "", "gpumap which <nvidia-smi GPU> prints the UUID line for a GPU or its MIG devices");
+  }
+}
+
+// Index entries on a MIG host that read as nvidia-smi's numbers name other devices than CUDA
+// gives (RuleInput::mig_indices): the one finding with both readings.  The fix takes nvidia-smi's
+// (by UUID, as `which` and every other fix of the run), the note CUDA's.
+void mig_index_entries(const RuleInput& r, Report& report) {
+  if (!r.mig_indices) return;
+  const CudaView& v = r.v;
+  std::vector<std::string> meant = meant_gpus(r);
+  std::vector<std::string> smi;
+  for (const EntryDecision& d : v.entries) {
+    if (d.entry.kind != CvdEntryKind::kInteger) continue;
+    if (smi.size() == 5) {  // a long list is not repeated into the message
+      smi.push_back("...");
+      break;
+    }
+    std::vector<std::string> as = nvidia_smi_reading(r.s, d.entry.index);
+    std::vector<std::string> words;
+    for (const std::string& u : as) words.push_back(r.s.describe(u));
+    smi.push_back(std::to_string(d.entry.index) + " = " + (as.size() == 1 ? words.front() : join(words, " and ")));
+  }
+  std::string gives = v.error == CudaInitError::kNone ? readings(r.s, v.uuids) : std::string("no GPU (cuInit fails)");
+  std::string note;
+  if (v.error == CudaInitError::kNone && !v.uuids.empty())
+    note = "if the indices were meant as CUDA's device numbers, keep what they give now: export CUDA_VISIBLE_DEVICES=" +
+           join(v.uuids, ",") + gives_comment(r.s, v.uuids);
+  report.add(Severity::kWarning,
+             "a GPU here is in MIG mode, so CUDA_VISIBLE_DEVICES indices count CUDA devices (MIG slices and whole GPUs, "
+             "in CUDA's order), never nvidia-smi's GPUs, whatever CUDA_DEVICE_ORDER says: `" + r.cvd + "` gives " + gives +
+                 ", while in nvidia-smi " + join(smi, ", ") + ". Name the devices by UUID (there is no index form under MIG)",
+             meant.empty() ? std::string() : "export CUDA_VISIBLE_DEVICES=" + join(meant, ",") + gives_comment(r.s, meant),
+             note);
 }
 
 }  // namespace
@@ -131,6 +188,7 @@ const std::vector<Rule>& host_rules() {
       {"nvidia-visible-devices-outside-container", nvidia_visible_devices_outside_container},
       {"container-renumbered", container_renumbered},
       {"mig-enabled", mig_enabled},
+      {"mig-index-entries", mig_index_entries},
   };
   return table;
 }

@@ -30,6 +30,22 @@ std::string command_or(const ProcessRow& r) {
   return r.command && !r.command->empty() ? *r.command : "<command>";
 }
 
+// The process started again with `prefix` (NAME=value ...) on its command line: one line a shell
+// runs as printed (its arguments quoted), for the shell or launcher that starts it, never an
+// `export` (pasted where `gpumap ps` ran, that would change the wrong shell).  "" when its
+// arguments are unknown (a kernel thread, an unreadable cmdline) or one holds a control character
+// (a line break in an argument: no one-line form).
+std::string relaunch_line(const ProcessRow& r, const std::string& prefix) {
+  if (!r.argv || r.argv->empty()) return "";
+  std::string line = prefix;
+  for (const std::string& a : *r.argv) {
+    for (char c : a)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "";
+    line += " " + shell_word(a);
+  }
+  return line;
+}
+
 std::string visible_words(const Snapshot& s, const CudaView& v) {
   if (v.uuids.empty()) return "no GPU";
   std::string out;
@@ -90,6 +106,18 @@ void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vec
   }
 }
 
+// outside-visible-set's advice: where the GPU was chosen, and how to start the process on the GPUs
+// its environment names (the one line only outside a container layer, whose numbers are not this
+// host's, and when those GPUs exist).
+std::string outside_visible_note(const Snapshot& s, const CudaView& v, const ProcessRow& r, bool in_container_layer) {
+  std::string note = "choose the GPU before the process starts, in the shell or launcher (by UUID), not in the program";
+  if (in_container_layer || v.error != CudaInitError::kNone || v.uuids.empty()) return note;
+  std::string line = relaunch_line(r, "CUDA_VISIBLE_DEVICES=" + join(v.uuids, ","));
+  if (line.empty()) line = "CUDA_VISIBLE_DEVICES=" + join(v.uuids, ",") + " " + command_or(r);
+  return note + "; to run it on the GPU(s) its environment names (" + visible_words(s, v) +
+         "), remove the assignment in the program, stop pid " + std::to_string(r.pid) + " and start it again as: " + line;
+}
+
 // The findings of a process whose environment was read: its view of the GPU it holds.
 void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
   const bool order_breaks = v.error != CudaInitError::kNone && !base_order_kind(v.order);
@@ -101,9 +129,12 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
              *r.cuda_error + "; only FASTEST_FIRST and PCI_BUS_ID are accepted): yet it holds " + gpu_words(r) +
              ", so it changed the variable before CUDA started or reaches the GPU without CUDA; any CUDA "
              "program it starts with this environment will fail",
-         "export CUDA_DEVICE_ORDER=PCI_BUS_ID",
-         "in the shell or launcher that starts it (or unset the variable), then restart it: CUDA_DEVICE_ORDER=PCI_BUS_ID " +
-             command_or(r)});
+         relaunch_line(r, "CUDA_DEVICE_ORDER=PCI_BUS_ID"),
+         relaunch_line(r, "CUDA_DEVICE_ORDER=PCI_BUS_ID").empty()
+             ? "set CUDA_DEVICE_ORDER=PCI_BUS_ID (or unset it) in the shell or launcher that starts it, then restart it: "
+               "CUDA_DEVICE_ORDER=PCI_BUS_ID " + command_or(r)
+             : "the fix starts it again with a valid order: stop pid " + std::to_string(r.pid) +
+                   " first and run it where that process was started (or set the variable in its launcher)"});
   } else if (!r.cuda_ordinal) {
     std::string saw = r.cuda_error ? "makes cuInit fail (" + *r.cuda_error + ")"
                                    : "does not include it (it sees " + visible_words(s, v) + ")";
@@ -115,9 +146,9 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
              "/proc/PID/environ does not show) or set in another layer (a container numbers its GPUs from 0; " +
              (r.nvidia_visible_devices ? "NVIDIA_VISIBLE_DEVICES=" + quoted(r.nvidia_visible_devices) + " picks them"
                                        : std::string("NVIDIA_VISIBLE_DEVICES picks them")) + ")",
-         "export CUDA_VISIBLE_DEVICES=" + r.uuid,
-         "set the GPU by UUID in the shell or launcher, before the process starts (not in the program), then restart "
-         "it: CUDA_VISIBLE_DEVICES=" + r.uuid + " " + command_or(r)});
+         // No fix: the GPU it holds is the one it landed on by mistake, and starting it again
+         // changes nothing while the program (or the other layer) still picks the GPU.
+         "", outside_visible_note(s, v, r, in_container_layer)});
   }
   if (r.cuda_ordinal && *r.cuda_ordinal != static_cast<int>(r.nvml_index)) {
     r.findings.push_back(
@@ -146,9 +177,13 @@ void no_visibility_shared_host(PsResult& ps, const std::vector<size_t>& rows, si
                        " every GPU (CUDA_VISIBLE_DEVICES unset) on a host where " + std::to_string(gpu_processes) +
                        " processes of " + std::to_string(std::max<size_t>(ps.gpu_users, 1)) +
                        " user(s) use GPUs: " + (one ? "its" : "their") + " cuda:0 is everyone's cuda:0",
-                   "export CUDA_VISIBLE_DEVICES=" + r.uuid,
-                   "pin each job to its own GPU in the shell or launcher that starts it: CUDA_VISIBLE_DEVICES=" + r.uuid +
-                       " " + (one ? command_or(r) : std::string("<command>"))});
+                   // For another process: the line that starts it again pinned (one process), never an export.
+                   one ? relaunch_line(r, "CUDA_VISIBLE_DEVICES=" + r.uuid) : std::string(),
+                   one && !relaunch_line(r, "CUDA_VISIBLE_DEVICES=" + r.uuid).empty()
+                       ? "the fix starts it again on the GPU it uses now, alone: stop pid " + std::to_string(r.pid) +
+                             " first and run it where that process was started (or pin it in its launcher)"
+                       : "pin each job to its own GPU in the shell or launcher that starts it: CUDA_VISIBLE_DEVICES=" +
+                             r.uuid + " " + (one ? command_or(r) : std::string("<command>"))});
 }
 
 // rank-on-wrong-gpu and stray-context (findings/rank_rules.h): one process's rows (GPU order) are

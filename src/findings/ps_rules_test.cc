@@ -288,5 +288,62 @@ TEST(PsRules, NotJoinableRowsSaySo) {
   EXPECT_TRUE(has(r.rows[0], "process-not-visible", Severity::kWarning));
 }
 
+// Issue 30.6: advice about another process never exports in the shell `gpumap ps` runs in.  Where
+// a line helps it starts that process again (its arguments quoted for the shell), else a note.
+TEST(PsRules, AdviceForAnotherProcessIsARelaunchLineNeverAnExport) {
+  World w;
+  Snapshot s = four_processes(w);
+  w.procs[103].argv = std::vector<std::string>{"python3", "train.py", "--name", "my run's 1st"};
+  w.add(104, {"CUDA_DEVICE_ORDER=pci_bus_id"});
+  s.gpus[0].processes->push_back({104, 256, "compute"});
+  PsResult r = ps(s, {}, w);
+  auto all = [&] {
+    std::vector<Finding> fs;
+    for (const ProcessRow& row : r.rows) fs.insert(fs.end(), row.findings.begin(), row.findings.end());
+    for (const GpuFinding& g : r.gpu_findings) fs.push_back(g.finding);
+    return fs;
+  }();
+  for (const Finding& f : all) {
+    EXPECT_EQ(f.fix.find("export"), std::string::npos) << f.id << ": " << f.fix;
+    EXPECT_EQ(f.note.find("export"), std::string::npos) << f.id << ": " << f.note;
+  }
+  size_t row103 = 0;
+  for (size_t i = 0; i < r.rows.size(); ++i)
+    if (r.rows[i].pid == 103) row103 = i;
+  const GpuFinding* unpinned = gpu_finding(r, row103, "no-visibility-shared-host");
+  ASSERT_TRUE(unpinned);
+  EXPECT_EQ(unpinned->finding.fix, std::string("CUDA_VISIBLE_DEVICES=") + kU1 + " python3 train.py --name 'my run'\\''s 1st'");
+  // outside-visible-set: the GPU it holds is the mistake; no fix, and the note names its environment's GPU.
+  bool outside = false;
+  for (const ProcessRow& row : r.rows)
+    for (const Finding& f : row.findings)
+    if (row.pid == 101 && f.id == "outside-visible-set") {
+      outside = true;
+      EXPECT_EQ(f.fix, "");
+      EXPECT_NE(f.note.find(std::string("start it again as: CUDA_VISIBLE_DEVICES=") + kU1 + " python3 train.py"),
+                std::string::npos) << f.note;
+      EXPECT_EQ(f.note.find(std::string("CUDA_VISIBLE_DEVICES=") + kU0), std::string::npos) << f.note;
+    }
+  EXPECT_TRUE(outside);
+  bool order = false;
+  for (const ProcessRow& row : r.rows)
+    for (const Finding& f : row.findings)
+      if (f.id == "device-order-breaks-cuda") {
+        order = true;
+        EXPECT_EQ(f.fix, "CUDA_DEVICE_ORDER=PCI_BUS_ID python3 train.py");
+      }
+  EXPECT_TRUE(order);
+  // A process whose arguments are unknown (a kernel thread) or hold a line break: a note, no fix.
+  World w2;
+  Snapshot s2 = two_gpus({{}, {7}});
+  w2.add(7, {"CUDA_DEVICE_ORDER=garbage"});
+  w2.procs[7].argv = std::vector<std::string>{"python3", "-c", "a\nb"};
+  PsResult r2 = ps(s2, {}, w2);
+  ASSERT_FALSE(r2.rows[0].findings.empty());
+  EXPECT_EQ(r2.rows[0].findings[0].id, "device-order-breaks-cuda");
+  EXPECT_EQ(r2.rows[0].findings[0].fix, "");
+  EXPECT_NE(r2.rows[0].findings[0].note.find("CUDA_DEVICE_ORDER=PCI_BUS_ID python3"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -37,6 +37,13 @@ struct RuleInput {
   std::vector<uint32_t> host_index = {};
   /// The allowed set (resolve/allocation.h): a Slurm step's or job's GPUs.  Every fix keeps to it.
   Allocation alloc = {};
+  /// On a host with a GPU in MIG mode, index entries that read as nvidia-smi numbers would name
+  /// other devices than CUDA gives: every index entry is below nvidia-smi's GPU count and one of
+  /// them lands on a device that is not (a slice of) that nvidia-smi GPU.  Under MIG an index counts
+  /// CUDA devices (MIG slices and whole GPUs), in any CUDA_DEVICE_ORDER, so no order helps: the one
+  /// finding about it (mig-index-entries) gives both readings, and every fix of the run reads such
+  /// entries as nvidia-smi's GPUs by UUID (their MIG devices for a GPU in MIG mode), as `which` does.
+  bool mig_indices = false;
 };
 
 /// Adds findings under one rule's id.
@@ -106,6 +113,10 @@ std::optional<uint32_t> outer_number_of_entry(const RuleInput& r, const CvdEntry
 
 /// outer_number_of_entry inside a container only (the host's number).
 std::optional<uint32_t> container_number_of_host_index(const RuleInput& r, const CvdEntry& e);
+
+/// The CUDA devices nvidia-smi GPU `nvml_index` stands for: its MIG devices when it is in MIG mode
+/// with instances, else the GPU; empty when there is no such GPU.  The reading `which` takes.
+std::vector<std::string> nvidia_smi_reading(const Snapshot& s, uint64_t nvml_index);
 
 /// True when some CUDA_VISIBLE_DEVICES entry is an index (those count in CUDA's order).
 bool has_index_entries(const CudaView& v);

@@ -7,6 +7,7 @@
 #include "findings/rule_table.h"
 #include "model/text.h"
 #include "resolve/allocation.h"
+#include "model/uuid.h"
 #include "resolve/base_order.h"
 #include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
@@ -85,7 +86,41 @@ std::vector<std::string> spelled(const CvdEntry& e, const Snapshot& s) {
   return out;
 }
 
+// An entry written as a plain index (`1`, not `-1`, `1.5` or a PCI address CUDA reads as one).
+bool written_as_index(const CvdEntry& e) {
+  return e.kind == CvdEntryKind::kInteger && e.form == CvdEntryForm::kPlain && !e.negative;
+}
+
+// Index entries on a MIG host that nvidia-smi's reading and CUDA's give different devices for
+// (RuleInput::mig_indices).  `cuda_order`: the order CUDA reads the indices in.
+bool mig_indices_misread(const Snapshot& s, const CudaView& v, const std::vector<std::string>& cuda_order) {
+  if (!s.any_mig() || !v.visible_set || gpus_hidden_on_purpose(v) || cuda_order.empty()) return false;
+  bool any = false, differs = false;
+  for (const EntryDecision& d : v.entries) {
+    if (d.entry.kind != CvdEntryKind::kInteger) continue;
+    if (!written_as_index(d.entry) || d.entry.index >= s.gpus.size()) return false;  // not an nvidia-smi number
+    any = true;
+    std::vector<std::string> smi = nvidia_smi_reading(s, d.entry.index);
+    std::string cuda = d.entry.index < cuda_order.size() ? cuda_order[d.entry.index] : std::string();
+    bool same = false;
+    for (const std::string& u : smi) same |= same_uuid_hex(u, cuda);
+    differs |= !same;
+  }
+  return any && differs;
+}
+
 }  // namespace
+
+std::vector<std::string> nvidia_smi_reading(const Snapshot& s, uint64_t nvml_index) {
+  for (const Gpu& g : s.gpus) {
+    if (g.nvml_index != nvml_index) continue;
+    if (!g.mig_enabled.value_or(false) || g.mig_devices.empty()) return {g.uuid};
+    std::vector<std::string> out;
+    for (const MigDevice& m : g.mig_devices) out.push_back(m.uuid);
+    return out;
+  }
+  return {};
+}
 
 std::optional<uint32_t> outer_number_here(const RuleInput& r, uint64_t n) {
   if (r.in.in_container) {
@@ -145,6 +180,13 @@ std::vector<std::string> meant_gpus(const RuleInput& r) {
   std::set<std::string> seen;
   std::map<std::string, std::string> read;  // entry text -> the GPU it names alone ("" none)
   for (const EntryDecision& d : r.v.entries) {
+    // On a MIG host whose indices read as nvidia-smi's numbers, the GPU nvidia-smi numbers so
+    // (mig-index-entries): its MIG devices, or the whole GPU.
+    if (r.mig_indices && written_as_index(d.entry)) {
+      for (const std::string& u : nvidia_smi_reading(r.s, d.entry.index))
+        if (seen.insert(u).second) out.push_back(u);
+      continue;
+    }
     // An outer number (the host's inside a container, Slurm's global id under a device cgroup) meant
     // the GPU that has it, whatever its number here and whatever CUDA's order.
     if (std::optional<uint32_t> here = outer_number_of_entry(r, d.entry)) {
@@ -213,8 +255,9 @@ std::string gives_comment(const Snapshot& s, const std::vector<std::string>& uui
   std::vector<std::string> parts;
   for (size_t i = 0; i < uuids.size(); ++i) {
     int idx = s.nvml_index_of(uuids[i]);
+    bool mig = s.find_device(uuids[i]).mig != nullptr;  // a slice: "nvidia-smi GPU 0 MIG device 1"
     parts.push_back("cuda:" + std::to_string(i) + " = " +
-                    (idx >= 0 ? "nvidia-smi GPU " + std::to_string(idx) : s.describe(uuids[i])));
+                    (idx >= 0 && !mig ? "nvidia-smi GPU " + std::to_string(idx) : s.describe(uuids[i])));
   }
   return parts.empty() ? "" : "  # " + join(parts, ", ");
 }
@@ -234,7 +277,8 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   bool written_index = false;
   for (const EntryDecision& d : v.entries)
     written_index |= d.entry.kind == CvdEntryKind::kInteger && d.entry.form == CvdEntryForm::kPlain;
-  bool ambiguous = in.fastest_first_order && *in.fastest_first_order != pci &&
+  // On a MIG host no order makes an index nvidia-smi's number (it counts MIG slices): mig_indices.
+  bool ambiguous = !in.snapshot.any_mig() && in.fastest_first_order && *in.fastest_first_order != pci &&
                    v.order.order == DeviceOrder::kFastestFirst && v.visible_set && written_index &&
                    !gpus_hidden_on_purpose(v);
   bool by_pci = ambiguous || v.order.order == DeviceOrder::kInvalid;
@@ -243,6 +287,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
               std::nullopt, in.in_container ? host_indices(in.snapshot, in.env.get("NVIDIA_VISIBLE_DEVICES"))
                                             : std::vector<uint32_t>{}};
   r.alloc = read_allocation(in.snapshot, launch);
+  r.mig_indices = v.order.order != DeviceOrder::kInvalid && mig_indices_misread(in.snapshot, v, in.mapping.base_order);
   std::vector<Finding> out;
   for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &layer_rules(), &launcher_rules()})
     for (const Rule& rule : *table) {

@@ -498,3 +498,113 @@ TEST(RulesSlurm, InsideTheAllocationTheInfoLineSaysWhatCudaNIs) {
 
 }  // namespace
 }  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+// Issue 30.5: nvidia-smi GPU 0 in MIG mode with two slices, three whole GPUs after it.  CUDA's
+// devices in PCI order: slice 0, slice 1, GPU 1, GPU 2, GPU 3; FASTEST_FIRST puts GPU 3 first.
+const char* kSlice0 = "MIG-11111111-2222-3333-4444-555555555555";
+const char* kSlice1 = "MIG-66666666-7777-8888-9999-000000000000";
+
+Diag mig_diag(const std::vector<std::string>& vars) {
+  Diag r;
+  r.s = host(Host::kMig);
+  r.s.gpus[0].mig_devices.push_back({kSlice1, "NVIDIA A100-SXM4-80GB MIG 3g.40gb", 2, 0, 40000, 0});
+  r.env = Environment::from_strings(vars);
+  std::vector<std::string> pci = pci_order(r.s);
+  r.ff = {kUuids[3], kSlice0, kSlice1, kUuids[1], kUuids[2]};
+  bool pci_set = r.env.get("CUDA_DEVICE_ORDER") == std::optional<std::string>("PCI_BUS_ID");
+  r.m.base_order = pci_set ? pci : r.ff;
+  r.m.view = predict_cuda_view(r.m.base_order, r.env.get("CUDA_DEVICE_ORDER"), r.env.get("CUDA_VISIBLE_DEVICES"));
+  const std::vector<std::string>* ff = r.m.view.order.order == DeviceOrder::kFastestFirst ? &r.ff : nullptr;
+  r.fs = diagnose({r.s, r.env, r.m, ff, false});
+  return r;
+}
+
+const Finding* find(const Diag& d, const std::string& id) {
+  for (const Finding& f : d.fs)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+TEST(RulesMig, AnIndexIsACudaDeviceInEitherOrderAndTheFixNamesUuids) {
+  const std::string smi = "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[1]) + "," + kSlice0 + "," + kSlice1 +
+                          "  # cuda:0 = nvidia-smi GPU 1, cuda:1 = nvidia-smi GPU 0 MIG device 0, cuda:2 = nvidia-smi "
+                          "GPU 0 MIG device 1";
+  for (std::string order : {"PCI_BUS_ID", "FASTEST_FIRST"}) {
+    Diag d = mig_diag({"CUDA_VISIBLE_DEVICES=1,0", "CUDA_DEVICE_ORDER=" + order});
+    const Finding* f = find(d, "mig-index-entries");
+    ASSERT_TRUE(f) << order << dump(d.fs);
+    EXPECT_EQ(f->severity, Severity::kWarning);
+    EXPECT_EQ(f->fix, smi) << "nvidia-smi's reading, by UUID, as `gpumap which 1 0` gives it";
+    EXPECT_NE(f->message.find("1 = nvidia-smi GPU 1, 0 = nvidia-smi GPU 0 MIG device 0 and nvidia-smi GPU 0 MIG device 1"),
+              std::string::npos) << f->message;
+    // CUDA's reading, kept as UUIDs, in the note.
+    std::string now = d.m.view.uuids[0] + "," + d.m.view.uuids[1];
+    EXPECT_NE(f->note.find("export CUDA_VISIBLE_DEVICES=" + now), std::string::npos) << f->note;
+    for (const Finding& g : d.fs) {
+      EXPECT_NE(g.id, "visible-devices-without-pci-order") << "no order makes an index nvidia-smi's under MIG";
+      EXPECT_EQ(g.fix.find("PCI_BUS_ID"), std::string::npos) << g.id << ": " << g.fix;
+    }
+  }
+  // Pasted, the fix leaves nothing above info.
+  Diag pasted = mig_diag({"CUDA_VISIBLE_DEVICES=" + std::string(kUuids[1]) + "," + kSlice0 + "," + kSlice1});
+  for (const Finding& g : pasted.fs) EXPECT_EQ(g.severity, Severity::kInfo) << g.id << dump(pasted.fs);
+}
+
+TEST(RulesMig, PciOrderWithAnIndexThatIsASliceOfAnotherGpuWarns) {
+  // The issue's case: PCI_BUS_ID and `1`: cuda:0 is slice 1 of GPU 0, not nvidia-smi GPU 1.
+  Diag d = mig_diag({"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1"});
+  ASSERT_EQ(d.m.view.uuids, std::vector<std::string>{kSlice1});
+  EXPECT_EQ(fix_of(d, "mig-index-entries"), "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[1]) +
+                                                "  # cuda:0 = nvidia-smi GPU 1");
+  // `0` is a slice of nvidia-smi GPU 0: what the number says, no warning.
+  EXPECT_FALSE(find(mig_diag({"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0"}), "mig-index-entries"));
+  // `5` is no nvidia-smi number (4 GPUs): CUDA's numbering was meant.
+  EXPECT_FALSE(find(mig_diag({"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=4"}), "mig-index-entries"));
+  // A duplicate's fix reads the entry as the MIG rule does: nvidia-smi GPU 1, not slice 1.
+  Diag dup = mig_diag({"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1,1"});
+  EXPECT_EQ(fix_of(dup, "duplicate-gpu"), "export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[1]));
+}
+
+TEST(RulesMig, UnsetVisibleDevicesGetsTheReadingNotAnOrderFix) {
+  Diag d = mig_diag({});
+  EXPECT_FALSE(find(d, "order-differs")) << "PCI_BUS_ID would not make cuda:N nvidia-smi's GPU N" << dump(d.fs);
+  const Finding* f = find(d, "mig-enabled");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_NE(f->message.find("cuda:0 = nvidia-smi GPU 3, cuda:1 = nvidia-smi GPU 0 MIG device 0"), std::string::npos)
+      << f->message;
+}
+
+// Issue 30.6: a fix only where it helps.
+TEST(RulesFixes, AnOrderFixThatGivesNoGpuIsNotPrinted) {
+  // `4` on four GPUs: no GPU 4 in either order.
+  Diag d = diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=4"});
+  for (const Finding& f : d.fs) EXPECT_NE(f.fix.rfind("export CUDA_DEVICE_ORDER=PCI_BUS_ID", 0), 0u) << f.id;
+  EXPECT_FALSE(find(d, "visible-devices-without-pci-order")) << dump(d.fs);
+  // The cut list's fix gives every GPU, in nvidia-smi's order so that order-differs does not follow.
+  EXPECT_EQ(fix_of(d, "list-cut-short"), "unset CUDA_VISIBLE_DEVICES; export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  EXPECT_EQ(fix_of(d, "cuda-init-fails"), fix_of(d, "list-cut-short"));
+  Diag pasted = diag(Host::kMixed, {"CUDA_DEVICE_ORDER=PCI_BUS_ID"});
+  EXPECT_TRUE(pasted.fs.empty()) << dump(pasted.fs);
+  // Where PCI_BUS_ID gives a GPU (`0,4`: GPU 0), its fix stays.
+  EXPECT_EQ(fix_of(diag(Host::kMixed, {"CUDA_VISIBLE_DEVICES=0,4"}), "visible-devices-without-pci-order"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID  # cuda:0 = nvidia-smi GPU 0");
+}
+
+TEST(RulesFixes, ACutListWithNothingLeftHasAFix) {
+  Diag all = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=all"});
+  EXPECT_EQ(fix_of(all, "list-cut-short"), "unset CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(fix_of(all, "container-keyword"), "unset CUDA_VISIBLE_DEVICES");
+  Diag four = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=4"});
+  EXPECT_EQ(fix_of(four, "list-cut-short"), "unset CUDA_VISIBLE_DEVICES");
+  EXPECT_NE(find(four, "list-cut-short")->note.find("gpumap which"), std::string::npos);
+  // Entries that name GPUs: the fix keeps them (after the cut too).
+  EXPECT_EQ(fix_of(diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,7,1"}), "list-cut-short"),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1");
+}
+
+}  // namespace
+}  // namespace gpumap

@@ -22,6 +22,7 @@ struct ProcProcess {
   std::optional<uint32_t> uid;                // real uid (status "Uid:")
   std::optional<std::string> user;            // login name, else the uid as digits
   std::optional<std::string> command;         // cmdline, arguments joined by spaces; "[comm]" when empty
+  std::optional<std::vector<std::string>> argv;  // cmdline split at its NULs; nullopt or empty: unknown (kernel thread)
   ProcAccess environ_access = ProcAccess::kGone;
   std::string environ_error;                  // strerror text when environ_access is not kOk
   std::optional<std::vector<std::string>> environ;  // NAME=VALUE as at exec; nullopt: unreadable

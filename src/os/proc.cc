@@ -141,7 +141,8 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
   }
   if (auto cmd = slurp(dir + "/cmdline", &err)) {
     std::string joined;
-    for (const std::string& a : split_nul(*cmd)) joined += (joined.empty() ? "" : " ") + a;
+    p.argv = split_nul(*cmd);
+    for (const std::string& a : *p.argv) joined += (joined.empty() ? "" : " ") + a;
     if (joined.empty()) {
       if (auto name = line_value(*status, "Name:")) {
         std::string n = *name;

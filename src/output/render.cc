@@ -100,7 +100,8 @@ std::string render_finding(const Finding& f, const std::string& where, const Ter
   text.replace(2, tag.size(), colored(tag, severity_name(f.severity), st));
   std::string out = text + "\n";
   if (!f.fix.empty()) out += "      fix: " + printable(f.fix) + "\n";  // never wrapped: it is pasted
-  if (!f.note.empty()) out += (st.fit ? wrap("note: " + printable(f.note), st.width, 6, 8) : "      note: " + printable(f.note)) + "\n";
+  // A note's command (an export, a relaunch line) is never broken: pasted, it must stay one line.
+  if (!f.note.empty()) out += (st.fit ? wrap("note: " + printable(f.note), st.width, 6, 8, true) : "      note: " + printable(f.note)) + "\n";
   return out;
 }
 
@@ -133,7 +134,7 @@ std::string fit_line(const std::string& raw, const TermStyle& st) {
   std::string line = printable(raw);  // lines quote variables, paths and driver strings
   if (!st.fit) return line + "\n";
   size_t lead = std::min(line.find_first_not_of(' '), line.size());  // keep the line's own indent
-  return wrap(line.substr(lead), st.width, lead, lead + 2) + "\n";
+  return wrap(line.substr(lead), st.width, lead, lead + 2, true) + "\n";  // a command in it stays whole
 }
 
 std::string fit_lines(const std::string& text, const TermStyle& st) {

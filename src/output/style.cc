@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "model/env_vars.h"
@@ -91,27 +92,78 @@ std::string short_cell(const std::string& s) {
   return s;
 }
 
-std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent) {
-  std::string out, line = std::string(first_indent, ' ');
-  size_t cols = first_indent;
-  bool empty_line = true;
+namespace {
+
+// A word that starts a shell command in prose: `export`, `unset`, `sudo`, a gpumap or launcher
+// command, or an assignment prefix (`CUDA_VISIBLE_DEVICES=GPU-...`).
+bool starts_command(const std::string& w) {
+  static const char* const kWords[] = {"export", "unset", "sudo", "gpumap", "srun", "sbatch", "torchrun", "docker",
+                                       "mpirun"};  // not nvidia-smi: prose says "nvidia-smi GPU 1 (...)"
+  for (const char* k : kWords)
+    if (w == k) return true;
+  size_t eq = w.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  for (size_t i = 0; i < eq; ++i)
+    if (!(std::isupper(static_cast<unsigned char>(w[i])) || std::isdigit(static_cast<unsigned char>(w[i])) || w[i] == '_'))
+      return false;
+  return !std::isdigit(static_cast<unsigned char>(w[0]));
+}
+
+struct Piece {
+  size_t gap;        // spaces before it, as written
+  std::string text;  // never broken
+};
+
+// The words of `text`; with `keep_commands`, a `quoted span` is one piece, and so is a command
+// from where it starts (first in the text or after a word ending in `:`) to the end of the text.
+std::vector<Piece> pieces(const std::string& text, bool keep_commands) {
+  std::vector<Piece> out;
   size_t i = 0;
   while (i < text.size()) {
     size_t start = text.find_first_not_of(' ', i);
     if (start == std::string::npos) break;
-    size_t gap = std::max<size_t>(start - i, 1);  // the spaces before the word, kept within a line (columns)
+    size_t gap = std::max<size_t>(start - i, 1);
     size_t sp = text.find(' ', start);
     std::string word = text.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
     i = sp == std::string::npos ? text.size() : sp;
-    size_t w = display_width(word);
-    if (!empty_line && cols + gap + w > width) {
+    if (keep_commands) {
+      bool after_colon = out.empty() || (!out.back().text.empty() && out.back().text.back() == ':');
+      if (after_colon && starts_command(word)) {  // the rest of the text is the command
+        out.push_back({gap, text.substr(start)});
+        while (!out.back().text.empty() && out.back().text.back() == ' ') out.back().text.pop_back();
+        break;
+      }
+      size_t tick = word.find('`');
+      if (tick != std::string::npos && word.find('`', tick + 1) == std::string::npos) {
+        size_t close = text.find('`', start + tick + 1);  // the span runs to its closing backquote's word
+        if (close != std::string::npos) {
+          size_t stop = text.find(' ', close);
+          word = text.substr(start, stop == std::string::npos ? std::string::npos : stop - start);
+          i = stop == std::string::npos ? text.size() : stop;
+        }
+      }
+    }
+    out.push_back({gap, word});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent, bool keep_commands) {
+  std::string out, line = std::string(first_indent, ' ');
+  size_t cols = first_indent;
+  bool empty_line = true;
+  for (const Piece& p : pieces(text, keep_commands)) {
+    size_t w = display_width(p.text);
+    if (!empty_line && cols + p.gap + w > width) {
       out += line + "\n";
       line = std::string(indent, ' ');
       cols = indent;
       empty_line = true;
     }
-    if (!empty_line) line += std::string(gap, ' '), cols += gap;
-    line += word;
+    if (!empty_line) line += std::string(p.gap, ' '), cols += p.gap;
+    line += p.text;
     cols += w;
     empty_line = false;
   }

@@ -46,8 +46,12 @@ std::string short_cell(const std::string& s);
 
 /// `text` wrapped at spaces to `width` columns: the first line starts with `first_indent`
 /// spaces, the others with `indent` (a hanging indent).  A word longer than a line stays whole;
-/// runs of spaces between words stay as written within a line.
-std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent);
+/// runs of spaces between words stay as written within a line.  With `keep_commands` (notes and
+/// prose lines that may hold a command to paste) nothing that is pasted is broken: a `quoted span`
+/// stays on one line, and so does a command (`export ...`, `unset ...`, `gpumap ...`,
+/// `NAME=value <command>`, first or after a word ending in `:`) with the rest of the text after it,
+/// moved whole to the next line when it does not fit (wider than a line, it stays one line).
+std::string wrap(const std::string& text, size_t width, size_t first_indent, size_t indent, bool keep_commands = false);
 
 /// `text` in the colour for a severity ("error" red, "warning" yellow, "info" cyan) when
 /// `st.color`, else unchanged.

@@ -67,6 +67,25 @@ TEST(TermStyle, WrapsAtWordsWithAHangingIndent) {
   EXPECT_EQ(wrap("short", 80, 2, 6), "  short");
 }
 
+// Issue 30.7: a command in a note or a prose line is never cut: pasted, it must be one line.
+TEST(TermStyle, WrapNeverBreaksACommand) {
+  const std::string cmd = "export CUDA_VISIBLE_DEVICES=GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b  # cuda:0 = nvidia-smi GPU 1";
+  std::string w = wrap("note: if the indices were meant in CUDA's own order, keep the GPUs it gives now: " + cmd, 80, 6, 8, true);
+  EXPECT_EQ(w, "      note: if the indices were meant in CUDA's own order, keep the GPUs it\n"
+               "        gives now:\n        " + cmd) << w;
+  // Without the flag (a finding's message) words wrap as before.
+  EXPECT_NE(wrap("now: " + cmd, 40, 0, 2).find("\n  CUDA_VISIBLE_DEVICES="), std::string::npos);
+  // A relaunch line (NAME=value command) and a `quoted command` stay whole; a command that fits stays on its line.
+  EXPECT_EQ(wrap("restart it: CUDA_VISIBLE_DEVICES=GPU-1 python3 train.py --lr 0.1", 30, 0, 2, true),
+            "restart it:\n  CUDA_VISIBLE_DEVICES=GPU-1 python3 train.py --lr 0.1");
+  EXPECT_EQ(wrap("start each rank with `gpumap bind -- <your command>`, then", 30, 0, 2, true),
+            "start each rank with\n  `gpumap bind -- <your command>`,\n  then");
+  EXPECT_EQ(wrap("then: unset X", 80, 0, 2, true), "then: unset X");
+  // Prose that only names a variable is wrapped as prose.
+  EXPECT_EQ(wrap("the variable CUDA_VISIBLE_DEVICES=1 is read once", 20, 0, 2, true),
+            "the variable\n  CUDA_VISIBLE_DEVICES=1\n  is read once");
+}
+
 TEST(TermStyle, TablesFitOnlyWhenAskedAndNeverBelowTheirHeaders) {
   std::vector<std::vector<std::string>> rows = {
       {"cuda:0", "GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b", "NVIDIA H100 80GB HBM3 with a long name"}};

@@ -101,6 +101,7 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.uid = pp.uid;
       r.user = pp.user;
       r.command = pp.command;
+      r.argv = pp.argv;
       r.environ_access = pp.environ_access;
       r.environ_error = pp.environ_error;
       if (!pp.environ) {

@@ -56,6 +56,7 @@ struct ProcessRow {
   bool zombie = false;                 // kExited: exited but not reaped (else: no /proc entry)
   std::optional<uint32_t> uid;
   std::optional<std::string> user, command;
+  std::optional<std::vector<std::string>> argv;  // its arguments (ProcProcess::argv), to write a relaunch line
   ProcAccess environ_access = ProcAccess::kGone;
   std::string environ_error;
   bool environ_known = false;

@@ -36,6 +36,7 @@ struct World {
     p.pid = pid;
     p.user = user;
     p.command = "python3 train.py";
+    p.argv = std::vector<std::string>{"python3", "train.py"};
     p.environ = std::move(env);
     p.environ_access = ProcAccess::kOk;
     p.nspid = std::vector<uint32_t>{pid};
