@@ -59,8 +59,7 @@ const std::vector<Rule>& entry_rules();     // CUDA_VISIBLE_DEVICES / CUDA_DEVIC
 const std::vector<Rule>& host_rules();      // the host: its order, containers, MIG (host_rules.cc)
 const std::vector<Rule>& launcher_rules();  // torchrun, MPI, Slurm, MPS, gpumap bind (launcher_rules.cc)
 
-/// True when CUDA_VISIBLE_DEVICES is one blank or negative entry: no GPU, on purpose.
-bool gpus_hidden_on_purpose(const CudaView& v);
+// gpus_hidden_on_purpose (model/cuda_view.h): one blank or negative entry, no GPU on purpose.
 
 /// The GPUs CUDA_VISIBLE_DEVICES most likely meant, in its order, each once: every entry read
 /// alone in `meant_order`, as its text spells it (a UUID without `GPU-`, a PCI address, `gpu-`,
