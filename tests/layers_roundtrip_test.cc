@@ -608,6 +608,7 @@ struct Runner {
     std::set<size_t> allowed;
     std::vector<Finding> findings;  // those with a fix, in the order of `pastes`
     std::vector<Paste> pastes;
+    std::set<std::string> before;  // ids above info before any paste
   };
   Pending prepare(const Case& c) {
     Pending p;
@@ -620,6 +621,7 @@ struct Runner {
       return p;
     }
     for (const Finding& f : d.findings) {
+      if (f.severity != Severity::kInfo) p.before.insert(f.id);
       if (f.fix.empty()) continue;
       ++p.o.fixes;
       Paste paste;
@@ -654,8 +656,10 @@ struct Runner {
         o.failures.push_back({"b:after", f.id, "after `" + f.fix + "` doctor threw: " + after.error});
         continue;
       }
+      // The fixed finding gone, and nothing above info that was not there before (another finding's
+      // own trouble is its own fix's to clear).
       for (const Finding& g : after.findings)
-        if (g.severity != Severity::kInfo)
+        if (g.severity != Severity::kInfo && (g.id == f.id || !pend.before.count(g.id)))
           o.failures.push_back({"b:after", f.id, "after `" + f.fix + "` doctor still says " + g.id + " (" +
                                                      (g.severity == Severity::kError ? "error" : "warning") + "): " + g.message});
       std::vector<std::optional<size_t>> now;
