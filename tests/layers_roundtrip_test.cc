@@ -21,8 +21,8 @@
 // same rule still fails, and printed as a command line to paste.  Failures are grouped by check
 // and rule id, first minimal repro each.
 //
-// Knobs (environment): GPUMAP_ROUNDTRIP_CASES (default 2000; the sanitizer build sets 400 through
-// CMake), GPUMAP_ROUNDTRIP_SEED (default 30), GPUMAP_ROUNDTRIP_CASE (run one case id only),
+// Knobs (environment): GPUMAP_ROUNDTRIP_CASES (default 2000; ctest sets 400, 100 under the sanitizers, in
+// tests/CMakeLists.txt), GPUMAP_ROUNDTRIP_SEED (default 30), GPUMAP_ROUNDTRIP_CASE (run one case id only),
 // GPUMAP_ROUNDTRIP_CLI_EVERY (the command/Python sample: every Nth case, default 50; 0: none).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
