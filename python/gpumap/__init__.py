@@ -226,7 +226,8 @@ class DeviceList(list):
     """devices()'s answer: a list of {cuda_ordinal, nvml_index, uuid, pci_bus_id, name, memory_total_mib,
     memory_used_mib, mig} (the objects of `gpumap map --json`'s cuda.devices), plus
     .source ("live": CUDA already runs in this process and the driver said so; "predicted": from
-    the environment, before CUDA starts) and .findings (set-too-late when they disagree)."""
+    the environment, before CUDA starts) and .findings (before CUDA starts: what `gpumap doctor` finds in
+    this environment; once it runs: set-too-late when the environment now says otherwise)."""
 
     def __init__(self, rows, source, findings):
         super().__init__(rows)
@@ -254,7 +255,8 @@ def devices():
     Once CUDA runs in this process (torch started it), the live driver's answer (.source == "live"):
     CUDA read CUDA_VISIBLE_DEVICES once, when it started, so a later os.environ change is not what
     it uses (a RuntimeWarning and .findings say so).  Before that, what `gpumap map --json` predicts
-    for os.environ now (.source == "predicted").  [] under CUDA_VISIBLE_DEVICES=-1 (CPU only).
+    for os.environ now (.source == "predicted").  [] under CUDA_VISIBLE_DEVICES=-1 or "" (CPU only, on
+    purpose; also without an NVIDIA driver), not under "-1,0" (doctor: an error; CudaInitError here).
     Raises CudaInitError (with the reason and the fix) where CUDA would fail to initialise."""
     lib = _load()
     with _lock:

@@ -178,6 +178,66 @@ class MixedHost(SimulatedHost):
         self.assertNotIn("CUDA_VISIBLE_DEVICES", os.environ)
 
 
+class LibraryAgreesWithTheCommand(SimulatedHost):
+    """Issue 30 item 8: devices().findings and line() say what `gpumap map --line` and doctor say."""
+    host = "seed-mixed"
+
+    def doctor_ids(self, *severities):
+        j = json.loads(self.cli("doctor", "--json").stdout)
+        return [f["id"] for f in j["findings"] if f["severity"] in severities]
+
+    def test_findings_and_line_as_the_command_gives_them(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        d = gpumap.devices()
+        self.assertIn("visible-devices-without-pci-order", [f.id for f in d.findings])
+        self.assertEqual(sorted(f.id for f in d.findings), sorted(self.doctor_ids("error", "warning", "info")))
+        cli = self.cli("map", "--line").stdout.strip()
+        self.assertIn("visible-devices-without-pci-order", cli)
+        # The same findings counted; the command's line adds "(run gpumap doctor)".
+        self.assertIn(gpumap.line().split(" (predicted)")[1], cli)
+
+    def test_clean_environment_has_no_findings_in_either(self):
+        os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        self.assertEqual([f.id for f in gpumap.devices().findings if f.severity != "info"], self.doctor_ids("error", "warning"))
+        self.assertIn("0 finding(s)", gpumap.line())
+
+    def test_one_reading_of_every_gpu_hidden_on_purpose(self):
+        # -1 alone: CPU-only on purpose, [] and no error in doctor.
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+        self.assertEqual(gpumap.devices(), [])
+        self.assertEqual(self.doctor_ids("error"), [])
+        # -1,0: CUDA stops at -1 (no GPU), but the 0 is never read: not a clean request.  doctor
+        # calls it an error, and devices() does not answer "CPU-only on purpose".
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1,0"
+        self.assertNotEqual(self.doctor_ids("error"), [])
+        with self.assertRaises(gpumap.CudaInitError) as e:
+            gpumap.devices()
+        self.assertEqual(e.exception.cuda_error, "CUDA_ERROR_NO_DEVICE")
+        # Set but empty: on purpose in both.
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        self.assertEqual(gpumap.devices(), [])
+        self.assertEqual(self.doctor_ids("error"), [])
+
+    def test_cpu_only_on_a_machine_without_the_driver(self):
+        self.simulate_with_faults([], "nodriver")
+        with open(os.environ["GPUMAP_SIMULATE"]) as f:
+            host = json.load(f)
+        host["errors"] = {"nvmlInit": "NVML_ERROR_DRIVER_NOT_LOADED"}
+        with open(os.environ["GPUMAP_SIMULATE"], "w") as f:
+            json.dump(host, f)
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+        self.assertEqual(gpumap.devices(), [])
+        self.assertIn("no GPU", gpumap.line())
+        # Without the CPU-only request the missing driver is still the answer.
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        with self.assertRaises(gpumap.NoDriverError):
+            gpumap.devices()
+        del os.environ["CUDA_VISIBLE_DEVICES"]
+        with self.assertRaises(gpumap.NoDriverError):
+            gpumap.devices()
+
+
 class Verify(SimulatedHost):
     def test_match_by_index_uuid_prefix_and_pci_bus_id(self):
         os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"

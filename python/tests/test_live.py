@@ -192,6 +192,23 @@ class DiagnoseModel(SimulatedHost):
         self.assertEqual(d.data["model"]["tensor_devices"], {"cuda:0": 5, "cpu": 2})
         self.assertIn("Model tensors: cpu: 2, cuda:0: 5", str(d))
 
+    def test_keys_and_values_that_are_not_ordinals_here(self):
+        # Issue 30 item 8: diagnose checks what it is given as check_device_map does.  Under
+        # CUDA_VISIBLE_DEVICES=4,5 there is no cuda:4; nvidia-smi GPU 4 is cuda:0.
+        import gpumap
+        os.environ["CUDA_VISIBLE_DEVICES"] = "4,5"
+        with self.assertRaises(gpumap.NotVisibleError):
+            gpumap.check_device_map({"0": 4})
+        d = gpumap.diagnose(FakeModel(["cuda:0"], {"0": 4}), max_memory={4: "10GiB", "cpu": "100GiB"})
+        bad = [f for f in d.findings if f.id == "device-not-visible"]
+        self.assertEqual(len(bad), 1, d)
+        self.assertEqual(bad[0].severity, "error")
+        self.assertIn("hf_device_map[\"0\"] = 4, max_memory key 4: cuda:4 does not exist here", bad[0].message)
+        self.assertIn("nvidia-smi GPU 4 is cuda:0 here: use 0", bad[0].note)
+        self.assertFalse(d.ok)
+        ok = gpumap.diagnose(FakeModel(["cuda:0"], {"0": 0}), max_memory={0: "10GiB", 1: "10GiB"})
+        self.assertNotIn("device-not-visible", self.ids(ok))
+
     def test_model_left_on_the_cpu(self):
         import gpumap
         os.environ["CUDA_VISIBLE_DEVICES"] = "6"

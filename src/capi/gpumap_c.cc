@@ -333,10 +333,25 @@ void gpumap_close(gpumap_session* session) { delete session; }
 int gpumap_devices(gpumap_session* h, char** out) {
   return guarded([&] {
     Session& s = current(h);
-    ProcessCudaFacts f = process_cuda_here(s);
+    ProcessCudaFacts f;
+    try {
+      f = process_cuda_here(s);
+    } catch (const Error& e) {
+      // CPU-only on purpose on a machine without the NVIDIA driver: no GPU is the answer asked for
+      // (docs/library.md), as it is where the driver is present.
+      if (e.exit_code() != kExitNoDriver || !environment_hides_every_gpu(s.env())) throw;
+      return give({{"devices", Json::array()},
+                   {"source", "predicted"},
+                   {"order_source", nullptr},
+                   {"order_note", std::string("no NVIDIA driver here: ") + e.what()},
+                   {"findings", Json::array()}},
+                  out);
+    }
     const Mapping& m = f.mapping;
-    Json findings = findings_json(late_findings(s, f));
-    if (m.view.error != CudaInitError::kNone && !hides_every_gpu(m.view)) {
+    // The same findings as `gpumap doctor` / `map --line` for this environment (set-too-late
+    // instead once CUDA runs here: the environment is then no longer what CUDA uses).
+    Json findings = findings_json(process_cuda_findings(s, f));
+    if (m.view.error != CudaInitError::kNone && !(m.view.error == CudaInitError::kNoDevice && gpus_hidden_on_purpose(m.view))) {
       std::string name = cuda_error_name(m.view.error);
       set_error({{"code", kExitCudaWouldFail},
                  {"message", "CUDA would fail to initialise here: " + name + " (" +

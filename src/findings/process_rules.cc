@@ -170,6 +170,43 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
     }
   }
 
+  // device-not-visible: an hf_device_map value or a max_memory key names cuda:N, and this process
+  // has no cuda:N (the keys and values are CUDA ordinals of this process, not nvidia-smi indices:
+  // the check the Python package's check_device_map and check_max_memory make, given to diagnose).
+  std::vector<std::string> missing;   // "hf_device_map["embed"] = 4"
+  std::set<size_t> missing_ordinals;
+  if (p.hf_device_map)
+    for (const auto& [module, dev] : *p.hf_device_map)
+      if (auto o = device_ordinal(dev); o && *o >= visible.size()) {
+        missing.push_back("hf_device_map[\"" + printable(module) + "\"] = " + printable(dev));
+        missing_ordinals.insert(*o);
+      }
+  for (const auto& [key, size] : p.max_memory)
+    if (auto o = device_ordinal(key); o && *o >= visible.size()) {
+      missing.push_back("max_memory key " + printable(key));
+      missing_ordinals.insert(*o);
+    }
+  if (!missing.empty()) {
+    std::vector<std::string> meant;  // nvidia-smi GPU N that is visible here under another ordinal
+    for (size_t o : missing_ordinals)
+      for (size_t i = 0; i < visible.size(); ++i)
+        if (s.nvml_index_of(visible[i]) == static_cast<int>(o))
+          meant.push_back("nvidia-smi GPU " + std::to_string(o) + " is cuda:" + std::to_string(i) + " here: use " +
+                          std::to_string(i));
+    std::vector<std::string> ords;
+    for (size_t o : missing_ordinals) ords.push_back("cuda:" + std::to_string(o));
+    Finding fd;
+    fd.id = "device-not-visible";
+    fd.severity = Severity::kError;
+    fd.message = join(missing, ", ") + ": " + join(ords, ", ") + (missing_ordinals.size() == 1 ? " does" : " do") +
+                 " not exist here (this process sees " + std::to_string(visible.size()) + " GPU" +
+                 (visible.size() == 1 ? "" : "s") + (visible.empty() ? "" : ", cuda:0.." + std::to_string(visible.size() - 1)) +
+                 "): device_map values and max_memory keys are CUDA ordinals of this process, not nvidia-smi indices";
+    fd.note = meant.empty() ? "build them with gpumap.max_memory({GPU: size}) or from gpumap.devices()"
+                            : join(meant, "; ") + " (gpumap.max_memory({GPU: size}) builds max_memory from physical GPUs)";
+    out.push_back(fd);
+  }
+
   // model-on-cpu: GPUs are visible, yet not one tensor of the model is on one (transformers 5.17 then
   // sets no hf_device_map at all: measured, cuda-env-semantics.md section 9).
   uint64_t tensors = 0, cuda_tensors = 0;

@@ -82,5 +82,30 @@ TEST(ProcessRules, DeviceOrdinals) {
   EXPECT_FALSE(device_ordinal("cuda:9999999999"));
 }
 
+// Issue 30 item 8: diagnose(model, max_memory) checks what it is given as check_device_map does:
+// under CUDA_VISIBLE_DEVICES=1 (one GPU, nvidia-smi GPU 1 = cuda:0), hf_device_map {"0": 1} and
+// max_memory {1: ...} name cuda:1, which does not exist; the note points at cuda:0.
+TEST(ProcessRules, DeviceNotVisibleForDeviceMapValuesAndMaxMemoryKeys) {
+  Snapshot s = two_gpus({{}, {}});
+  ProgramFacts p;
+  p.hf_device_map = std::map<std::string, std::string>{{"0", "1"}, {"lm_head", "cuda:0"}, {"x", "cpu"}};
+  p.max_memory = {{"1", "10GiB"}, {"cpu", "100GiB"}};
+  std::vector<Finding> fs = program_findings(s, {kU1}, Environment(), p);
+  const Finding* f = nullptr;
+  for (const Finding& x : fs)
+    if (x.id == "device-not-visible") f = &x;
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_NE(f->message.find("hf_device_map[\"0\"] = 1, max_memory key 1: cuda:1 does not exist here (this process "
+                            "sees 1 GPU, cuda:0..0)"),
+            std::string::npos)
+      << f->message;
+  EXPECT_NE(f->note.find("nvidia-smi GPU 1 is cuda:0 here: use 0"), std::string::npos) << f->note;
+  // Every key and value a visible ordinal (or cpu/disk): nothing to say.
+  p.hf_device_map = std::map<std::string, std::string>{{"0", "0"}, {"x", "disk"}};
+  p.max_memory = {{"0", "10GiB"}, {"cpu", "1GiB"}};
+  for (const Finding& x : program_findings(s, {kU1}, Environment(), p)) EXPECT_NE(x.id, "device-not-visible");
+}
+
 }  // namespace
 }  // namespace gpumap

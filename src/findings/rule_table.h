@@ -70,8 +70,7 @@ const std::vector<Rule>& host_rules();      // the host: its order, containers, 
 const std::vector<Rule>& layer_rules();     // where layers meet: outer numbers in a container or a Slurm step (layer_rules.cc)
 const std::vector<Rule>& launcher_rules();  // torchrun, MPI, Slurm, MPS, gpumap bind (launcher_rules.cc)
 
-/// True when CUDA_VISIBLE_DEVICES is one blank or negative entry: no GPU, on purpose.
-bool gpus_hidden_on_purpose(const CudaView& v);
+// gpus_hidden_on_purpose (model/cuda_view.h): one blank or negative entry, no GPU on purpose.
 
 /// The GPUs CUDA_VISIBLE_DEVICES most likely meant, in its order, each once: every entry read
 /// alone in `meant_order`, as its text spells it (a UUID without `GPU-`, a PCI address, `gpu-`,

@@ -30,12 +30,6 @@ std::string bound_rank_advice(const std::string& rank_variable, std::optional<ui
          "\"]) % torch.cuda.device_count()";
 }
 
-bool gpus_hidden_on_purpose(const CudaView& v) {
-  if (!v.visible_set || v.entries.size() != 1) return false;
-  const CvdEntry& e = v.entries.front().entry;
-  return e.form == CvdEntryForm::kBlank || (e.kind == CvdEntryKind::kInteger && e.negative);
-}
-
 namespace {
 
 // What one entry spells, as entries CUDA would read the way the user meant (CvdEntryForm).

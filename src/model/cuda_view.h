@@ -109,4 +109,26 @@ struct CudaView {
   std::optional<size_t> cut_at;
 };
 
+/// The one reading of "every GPU hidden on purpose" (the CPU-only idiom), for the rules
+/// (findings/: gpus-hidden is a note, no other CUDA_VISIBLE_DEVICES rule fires) and for the
+/// library's device list (session/devices: [] instead of an error): CUDA_VISIBLE_DEVICES set
+/// and exactly one entry, blank (`CUDA_VISIBLE_DEVICES=`) or a negative index (`-1`).  CUDA stops
+/// at a first `-1` whatever follows, so `-1,0` gives no GPU too, but it is not a clean request
+/// (the `0` is never read): the rules call it an error and the library does not answer `[]`.
+/// Entries as parsed (env/cuda_visible_devices.h); `visible_set` as CudaView::visible_set.
+inline bool gpus_hidden_on_purpose(bool visible_set, const std::vector<CvdEntry>& entries) {
+  if (!visible_set) return false;
+  if (entries.empty()) return true;  // set but empty
+  if (entries.size() != 1) return false;
+  const CvdEntry& e = entries.front();
+  return e.form == CvdEntryForm::kBlank || (e.kind == CvdEntryKind::kInteger && e.negative);
+}
+
+/// The same on a resolved view (its entries' parsed form).
+inline bool gpus_hidden_on_purpose(const CudaView& v) {
+  std::vector<CvdEntry> entries;
+  for (const EntryDecision& d : v.entries) entries.push_back(d.entry);
+  return gpus_hidden_on_purpose(v.visible_set, entries);
+}
+
 }  // namespace gpumap

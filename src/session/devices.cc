@@ -1,17 +1,16 @@
 #include "session/devices.h"
 
+#include "env/cuda_visible_devices.h"
 #include "model/uuid.h"
 #include "resolve/resolve_mapping.h"
 #include "session/verify.h"
 
 namespace gpumap {
 
-bool hides_every_gpu(const CudaView& view) {
-  if (view.error != CudaInitError::kNoDevice || !view.visible_set) return false;
-  if (view.entries.empty()) return true;
-  const CvdEntry& first = view.entries.front().entry;
-  bool blank = first.raw.find_first_not_of(" \t") == std::string::npos && view.entries.size() == 1;
-  return blank || (first.kind == CvdEntryKind::kInteger && first.negative);
+bool environment_hides_every_gpu(const Environment& env) {
+  std::optional<std::string> cvd = env.get("CUDA_VISIBLE_DEVICES");
+  if (!cvd || cvd->size() >= kCudaVisibleDevicesIgnoredBytes) return false;
+  return gpus_hidden_on_purpose(true, parse_cuda_visible_devices(*cvd));
 }
 
 std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m) {

@@ -20,10 +20,13 @@ struct VisibleDevice {
   std::optional<std::string> name;
 };
 
-/// True when the environment hides every GPU on purpose (CUDA_VISIBLE_DEVICES="" or starting with
-/// a negative index, "-1": the CPU-only idiom), so CUDA's "no device" is the answer asked for:
-/// the device list is empty, not an error.  A value that merely names nothing (a typo) is not.
-bool hides_every_gpu(const CudaView& view);
+// Whether the environment hides every GPU on purpose (so the device list is [] rather than an
+// error) is model/cuda_view.h's gpus_hidden_on_purpose, the rules' reading too.
+
+/// gpus_hidden_on_purpose for `env`'s CUDA_VISIBLE_DEVICES as parsed, without a snapshot: a
+/// CPU-only process (CUDA_VISIBLE_DEVICES=-1) on a machine without an NVIDIA driver gets an
+/// empty device list, not "no driver".  A value CUDA ignores as too long hides nothing.
+bool environment_hides_every_gpu(const Environment& env);
 
 /// The mapping's visible devices, in CUDA order (empty when CUDA would fail to initialise).
 std::vector<VisibleDevice> visible_devices(const Snapshot& s, const Mapping& m);
