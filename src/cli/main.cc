@@ -75,10 +75,11 @@ int report_error(const Error& e, bool json) {
 /// output that did not arrive (a full disk, /dev/full, a reader gone with SIGPIPE ignored, as
 /// systemd services run) is a failure: said on stderr, exit 1, never 0.  `code`: the command's.
 int check_stdout(int code) {
-  std::cout.flush();
   errno = 0;
-  int err = std::fflush(stdout) == 0 ? 0 : errno;
-  if (err == 0 && !std::ferror(stdout) && std::cout.good()) return code;
+  std::cout.flush();  // cout writes through stdout's buffer: this is where a buffered write fails
+  int err = errno;
+  if (std::fflush(stdout) != 0) err = errno;
+  if (!std::ferror(stdout) && std::cout.good()) return code;
   if (err == 0) err = stdout_errno();
   std::string why = err ? std::strerror(err) : "a write failed";
   std::fputs(("gpumap: error: cannot write the output (stdout): " + why + "\n").c_str(), stderr);
