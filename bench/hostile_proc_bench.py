@@ -3,7 +3,7 @@
 `gpumap metrics`, beside ten ordinary ones.  A hostile process has a 5.77 MB command line (44
 arguments of 128 KiB: `sleep 300 000...0 ...`, sleep adds them up) and a 120 kB SLURM_JOB_ID, as any
 user may start; each process is listed on all 8 GPUs of a simulated dgx8.  For each command it prints
-the median wall time of RUNS runs, the peak RSS (getrusage of the child) and the output size, and the
+the median wall time of RUNS runs, the peak RSS (GNU time) and the output size, and the
 hostile/ordinary ratio.  No assertion: the figures go in docs/metrics.md and docs/fuzzing.md.
 usage: hostile_proc_bench.py GPUMAP [N] [RUNS]"""
 import json
@@ -48,18 +48,21 @@ def host_file(tmp, pids, tag):
     return path
 
 
-def measure(args):
-    """Median wall seconds, peak RSS (KiB) and output bytes of `gpumap ARGS`, RUNS runs."""
+def measure(args, tmp):
+    """Median wall seconds, peak RSS (KiB) and output bytes of `gpumap ARGS`, RUNS runs.  The RSS is
+    GNU time's %M: a child forked from this Python would carry Python's own peak across exec."""
     walls, rss, size = [], 0, 0
+    rss_file = os.path.join(tmp, "rss")
     for _ in range(runs):
         t0 = time.perf_counter()
-        p = subprocess.Popen([gpumap] + args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        out = p.stdout.read()
-        _, status, usage = os.wait4(p.pid, 0)
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file, gpumap] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
         walls.append(time.perf_counter() - t0)
-        if status != 0:
-            sys.exit(f"gpumap {' '.join(args)}: exit status {status}")
-        rss, size = max(rss, usage.ru_maxrss), len(out)
+        if p.returncode != 0:
+            sys.exit(f"gpumap {' '.join(args)}: exit status {p.returncode}")
+        with open(rss_file) as f:
+            rss = max(rss, int(f.read().split()[-1]))
+        size = len(p.stdout)
     return statistics.median(walls), rss, size
 
 
@@ -79,7 +82,7 @@ try:
         for cmd in (["ps", "--json"], ["metrics"]):
             figures = {}
             for kind, host in hosts.items():
-                figures[kind] = measure(cmd + ["--simulate", host])
+                figures[kind] = measure(cmd + ["--simulate", host], tmp)
                 wall, rss, size = figures[kind]
                 print(f"{' '.join(cmd):<14} {kind:<9} {wall * 1000:>9.1f} {rss:>12} {size:>12}")
             (wo, ro, so), (wh, rh, sh) = figures["ordinary"], figures["hostile"]

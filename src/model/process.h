@@ -23,6 +23,9 @@ const char* proc_access_name(ProcAccess a);
 /// `environ_truncated`; a variable past the cut reads as unset).
 inline constexpr size_t kMaxCmdlineBytes = 4096;
 inline constexpr size_t kMaxEnvironBytes = 1u << 20;
+/// The most of one NAME=VALUE kept (16 KiB: 300 MIG UUIDs in CUDA_VISIBLE_DEVICES); a longer one is
+/// cut there and the process's environ_truncated set.
+inline constexpr size_t kMaxEnvValueBytes = 16u << 10;
 
 /// What /proc says about one process.  Every field may be unknown (nullopt).
 struct ProcProcess {
@@ -36,8 +39,9 @@ struct ProcProcess {
   ProcAccess environ_access = ProcAccess::kGone;
   std::string environ_error;                  // strerror text when environ_access is not kOk
   std::optional<std::vector<std::string>> environ;  // NAME=VALUE as at exec; nullopt: unreadable
-  bool environ_truncated = false;             // environ was longer than kMaxEnvironBytes: the variables
-                                              // after the cut are missing (the one cut short is dropped)
+  bool environ_truncated = false;             // environ was longer than kMaxEnvironBytes (the variables
+                                              // after the cut are missing, the one cut short is dropped)
+                                              // or a NAME=VALUE longer than kMaxEnvValueBytes was cut
   std::optional<std::vector<uint32_t>> nspid;  // status "NSpid:", outermost (this procfs's) first
 };
 

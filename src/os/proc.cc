@@ -171,6 +171,13 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
         env->resize(last == std::string::npos ? 0 : last);
       }
       p.environ = split_nul(*env);
+      // A value longer than any real variable's (a 120 kB SLURM_JOB_ID) is kept to its start: it
+      // would otherwise be copied into every row, view and finding of every GPU the process uses.
+      for (std::string& v : *p.environ)
+        if (v.size() > kMaxEnvValueBytes) {
+          v.resize(kMaxEnvValueBytes);
+          cut = true;
+        }
       p.environ_truncated = cut;
       p.environ_access = ProcAccess::kOk;
     } else {
