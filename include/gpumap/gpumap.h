@@ -55,9 +55,27 @@ const char* gpumap_version(void);
  *                 GPUMAP_CACHE_DIR, XDG_CACHE_HOME or HOME, and so on); only those that
  *                 gpumap_environment_variables() lists as read by "seams" count; the named
  *                 options above win over them
- * The library reads no environment variable of its own: a caller that wants GPUMAP_SIMULATE
- * to count passes it here (the Python package passes its environment's seam variables).  The
- * environment reasoned about is the process's own, read at each call (so a
+ * The library reads no GPUMAP_* variable (nor HOME, XDG_CACHE_HOME) from the process environment:
+ * its caller passes its settings, so a library never acts on variables it was not told about.  A
+ * caller that wants GPUMAP_SIMULATE, GPUMAP_LOCK_DIR and the rest to count passes them here (the
+ * Python package passes its environment's seam variables).  One that passes none leases in the
+ * default /tmp/gpumap-leases even when `gpumap run` on the same machine runs with
+ * GPUMAP_LOCK_DIR=/other, and the two never see each other's leases.  To behave as the command
+ * in this process's environment, pass the variables through:
+ *
+ *   static const char* names[] = {"GPUMAP_SIMULATE", "GPUMAP_LOCK_DIR", "GPUMAP_CACHE_DIR",
+ *                                 "GPUMAP_HOSTS_DIR", "GPUMAP_SIM_LIBDIR", "GPUMAP_DRIVER_TIMEOUT",
+ *                                 "XDG_CACHE_HOME", "HOME"};
+ *   char opts[8192] = "{\"environment\": {";   (values need JSON escaping if they hold " or \)
+ *   for (size_t i = 0, n = 0; i < sizeof names / sizeof *names; ++i)
+ *     if (getenv(names[i]))
+ *       snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%s\"%s\": \"%s\"",
+ *                n++ ? ", " : "", names[i], getenv(names[i]));
+ *   strncat(opts, "}}", sizeof opts - strlen(opts) - 1);
+ *   gpumap_open(opts, &session);
+ *
+ * (gpumap_environment_variables() lists every variable read by "seams".)  The environment
+ * reasoned about (CUDA_VISIBLE_DEVICES, ...) is the process's own, read at each call (so a
  * CUDA_VISIBLE_DEVICES set since is seen). */
 int gpumap_open(const char* options_json, gpumap_session** session);
 

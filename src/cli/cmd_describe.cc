@@ -13,6 +13,7 @@
 #include "model/error.h"
 #include "model/exit_codes.h"
 #include "output/manual.h"
+#include "session/output_file.h"
 
 namespace gpumap {
 namespace {
@@ -54,14 +55,7 @@ int run(const Args& args, Context& ctx) {
     return kExitOk;
   }
   // Written beside and renamed, so a failed build never leaves half a man page behind.
-  std::string tmp = *path + ".tmp";
-  std::ofstream f(tmp, std::ios::binary);
-  f << out.str();
-  f.close();
-  if (!f || std::rename(tmp.c_str(), path->c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(kExitError, "__describe: cannot write `" + *path + "`");
-  }
+  write_output_file(*path, out.str(), "__describe --output", "give a writable path");
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "session/job_map.h"
 
 namespace gpumap {
@@ -41,14 +42,25 @@ int run(const Args& args, Context& ctx) {
   } else {
     files = job_map_existing_files(*dir);
   }
-  update_job_map(*dir, files, *job, prolog);
+  JobMapResult done = update_job_map(*dir, files, *job, prolog);
+  // Something left alone: the prolog's job then lacks a GPU's label (exit 1); the epilog carries
+  // on past what is not a mapping file (a warning) and fails only where the OS refused a write.
+  bool failed = false;
+  for (const JobMapResult::Skipped& k : done.skipped) {
+    std::cerr << "gpumap job-map: warning: " << printable(k.reason) << "\n";
+    failed = failed || prolog || k.failed;
+  }
   if (ctx.json()) {
-    std::cout << dump({{"job_id", *job}, {"dir", *dir}, {"action", prolog ? "prolog" : "epilog"}, {"files", files}});
+    Json skipped = Json::array();
+    for (const JobMapResult::Skipped& k : done.skipped) skipped.push_back({{"file", k.file}, {"reason", k.reason}});
+    std::cout << dump({{"job_id", *job}, {"dir", *dir}, {"action", prolog ? "prolog" : "epilog"}, {"files", done.changed},
+                       {"skipped", skipped}});
   } else {
     std::cout << "gpumap job-map: job " << *job << (prolog ? " added to" : " removed from");
-    for (const std::string& f : files) std::cout << " " << *dir << "/" << f;
-    std::cout << (files.empty() ? " no file" : "") << "\n";
+    for (const std::string& f : done.changed) std::cout << " " << printable(*dir) << "/" << f;
+    std::cout << (done.changed.empty() ? " no file" : "") << "\n";
   }
+  if (failed) return kExitError;
   return kExitOk;
 }
 
@@ -63,7 +75,10 @@ Command job_map_command() {
           "job (--job, default $SLURM_JOB_ID) to the files of its GPUs (--gpus, default $SLURM_JOB_GPUS: Slurm's\n"
           "GPU ids, read as device minor numbers, or GPU-/MIG- UUIDs as Slurm 25.11 gives them); --epilog takes\n"
           "it out of every file in the folder (no driver read), removing files left empty.  Files are rewritten\n"
-          "atomically under a lock on the folder.  Folder: --dir, default $DCGM_HPC_JOB_MAPPING_DIR.",
+          "atomically under a lock on the folder.  Folder: --dir, default $DCGM_HPC_JOB_MAPPING_DIR: a real folder\n"
+          "owned by root (or you) that nobody else may write.  Only regular files of its own are touched: a link,\n"
+          "FIFO, device, folder or another user's file there is left alone with a warning (the prolog then\n"
+          "exits 1).  Job ids are Slurm's: digits, optionally _TASK or +N.",
           {{"--prolog", false, false, "", "add the job to its GPUs' files"},
            {"--epilog", false, false, "", "remove the job from every file"},
            {"--dir", true, false, "DIR", "the mapping folder (default $DCGM_HPC_JOB_MAPPING_DIR)"},

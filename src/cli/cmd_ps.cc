@@ -66,7 +66,7 @@ std::string one_frame(Context& ctx, bool one_line) {
     std::string cuda = r.cuda_ordinal ? "cuda:" + std::to_string(*r.cuda_ordinal) : r.environ_known ? "-" : "?";
     std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
                       : r.state == ProcessState::kNotVisible ? "(not visible from here)"
-                                                             : r.command.value_or("?");
+                                                             : r.command.value_or("?") + (r.command_truncated ? "\u2026" : "");
     std::string cvd = !r.environ_known ? "?" : r.cuda_visible_devices ? (r.cuda_visible_devices->empty() ? "''" : *r.cuda_visible_devices) : "unset";
     std::string pid = std::to_string(r.pid);
     if (r.local_pid && *r.local_pid != r.pid) pid += " (" + std::to_string(*r.local_pid) + " here)";

@@ -105,8 +105,14 @@ OptionSpec watch_option();
 std::optional<double> watch_seconds(const Args& args);
 /// Prints `frame` of a fresh context (a new snapshot) every `seconds` until SIGINT/SIGTERM, then
 /// returns 0: on a terminal in place, into a pipe one frame after another (a blank line between),
-/// JSON one document per line (`frame` writes it on one line).
+/// JSON one document per line (`frame` writes it on one line).  A frame that fails (the driver
+/// errs or hangs this time) is reported in that frame (text: "gpumap: error: ..." and its hint;
+/// JSON: {"error": {...}} on its line) and the watch goes on; a usage error ends it at once.
+/// Once stdout cannot be written (EPIPE: the reader is gone, with SIGPIPE ignored; ENOSPC) the
+/// watch ends, its errno kept for main's check (exit 1 with the reason, as `yes | head -1` does).
 int watch_frames(double seconds, Context& ctx, const std::function<std::string(Context&)>& frame);
+/// The errno of the write to stdout that failed (watch_frames), 0 when none was seen.
+int stdout_errno();
 /// `run`, or with --watch SECONDS what it prints as one frame per SECONDS (watch_frames).
 int run_watchable(const Args& args, Context& ctx, int (*run)(const Args&, Context&));
 /// `query` (--query-gpu, --query: FIELDS as CSV), --format csv[,noheader][,nounits] and --watch.

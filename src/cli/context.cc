@@ -12,6 +12,7 @@
 #include "model/error.h"
 #include "model/text.h"
 #include "output/render.h"
+#include "session/output_file.h"
 
 namespace gpumap {
 
@@ -56,11 +57,7 @@ OptionSpec json_file_option() {
 
 void report_launch(const Args& args, const Context& ctx, const Json& doc, const std::string& text) {
   if (auto path = args.value("--json-file")) {
-    std::ofstream f(*path, std::ios::trunc);
-    if (f) f << dump(doc);
-    if (!f || !f.flush())
-      throw Error(kExitError, "cannot write --json-file " + *path + ": " + std::strerror(errno),
-                  "give a writable path (the command was not started)");
+    write_output_file(*path, dump(doc), "--json-file", "give a writable path (the command was not started)");
   }
   std::string out = ctx.json() ? dump(doc) : printable_lines(text);  // GPU names, paths: from outside
   std::cout.flush();
@@ -92,8 +89,20 @@ namespace {
 
 volatile sig_atomic_t g_watch_stop = 0;
 void on_watch_signal(int) { g_watch_stop = 1; }
+int g_stdout_errno = 0;
+
+/// A frame that failed, as the frame: the error where the output would have been.
+std::string error_frame(const Error& e, bool json) {
+  if (json)
+    return dump(Json{{"error", {{"code", e.exit_code()}, {"message", e.what()}, {"hint", e.hint()}}}}, true);
+  std::string t = "gpumap: error: " + printable(e.what()) + "\n";
+  if (!e.hint().empty()) t += "  hint: " + printable_lines(e.hint()) + (e.hint().back() == '\n' ? "" : "\n");
+  return t;
+}
 
 }  // namespace
+
+int stdout_errno() { return g_stdout_errno; }
 
 std::vector<OptionSpec> query_options(const char* query) {
   return {{query, true, false, "FIELDS", "print these fields as CSV (nvidia-smi's names; docs/cli.md)"},
@@ -125,12 +134,23 @@ int watch_frames(double seconds, Context& ctx, const std::function<std::string(C
   bool first = true;
   while (!g_watch_stop) {
     Context frame_ctx(ctx.session().driver(), ctx.session().env(), ctx.json(), ctx.session().seams());  // a fresh snapshot per frame
-    std::string f = frame(frame_ctx);
+    std::string f;
+    try {
+      f = frame(frame_ctx);
+    } catch (const Error& e) {
+      if (e.exit_code() == kExitUsage) throw;  // the command line is wrong: every frame would say so
+      f = error_frame(e, ctx.json());  // this read failed (a driver error, a hung read): say so, go on
+    }
     if (ctx.json()) std::cout << f;
     else if (term_style().tty) std::cout << "\033[H\033[2J" << f;  // redraw in place
     else std::cout << (first ? "" : "\n") << f;  // a pipe gets plain frames, one after another
     first = false;
+    errno = 0;
     std::cout.flush();
+    if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      g_stdout_errno = errno;
+      break;  // nobody reads any more (EPIPE with SIGPIPE ignored) or the disk is full: main says which
+    }
     timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
     while (!g_watch_stop && nanosleep(&ts, &ts) != 0) {
     }

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 
@@ -67,6 +69,21 @@ int report_error(const Error& e, bool json) {
   if (json)
     std::cout << dump(Json{{"error", {{"code", e.exit_code()}, {"message", e.what()}, {"hint", e.hint()}}}});
   return e.exit_code();
+}
+
+/// Whether stdout took everything written to it; run once, as the command ends.  A command's
+/// output that did not arrive (a full disk, /dev/full, a reader gone with SIGPIPE ignored, as
+/// systemd services run) is a failure: said on stderr, exit 1, never 0.  `code`: the command's.
+int check_stdout(int code) {
+  errno = 0;
+  std::cout.flush();  // cout writes through stdout's buffer: this is where a buffered write fails
+  int err = errno;
+  if (std::fflush(stdout) != 0) err = errno;
+  if (!std::ferror(stdout) && std::cout.good()) return code;
+  if (err == 0) err = stdout_errno();
+  std::string why = err ? std::strerror(err) : "a write failed";
+  std::fputs(("gpumap: error: cannot write the output (stdout): " + why + "\n").c_str(), stderr);
+  return code == kExitOk ? kExitError : code;
 }
 
 bool has_json_flag(const std::vector<std::string>& args) {
@@ -142,7 +159,11 @@ void print_command_help(const Command& c) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv);
+
+int main(int argc, char** argv) { return check_stdout(run_main(argc, argv)); }
+
+int run_main(int argc, char** argv) {
   std::vector<std::string> args = command_first(std::vector<std::string>(argv + 1, argv + argc));
   const Command* cmd = nullptr;
   try {

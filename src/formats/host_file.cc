@@ -126,6 +126,25 @@ std::map<std::string, int> read_errors(const json& j, const std::string& path, c
   return out;
 }
 
+/// The calls the fake NVML and CUDA libraries count against `faults` (src/fake: the names they pass
+/// to the fault plan, versions stripped).  A name outside it would match nothing, silently.
+constexpr const char* kFaultCalls[] = {
+    "nvmlInit", "nvmlSystemGetDriverVersion", "nvmlSystemGetCudaDriverVersion", "nvmlDeviceGetCount",
+    "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetUUID", "nvmlDeviceGetName", "nvmlDeviceGetPciInfo",
+    "nvmlDeviceGetMinorNumber", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetUtilizationRates",
+    "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetMigMode", "nvmlDeviceGetMaxMigDeviceCount",
+    "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
+    "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetCpuAffinity",
+    "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo", "nvmlDeviceGetNvLinkRemoteDeviceType",
+    "nvmlDeviceGetP2PStatus", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetUuid",
+    "cuDeviceGetPCIBusId"};
+
+bool known_fault_call(const std::string& call) {
+  for (const char* c : kFaultCalls)
+    if (call == c) return true;
+  return false;
+}
+
 std::vector<SimFault> read_faults(const json& j, const std::string& path) {
   std::vector<SimFault> out;
   if (!j.contains("faults")) return out;
@@ -138,6 +157,12 @@ std::vector<SimFault> read_faults(const json& j, const std::string& path) {
     SimFault x;
     x.call = get_or<std::string>(f, "call", "", path, where);
     if (x.call.empty()) fail(path, where + " needs \"call\" (a function name, or \"*\")");
+    if (x.call != "*" && !known_fault_call(x.call)) {
+      std::string all;
+      for (const char* c : kFaultCalls) all += std::string(all.empty() ? "" : ", ") + c;
+      fail(path, where + ".call `" + x.call + "` is not a call the fakes inject faults into (one of: " + all +
+                     ", or \"*\"; without the _vN suffix)");
+    }
     x.gpu = get_num<int>(f, "gpu", -1, path, where, -1, 1 << 20);
     x.mig = get_num<int>(f, "mig", -1, path, where, -1, 6);
     if (f.contains("error")) {

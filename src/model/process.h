@@ -1,6 +1,7 @@
 // What /proc says about one process, as plain values: os/proc.h reads it (ProcFs), the ps join
 // (resolve/process_view.h) and its rules (findings/ps_rules.h) take it as a value.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,18 @@ enum class ProcAccess { kOk, kGone, kDenied, kError };
 /// "ok", "gone", "denied", "error".
 const char* proc_access_name(ProcAccess a);
 
+/// What gpumap reads of one process's /proc/PID/cmdline and environ at most.  Any user controls
+/// them (a command line or an environment of several MB costs its owner nothing), and `ps`,
+/// `metrics` and `serve` read them as root for every GPU process.  4 KiB of command line is more
+/// than a table or a label shows; 1 MiB of environment is ten times the largest seen on HPC
+/// nodes with many modules loaded; a cut is said in the output (`ps --json` `command_truncated`,
+/// `environ_truncated`; a variable past the cut reads as unset).
+inline constexpr size_t kMaxCmdlineBytes = 4096;
+inline constexpr size_t kMaxEnvironBytes = 1u << 20;
+/// The most of one NAME=VALUE kept (16 KiB: 300 MIG UUIDs in CUDA_VISIBLE_DEVICES); a longer one is
+/// cut there and the process's environ_truncated set.
+inline constexpr size_t kMaxEnvValueBytes = 16u << 10;
+
 /// What /proc says about one process.  Every field may be unknown (nullopt).
 struct ProcProcess {
   uint32_t pid = 0;                           // the directory name under the proc root
@@ -23,9 +36,13 @@ struct ProcProcess {
   std::optional<std::string> user;            // login name, else the uid as digits
   std::optional<std::string> command;         // cmdline, arguments joined by spaces; "[comm]" when empty
   std::optional<std::vector<std::string>> argv;  // cmdline split at its NULs; nullopt or empty: unknown (kernel thread)
+  bool command_truncated = false;             // cmdline was longer than kMaxCmdlineBytes: `command` is its start
   ProcAccess environ_access = ProcAccess::kGone;
   std::string environ_error;                  // strerror text when environ_access is not kOk
   std::optional<std::vector<std::string>> environ;  // NAME=VALUE as at exec; nullopt: unreadable
+  bool environ_truncated = false;             // environ was longer than kMaxEnvironBytes (the variables
+                                              // after the cut are missing, the one cut short is dropped)
+                                              // or a NAME=VALUE longer than kMaxEnvValueBytes was cut
   std::optional<std::vector<uint32_t>> nspid;  // status "NSpid:", outermost (this procfs's) first
 };
 

@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -21,11 +19,10 @@ constexpr const char* kFile = "/cuda-order-v1.json";
 constexpr size_t kMaxEntries = 32;
 
 nlohmann::json read_all(const std::string& dir) {
-  std::ifstream in(dir + kFile);
-  if (!in) return nlohmann::json::object();
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  // A regular file only, never followed (a FIFO or a device planted there is not opened).
+  FileText f = read_small_file(dir + kFile, 1 << 20, false);
+  if (f.error || f.too_big) return nlohmann::json::object();
+  const std::string& text = f.text;
   if (json_bounds_error(text)) return nlohmann::json::object();  // not one gpumap wrote: start afresh
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("entries") || !j["entries"].is_array()) return nlohmann::json::object();
@@ -71,13 +68,8 @@ void cache_store(const std::string& dir, const OrderCacheKey& key, const std::ve
         entries.push_back(e);  // other keys of this boot stay; older boots go
   while (entries.size() >= kMaxEntries) entries.erase(entries.begin());
   entries.push_back({{"key", k}, {"boot_id", key.boot_id}, {"order", order}});
-  std::string tmp = dir + kFile + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  std::string text = nlohmann::json{{"format", 1}, {"entries", entries}}.dump(1) + "\n";
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ok = (close(fd) == 0) && ok;
-  if (!ok || rename(tmp.c_str(), (dir + kFile).c_str()) != 0) unlink(tmp.c_str());
+  // The one safe writer: temporary file and rename, and a non-regular file there is left alone.
+  write_file_atomically(dir + kFile, nlohmann::json{{"format", 1}, {"entries", entries}}.dump(1) + "\n", 0600);
 }
 
 }  // namespace gpumap

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gpumap {
@@ -17,17 +18,22 @@ ProcAccess access_of(int err) {
   return ProcAccess::kError;
 }
 
-/// Reads a whole (small, /proc-style) file; on failure returns nullopt and sets *err.
-std::optional<std::string> slurp(const std::string& path, int* err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+/// Reads a (small, /proc-style) file, at most `max_bytes` of it (*truncated: there was more);
+/// on failure returns nullopt and sets *err.  The cap is what bounds a hostile process's cost:
+/// /proc/PID/cmdline and environ are as long as their owner makes them.
+std::optional<std::string> slurp(const std::string& path, int* err, size_t max_bytes = 1 << 20,
+                                 bool* truncated = nullptr) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     *err = errno;
     return std::nullopt;
   }
   std::string out;
   char buf[8192];
+  if (truncated) *truncated = false;
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    size_t want = std::min(sizeof buf, max_bytes + 1 - out.size());  // one byte more: is there more?
+    ssize_t n = ::read(fd, buf, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       *err = errno;
@@ -36,6 +42,11 @@ std::optional<std::string> slurp(const std::string& path, int* err) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      out.resize(max_bytes);
+      if (truncated) *truncated = true;
+      break;
+    }
   }
   ::close(fd);
   return out;
@@ -139,10 +150,13 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
     }
     p.user = it->second;
   }
-  if (auto cmd = slurp(dir + "/cmdline", &err)) {
+  bool cut = false;
+  if (auto cmd = slurp(dir + "/cmdline", &err, kMaxCmdlineBytes, &cut)) {
     std::string joined;
     p.argv = split_nul(*cmd);
     for (const std::string& a : *p.argv) joined += (joined.empty() ? "" : " ") + a;
+    p.command_truncated = cut;
+    if (cut) p.argv.reset();  // only its start was read: no relaunch line can be written from it
     if (joined.empty()) {
       if (auto name = line_value(*status, "Name:")) {
         std::string n = *name;
@@ -153,8 +167,20 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
     p.command = joined;
   }
   if (want_environ) {
-    if (auto env = slurp(dir + "/environ", &err)) {
+    if (auto env = slurp(dir + "/environ", &err, kMaxEnvironBytes, &cut)) {
+      if (cut) {  // the variable the cut ends inside is not whole: drop it rather than misread it
+        size_t last = env->rfind('\0');
+        env->resize(last == std::string::npos ? 0 : last);
+      }
       p.environ = split_nul(*env);
+      // A value longer than any real variable's (a 120 kB SLURM_JOB_ID) is kept to its start: it
+      // would otherwise be copied into every row, view and finding of every GPU the process uses.
+      for (std::string& v : *p.environ)
+        if (v.size() > kMaxEnvValueBytes) {
+          v.resize(kMaxEnvValueBytes);
+          cut = true;
+        }
+      p.environ_truncated = cut;
       p.environ_access = ProcAccess::kOk;
     } else {
       p.environ_access = access_of(err);

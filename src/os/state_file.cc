@@ -5,22 +5,53 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <vector>
 
 namespace gpumap {
 
-FileText read_small_file(const std::string& path, size_t max_bytes) {
+std::string file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+FileText read_small_file(const std::string& path, size_t max_bytes, bool follow_symlink) {
   FileText r;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  // The type first, without opening: opening a device node can act (a tape rewinds, a modem
+  // hangs up), and a FIFO opened for reading blocks until a writer comes.
+  struct stat before {};
+  if ((follow_symlink ? stat(path.c_str(), &before) : lstat(path.c_str(), &before)) != 0) {
     r.error = errno;
     return r;
   }
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    close(fd);
+  if (S_ISDIR(before.st_mode)) {
     r.error = EISDIR;
+    return r;
+  }
+  if (!S_ISREG(before.st_mode)) {
+    r.error = EINVAL;
+    r.not_regular = file_kind(before.st_mode);
+    return r;
+  }
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_symlink ? 0 : O_NOFOLLOW));
+  if (fd < 0) {
+    r.error = errno == ELOOP ? EINVAL : errno;
+    if (errno == ELOOP) r.not_regular = "a symbolic link";
+    return r;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // swapped between the stat and the open
+    r.error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    if (r.error == EINVAL) r.not_regular = file_kind(st.st_mode);
+    close(fd);
     return r;
   }
   char buf[65536];
@@ -64,25 +95,65 @@ bool write_all(int fd, const std::string& text) {
 
 }  // namespace
 
+std::string check_replaceable(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  return path + " is " + file_kind(st.st_mode) + ", not a regular file: not replacing it";
+}
+
 std::string write_file_atomically(const std::string& path, const std::string& text, mode_t mode) {
-  std::string tmpl = path + ".tmp.XXXXXX";
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) return "cannot create a file in " + folder_of(path) + ": " + std::strerror(errno);
+  std::string folder = folder_of(path);
+  std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  if (name.empty() || name == "." || name == "..")
+    return "cannot write " + path + ": it names a folder, not a file";
+  int dfd = open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return "cannot create a file in " + folder + ": " + std::strerror(errno);
+  struct stat dst {};
+  if (fstat(dfd, &dst) == 0 && (dst.st_mode & S_IWOTH) && !(dst.st_mode & S_ISVTX)) {
+    close(dfd);
+    return "cannot write " + path + ": its folder " + folder +
+           " is writable by everyone but not sticky (anyone could replace the file); chmod o-w or +t " + folder;
+  }
+  auto refuse = [&](const struct stat& st) {
+    close(dfd);
+    return path + " is " + file_kind(st.st_mode) + ", not a regular file: not replacing it";
+  };
+  struct stat st {};
+  if (fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) return refuse(st);
+  std::string tmp;
+  int fd = -1;
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(rd()));
+    tmp = name + ".tmp." + suffix;
+    fd = openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    std::string e = "cannot create a file in " + folder + ": " + std::strerror(errno);
+    close(dfd);
+    return e;
+  }
   std::string error;
   if (fchmod(fd, mode) != 0 || !write_all(fd, text) || fsync(fd) != 0) error = std::strerror(errno);
   if (close(fd) != 0 && error.empty()) error = std::strerror(errno);
-  if (error.empty() && rename(name.data(), path.c_str()) != 0) error = std::strerror(errno);
+  // Looked at again just before the rename: a node put there since the first look is refused too
+  // (what remains is the instant between this look and the rename, which replaces the name and
+  // never writes through it).
+  if (error.empty() && fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+    unlinkat(dfd, tmp.c_str(), 0);
+    return refuse(st);
+  }
+  if (error.empty() && renameat(dfd, tmp.c_str(), dfd, name.c_str()) != 0) error = std::strerror(errno);
   if (!error.empty()) {
-    unlink(name.data());
+    unlinkat(dfd, tmp.c_str(), 0);
+    close(dfd);
     return "cannot write " + path + ": " + error;
   }
   // The rename is durable once the folder is synced; a failure here loses nothing already written.
-  if (int dfd = open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
+  fsync(dfd);
+  close(dfd);
   return "";
 }
 

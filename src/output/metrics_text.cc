@@ -45,12 +45,21 @@ std::string escape_label_value(std::string_view v) {
   return out;
 }
 
-std::string escape_help(std::string_view v) {
+std::string escape_help(std::string_view raw) {
+  // HELP lines and `# gpumap:` comments carry driver errors: a line break is written `\n`, and
+  // what is between them is made printable, valid UTF-8 (a raw 0xFF byte or an escape code from
+  // a driver's message never reaches the scraper or a terminal showing the page).
   std::string out;
-  for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+  size_t start = 0;
+  for (;;) {
+    size_t nl = raw.find('\n', start);
+    for (char c : printable(raw.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start))) {
+      if (c == '\\') out += "\\\\";
+      else out += c;
+    }
+    if (nl == std::string_view::npos) break;
+    out += "\\n";
+    start = nl + 1;
   }
   return out;
 }
@@ -83,7 +92,7 @@ void Exposition::sample(const MetricLabels& labels, double value) {
     first = false;
     out_ += k;
     out_ += "=\"";
-    out_ += escape_label_value(v);
+    out_ += escape_label_value(v.size() > kMaxLabelValueBytes ? short_command(v, kMaxLabelValueBytes) : v);
     out_ += '"';
   }
   if (!first) out_ += '}';

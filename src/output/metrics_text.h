@@ -43,6 +43,11 @@ class Exposition {
 std::string escape_label_value(std::string_view v);
 /// A HELP text: `\` -> `\\`, newline -> `\n`.
 std::string escape_help(std::string_view v);
+
+/// The longest label value written (bytes, before escaping): a value from outside (an
+/// environment's SLURM_JOB_ID, a command line) longer than this is cut, ending in "…", so one
+/// process cannot make every scrape large.
+inline constexpr size_t kMaxLabelValueBytes = 128;
 /// A command line as a label: control characters and malformed UTF-8 as `?`, cut to `max_bytes`
 /// (at a character boundary, with "…").
 std::string short_command(std::string_view command, size_t max_bytes = 80);

@@ -17,6 +17,23 @@ TEST(MetricsText, EscapesLabelValuesAndHelp) {
   EXPECT_EQ(escape_help("x\\y\nz\"q"), "x\\\\y\\nz\"q");  // HELP keeps quotes
 }
 
+// A driver's error text reaches `# gpumap: ...` and HELP: never a raw 0xFF, never an escape code.
+TEST(MetricsText, HelpAndCommentsAreValidUtf8) {
+  EXPECT_EQ(escape_help("bad \xff byte\x1b[2J\nnext"), "bad ? byte?[2J\\nnext");
+  EXPECT_EQ(escape_help("caf\xc3\xa9"), "caf\xc3\xa9");
+}
+
+// One process's 120 kB SLURM_JOB_ID must not make every scrape large: label values are cut.
+TEST(MetricsText, LongLabelValuesAreCut) {
+  Exposition e;
+  e.family("g", "gauge", "h");
+  e.sample({{"slurm_job_id", std::string(120000, '7')}, {"short", "42"}}, 1);
+  std::string t = e.text();
+  EXPECT_LT(t.size(), 400u) << t.size();
+  EXPECT_NE(t.find("slurm_job_id=\"" + std::string(kMaxLabelValueBytes, '7') + "\u2026\""), std::string::npos) << t;
+  EXPECT_NE(t.find("short=\"42\""), std::string::npos);
+}
+
 TEST(MetricsText, FamilyWithoutSamplesIsLeftOutAndUnknownValuesAreNoSample) {
   Exposition e;
   e.family("a_total", "counter", "none");
@@ -74,6 +91,35 @@ TEST(QueryCsv, ParsesFormatsAndFields) {
             (std::vector<std::string>{"index", "name", "memory.used"}));
   EXPECT_THROW(parse_query_fields(QueryKind::kGpu, "index,bogus", "--query-gpu"), Error);
   EXPECT_THROW(parse_query_fields(QueryKind::kProcess, "pid,", "--query"), Error);
+}
+
+
+// ps --query CSV: a command or a CUDA_VISIBLE_DEVICES with commas, quotes or spaces stays one
+// cell (RFC 4180: quoted, quotes doubled), so a CSV reader sees one cell per field on every line.
+TEST(QueryCsv, ValuesWithCommasAndQuotesAreQuoted) {
+  Snapshot s;
+  Gpu g;
+  g.uuid = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
+  g.pci_bus_id = "00000000:07:00.0";
+  s.gpus.push_back(g);
+  PsResult ps;
+  ProcessRow r;
+  r.pid = 42;
+  r.uuid = g.uuid;
+  r.command = "python3 -c \"print('a,b')\"";
+  r.cuda_visible_devices = "1,0";
+  r.environ_known = true;
+  ps.rows.push_back(r);
+  ProcessRow plain = r;
+  plain.pid = 43;
+  plain.command = "sleep 30";
+  plain.cuda_visible_devices = "0";
+  ps.rows.push_back(plain);
+  std::string csv = render_process_csv(s, ps, {}, {"pid", "command", "cuda_visible_devices", "process_name"}, CsvFormat{});
+  EXPECT_EQ(csv,
+            "pid, command, cuda_visible_devices, process_name\n"
+            "42, \"python3 -c \"\"print('a,b')\"\"\", \"1,0\", python3\n"
+            "43, sleep 30, 0, sleep\n");
 }
 
 }  // namespace

@@ -74,10 +74,14 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_opt_str(out, "user", r.user);
   put_opt_num(out, "uid", r.uid);
   put_opt_str(out, "command", r.command);
+  put_key(out, "command_truncated");
+  out += r.command_truncated ? "true" : "false";
   put_key(out, "environ");
   put_str(out, r.environ_known                        ? "ok"
                : r.state == ProcessState::kRunning ? proc_access_name(r.environ_access)
                                                    : "unknown");
+  put_key(out, "environ_truncated");
+  out += r.environ_truncated ? "true" : "false";
   put_opt_str(out, "cuda_visible_devices", r.cuda_visible_devices);
   put_opt_str(out, "cuda_device_order", r.cuda_device_order);
   put_opt_str(out, "nvidia_visible_devices", r.nvidia_visible_devices);

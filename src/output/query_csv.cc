@@ -163,6 +163,16 @@ std::string header_line(const std::vector<Field<Row>>& known, const std::vector<
   return out + "\n";
 }
 
+/// A value as RFC 4180 writes a field: in double quotes, its quotes doubled, when it holds a
+/// comma, a quote or a line break (a command line, a CUDA_VISIBLE_DEVICES list); else as it is,
+/// as nvidia-smi writes its plain values.
+std::string csv_quoted(const std::string& v) {
+  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 template <class Row>
 std::string value_line(const std::vector<Field<Row>>& known, const std::vector<std::string>& fields, CsvFormat fmt,
                        const Row& row) {
@@ -171,7 +181,7 @@ std::string value_line(const std::vector<Field<Row>>& known, const std::vector<s
     Cell c = find_field(known, fields[i])->get(row);
     out += i ? ", " : "";
     if (!c.value) out += kNA;
-    else out += printable(*c.value) + (fmt.units && *c.unit ? std::string(" ") + c.unit : "");
+    else out += csv_quoted(printable(*c.value) + (fmt.units && *c.unit ? std::string(" ") + c.unit : ""));
   }
   return out + "\n";
 }

@@ -17,6 +17,17 @@ std::string job_key(const Environment& env) {
   return "";
 }
 
+/// An id from a process's environment (a job id, a rank) as a row keeps it: ids are short, so one
+/// of more than kMaxRowIdBytes (a hostile SLURM_JOB_ID of 120 kB) is cut and ends in "…", not
+/// copied into every row, JSON document and label of every GPU the process uses.
+std::optional<std::string> bounded_id(std::optional<std::string> v) {
+  if (!v || v->size() <= kMaxRowIdBytes) return v;
+  size_t cut = kMaxRowIdBytes;
+  while (cut > 0 && (static_cast<unsigned char>((*v)[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  v->resize(cut);
+  return *v + "\u2026";
+}
+
 }  // namespace
 
 PidNamespaceView classify_pid_namespace(const std::optional<std::string>& nvml_ns,
@@ -102,6 +113,8 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.user = pp.user;
       r.command = pp.command;
       r.argv = pp.argv;
+      r.command_truncated = pp.command_truncated;
+      r.environ_truncated = pp.environ_truncated;
       r.environ_access = pp.environ_access;
       r.environ_error = pp.environ_error;
       if (!pp.environ) {
@@ -113,10 +126,10 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.cuda_visible_devices = env.get("CUDA_VISIBLE_DEVICES");
       r.cuda_device_order = env.get("CUDA_DEVICE_ORDER");
       r.nvidia_visible_devices = env.get("NVIDIA_VISIBLE_DEVICES");
-      r.local_rank = env.get("LOCAL_RANK");
-      r.slurm_localid = env.get("SLURM_LOCALID");
-      r.slurm_job_id = env.get("SLURM_JOB_ID");
-      r.slurm_procid = env.get("SLURM_PROCID");
+      r.local_rank = bounded_id(env.get("LOCAL_RANK"));
+      r.slurm_localid = bounded_id(env.get("SLURM_LOCALID"));
+      r.slurm_job_id = bounded_id(env.get("SLURM_JOB_ID"));
+      r.slurm_procid = bounded_id(env.get("SLURM_PROCID"));
       auto key = std::make_pair(r.cuda_visible_devices, r.cuda_device_order);
       auto it = views.find(key);
       if (it == views.end()) {

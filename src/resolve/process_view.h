@@ -43,6 +43,10 @@ enum class ProcessState { kRunning, kExited, kNotVisible };
 /// "running", "exited", "not-visible".
 const char* process_state_name(ProcessState s);
 
+/// The longest id a row keeps from a process's environment (`slurm_job_id`, `slurm_procid`,
+/// `local_rank`, `slurm_localid`); a longer one is cut and ends in "…" (bytes, before the "…").
+inline constexpr size_t kMaxRowIdBytes = 128;
+
 /// One row: one process on one GPU.
 struct ProcessRow {
   uint32_t pid = 0;                    // as NVML reports it
@@ -57,6 +61,8 @@ struct ProcessRow {
   std::optional<uint32_t> uid;
   std::optional<std::string> user, command;
   std::optional<std::vector<std::string>> argv;  // its arguments (ProcProcess::argv), to write a relaunch line
+  bool command_truncated = false;      // /proc/PID/cmdline was longer than kMaxCmdlineBytes: `command` is its start
+  bool environ_truncated = false;      // environ was longer than kMaxEnvironBytes: variables past the cut unread
   ProcAccess environ_access = ProcAccess::kGone;
   std::string environ_error;
   bool environ_known = false;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "model/error.h"
+#include "model/text.h"
 #include "model/uuid.h"
 #include "os/state_file.h"
 
@@ -23,6 +25,13 @@ std::string trim(const std::string& s) {
 }
 
 bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+
+/// A number's digits without leading zeros ("007" -> "7", "0" -> "0"): compared as text, so no
+/// value is too long to read.
+std::string without_leading_zeros(const std::string& digits) {
+  size_t first = digits.find_first_not_of('0');
+  return first == std::string::npos ? "0" : digits.substr(first);
+}
 
 std::string gpu_name(const Gpu& g, JobMapNaming naming, const std::string& entry) {
   if (naming == JobMapNaming::kNvmlIndex) return std::to_string(g.nvml_index);
@@ -59,16 +68,16 @@ std::vector<std::string> job_map_files(const Snapshot& s, const std::string& all
     if (all_digits(entry)) {  // Slurm's GPU id: the device minor number (gres.conf File=/dev/nvidia[...])
       const Gpu* hit = nullptr;
       for (const Gpu& g : s.gpus)
-        if (g.minor_number && std::to_string(*g.minor_number) == std::to_string(std::stoul(entry))) hit = &g;
+        if (g.minor_number && std::to_string(*g.minor_number) == without_leading_zeros(entry)) hit = &g;
       if (!hit)
-        throw Error(kExitUsage, "job-map: no GPU has minor number " + entry + " (/dev/nvidia" + entry + ")",
+        throw Error(kExitUsage, "job-map: no GPU has minor number " + printable(entry) + " (/dev/nvidia" + printable(entry) + ")",
                     "give the allocation as Slurm's GPU ids (SLURM_JOB_GPUS) or as UUIDs: --gpus GPU-...,GPU-...");
       file = gpu_name(*hit, naming, entry);
     } else {
       std::vector<Snapshot::DeviceRef> hits = by_uuid(s, entry);
       if (hits.size() != 1)
         throw Error(kExitUsage,
-                    "job-map: `" + entry + "` " + (hits.empty() ? "names no GPU or MIG device here" : "names several devices"),
+                    "job-map: `" + printable(entry) + "` " + (hits.empty() ? "names no GPU or MIG device here" : "names several devices"),
                     "give full UUIDs as `nvidia-smi -L` prints them, or Slurm's GPU ids (SLURM_JOB_GPUS)");
       file = gpu_name(*hits[0].gpu, naming, entry);
       if (hits[0].mig) {
@@ -97,26 +106,116 @@ std::vector<std::string> job_map_existing_files(const std::string& dir) {
   return out;
 }
 
-void update_job_map(const std::string& dir, const std::vector<std::string>& files, const std::string& job_id,
-                    bool add) {
-  if (job_id.empty() || job_id.find_first_of("\n/") != std::string::npos)
-    throw Error(kExitUsage, "job-map: job id `" + job_id + "` is empty or has a newline or /", "give --job JOBID (SLURM_JOB_ID)");
+std::string job_id_problem(const std::string& job_id) {
+  // Slurm's job ids: SLURM_JOB_ID is a number; an array task may be written JOB_TASK
+  // (SLURM_ARRAY_JOB_ID_SLURM_ARRAY_TASK_ID) and a heterogeneous job's component JOB+N, as
+  // squeue and sacct print them.  Nothing else: a space, a newline or an escape code in a file
+  // dcgm-exporter turns into a label value would be a second job, or reach a terminal.
+  size_t i = 0;
+  while (i < job_id.size() && job_id[i] >= '0' && job_id[i] <= '9') ++i;
+  if (i == 0 || i > 20) return "is not a Slurm job id";
+  if (i == job_id.size()) return "";
+  if (job_id[i] != '_' && job_id[i] != '+') return "is not a Slurm job id";
+  size_t j = i + 1;
+  while (j < job_id.size() && job_id[j] >= '0' && job_id[j] <= '9') ++j;
+  if (j == i + 1 || j != job_id.size() || j - i - 1 > 10) return "is not a Slurm job id";
+  return "";
+}
+
+namespace {
+
+/// Why the mapping folder is not safe for root to write in ("" when it is): as the lease folder is
+/// judged (src/os/lease.cc), a real folder (not a link), owned by root or this user; and, since
+/// dcgm-exporter trusts every file in it, writable by nobody else (sticky or not: another user
+/// could plant a file naming any job).
+std::string folder_problem(const std::string& dir) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return std::string("cannot stat it: ") + std::strerror(errno);
+  if (S_ISLNK(st.st_mode)) return "it is a symbolic link (refusing to follow it)";
+  if (!S_ISDIR(st.st_mode)) return "it is " + file_kind(st.st_mode) + ", not a folder";
+  if (st.st_uid != 0 && st.st_uid != geteuid())
+    return "it is owned by uid " + std::to_string(st.st_uid) + " (not root or this user)";
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return std::string("it is writable by ") + (st.st_mode & S_IWOTH ? "everyone" : "its group") +
+           " (anyone of them could plant a mapping file)";
+  return "";
+}
+
+/// Opens (creating) the folder's lock: never through a link, only a regular file with one link.
+int open_lock(const std::string& path, std::string& why) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int err = errno;
+    struct stat lst {};
+    if (lstat(path.c_str(), &lst) == 0 && !S_ISREG(lst.st_mode))
+      why = path + " is " + file_kind(lst.st_mode) + ", not the lock file (refusing to use it; remove it)";
+    else
+      why = "cannot open the lock " + path + ": " + std::strerror(err);
+    errno = err;
+    return -1;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    why = path + (S_ISREG(st.st_mode) ? " has " + std::to_string(st.st_nlink) + " hard links (a planted link to another file?)"
+                                      : " is " + file_kind(st.st_mode) + ", not the lock file") +
+          "; remove it";
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+JobMapResult update_job_map(const std::string& dir, const std::vector<std::string>& files, const std::string& job_id,
+                            bool add) {
+  if (std::string p = job_id_problem(job_id); !p.empty())
+    throw Error(kExitUsage, "job-map: job id `" + printable(job_id) + "` " + p,
+                "give --job as Slurm writes it (SLURM_JOB_ID): digits, optionally _TASK (array) or +N (heterogeneous)");
   if (add) {
     std::string err = make_dirs(dir, 0755);
     if (!err.empty()) throw Error(kExitError, "job-map: cannot create " + dir + ": " + err, "give a folder root may write (--dir)");
   }
-  int lock = open((dir + "/.gpumap-job-map.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) {
-    if (!add && errno == ENOENT) return;  // no folder: nothing to remove
-    throw Error(kExitError, "job-map: cannot open the lock in " + dir + ": " + std::strerror(errno), "give a folder root may write (--dir)");
-  }
+  JobMapResult result;
+  struct stat dst {};
+  if (!add && lstat(dir.c_str(), &dst) != 0 && errno == ENOENT) return result;  // no folder: nothing to remove
+  if (std::string p = folder_problem(dir); !p.empty())
+    throw Error(kExitError, "job-map: the folder " + dir + " is unsafe: " + p,
+                "give a folder only root can write, e.g. --dir /run/dcgm-job-map (mkdir -m 0755; chown root)");
+  std::string why;
+  int lock = open_lock(dir + "/.gpumap-job-map.lock", why);
+  if (lock < 0) throw Error(kExitError, "job-map: " + why, "give a folder root may write (--dir)");
   flock(lock, LOCK_EX);
   try {
     for (const std::string& f : files) {
       std::string path = dir + "/" + f;
-      FileText old = read_small_file(path, 1 << 20);
-      if (old.error && old.error != ENOENT)
-        throw Error(kExitError, "job-map: cannot read " + path + ": " + std::strerror(old.error), "check the folder's permissions");
+      auto skip = [&](const std::string& reason, bool failed = false) { result.skipped.push_back({f, reason, failed}); };
+      // A regular file only, never followed, never opened if it is a FIFO or a device.
+      FileText old = read_small_file(path, kMaxJobMapFileBytes, false);
+      if (!old.not_regular.empty()) {
+        skip(path + " is " + old.not_regular + ", not a mapping file: left alone");
+        continue;
+      }
+      if (old.error == EISDIR) {
+        skip(path + " is a folder, not a mapping file: left alone");
+        continue;
+      }
+      if (old.too_big) {
+        skip(path + " is larger than " + std::to_string(kMaxJobMapFileBytes >> 20) +
+             " MiB, not a mapping file gpumap wrote: left alone");
+        continue;
+      }
+      if (old.error && old.error != ENOENT) {
+        skip("cannot read " + path + ": " + std::strerror(old.error), true);
+        continue;
+      }
+      if (!old.error) {
+        struct stat st {};
+        if (lstat(path.c_str(), &st) == 0 && st.st_uid != geteuid()) {
+          skip(path + " is owned by uid " + std::to_string(st.st_uid) + ", not by this user: left alone");
+          continue;
+        }
+      }
       std::vector<std::string> jobs;
       std::stringstream in(old.text);
       std::string line;
@@ -124,20 +223,21 @@ void update_job_map(const std::string& dir, const std::vector<std::string>& file
         if (!trim(line).empty() && trim(line) != job_id) jobs.push_back(trim(line));
       if (add) jobs.push_back(job_id);
       if (jobs.empty()) {
-        if (unlink(path.c_str()) != 0 && errno != ENOENT)
-          throw Error(kExitError, "job-map: cannot remove " + path + ": " + std::strerror(errno), "check the folder's permissions");
+        if (unlink(path.c_str()) != 0 && errno != ENOENT) skip("cannot remove " + path + ": " + std::strerror(errno), true);
+        else result.changed.push_back(f);
         continue;
       }
       std::string text;
       for (const std::string& j : jobs) text += j + "\n";
-      std::string err = write_file_atomically(path, text, 0644);
-      if (!err.empty()) throw Error(kExitError, "job-map: cannot write " + path + ": " + err, "check the folder's permissions");
+      if (std::string err = write_file_atomically(path, text, 0644); !err.empty()) skip(err, !err.empty() && err.find("not replacing it") == std::string::npos);
+      else result.changed.push_back(f);
     }
   } catch (...) {
     close(lock);
     throw;
   }
   close(lock);
+  return result;
 }
 
 }  // namespace gpumap

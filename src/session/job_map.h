@@ -7,6 +7,7 @@
 // which lists /dev/nvidiaN in order, so the device minor number), as UUIDs (Slurm 25.11), or as
 // MIG UUIDs; never from a job's renumbered CUDA_VISIBLE_DEVICES.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,33 @@ enum class JobMapNaming { kNvmlIndex, kMinor };
 /// that matches nothing, or a GPU that lacks the number the naming needs.  Pure.
 std::vector<std::string> job_map_files(const Snapshot& s, const std::string& allocation, JobMapNaming naming);
 
+/// The most a mapping file may hold (a file gpumap wrote has one short line per job on the GPU).
+inline constexpr size_t kMaxJobMapFileBytes = 16u << 20;
+
+/// What update_job_map did: the files it rewrote or removed, and each it left alone with why.
+struct JobMapResult {
+  struct Skipped {
+    std::string file;    // its name in the folder
+    std::string reason;  // "DIR/1 is a folder, not a mapping file: left alone"
+    bool failed = false;  // a mapping file the OS would not let gpumap read, write or remove
+  };
+  std::vector<std::string> changed;
+  std::vector<Skipped> skipped;
+};
+
+/// "" when `job_id` is a Slurm job id (digits; an array task JOB_TASK or a heterogeneous
+/// component JOB+N), else why not.  Pure.
+std::string job_id_problem(const std::string& job_id);
+
 /// Adds (prolog) or removes (epilog) `job_id` in each of `files` under `dir`: each file rewritten
-/// atomically under a lock on the folder (jobs that share a GPU start and end at once); a file
-/// left with no job is removed.  Error(kExitError) naming the file that cannot be written.
-void update_job_map(const std::string& dir, const std::vector<std::string>& files, const std::string& job_id,
-                    bool add);
+/// atomically (os/state_file.h) under a lock on the folder (jobs that share a GPU start and end at
+/// once); a file left with no job is removed.  Only regular files this user owns are touched: a
+/// link, FIFO, device, folder, a file of another user or one over kMaxJobMapFileBytes is left alone
+/// and listed in `skipped` (the rest still done).  Error(kExitUsage) for an id that is not a Slurm
+/// job id; Error(kExitError) when the folder is unsafe (a link, not owned by root or this user,
+/// writable by others) or its lock is not a plain file.
+JobMapResult update_job_map(const std::string& dir, const std::vector<std::string>& files, const std::string& job_id,
+                            bool add);
 
 /// The mapping files in `dir` (names `N` or `N.M`), sorted: the epilog takes its job out of every
 /// one, so a GPU renumbered or lost since the prolog keeps no stale id.  Empty when `dir` is missing.

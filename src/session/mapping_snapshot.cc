@@ -72,7 +72,12 @@ MappingSnapshot take_mapping_snapshot(Session& s) {
 }
 
 MappingSnapshot save_mapping_snapshot(Session& s, const std::string& path, bool create_folder) {
-  FileText old = read_small_file(path, kMaxSnapshotBytes);
+  // Not followed and not opened unless a regular file: a FIFO never blocks the save, a device
+  // node or a link (even dangling) is refused, never replaced.
+  FileText old = read_small_file(path, kMaxSnapshotBytes, false);
+  if (!old.not_regular.empty())
+    throw Error(kExitUsage, "snapshot save: " + path + " is " + old.not_regular + ", not a gpumap snapshot; not replacing it",
+                "name a regular file, e.g. /var/lib/gpumap/snapshot.json");
   if (old.error == EISDIR)
     throw Error(kExitUsage, "snapshot save: " + path + " is a folder", "name a file, e.g. " + path + "/snapshot.json");
   if (old.error && old.error != ENOENT)
@@ -94,6 +99,9 @@ MappingSnapshot load_mapping_snapshot(const std::string& path, const std::string
   FileText f = read_small_file(path, kMaxSnapshotBytes);
   if (f.error == ENOENT)
     throw Error(kExitUsage, "no snapshot at " + path, "save one first, while the numbering is right: " + save_command);
+  if (!f.not_regular.empty())
+    throw Error(kExitUsage, "cannot read snapshot " + path + ": it is " + f.not_regular + ", not a file",
+                "name a snapshot file saved by gpumap snapshot save");
   if (f.error)
     throw Error(kExitUsage, "cannot read snapshot " + path + ": " + std::strerror(f.error),
                 "name a snapshot file that this user can read");
