@@ -58,6 +58,7 @@ struct Rule {
 const std::vector<Rule>& entry_rules();     // CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER as written (entry_rules.cc)
 const std::vector<Rule>& host_rules();      // the host: its order, containers, MIG (host_rules.cc)
 const std::vector<Rule>& launcher_rules();  // torchrun, MPI, Slurm, MPS, gpumap bind (launcher_rules.cc)
+const std::vector<Rule>& framework_rules(); // torch, vLLM/NVML lookups, Ray, minor numbers (framework_rules.cc)
 
 /// True when CUDA_VISIBLE_DEVICES is one blank or negative entry: no GPU, on purpose.
 bool gpus_hidden_on_purpose(const CudaView& v);

@@ -163,7 +163,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
               std::nullopt, in.in_container ? host_indices(in.snapshot, in.env.get("NVIDIA_VISIBLE_DEVICES"))
                                             : std::vector<uint32_t>{}};
   std::vector<Finding> out;
-  for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &launcher_rules()})
+  for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &launcher_rules(), &framework_rules()})
     for (const Rule& rule : *table) {
       Report report(out, rule.id);
       rule.check(r, report);

@@ -2,8 +2,8 @@
 """Issue 35 on the GPU host: each framework-layer finding reproduced with the real torch,
 accelerate and transformers and a tiny model built from a config (no download).  Each scenario
 runs in its own short-lived child with exactly its environment (a context and a few MiB of GPU
-memory at most), prints one JSON line; with GPUMAP=path, `gpumap doctor --json` runs under the
-same environment first and its finding ids are recorded beside the framework's behaviour.
+memory at most), prints one JSON line; with GPUMAP=path, `gpumap map --json` runs under the
+same environment first: `gpumap map --json`'s torch object and findings are recorded beside the framework's behaviour.
 
 usage (repo root, on the GPU host): python3 tools/device/framework_repro.py  (GPUMAP=build/gpumap)
 writes $OUT/framework-repro.log
@@ -93,15 +93,15 @@ def scenario(name, env_over, extra=None):
     env.update(extra or {})
     shown = {k: v for k, v in env_over.items()}
     if GPUMAP:
-        g = subprocess.run([GPUMAP, "doctor", "--json"], env={k: v for k, v in env.items() if not k.startswith("FV_")},
+        g = subprocess.run([GPUMAP, "map", "--json"], env={k: v for k, v in env.items() if not k.startswith("FV_")},
                            capture_output=True, text=True, timeout=120)
         try:
-            ids = [f.get("id") for f in json.loads(g.stdout).get("findings", [])]
+            j = json.loads(g.stdout)
+            log("   gpumap map: cuda %s, torch %s" % ([d["uuid"] for d in j["cuda"]["devices"]], json.dumps(j.get("torch"))))
+            for f in j.get("findings", []):
+                log("     finding %s (%s): %s | fix: %s" % (f.get("id"), f.get("severity"), f.get("message", "")[:200], f.get("fix")))
         except Exception:
-            ids = "unparsed: " + (g.stdout + g.stderr)[-300:]
-        log("   gpumap doctor exit %d findings %s" % (g.returncode, ids))
-        for f in (json.loads(g.stdout).get("findings", []) if g.stdout.startswith("{") else []):
-            log("     %s: %s | fix: %s" % (f.get("id"), f.get("message", "")[:160], f.get("fix")))
+            log("   gpumap map exit %d: %s" % (g.returncode, (g.stdout + g.stderr)[-400:]))
     p = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=180)
     res = None
     for line in p.stdout.splitlines():
