@@ -87,6 +87,8 @@ def uuid_of_gpu0():
 
 
 def scenario(name, env_over, extra=None):
+    lines = []
+    log = lines.append  # noqa: F811 (collected, printed in order by main)
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
     env.update(env_over)
     env["FV_SCENARIO"] = name
@@ -108,24 +110,33 @@ def scenario(name, env_over, extra=None):
         if line.startswith("FVJSON"):
             res = json.loads(line[6:])
     log("== %s %s\n   %s" % (name, json.dumps(shown), json.dumps(res) if res else "child exit %d: %s" % (p.returncode, p.stderr[-600:])))
+    return lines
 
 
 def main():
     u = uuid_of_gpu0()
     h = u[4:].replace("-", "")
     log("== framework findings on", u)
-    scenario("nvml_lookup", {"CUDA_VISIBLE_DEVICES": "GPU-" + h[:8]})
-    scenario("nvml_lookup", {"CUDA_VISIBLE_DEVICES": u})
-    scenario("count_differs_upper", {"CUDA_VISIBLE_DEVICES": u.upper()})
-    scenario("count_differs_nodash", {"CUDA_VISIBLE_DEVICES": "GPU-" + h})
-    scenario("count_differs_nvml_check", {"CUDA_VISIBLE_DEVICES": u.upper(), "PYTORCH_NVML_BASED_CUDA_CHECK": "1"})
-    scenario("ray_empty", {"CUDA_VISIBLE_DEVICES": "", "RAY_ADDRESS": "127.0.0.1:6379", "RAY_NODE_ID": "x"})
-    scenario("trap", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_THEN": ""})
-    scenario("trap", {"CUDA_VISIBLE_DEVICES": ""}, {"FV_THEN": "0"})
-    scenario("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"cuda:0": "1GiB", "cpu": "1GiB"})})
-    scenario("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"0": "100000GiB", "cpu": "1GiB"})})
-    scenario("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"0": "10GiB", "1": "70GiB"})})
-    scenario("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"0": "1KiB", "cpu": "10GiB"})})
+    cases = [
+        ("nvml_lookup", {"CUDA_VISIBLE_DEVICES": "GPU-" + h[:8]}, None),
+        ("nvml_lookup", {"CUDA_VISIBLE_DEVICES": u}, None),
+        ("count_differs_upper", {"CUDA_VISIBLE_DEVICES": u.upper()}, None),
+        ("count_differs_nodash", {"CUDA_VISIBLE_DEVICES": "GPU-" + h}, None),
+        ("count_differs_nvml_check", {"CUDA_VISIBLE_DEVICES": u.upper(), "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}, None),
+        ("count_differs_raises", {"CUDA_VISIBLE_DEVICES": "0,-"}, None),
+        ("ray_empty", {"CUDA_VISIBLE_DEVICES": "", "RAY_ADDRESS": "127.0.0.1:6379", "RAY_NODE_ID": "x"}, None),
+        ("trap", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_THEN": ""}),
+        ("trap", {"CUDA_VISIBLE_DEVICES": ""}, {"FV_THEN": "0"}),
+        ("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"cuda:0": "1GiB", "cpu": "1GiB"})}),
+        ("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"0": "100000GiB", "cpu": "1GiB"})}),
+        ("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"0": "10GiB", "1": "70GiB"})}),
+        ("max_memory", {"CUDA_VISIBLE_DEVICES": "0"}, {"FV_MAX_MEMORY": json.dumps({"0": "1KiB", "cpu": "10GiB"})}),
+    ]
+    import concurrent.futures as cf
+    with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "8"))) as pool:
+        for lines in pool.map(lambda c: scenario(*c), cases):
+            for line in lines:
+                log(line)
 
 
 if __name__ == "__main__":

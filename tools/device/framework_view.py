@@ -58,7 +58,13 @@ def attempt(name, f):
         r[name] = {"raises": type(e).__name__ + ": " + str(e)[:300]}
 import torch
 import torch.cuda as tc
-attempt("parse", lambda: [x if isinstance(x, (int, str)) else repr(x) for x in tc._parse_visible_devices()])
+def text(x):  # an entry that is not UTF-8 (surrogate-escaped by os.getenv) as {"hex": ...}: JSON stays UTF-8
+    try:
+        x.encode("utf-8")
+        return x
+    except UnicodeEncodeError:
+        return {"hex": x.encode("utf-8", "surrogateescape").hex()}
+attempt("parse", lambda: [x if isinstance(x, int) else text(x) if isinstance(x, str) else repr(x) for x in tc._parse_visible_devices()])
 attempt("device_count_nvml", tc._device_count_nvml)
 attempt("device_count", tc.device_count)
 attempt("is_available", tc.is_available)
