@@ -530,7 +530,7 @@ def max_memory(sizes):
         if loc["uuid"] in visible:
             _check_budget(f"max_memory[{key!r}]", sizes[key], visible[loc["uuid"]])
         out[loc["cuda_ordinal"]] = sizes[key]
-        if key != loc["cuda_ordinal"]:
+        if isinstance(key, int) and not isinstance(key, bool) and key != loc["cuda_ordinal"]:
             moved.append(f"{key!r} -> {loc['cuda_ordinal']} ({sizes[key]!r}, {loc['uuid']})")
     for key in sizes:
         if isinstance(key, str) and key in _NOT_GPUS:
