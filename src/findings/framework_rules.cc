@@ -43,6 +43,11 @@ void uuid_prefix_breaks_nvml_lookup(const RuleInput& r, Report& report) {
 void torch_count_differs(const RuleInput& r, Report& report) {
   // An invalid CUDA_DEVICE_ORDER fails cuInit whatever the list says; its own finding has the fix.
   if (r.v.order.order == DeviceOrder::kInvalid) return;
+  // With MIG enabled CUDA lists MIG devices where NVML (and so torch's count) lists their GPU, and
+  // torch's parser cannot express a list of both: not measured (MIG stays off on the GPU host), so
+  // gpumap does not claim a count there.  map --json's torch object still says what the model gives.
+  for (const Gpu& g : r.s.gpus)
+    if (g.mig_enabled.value_or(false)) return;
   std::vector<std::string> nvml;
   for (const Gpu& g : r.s.gpus) nvml.push_back(g.uuid);
   TorchView t = predict_torch_view(nvml, r.in.env.get("CUDA_VISIBLE_DEVICES"));
