@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,7 +25,7 @@ using Vars = std::map<std::string, std::string>;
 // The variables doctor is run with; only these are set or unset on its command line.
 const char* kNames[] = {"CUDA_VISIBLE_DEVICES",   "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
                         "SLURM_JOB_GPUS",         "SLURM_LOCALID",     "SLURM_GPUS_ON_NODE",     "LOCAL_RANK",
-                        "LOCAL_WORLD_SIZE",       "GPUMAP_BOUND",      "CUDA_MPS_PIPE_DIRECTORY"};
+                        "LOCAL_WORLD_SIZE",       "GPUMAP_BOUND",      "CUDA_MPS_PIPE_DIRECTORY", "RAY_ADDRESS"};
 
 std::vector<std::string> host_names() {
   std::vector<std::string> out;
@@ -47,6 +48,11 @@ HostFacts facts(const std::string& host) {
     f.pci.push_back(g["pci_bus_id"]);
   }
   return f;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
 
 // The seeds' scenarios and the traps of docs/findings.md, on this host's own UUIDs.
@@ -115,6 +121,14 @@ std::vector<Vars> environments(const HostFacts& h) {
       {{"SLURM_STEP_GPUS", "2,3"}, {"SLURM_JOB_GPUS", "2,3"}, {"SLURM_LOCALID", "0"}, {"CUDA_VISIBLE_DEVICES", "5,6"}},
       {{"SLURM_STEP_GPUS", "1,2"}, {"SLURM_LOCALID", "0"}, {"CUDA_VISIBLE_DEVICES", "1,2"}},
       {{"SLURM_JOB_GPUS", "40,41"}},
+      // The framework layer (docs/framework-rules.md): uuid-prefix-breaks-nvml-lookup, torch-count-differs,
+      // ray-gave-no-gpus.
+      {{"CUDA_VISIBLE_DEVICES", u1.substr(0, 12)}},
+      {{"CUDA_VISIBLE_DEVICES", "GPU-" + upper(u0.substr(4))}},
+      {{"CUDA_VISIBLE_DEVICES", "0,-"}},
+      {{"CUDA_VISIBLE_DEVICES", "\u0661"}},
+      {{"CUDA_VISIBLE_DEVICES", "0,9,0"}},
+      {{"CUDA_VISIBLE_DEVICES", ""}, {"RAY_ADDRESS", "127.0.0.1:6379"}},
   };
   return out;
 }

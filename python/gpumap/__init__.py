@@ -24,7 +24,7 @@ __all__ = [
     "GpumapError", "ArgumentTypeError", "ArgumentValueError", "NoDriverError", "CudaInitError", "MismatchError",
     "NotEnoughGpusError", "TooLateError", "NotVisibleError", "devices", "DeviceList", "verify", "pin", "Pinned",
     "which", "max_memory", "check_max_memory", "check_device_map", "diagnose", "Diagnosis", "Finding", "line",
-    "cuda_initialized", "library_version",
+    "cuda_initialized", "library_version", "local_device", "ReKeyedWarning",
 ]
 
 
@@ -460,6 +460,45 @@ def _check_size(key, size):
     return size
 
 
+def _size_bytes(size):
+    """A size _check_size accepted, in bytes."""
+    if isinstance(size, int):
+        return size
+    text = size.strip().upper()
+    num = text.rstrip("BKMGTI")
+    return float(num.strip()) * _SIZE_UNITS[text[len(num):]]
+
+
+class ReKeyedWarning(UserWarning):
+    """max_memory() gave back a dict whose GPU keys are other numbers than the ones passed in: the
+    nvidia-smi index a budget was meant for is another cuda:N in this process."""
+
+
+def _check_budget(what, size, device):
+    """ArgumentValueError when `size` is more than the GPU `device` (a devices() entry) has."""
+    mib = device.get("memory_total_mib")
+    if mib is None or _size_bytes(size) <= mib * 2**20:
+        return
+    raise ArgumentValueError(
+        f"{what} = {size!r} is more than cuda:{device.get('cuda_ordinal')} has ({mib} MiB: {device.get('name')}, "
+        f"nvidia-smi GPU {device.get('nvml_index')}, {device.get('uuid')})",
+        f"accelerate plans layers into memory the GPU does not have and fails with out of memory while loading; "
+        f"give at most {mib * 2**20 // 2**30}GiB (leave room for activations)", 2)
+
+
+def _refuse_cuda_key(key):
+    """accelerate refuses "cuda:N" as a max_memory key (measured, accelerate 1.15: ValueError:
+    Device cuda:0 is not recognized, available devices are integers(for GPU/XPU), 'mps', 'cpu' and 'disk')."""
+    text = str(key)
+    if (isinstance(key, str) or type(key).__name__ == "device") and (text == "cuda" or text.startswith("cuda:")):
+        ordinal = text[5:] or "0"
+        raise ArgumentValueError(
+            f"max_memory key {key!r}: accelerate and transformers refuse it (ValueError: Device {text} is not "
+            f"recognized, available devices are integers(for GPU/XPU), 'mps', 'cpu' and 'disk')",
+            f"key GPUs by the int CUDA ordinal: {{{ordinal}: ...}} instead of {{{key!r}: ...}} "
+            f"(gpumap.max_memory() builds the dict from nvidia-smi indices)", 2)
+
+
 def _mapping_arg(value, what):
     if not hasattr(value, "items"):
         _bad_type(what, value, "a dict")
@@ -469,23 +508,40 @@ def _mapping_arg(value, what):
 def max_memory(sizes):
     """{GPU: size, ...} with GPUs named physically (int: nvidia-smi index) -> the dict keyed by
     CUDA ordinal that transformers/accelerate expect (max_memory=...).  "cpu"/"disk" keys pass
-    through.  Raises NotVisibleError for a GPU this process cannot see (live once CUDA runs here)."""
+    through.  Raises NotVisibleError for a GPU this process cannot see (live once CUDA runs here),
+    ArgumentValueError for a "cuda:N" key (accelerate refuses it) or a budget larger than the GPU.
+    Where a GPU's nvidia-smi index is another number than its cuda ordinal here, the keys of the
+    answer differ from the ones passed in: a ReKeyedWarning says which became which, so the
+    answer, not the dict passed in, goes to accelerate."""
     _mapping_arg(sizes, "max_memory(sizes)")
     out = {}
+    for k in sizes:
+        _refuse_cuda_key(k)
     gpus = [k for k in sizes if not (isinstance(k, str) and k in _NOT_GPUS)]
     for k in sizes:
         _check_size(k, sizes[k])
     located = _locate([_gpu_name(k, "max_memory key") for k in gpus]) if gpus else []
+    visible = {d.get("uuid"): d for d in devices()} if gpus else {}
+    moved = []
     for key, loc in zip(gpus, located):
         if loc["cuda_ordinal"] is None:
             raise NotVisibleError(
                 f"GPU {key!r} (nvidia-smi GPU {loc['nvml_index']}, {loc['uuid']}) is not visible to this process",
                 "make it visible before CUDA starts: gpumap.pin(include=...) or CUDA_VISIBLE_DEVICES "
                 "(`gpumap which` prints the value)", 2, {"uuid": loc["uuid"]})
+        if loc["uuid"] in visible:
+            _check_budget(f"max_memory[{key!r}]", sizes[key], visible[loc["uuid"]])
         out[loc["cuda_ordinal"]] = sizes[key]
+        if isinstance(key, int) and not isinstance(key, bool) and key != loc["cuda_ordinal"]:
+            moved.append(f"{key!r} -> {loc['cuda_ordinal']} ({sizes[key]!r}, {loc['uuid']})")
     for key in sizes:
         if isinstance(key, str) and key in _NOT_GPUS:
             out[key] = sizes[key]
+    if moved:
+        import warnings
+        warnings.warn("gpumap.max_memory: the budgets are keyed by this process's CUDA ordinals, which are not the "
+                      "nvidia-smi indices passed in: " + ", ".join(moved) + f"; pass {out!r} to accelerate, "
+                      "not the dict you gave", ReKeyedWarning, stacklevel=2)
     return out
 
 
@@ -559,9 +615,11 @@ def check_max_memory(max_memory):
     """An existing max_memory dict keyed by CUDA ordinal ({0: "70GiB", "cpu": "200GiB"}): each GPU
     key -> the physical GPU it limits (a devices() entry); "cpu"/"disk" stay as they are.  Raises
     NotVisibleError for a key that is not a cuda ordinal here ("cuda:4 does not exist ... nvidia-smi
-    GPU 4 is cuda:0 here: use 0"), ArgumentValueError for a size accelerate would misread."""
+    GPU 4 is cuda:0 here: use 0"), ArgumentValueError for a size accelerate would misread, a
+    "cuda:N" key (accelerate refuses it: the int N) and a budget larger than the GPU it names."""
     _mapping_arg(max_memory, "check_max_memory(max_memory)")
     for key, size in max_memory.items():
+        _refuse_cuda_key(key)
         _check_size(key, size)
     visible = devices()
     out = {}
@@ -572,8 +630,51 @@ def check_max_memory(max_memory):
         ordinal = _ordinal_of(key, f"max_memory key {key!r}")
         if not 0 <= ordinal < len(visible):
             _not_an_ordinal(f"max_memory key {key!r}", ordinal, visible)
+        _check_budget(f"max_memory[{key!r}]", max_memory[key], visible[ordinal])
         out[key] = visible[ordinal]
     return out
+
+
+_LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                         "PMI_LOCAL_RANK", "SLURM_LOCALID")
+
+
+def local_device():
+    """The torch.device string this process (one rank of torchrun, MPI or srun, or a lone process)
+    should use: "cuda:0" when `gpumap bind` narrowed it (GPUMAP_BOUND), when it sees one GPU, or
+    when Slurm bound GPUs per task (fewer visible than SLURM_GPUS_ON_NODE); else "cuda:<local
+    rank>" from LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, MV2_COMM_WORLD_LOCAL_RANK,
+    PMI_LOCAL_RANK or SLURM_LOCALID (the first set); "cuda:0" with no rank variable.  Counts the
+    GPUs with devices() (live once CUDA runs here).  Raises NotEnoughGpusError when this process
+    sees no GPU or fewer than its local rank needs, ArgumentValueError for a rank variable that is
+    not a whole number."""
+    env = os.environ
+    visible = devices()
+    n = len(visible)
+    if n == 0:
+        raise NotEnoughGpusError("this process sees no GPU (CUDA_VISIBLE_DEVICES=" +
+                                 repr(env.get("CUDA_VISIBLE_DEVICES")) + ")",
+                                 "run `gpumap doctor` for why; under Ray ask for GPUs with num_gpus=1", 6)
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    if env.get("GPUMAP_BOUND") is not None and env.get("GPUMAP_BOUND") == cvd:
+        return "cuda:0"  # bind put this rank's own GPU(s) first
+    name = next((v for v in _LOCAL_RANK_VARIABLES if env.get(v) is not None), None)
+    if name is None or n == 1:
+        return "cuda:0"
+    text = env[name].strip()
+    if not text.isascii() or not text.isdigit():
+        raise ArgumentValueError(f"{name}={env[name]!r} is not a local rank (a whole number from 0)",
+                                 "start the program with torchrun, mpirun or srun, which set it", 2)
+    rank = int(text)
+    on_node = env.get("SLURM_GPUS_ON_NODE", "")
+    if name == "SLURM_LOCALID" and on_node.isascii() and on_node.isdigit() and n < int(on_node):
+        return "cuda:0"  # per-task binding: this task's GPUs are its own, from cuda:0
+    if rank >= n:
+        raise NotEnoughGpusError(
+            f"{name}={rank} but this process sees {n} GPUs: cuda:{rank} does not exist",
+            "start each rank under `gpumap bind -- <your command>` (it gives each rank its own GPU as cuda:0), "
+            "or start no more ranks per node than GPUs", 6)
+    return f"cuda:{rank}"
 
 
 class Finding:

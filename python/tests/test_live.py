@@ -99,6 +99,8 @@ class Live(SimulatedHost):
         self.assertEqual(late[0]["severity"], "error")
         self.assertIn('"4" now (at start: "1,0")', late[0]["message"])
         self.assertIn("cuda:0 = nvidia-smi GPU 1", late[0]["message"])
+        # pytorch#159641: torch's device_count() parses "4" now (one GPU) while CUDA keeps two.
+        self.assertIn("torch.cuda.device_count() reads the value now and says 1 while CUDA has 2", late[0]["message"])
         self.assertTrue(late[0]["fix"].startswith("CUDA_VISIBLE_DEVICES=4 "), late[0]["fix"])
         self.assertEqual(d["environment"]["start"].get("CUDA_VISIBLE_DEVICES"), "1,0")
         self.assertEqual(d["environment"]["now"].get("CUDA_VISIBLE_DEVICES"), "4")

@@ -61,6 +61,7 @@ int run_batch(const Args& args, Context& ctx, const Environment& env) {
       j["line"] = c.line;
       j["environment"] = environment_json(e);
       j["cuda"] = mapping_json(s, m);
+      j["torch"] = torch_view_json(s, e, m);
       std::cout << dump(j, true);
     } else {
       std::cout << "line " << c.line << ":";
@@ -128,6 +129,7 @@ int run(const Args& args, Context& ctx) {
     Json hidden = Json::array();
     for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back(g->nvml_index);
     j["not_visible"] = hidden;
+    j["torch"] = torch_view_json(s, env, m);
     j["environment"] = environment_json(env);
     j["findings"] = findings_json(findings);
     if (driver)

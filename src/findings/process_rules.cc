@@ -4,6 +4,7 @@
 
 #include "env/launcher.h"
 #include "resolve/cuda_rules.h"
+#include "resolve/framework_view.h"
 #include "model/text.h"
 #include "model/uuid.h"
 
@@ -76,6 +77,24 @@ std::optional<Finding> set_too_late(const Snapshot& s, const ProcessCudaFacts& f
                (vars.empty() ? std::string("both unset") : join(vars, "; ")) +
                "). CUDA reads them once, when it starts: it really uses " + devices_words(s, f.mapping.view.uuids) +
                ", while " + would + ". Setting them now changes nothing";
+  // pytorch#159641: torch's device_count() parses the value as it is now (through NVML), so torch
+  // and the CUDA it drives disagree, or agree on a count while CUDA stays on the old GPUs.
+  std::vector<std::string> nvml;
+  for (const Gpu& g : s.gpus) nvml.push_back(g.uuid);
+  TorchView t = predict_torch_view(nvml, f.now.get("CUDA_VISIBLE_DEVICES"));
+  std::optional<unsigned> torch_now = torch_device_count(t, f.mapping.view);
+  size_t live = f.mapping.view.uuids.size();
+  if (!torch_now)
+    fd.message += "; torch.cuda.device_count() now raises " + t.raises;
+  else if (*torch_now != live)
+    fd.message += "; torch.cuda.device_count() reads the value now and says " + std::to_string(*torch_now) +
+                  " while CUDA has " + std::to_string(live) + ": `.to(\"cuda\")` and set_device fail with "
+                  "`Invalid device id` or `No CUDA GPUs are available` (pytorch#159641: the count was fixed when "
+                  "torch._C._cuda_getDeviceCount() ran, as flash-attention's import does)";
+  else
+    fd.message += "; torch.cuda.device_count() agrees on " + std::to_string(live) +
+                  ", so nothing fails: the model just runs on the GPUs above (pytorch#159641: the count was fixed "
+                  "when torch._C._cuda_getDeviceCount() ran, as flash-attention's import does)";
   if (predicted_ok) fd.fix = relaunch_fix(f);
   fd.note = predicted_ok
                 ? "or set them before anything starts CUDA: gpumap.pin() or os.environ at the very top, before "

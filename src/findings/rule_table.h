@@ -69,6 +69,7 @@ const std::vector<Rule>& entry_rules();     // CUDA_VISIBLE_DEVICES / CUDA_DEVIC
 const std::vector<Rule>& host_rules();      // the host: its order, containers, MIG (host_rules.cc)
 const std::vector<Rule>& layer_rules();     // where layers meet: outer numbers in a container or a Slurm step (layer_rules.cc)
 const std::vector<Rule>& launcher_rules();  // torchrun, MPI, Slurm, MPS, gpumap bind (launcher_rules.cc)
+const std::vector<Rule>& framework_rules(); // torch, vLLM/NVML lookups, Ray, minor numbers (framework_rules.cc)
 
 // gpus_hidden_on_purpose (model/cuda_view.h): one blank or negative entry, no GPU on purpose.
 

@@ -283,7 +283,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
   r.alloc = read_allocation(in.snapshot, launch);
   r.mig_indices = v.order.order != DeviceOrder::kInvalid && mig_indices_misread(in.snapshot, v, in.mapping.base_order);
   std::vector<Finding> out;
-  for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &layer_rules(), &launcher_rules()})
+  for (const std::vector<Rule>* table : {&entry_rules(), &host_rules(), &layer_rules(), &launcher_rules(), &framework_rules()})
     for (const Rule& rule : *table) {
       Report report(out, rule.id);
       rule.check(r, report);

@@ -1,6 +1,7 @@
 #include "output/json_view.h"
 
 #include "findings/rules.h"
+#include "resolve/framework_view.h"
 
 namespace gpumap {
 
@@ -78,6 +79,25 @@ Json mapping_json(const Snapshot& s, const Mapping& m) {
   c["order_note"] = m.order_note;
   if (m.driver_ms) c["driver_ms"] = *m.driver_ms;
   return c;
+}
+
+Json torch_view_json(const Snapshot& s, const Environment& env, const Mapping& m) {
+  std::vector<std::string> nvml;
+  for (const Gpu& g : s.gpus) nvml.push_back(g.uuid);
+  TorchView t = predict_torch_view(nvml, env.get("CUDA_VISIBLE_DEVICES"));
+  std::optional<unsigned> n = torch_device_count(t, m.view);
+  unsigned driver = driver_device_count(m.view);
+  Json j;
+  j["version"] = "2.11";
+  j["device_count"] = n ? Json(*n) : Json(nullptr);
+  j["raises"] = t.raises.empty() ? Json(nullptr) : Json(t.raises);
+  j["defers_to_driver"] = t.defers_to_driver;
+  j["driver_device_count"] = driver;
+  j["agrees"] = !torch_differs_from_driver(t, m.view);
+  j["reason"] = t.reason.empty() ? Json(nullptr) : Json(t.reason);
+  j["is_available"] = driver > 0;
+  j["is_available_nvml_check"] = n ? Json(*n > 0) : Json(nullptr);
+  return j;
 }
 
 Json gpu_json(const Snapshot& s, const Gpu& g) {

@@ -33,6 +33,11 @@ Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids)
 /// device objects), order_note, and driver_ms when the driver was asked.
 Json mapping_json(const Snapshot& s, const Mapping& m);
 
+/// What torch 2.11 makes of the same environment (resolve/framework_view.h): device_count (null
+/// when it raises), raises, defers_to_driver, driver_device_count, agrees, reason,
+/// is_available and is_available_nvml_check (PYTORCH_NVML_BASED_CUDA_CHECK=1; null when it raises).
+Json torch_view_json(const Snapshot& s, const Environment& env, const Mapping& m);
+
 /// A GPU as a node's process list names it (ps's "gpus", and `gpumap job`, which joins them
 /// across nodes): {nvml_index, uuid, pci_bus_id, minor_number} (minor_number: /dev/nvidiaN,
 /// null when unknown).

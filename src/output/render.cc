@@ -164,6 +164,16 @@ std::string host_banner(const Snapshot& s, const TermStyle& st) {
   b += ", " + std::to_string(s.gpus.size()) + " GPU" + (s.gpus.size() == 1 ? "" : "s");
   std::string out = fit_line(printable(b), st);
   if (what_if != std::string::npos) out += fit_line(printable("PREDICTED: the view" + s.source.substr(what_if + 1)), st);
+  // Finding minor-differs-from-index: say it wherever the host is shown, since Slurm's File=/IDX,
+  // dcgm-exporter's job files and device cgroups count minors, not these indices.
+  std::string minors;
+  for (const Gpu& g : s.gpus)
+    if (g.minor_number && *g.minor_number != g.nvml_index)
+      minors += std::string(minors.empty() ? "" : ", ") + "GPU " + std::to_string(g.nvml_index) + " is /dev/nvidia" +
+                std::to_string(*g.minor_number);
+  if (!minors.empty())
+    out += fit_line(printable("Minor numbers differ from nvidia-smi indices here: " + minors +
+                              " (Slurm's IDX and dcgm-exporter's job files count minors)"), st);
   return out;
 }
 
