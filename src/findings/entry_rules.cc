@@ -95,10 +95,18 @@ std::string every_gpu_fix(const RuleInput& r) {
 
 void device_order_invalid(const RuleInput& r, Report& report) {
   if (r.v.order.order != DeviceOrder::kInvalid) return;
+  // Under an invalid order the driver reads no entry, so a list that would trip other rules once the
+  // order is fixed (`' 0 '`, a duplicate, a GPU outside the allocation) is rewritten in the same line,
+  // and pasting it leaves nothing behind.  A list that reads cleanly is left as written.
+  std::string fix = "export CUDA_DEVICE_ORDER=PCI_BUS_ID";
+  std::string meant = r.v.visible_set && !r.hidden ? meant_fix(r) : "";
+  if (meant.rfind("export CUDA_VISIBLE_DEVICES=", 0) == 0)  // the UUID form: add the order
+    meant = fix + " " + meant.substr(7);
+  if (!meant.empty() && meant != fix + " CUDA_VISIBLE_DEVICES=" + r.cvd) fix = meant;
   report.add(Severity::kError,
              "CUDA_DEVICE_ORDER: " + r.v.order.reason + ". cuInit fails with CUDA_ERROR_INVALID_DEVICE; PyTorch then "
              "reports is_available() == False while nvidia-smi shows the GPUs",
-             "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+             fix);
 }
 
 // Measured: values this long are ignored by cuInit as if unset (docs/driver-rules.md).

@@ -143,5 +143,34 @@ TEST(LayerRules, SlurmGlobalIdsUnderADeviceCgroup) {
     EXPECT_EQ(g.severity, Severity::kInfo) << dump({g});
 }
 
+// Under an invalid order no entry is read; its fix also rewrites a list that would trip other rules
+// once the order is right, so pasting it leaves nothing (the round trip's case 10, seed 30).
+TEST(LayerRules, AnInvalidOrdersFixAlsoMendsTheList) {
+  Snapshot s = gpus(kNode);
+  const Finding* f = nullptr;
+  std::vector<Finding> fs = run(s, {"CUDA_DEVICE_ORDER=PCI", "CUDA_VISIBLE_DEVICES= 0 "});
+  ASSERT_TRUE(f = find(fs, "device-order-invalid")) << dump(fs);
+  EXPECT_EQ(f->fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0");
+  for (const Finding& g : run(s, {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0"}))
+    EXPECT_EQ(g.severity, Severity::kInfo) << dump({g});
+  fs = run(s, {"CUDA_DEVICE_ORDER=PCI", "CUDA_VISIBLE_DEVICES=3,1"});  // a clean list stays as written
+  ASSERT_TRUE(f = find(fs, "device-order-invalid")) << dump(fs);
+  EXPECT_EQ(f->fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  fs = run(s, {"CUDA_DEVICE_ORDER=PCI", "SLURM_STEP_GPUS=2,3", "CUDA_VISIBLE_DEVICES=3,7"});  // and the allocation
+  ASSERT_TRUE(f = find(fs, "device-order-invalid")) << dump(fs);
+  EXPECT_EQ(f->fix.rfind("export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=3  #", 0), 0u) << f->fix;
+}
+
+// srun -n 2 --gpus-per-task=1 (reference/slurm-observed.md): task 1 gets SLURM_STEP_GPUS=1 and sees one
+// GPU; its SLURM_LOCALID=1 is no cuda:1 it lacks.  A task that sees fewer GPUs than its id while the
+// step lists more is still told.
+TEST(LayerRules, APerTaskBindingIsNotARankBeyondItsGpus) {
+  Snapshot s = gpus(kNode);
+  std::vector<Finding> fs = run(s, {"SLURM_LOCALID=1", "SLURM_STEP_GPUS=1", "CUDA_VISIBLE_DEVICES=1"});
+  EXPECT_FALSE(find(fs, "local-rank-exceeds-visible")) << dump(fs);
+  fs = run(s, {"SLURM_LOCALID=1", "SLURM_STEP_GPUS=0,1", "CUDA_VISIBLE_DEVICES=0"});
+  EXPECT_TRUE(find(fs, "local-rank-exceeds-visible")) << dump(fs);
+}
+
 }  // namespace
 }  // namespace gpumap
