@@ -82,6 +82,7 @@ struct Client {
   bool writing = false;  // `out` holds the answer
   bool want_write = false, want_read = false;  // TLS: what the last call waits for
   bool gzip = false;
+  bool heard = false;    // bytes came from it (a request, a TLS hello), or it closed
   size_t poll_at = SIZE_MAX;  // its entry in this round's poll list (SIZE_MAX: accepted this round)
   HttpRequest req;
   Clock::time_point started, deadline;
@@ -358,8 +359,8 @@ std::unique_ptr<TlsContext> make_tls(const TlsServerConfig& t) {
   SSL_CTX_set_options(tls->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(tls->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (SSL_CTX_use_certificate_chain_file(tls->ctx, t.cert_file.c_str()) != 1) throw bad("cert_file", t.cert_file);
-  if (SSL_CTX_use_PrivateKey_file(tls->ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1) throw bad("key_file", t.key_file);
-  if (SSL_CTX_check_private_key(tls->ctx) != 1) throw bad("key_file does not match cert_file:", t.key_file);
+  if (SSL_CTX_use_PrivateKey_file(tls->ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(tls->ctx) != 1)
+    throw bad("key_file (unreadable, or not the key of cert_file " + t.cert_file + ")", t.key_file);
   if (!t.client_ca_file.empty()) {
     if (SSL_CTX_load_verify_locations(tls->ctx, t.client_ca_file.c_str(), nullptr) != 1)
       throw bad("client_ca_file", t.client_ca_file);
@@ -463,16 +464,30 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
     if (--per_peer[it->peer] == 0) per_peer.erase(it->peer);
     return clients.erase(it);
   };
-  // The oldest connection still sending its head (of `peer`, or any when empty) that has had
-  // evict_after_s: closed to make room.  False when there is none.
-  auto evict_idle = [&](const std::string& peer) {
-    auto limit = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.evict_after_s));
-    for (auto it = clients.begin(); it != clients.end(); ++it)
-      if (!it->parsed && it->started <= limit && (peer.empty() || it->peer == peer)) {
-        drop_client(it);
-        return true;
+  // Closes a connection to make room (of `peer`, or any when empty): the oldest that has sent
+  // nothing (no byte heard, none waiting to be read) and is at least `min_age_s` old; else the
+  // oldest still sending its head after evict_after_s (a slow sender).  A scraper's request is
+  // on its way within a round trip, so it is never the one closed.  False when there is none.
+  auto evict_idle = [&](const std::string& peer, double min_age_s) {
+    auto now = Clock::now();
+    auto age = [&](const Client& c) { return std::chrono::duration<double>(now - c.started).count(); };
+    auto silent = [&](const Client& c) {
+      if (c.heard || !c.in.empty()) return false;
+      char b;
+      return recv(c.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    };
+    auto pick = clients.end();
+    for (auto it = clients.begin(); it != clients.end(); ++it) {
+      if (it->parsed || (!peer.empty() && it->peer != peer)) continue;
+      if (age(*it) >= min_age_s && silent(*it)) {
+        pick = it;
+        break;
       }
-    return false;
+      if (pick == clients.end() && age(*it) >= std::max(limits_.evict_after_s, min_age_s)) pick = it;
+    }
+    if (pick == clients.end()) return false;
+    drop_client(pick);
+    return true;
   };
   // A connection that cannot be taken: 503 for HTTP (written once, never waited for), closed for TLS.
   auto refuse = [&](int cfd, const char* why) {
@@ -518,6 +533,7 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       short ev = 0;
       if (c.writing) ev = c.want_read ? POLLIN : POLLOUT;
       else if (!c.parsed) ev = c.want_write ? POLLOUT : POLLIN;
+      else ev = POLLRDHUP;  // waiting for the handler: a client that hung up frees its request slot
       waiting |= c.parsed && !c.writing;
       c.poll_at = fds.size();
       fds.push_back({c.fd, ev, 0});
@@ -536,7 +552,9 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
           // Out of descriptors: make room by closing an idle connection and try once more; else
           // answer the waiting one through the reserve descriptor, and pause accepting (a
           // listening socket with a queue is always readable: polling it now would spin).
-          if (evict_idle("")) {
+          // (only connections a second old: room made for each reconnecting attacker at once
+          // would be a loop of its own)
+          if (evict_idle("", 1.0)) {
             cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
           } else if (reserve_fd_ >= 0) {
             close(reserve_fd_);
@@ -557,11 +575,9 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
         }
         if (reserve_fd_ < 0) reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
         std::string peer = peer_of(ss);
-        if (per_peer.count(peer) && per_peer[peer] >= limits_.max_per_peer && !evict_idle(peer)) {
-          refuse(cfd, "too many connections from this address");
-          continue;
-        }
-        if (clients.size() >= limits_.max_connections && !evict_idle("")) {
+        // The limits are enforced after a grace of 0.1 s (trim below), when a scraper's request
+        // has arrived and protects its connection; twice the limit is the hard bound at once.
+        if (clients.size() >= 2 * limits_.max_connections && !evict_idle("", 0)) {
           refuse(cfd, "too many connections");
           continue;
         }
@@ -594,7 +610,9 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       Client& c = *it;
       short rev = c.poll_at < fds.size() ? fds[c.poll_at].revents : 0;
       bool drop = false;
+      if (c.parsed && !c.writing && (rev & (POLLRDHUP | POLLHUP | POLLERR))) drop = true;
       if (!c.parsed && rev) {
+        c.heard = true;
         char buf[4096];
         for (;;) {  // all there is (TLS may hold a whole record decrypted)
           ssize_t got = io(c, false, buf, sizeof buf);
@@ -646,6 +664,16 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       }
       if (drop) it = drop_client(it);
       else ++it;
+    }
+    // Over a limit: the silent connections past their 0.1 s of grace go, oldest first.
+    for (auto p = per_peer.begin(); p != per_peer.end();) {
+      std::string peer = p->first;
+      size_t over = p->second > limits_.max_per_peer ? p->second - limits_.max_per_peer : 0;
+      ++p;  // (evicting the last one erases its entry)
+      while (over-- > 0 && evict_idle(peer, 0.1)) {
+      }
+    }
+    while (clients.size() > limits_.max_connections && evict_idle("", 0.1)) {
     }
   }
   while (!clients.empty()) drop_client(clients.begin());

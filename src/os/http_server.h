@@ -7,11 +7,13 @@
 // Every connection is bounded: the request head in size and in time (a slow or silent client is
 // cut off), the connections at once (in all and per peer address), the requests being answered
 // at once (past it: 503, as node_exporter's --web.max-requests), and the time to take the answer.
-// A connection still sending its head is what an attacker holds: when a limit is reached, the
-// oldest of those (idle for at least `evict_after_s`) is closed to make room, so 64 or 1 000 held
-// connections never keep a scraper out.  Out of descriptors (EMFILE), the server closes an idle
-// connection or answers 503 through a descriptor it keeps in reserve, and stops accepting for a
-// moment: it never spins.  Each answer closes its connection.
+// A connection that has sent nothing is what an attacker holds: when a limit is reached, the
+// oldest of those (or a slow sender after `evict_after_s`) is closed to make room, while a
+// connection whose bytes have arrived never is, so 64 or 1 000 held connections never keep a
+// scraper out.  Out of descriptors (EMFILE), the server closes a silent connection a second old or
+// answers 503 through a descriptor it keeps in reserve, and stops accepting for 100 ms: it never
+// spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
+// closes its connection.
 #pragma once
 #include <signal.h>
 
@@ -51,7 +53,7 @@ struct HttpLimits {
   size_t max_connections = 64;      // open at once, in all
   size_t max_per_peer = 16;         // open at once from one address
   size_t max_requests = 40;         // being answered at once (head received); past it 503; 0: no limit
-  double evict_after_s = 0.5;       // a connection still sending its head this long may be closed for a new one
+  double evict_after_s = 1;         // a connection still sending its head this long may be closed for a new one
 };
 
 /// "HOST:PORT" (IPv4 dotted quad, `localhost`, or `[IPv6]`; PORT 0-65535, 0: any free port) ->

@@ -160,7 +160,7 @@ out=$("$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.f
   fail "unknown key: exit $rc" "$out"
 printf 'tls_server_config: {cert_file: server.crt, key_file: ca.key}\n' >mismatch.yml
 out=$("$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.file "$dir/mismatch.yml" 2>&1); rc=$?
-[ $rc = 2 ] && [[ $out == *"does not match"* ]] && pass "key not matching the certificate: exit 2" || fail "mismatched key: exit $rc" "$out"
+[ $rc = 2 ] && [[ $out == *"not the key of cert_file"* ]] && pass "key not matching the certificate: exit 2" || fail "mismatched key: exit $rc" "$out"
 
 # --- 64 and 200 held connections (reopened when closed) do not keep scrapes out ---
 start_serve plain --simulate "$hostjson" --listen 127.0.0.1:0 --cache 0 && plain_pid=$last
