@@ -1,6 +1,9 @@
 #include "os/web_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
 
 #include "model/error.h"
 #include "os/http_server.h"
@@ -97,7 +100,7 @@ TEST(WebConfig, RefusesWhatItDoesNotServeNamingTheKey) {
 }
 
 TEST(WebConfig, BasicAuthHeader) {
-  BasicAuth auth({{"alice", kUU}});
+  BasicAuth auth(std::map<std::string, std::string>{{"alice", kUU}});
   // "alice:U*U" and "alice:U*U*" in base64.
   EXPECT_TRUE(auth.allows("Basic YWxpY2U6VSpV"));
   EXPECT_TRUE(auth.allows("basic YWxpY2U6VSpV"));  // the scheme is case-insensitive
