@@ -549,14 +549,16 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
         socklen_t len = sizeof ss;
         int cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
-          // Out of descriptors: make room by closing an idle connection and try once more; else
-          // answer the waiting one through the reserve descriptor, and pause accepting (a
-          // listening socket with a queue is always readable: polling it now would spin).
+          // Out of descriptors: make room by closing a silent connection and try once more; else
+          // leave the waiting ones queued (a scraper among them gets the next room) and pause
+          // accepting (a listening socket with a queue is always readable: polling it now would
+          // spin).  When none of ours holds the descriptors, the first waiting one is answered 503
+          // through the reserve descriptor.
           // (only connections a second old: room made for each reconnecting attacker at once
           // would be a loop of its own)
           if (evict_idle("", 1.0)) {
             cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-          } else if (reserve_fd_ >= 0) {
+          } else if (reserve_fd_ >= 0 && clients.empty()) {  // no connection of ours holds them: say so
             close(reserve_fd_);
             reserve_fd_ = -1;
             int rfd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

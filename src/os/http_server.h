@@ -10,9 +10,9 @@
 // A connection that has sent nothing is what an attacker holds: when a limit is reached, the
 // oldest of those (or a slow sender after `evict_after_s`) is closed to make room, while a
 // connection whose bytes have arrived never is, so 64 or 1 000 held connections never keep a
-// scraper out.  Out of descriptors (EMFILE), the server closes a silent connection a second old or
-// answers 503 through a descriptor it keeps in reserve, and stops accepting for 100 ms: it never
-// spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
+// scraper out.  Out of descriptors (EMFILE), the server closes a silent connection a second old
+// (else, when it holds none, answers 503 through a descriptor it keeps in reserve), and stops
+// accepting for 100 ms: it never spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
 // closes its connection.
 #pragma once
 #include <signal.h>

@@ -136,8 +136,12 @@ if wait_for 60 both_scraped; then
   grep -q '^wrongpw down.*401' "$dir/targets" && pass "Prometheus with the wrong password: $(grep '^wrongpw' "$dir/targets")" ||
     fail "wrong password target" "$(cat "$dir/targets")"
 else fail "Prometheus targets" "$(cat "$dir/targets"; tail -3 prom/log)"; fi
-got=$(curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=count(gpumap_gpu_info)' |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])' 2>/dev/null)
+gpu_count() {
+  curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=count(gpumap_gpu_info{job="gpumap"})' |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])' 2>/dev/null
+}
+wait_for 15 test "$(gpu_count)" = 2   # the target is up once scraped; the sample is queryable a moment later
+got=$(gpu_count)
 [ "$got" = 2 ] && pass "Prometheus stored gpumap_gpu_info for 2 GPUs" || fail "count(gpumap_gpu_info) = '$got'"
 kill "${pids[-1]}" 2>/dev/null
 
