@@ -62,8 +62,8 @@ int run(const Args& args, Context& ctx) {
 
 Command serve_command() {
   return {"serve", "a Prometheus exporter: /metrics and /healthz over HTTP",
-          "gpumap serve [--listen HOST:PORT] [--cache SECONDS] [--web.config.file FILE] [--web.max-requests N]\n"
-          "             [--web.max-connections N] [--simulate HOST]",
+          "gpumap serve [--listen HOST:PORT] [--cache SECONDS] [--web.config.file FILE] [--web.max-requests N] "
+          "[--web.max-connections N] [--simulate HOST]",
           "Answers HTTP GET /metrics with `gpumap metrics`'s series (docs/metrics.md) and /healthz with\n"
           "200 ok or 503 and why, on " GPUMAP_DEFAULT_LISTEN " unless --listen says otherwise (another address only when\n"
           "asked; port 0 picks a free one; the address is printed on stdout).  One reader thread reads the\n"
