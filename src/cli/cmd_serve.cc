@@ -77,7 +77,7 @@ Command serve_command() {
           "client_auth_type) and basic_auth_users (bcrypt); an unknown key is an error.  The answer is gzipped\n"
           "when the scraper accepts gzip.  Requests are bounded (8 KiB head, 5 s to send it) and never read a\n"
           "file or run anything; at most --web.max-connections (64) connections, a quarter of them (at most\n"
-          "16) from one address: past that, the oldest connection still sending its head is closed for the new\n"
+          "16) from one address: past that, the oldest connection that has sent nothing is closed for the new\n"
           "one, so held connections never keep a scraper out; past --web.max-requests (40) requests being\n"
           "answered at once, 503.  With systemd socket activation (LISTEN_FDS=1, LISTEN_PID) it serves the\n"
           "socket passed and --listen must not be given.  Run it unprivileged: other users' environments are\n"
