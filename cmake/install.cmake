@@ -35,7 +35,7 @@ install(FILES ${GPUMAP_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # `gpumap serve` as a systemd service, shipped disabled (no maintainer script enables or starts it;
 # docs/metrics.md).  Under a .../usr prefix Debian's /usr/lib/systemd/system, else PREFIX/lib/systemd/system.
-install(FILES contrib/systemd/gpumap-serve.service DESTINATION lib/systemd/system)
+install(FILES contrib/systemd/gpumap-serve.service contrib/systemd/gpumap-serve.socket DESTINATION lib/systemd/system)
 file(GLOB GPUMAP_DOCS CONFIGURE_DEPENDS docs/*.md)
 install(FILES ${GPUMAP_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 

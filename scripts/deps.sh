@@ -4,12 +4,16 @@
 # usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and libFuzzer)
 set -euo pipefail
 # git: --version's commit; groff-base, man-db, zsh, fish: the man page and completion tests.
+# libssl-dev, libcrypt-dev, zlib1g-dev, libyaml-cpp-dev: build, `gpumap serve`'s TLS, bcrypt basic auth,
+# gzip and web-config.yml (only the gpumap binary links them, not libgpumap.so).
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
+# openssl, systemd (systemd-socket-activate): tests/metrics/web_test.sh makes certificates and
+# starts `gpumap serve` socket-activated.
 # fish: the completion tests.  python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/
 # start ranks through gpumap bind with them.  iproute2 (ip netns, veth, bridge):
 # tests/slurm/multinode.sh puts each slurmd in a network namespace.
-pkgs=(cmake g++ make nlohmann-json3-dev libgtest-dev python3 python3-venv pkg-config git groff-base man-db zsh fish prometheus curl
-  python3-torch openmpi-bin iproute2)
+pkgs=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev libyaml-cpp-dev libgtest-dev python3 python3-venv
+  pkg-config git groff-base man-db zsh fish prometheus curl openssl systemd python3-torch openmpi-bin iproute2)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev)
 missing=()

@@ -31,6 +31,12 @@ int run(const Args& args, Context& ctx) {
     h.up = true;
     h.read_seconds = frame->read_seconds;
     h.last_success_unix = frame->read_unix;
+    h.cuda_up = frame->cuda_known;
+    // NVML's data is written without CUDA's (exit 0): the health series says so to alerts.
+    if (!frame->cuda_known)
+      std::cerr << "gpumap metrics: warning: CUDA's view is unknown, written without cuda_ordinal and findings "
+                   "(gpumap_exporter_cuda_up 0): "
+                << frame->cuda_error << "\n";
   } catch (const Error& e) {
     if (e.exit_code() == kExitUsage) throw;
     failed = e;
@@ -65,7 +71,9 @@ Command metrics_command() {
           "variables), and prints them in the Prometheus text format 0.0.4 (docs/metrics.md lists every\n"
           "series).  --textfile PATH writes them atomically (a temporary file renamed over PATH) for\n"
           "node_exporter's textfile collector.  A failed driver read still writes the exporter's health\n"
-          "series (gpumap_exporter_up 0) and exits 3 (no driver) or 1.  `gpumap serve` answers the same over HTTP.",
+          "series (gpumap_exporter_up 0) and exits 3 (no driver) or 1.  A CUDA probe that fails or hangs (past\n"
+          "GPUMAP_DRIVER_TIMEOUT) is not a failed read: NVML's series are written with gpumap_exporter_cuda_up 0\n"
+          "and no cuda_ordinal, with a warning (exit 0).  `gpumap serve` answers the same over HTTP.",
           {{"--textfile", true, false, "PATH", "write to PATH atomically instead of stdout (node_exporter textfile collector)"}},
           false,
           run};

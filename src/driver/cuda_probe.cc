@@ -151,6 +151,13 @@ CudaProbe parse_probe(const std::string& text) {
   return p;
 }
 
+namespace {
+DriverSource bounded(DriverSource src, double bound) {  // for the message: the bound that ran out
+  src.driver_timeout_s = bound;
+  return src;
+}
+}  // namespace
+
 CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
   Environment env = env_in;
   // The child asks exactly the driver this process uses: the library is on its command line and a
@@ -163,11 +170,12 @@ CudaProbe probe_cuda(const DriverSource& src, const Environment& env_in) {
   std::vector<std::string> argv = src.probe_command;
   argv.insert(argv.end(), {"--cuda-lib", src.cuda_library});
   // The same bound as reading NVML (GPUMAP_DRIVER_TIMEOUT): a hung cuInit must not hang gpumap.
-  int timeout_ms = src.driver_timeout_s > 0 ? static_cast<int>(std::min(src.driver_timeout_s, 86400.0) * 1000) : INT_MAX;
+  double bound = src.probe_timeout_s >= 0 ? src.probe_timeout_s : src.driver_timeout_s;
+  int timeout_ms = bound > 0 ? static_cast<int>(std::min(bound, 86400.0) * 1000) : INT_MAX;
   ProcResult r = run_capture(argv, env.to_strings(), std::max(timeout_ms, 1));
   if (!r.spawn_error.empty()) throw Error(kExitError, "cannot start the CUDA probe: " + r.spawn_error);
   if (r.timed_out)
-    throw driver_timeout_error(src, "the CUDA driver (" + src.cuda_library + ")",
+    throw driver_timeout_error(bounded(src, bound), "the CUDA driver (" + src.cuda_library + ")",
                                "a hung cuInit in the probe child, which was killed");
   // The child died of a crash inside the driver (a long first MIG- entry does this to cuInit):
   // that is the driver's answer for this environment, not a failure to ask it.

@@ -20,6 +20,9 @@ struct DriverSource {
   std::string sysfs_root = "/sys";  // for the GPUs' local CPUs (Seams::sysfs_root)
   bool trace = false;               // time each NVML call (Seams::trace)
   double driver_timeout_s = 60;     // bound on reading NVML (Seams::driver_timeout_s; 0: none)
+  /// Bound on the CUDA probe child (cuInit); negative: driver_timeout_s.  `gpumap serve` reads NVML
+  /// unbounded in its reader thread but must not let a hung cuInit hold NVML's data back.
+  double probe_timeout_s = -1;
 };
 
 /// The real driver, or the simulated host `seams.simulate` (a bundled name or a file path,

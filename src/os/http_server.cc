@@ -1,20 +1,34 @@
 #include "os/http_server.h"
 
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <list>
 
 #include "model/error.h"
 
 namespace gpumap {
+
+struct TlsContext {
+  SSL_CTX* ctx = nullptr;
+  ~TlsContext() {
+    if (ctx) SSL_CTX_free(ctx);
+  }
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -23,6 +37,7 @@ const char* reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -33,13 +48,19 @@ const char* reason(int status) {
   }
 }
 
-std::string format_response(const HttpResponse& r, bool head_only) {
+std::string format_response(const HttpResponse& r, bool head_only, bool gzip) {
+  std::string body = r.body;
+  bool zipped = gzip && r.status == 200 && !body.empty();
+  if (zipped) body = gzip_compress(body);
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
   out += "Content-Type: " + r.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  if (zipped) out += "Content-Encoding: gzip\r\n";
+  if (r.status == 200) out += "Vary: Accept-Encoding\r\n";
+  out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   if (r.status == 405) out += "Allow: GET, HEAD\r\n";
+  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
   out += "Connection: close\r\n\r\n";
-  if (!head_only) out += r.body;
+  if (!head_only) out += body;
   return out;
 }
 
@@ -52,12 +73,19 @@ HttpResponse plain(int status, const std::string& body) {
 
 struct Client {
   int fd = -1;
+  SSL* ssl = nullptr;
+  std::string peer;      // its address, for the per-peer limit
   std::string in, out;
   size_t sent = 0;
   bool parsed = false;   // the head is complete: waiting for the handler or writing
+  bool counted = false;  // among the requests being answered (max_requests)
   bool writing = false;  // `out` holds the answer
+  bool want_write = false, want_read = false;  // TLS: what the last call waits for
+  bool gzip = false;
+  bool heard = false;    // bytes came from it (a request, a TLS hello), or it closed
+  size_t poll_at = SIZE_MAX;  // its entry in this round's poll list (SIZE_MAX: accepted this round)
   HttpRequest req;
-  Clock::time_point deadline;
+  Clock::time_point started, deadline;
 };
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -65,6 +93,76 @@ void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOC
 Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
+
+std::string peer_of(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN] = "";
+  if (ss.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof buf);
+  else if (ss.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr, buf, sizeof buf);
+  std::string p = buf;
+  if (p.rfind("::ffff:", 0) == 0) p = p.substr(7);  // one IPv4 client is one peer, however it arrives
+  return p;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+std::optional<std::string> base64_decode(const std::string& in) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (in.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else if (pad || (v[k] = val(c)) < 0) {
+        return std::nullopt;
+      }
+    }
+    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out += static_cast<char>(n >> 16);
+    if (pad < 2) out += static_cast<char>((n >> 8) & 0xff);
+    if (pad < 1) out += static_cast<char>(n & 0xff);
+  }
+  return out;
+}
+
+bool same_secret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return d == 0;
+}
+
+std::string ssl_errors() {
+  std::string all;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!all.empty()) all += "; ";
+    all += buf;
+  }
+  return all.empty() ? "unknown error" : all;
+}
+
+int accept_any_certificate(int, X509_STORE_CTX*) { return 1; }
 
 }  // namespace
 
@@ -93,9 +191,12 @@ std::pair<std::string, uint16_t> parse_listen_address(const std::string& text) {
 
 bool is_loopback_host(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
+  std::string v4 = host;
+  if (v4.size() > 7 && strncasecmp(v4.c_str(), "::ffff:", 7) == 0) v4 = v4.substr(7);  // IPv4-mapped
   in_addr a4;
-  return inet_pton(AF_INET, host.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+  return inet_pton(AF_INET, v4.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
 }
+
 
 ParsedHead parse_request_head(const std::string& head) {
   ParsedHead p;
@@ -128,10 +229,181 @@ ParsedHead parse_request_head(const std::string& head) {
     return p;
   }
   p.path = target.substr(0, target.find('?'));
+  // The headers the server reads; the others are not looked at.
+  size_t pos = eol == std::string::npos ? head.size() : eol + 1;
+  while (pos < head.size()) {
+    size_t end = head.find('\n', pos);
+    if (end == std::string::npos) end = head.size();
+    std::string h = head.substr(pos, end - pos);
+    pos = end + 1;
+    size_t colon = h.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = lower(trim(h.substr(0, colon))), value = trim(h.substr(colon + 1));
+    if (name == "authorization") {
+      p.authorization = value;
+    } else if (name == "accept-encoding") {
+      p.accept_gzip = p.accept_gzip || accepts_gzip(value);
+    } else if (name == "x-prometheus-scrape-timeout-seconds") {
+      char* stop = nullptr;
+      double t = std::strtod(value.c_str(), &stop);
+      if (stop && *stop == '\0' && !value.empty() && t > 0 && t < 1e6) p.scrape_timeout_s = t;
+    }
+  }
   return p;
 }
 
-HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits) : limits_(limits) {
+bool accepts_gzip(const std::string& accept_encoding) {
+  size_t pos = 0;
+  while (pos <= accept_encoding.size()) {
+    size_t end = accept_encoding.find(',', pos);
+    if (end == std::string::npos) end = accept_encoding.size();
+    std::string item = accept_encoding.substr(pos, end - pos);
+    pos = end + 1;
+    size_t semi = item.find(';');
+    std::string coding = lower(trim(item.substr(0, semi)));
+    if (coding != "gzip" && coding != "x-gzip" && coding != "*") continue;
+    double q = 1;
+    if (semi != std::string::npos) {
+      std::string param = lower(trim(item.substr(semi + 1)));
+      if (param.rfind("q=", 0) == 0) q = std::strtod(param.c_str() + 2, nullptr);
+    }
+    if (q > 0) return true;
+  }
+  return false;
+}
+
+std::string gzip_compress(const std::string& body) {
+  z_stream z = {};
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw Error(kExitError, "zlib: cannot start a gzip stream");
+  std::string out(deflateBound(&z, body.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+  z.avail_in = static_cast<uInt>(body.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw Error(kExitError, "zlib: gzip failed");
+  return out;
+}
+
+std::optional<int> activation_socket(const std::optional<std::string>& listen_pid,
+                                     const std::optional<std::string>& listen_fds) {
+  if (!listen_pid || !listen_fds) return std::nullopt;
+  if (*listen_pid != std::to_string(getpid())) return std::nullopt;  // meant for another process
+  auto bad = [](const std::string& why) {
+    return Error(kExitUsage, "socket activation: " + why,
+                 "give gpumap serve one ListenStream= socket (contrib/systemd/gpumap-serve.socket), or start it "
+                 "without LISTEN_FDS/LISTEN_PID");
+  };
+  if (*listen_fds != "1") throw bad("LISTEN_FDS=" + *listen_fds + ": gpumap serve takes exactly one socket");
+  const int fd = 3;  // SD_LISTEN_FDS_START
+  int accepting = 0, type = 0;
+  socklen_t len = sizeof accepting;
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0)
+    throw bad(std::string("descriptor 3 is not a socket: ") + std::strerror(errno));
+  len = sizeof type;
+  getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len);
+  sockaddr_storage ss = {};
+  len = sizeof ss;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  if (!accepting || type != SOCK_STREAM || (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+    throw bad("descriptor 3 is not a listening TCP socket");
+  fcntl(fd, F_SETFD, FD_CLOEXEC);  // the probe children never inherit it
+  return fd;
+}
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {
+  if (users_.empty()) return;
+  // A hash for unknown users, of the cost of the first user's: the same work either way.
+  int cost = std::atoi(users_.begin()->second.substr(4, 2).c_str());
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  if (crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt)) {
+    crypt_data data;
+    std::memset(&data, 0, sizeof data);
+    if (const char* h = crypt_r("gpumap: no such user", salt, &data)) dummy_hash_ = h;
+  }
+}
+
+bool BasicAuth::allows(const std::string& authorization) {
+  if (authorization.size() < 6 || strncasecmp(authorization.c_str(), "Basic ", 6) != 0) return false;
+  std::optional<std::string> pair = base64_decode(trim(authorization.substr(6)));
+  if (!pair) return false;
+  size_t colon = pair->find(':');
+  if (colon == std::string::npos) return false;
+  std::string user = pair->substr(0, colon), password = pair->substr(colon + 1);
+  auto it = users_.find(user);
+  if (it == users_.end()) {
+    if (!dummy_hash_.empty()) (void)password_matches(password, dummy_hash_);
+    return false;
+  }
+  if (auto v = verified_.find(user); v != verified_.end() && same_secret(v->second, password)) return true;
+  if (!password_matches(password, it->second)) return false;
+  verified_[user] = password;
+  return true;
+}
+
+namespace {
+
+std::unique_ptr<TlsContext> make_tls(const TlsServerConfig& t) {
+  auto tls = std::make_unique<TlsContext>();
+  auto bad = [&](const std::string& what, const std::string& file) {
+    return Error(kExitUsage, "--web.config.file: " + what + " " + file + ": " + ssl_errors(),
+                 "give a PEM certificate (cert_file) and its private key (key_file) this user may read");
+  };
+  tls->ctx = SSL_CTX_new(TLS_server_method());
+  if (!tls->ctx) throw Error(kExitError, "OpenSSL: cannot make a TLS context: " + ssl_errors());
+  SSL_CTX_set_min_proto_version(tls->ctx, t.min_version);
+  if (t.max_version) SSL_CTX_set_max_proto_version(tls->ctx, t.max_version);
+  SSL_CTX_set_options(tls->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_mode(tls->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (SSL_CTX_use_certificate_chain_file(tls->ctx, t.cert_file.c_str()) != 1) throw bad("cert_file", t.cert_file);
+  if (SSL_CTX_use_PrivateKey_file(tls->ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(tls->ctx) != 1)
+    throw bad("key_file (unreadable, or not the key of cert_file " + t.cert_file + ")", t.key_file);
+  if (!t.client_ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(tls->ctx, t.client_ca_file.c_str(), nullptr) != 1)
+      throw bad("client_ca_file", t.client_ca_file);
+    if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(t.client_ca_file.c_str()))
+      SSL_CTX_set_client_CA_list(tls->ctx, names);
+  }
+  switch (t.client_auth) {
+    case ClientAuth::kNone: SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_NONE, nullptr); break;
+    case ClientAuth::kRequest: SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_PEER, accept_any_certificate); break;
+    case ClientAuth::kRequireAny:
+      SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, accept_any_certificate);
+      break;
+    case ClientAuth::kVerifyIfGiven: SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_PEER, nullptr); break;
+    case ClientAuth::kRequireAndVerify:
+      SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+      break;
+  }
+  return tls;
+}
+
+}  // namespace
+
+void HttpServer::setup(const WebConfig& web) {
+  set_nonblocking(fd_);
+  sockaddr_storage ss = {};
+  socklen_t len = sizeof ss;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len);
+  port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                         : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  char buf[INET6_ADDRSTRLEN] = "";
+  if (ss.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+  else if (ss.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, buf, sizeof buf);
+  host_ = buf;
+  if (web.tls) tls_ = make_tls(*web.tls);
+  if (!web.basic_auth_users.empty()) auth_ = std::make_unique<BasicAuth>(web.basic_auth_users);
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+HttpServer::HttpServer(int listen_fd, HttpLimits limits, const WebConfig& web) : fd_(listen_fd), limits_(limits) {
+  setup(web);
+}
+
+HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits, const WebConfig& web) : limits_(limits) {
   addrinfo hints = {};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -150,13 +422,8 @@ HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 64) == 0) {
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 128) == 0) {
       fd_ = fd;
-      sockaddr_storage ss = {};
-      socklen_t len = sizeof ss;
-      getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-      port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                                             : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
       break;
     }
     err = errno;
@@ -167,47 +434,172 @@ HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits
     throw Error(kExitError, "cannot listen on " + where + ": " + std::strerror(err),
                 err == EADDRINUSE ? "another program uses that port: choose another with --listen HOST:PORT"
                                   : "check the address is this machine's, and that this user may use the port");
-  set_nonblocking(fd_);
+  try {
+    setup(web);
+  } catch (...) {
+    close(fd_);
+    if (reserve_fd_ >= 0) close(reserve_fd_);
+    throw;
+  }
 }
 
 HttpServer::~HttpServer() {
   if (fd_ >= 0) close(fd_);
+  if (reserve_fd_ >= 0) close(reserve_fd_);
 }
 
 void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop, int wake_fd) {
   std::list<Client> clients;
+  std::map<std::string, size_t> per_peer;
+  size_t requests = 0;  // clients counted against max_requests
+  Clock::time_point accept_paused_until;
+  auto drop_client = [&](std::list<Client>::iterator it) {
+    if (it->ssl) {
+      SSL_shutdown(it->ssl);  // one close_notify, not waited for
+      SSL_free(it->ssl);
+      ERR_clear_error();
+    }
+    close(it->fd);
+    if (it->counted) --requests;
+    if (--per_peer[it->peer] == 0) per_peer.erase(it->peer);
+    return clients.erase(it);
+  };
+  // Closes a connection to make room (of `peer`, or any when empty): the oldest that has sent
+  // nothing (no byte heard, none waiting to be read) and is at least `min_age_s` old; else the
+  // oldest still sending its head after evict_after_s (a slow sender).  A scraper's request is
+  // on its way within a round trip, so it is never the one closed.  False when there is none.
+  auto evict_idle = [&](const std::string& peer, double min_age_s) {
+    auto now = Clock::now();
+    auto age = [&](const Client& c) { return std::chrono::duration<double>(now - c.started).count(); };
+    auto silent = [&](const Client& c) {
+      if (c.heard || !c.in.empty()) return false;
+      char b;
+      return recv(c.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    };
+    auto pick = clients.end();
+    for (auto it = clients.begin(); it != clients.end(); ++it) {
+      if (it->parsed || (!peer.empty() && it->peer != peer)) continue;
+      if (age(*it) >= min_age_s && silent(*it)) {
+        pick = it;
+        break;
+      }
+      if (pick == clients.end() && age(*it) >= std::max(limits_.evict_after_s, min_age_s)) pick = it;
+    }
+    if (pick == clients.end()) return false;
+    drop_client(pick);
+    return true;
+  };
+  // A connection that cannot be taken: 503 for HTTP (written once, never waited for), closed for TLS.
+  auto refuse = [&](int cfd, const char* why) {
+    if (!tls_) {
+      std::string t = format_response(plain(503, std::string(why) + "\n"), false, false);
+      ssize_t ignored = send(cfd, t.data(), t.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      (void)ignored;
+    }
+    close(cfd);
+  };
   auto answer = [&](Client& c, const HttpResponse& r) {
-    c.out = format_response(r, c.req.method == "HEAD");
+    c.out = format_response(r, c.req.method == "HEAD", c.gzip);
     c.writing = true;
+    c.want_read = c.want_write = false;
     c.deadline = after(limits_.write_timeout_s);
   };
+  // Reads or writes through TLS or the socket: > 0 bytes, 0 the peer closed, -1 not now, -2 failed.
+  auto io = [&](Client& c, bool write, char* buf, size_t n) -> ssize_t {
+    if (!c.ssl) {
+      ssize_t r = write ? send(c.fd, buf, n, MSG_NOSIGNAL) : recv(c.fd, buf, n, 0);
+      if (r >= 0) return r;
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : -2;
+    }
+    ERR_clear_error();
+    int r = write ? SSL_write(c.ssl, buf, static_cast<int>(n)) : SSL_read(c.ssl, buf, static_cast<int>(n));
+    c.want_read = c.want_write = false;
+    if (r > 0) return r;
+    switch (SSL_get_error(c.ssl, r)) {
+      case SSL_ERROR_WANT_READ: c.want_read = true; return -1;
+      case SSL_ERROR_WANT_WRITE: c.want_write = true; return -1;
+      case SSL_ERROR_ZERO_RETURN: return 0;
+      default: ERR_clear_error(); return -2;
+    }
+  };
   while (!*stop) {
+    auto now = Clock::now();
     std::vector<pollfd> fds;
-    fds.push_back({fd_, POLLIN, 0});
+    bool accepting = now >= accept_paused_until;
+    fds.push_back({accepting ? fd_ : -1, POLLIN, 0});
     if (wake_fd >= 0) fds.push_back({wake_fd, POLLIN, 0});
     bool waiting = false;
     for (Client& c : clients) {
-      short ev = c.writing ? POLLOUT : c.parsed ? 0 : POLLIN;
+      short ev = 0;
+      if (c.writing) ev = c.want_read ? POLLIN : POLLOUT;
+      else if (!c.parsed) ev = c.want_write ? POLLOUT : POLLIN;
+      else ev = POLLRDHUP;  // waiting for the handler: a client that hung up frees its request slot
       waiting |= c.parsed && !c.writing;
+      c.poll_at = fds.size();
       fds.push_back({c.fd, ev, 0});
     }
     int timeout_ms = waiting ? 50 : 200;  // a signal's flag is seen within 200 ms
+    if (!accepting) timeout_ms = std::min(timeout_ms, 100);
     int n = poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) throw Error(kExitError, std::string("poll: ") + std::strerror(errno));
     size_t k = 0;
     if (fds[k++].revents & POLLIN) {
-      for (;;) {
-        int cfd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (cfd < 0) break;
-        if (clients.size() >= limits_.max_clients) {  // too many at once: no queue to fill
-          close(cfd);
+      for (int round = 0; round < 64; ++round) {  // a burst is taken over several turns, between reads
+        sockaddr_storage ss = {};
+        socklen_t len = sizeof ss;
+        int cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+          // Out of descriptors: make room by closing a silent connection and try once more; else
+          // leave the waiting ones queued (a scraper among them gets the next room) and pause
+          // accepting (a listening socket with a queue is always readable: polling it now would
+          // spin).  When none of ours holds the descriptors, the first waiting one is answered 503
+          // through the reserve descriptor.
+          // (only connections a second old: room made for each reconnecting attacker at once
+          // would be a loop of its own)
+          if (evict_idle("", 1.0)) {
+            cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          } else if (reserve_fd_ >= 0 && clients.empty()) {  // no connection of ours holds them: say so
+            close(reserve_fd_);
+            reserve_fd_ = -1;
+            int rfd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (rfd >= 0) refuse(rfd, "gpumap serve is out of file descriptors");
+            reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+          }
+          if (cfd < 0) {
+            accept_paused_until = after(0.1);
+            break;
+          }
+        }
+        if (cfd < 0) {
+          if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+          if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until = after(0.1);
+          break;
+        }
+        if (reserve_fd_ < 0) reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        std::string peer = peer_of(ss);
+        // The limits are enforced after a grace of 0.1 s (trim below), when a scraper's request
+        // has arrived and protects its connection; twice the limit is the hard bound at once.
+        if (clients.size() >= 2 * limits_.max_connections && !evict_idle("", 0)) {
+          refuse(cfd, "too many connections");
           continue;
         }
         Client c;
         c.fd = cfd;
+        c.peer = peer;
+        c.started = Clock::now();
         c.deadline = after(limits_.request_timeout_s);
-        clients.push_back(std::move(c));
-        fds.push_back({cfd, 0, 0});  // no events this round
+        if (tls_) {
+          c.ssl = SSL_new(tls_->ctx);
+          if (!c.ssl || SSL_set_fd(c.ssl, cfd) != 1) {
+            if (c.ssl) SSL_free(c.ssl);
+            ERR_clear_error();
+            close(cfd);
+            continue;
+          }
+          SSL_set_accept_state(c.ssl);
+        }
+        ++per_peer[peer];
+        clients.push_back(std::move(c));  // no events this round (poll_at SIZE_MAX)
       }
     }
     if (wake_fd >= 0 && (fds[k++].revents & POLLIN)) {
@@ -215,23 +607,41 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       while (read(wake_fd, buf, sizeof buf) > 0) {
       }
     }
-    auto now = Clock::now();
-    for (auto it = clients.begin(); it != clients.end(); ++k) {
+    now = Clock::now();
+    for (auto it = clients.begin(); it != clients.end();) {
       Client& c = *it;
-      short rev = k < fds.size() ? fds[k].revents : 0;
+      short rev = c.poll_at < fds.size() ? fds[c.poll_at].revents : 0;
       bool drop = false;
-      if (!c.parsed && (rev & (POLLIN | POLLHUP | POLLERR))) {
+      if (c.parsed && !c.writing && (rev & (POLLRDHUP | POLLHUP | POLLERR))) drop = true;
+      if (!c.parsed && rev) {
+        c.heard = true;
         char buf[4096];
-        ssize_t got = recv(c.fd, buf, sizeof buf, 0);
-        if (got <= 0) drop = got == 0 || (errno != EAGAIN && errno != EINTR);
-        else c.in.append(buf, static_cast<size_t>(got));
+        for (;;) {  // all there is (TLS may hold a whole record decrypted)
+          ssize_t got = io(c, false, buf, sizeof buf);
+          if (got == 0 || got == -2) drop = true;
+          if (got <= 0) break;
+          c.in.append(buf, static_cast<size_t>(got));
+          if (c.in.size() > limits_.max_request_bytes + 4) break;
+        }
         size_t end = c.in.find("\r\n\r\n");
         if (end == std::string::npos) end = c.in.find("\n\n");
         if (!drop && end != std::string::npos && end <= limits_.max_request_bytes) {
           ParsedHead p = parse_request_head(c.in.substr(0, end));
           c.parsed = true;
-          c.req = {p.method, p.path, now};
-          if (p.refuse) answer(c, plain(p.refuse, std::string(reason(p.refuse)) + "\n"));
+          c.gzip = p.accept_gzip;
+          c.req = {p.method, p.path, now, p.scrape_timeout_s, p.accept_gzip};
+          if (p.refuse) {
+            answer(c, plain(p.refuse, std::string(reason(p.refuse)) + "\n"));
+          } else if (auth_ && !auth_->allows(p.authorization)) {
+            HttpResponse r = plain(401, "Unauthorized\n");
+            r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"gpumap\"");
+            answer(c, r);
+          } else if (limits_.max_requests && requests >= limits_.max_requests) {
+            answer(c, plain(503, "too many requests at once (limit " + std::to_string(limits_.max_requests) + ")\n"));
+          } else {
+            c.counted = true;
+            ++requests;
+          }
         } else if (!drop && c.in.size() > limits_.max_request_bytes) {
           c.parsed = true;
           answer(c, plain(431, "request head larger than " + std::to_string(limits_.max_request_bytes) + " bytes\n"));
@@ -240,29 +650,35 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       if (!drop && c.parsed && !c.writing) {
         if (std::optional<HttpResponse> r = handler(c.req)) answer(c, *r);
       }
-      if (!drop && c.writing && (rev & POLLOUT)) {
-        ssize_t put = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-        if (put < 0 && errno != EAGAIN && errno != EINTR) drop = true;
+      if (!drop && c.writing && (rev || c.sent == 0)) {
+        ssize_t put = io(c, true, c.out.data() + c.sent, c.out.size() - c.sent);
+        if (put == 0 || put == -2) drop = true;
         if (put > 0) c.sent += static_cast<size_t>(put);
         if (c.sent == c.out.size()) drop = true;  // done: Connection: close
       }
       if (!drop && !(c.parsed && !c.writing) && now > c.deadline) {
-        if (!c.parsed) {  // too slow to send its head: say so once, without waiting for it to read
-          std::string t = format_response(plain(408, "request not received in time\n"), false);
+        if (!c.parsed && !c.ssl) {  // too slow to send its head: say so once, without waiting for it to read
+          std::string t = format_response(plain(408, "request not received in time\n"), false, false);
           ssize_t ignored = send(c.fd, t.data(), t.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
           (void)ignored;
         }
         drop = true;
       }
-      if (drop) {
-        close(c.fd);
-        it = clients.erase(it);
-      } else {
-        ++it;
+      if (drop) it = drop_client(it);
+      else ++it;
+    }
+    // Over a limit: the silent connections past their 0.1 s of grace go, oldest first.
+    for (auto p = per_peer.begin(); p != per_peer.end();) {
+      std::string peer = p->first;
+      size_t over = p->second > limits_.max_per_peer ? p->second - limits_.max_per_peer : 0;
+      ++p;  // (evicting the last one erases its entry)
+      while (over-- > 0 && evict_idle(peer, 0.1)) {
       }
     }
+    while (clients.size() > limits_.max_connections && evict_idle("", 0.1)) {
+    }
   }
-  for (Client& c : clients) close(c.fd);
+  while (!clients.empty()) drop_client(clients.begin());
 }
 
 }  // namespace gpumap

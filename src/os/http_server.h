@@ -1,17 +1,33 @@
-// A small HTTP/1.x server for `gpumap serve`: plain POSIX sockets and poll(2), one thread, no
-// third-party library.  It answers GET and HEAD on the paths its handler knows and nothing else:
-// no file is read and nothing is run on a request's behalf.  Every connection is bounded: the
-// request head in size and in time (a slow or silent client is cut off), the number of clients
-// at once, and the time to take the answer.  Each answer closes its connection.
+// A small HTTP/1.x server for `gpumap serve`: POSIX sockets and poll(2), one thread, TLS through
+// OpenSSL and basic authentication (bcrypt, libcrypt) as the Prometheus exporter-toolkit's
+// web-config.yml says (os/web_config.h), gzip (zlib) when the client accepts it.  It answers GET
+// and HEAD on the paths its handler knows and nothing else: no file is read and nothing is run on
+// a request's behalf.
+//
+// Every connection is bounded: the request head in size and in time (a slow or silent client is
+// cut off), the connections at once (in all and per peer address), the requests being answered
+// at once (past it: 503, as node_exporter's --web.max-requests), and the time to take the answer.
+// A connection that has sent nothing is what an attacker holds: when a limit is reached, the
+// oldest of those (or a slow sender after `evict_after_s`) is closed to make room, while a
+// connection whose bytes have arrived never is, so 64 or 1 000 held connections never keep a
+// scraper out.  Out of descriptors (EMFILE), the server closes a silent connection a second old
+// (else, when it holds none, answers 503 through a descriptor it keeps in reserve), and stops
+// accepting for 100 ms: it never spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
+// closes its connection.
 #pragma once
 #include <signal.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "os/web_config.h"
 
 namespace gpumap {
 
@@ -19,44 +35,91 @@ struct HttpRequest {
   std::string method;  // "GET" or "HEAD"
   std::string path;    // without the query string
   std::chrono::steady_clock::time_point arrived;  // when its head was complete
+  std::optional<double> scrape_timeout_s;  // X-Prometheus-Scrape-Timeout-Seconds, when given and > 0
+  bool accept_gzip = false;                // Accept-Encoding names gzip (or *) with q > 0
 };
 
 struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // more header lines
 };
 
 struct HttpLimits {
   size_t max_request_bytes = 8192;  // the request line and headers
-  double request_timeout_s = 5;     // to send them, from the connection's start
+  double request_timeout_s = 5;     // to send them (and finish the TLS handshake), from the connection's start
   double write_timeout_s = 10;      // to take the answer
-  size_t max_clients = 64;          // connections open at once; more are closed at once
+  size_t max_connections = 64;      // open at once, in all
+  size_t max_per_peer = 16;         // open at once from one address
+  size_t max_requests = 40;         // being answered at once (head received); past it 503; 0: no limit
+  double evict_after_s = 1;         // a connection still sending its head this long may be closed for a new one
 };
 
 /// "HOST:PORT" (IPv4 dotted quad, `localhost`, or `[IPv6]`; PORT 0-65535, 0: any free port) ->
 /// the host and the port; Error(kExitUsage) naming `text` otherwise.
 std::pair<std::string, uint16_t> parse_listen_address(const std::string& text);
-/// Whether `host` (as parse_listen_address gives it) is a loopback address.
+/// Whether `host` (as parse_listen_address gives it) is a loopback address (IPv4-mapped ones too).
 bool is_loopback_host(const std::string& host);
 
-/// The head of a request as received: the method and path, or an HTTP status to refuse it with
-/// (400 malformed, 405 a method other than GET/HEAD, 505 not HTTP/1.x).  Pure, for tests.
+/// The head of a request as received: the method, path and the headers the server reads, or an
+/// HTTP status to refuse it with (400 malformed, 405 a method other than GET/HEAD, 505 not
+/// HTTP/1.x).  Pure, for tests.
 struct ParsedHead {
   int refuse = 0;
   std::string method, path;
+  std::string authorization;               // the Authorization header's value
+  std::optional<double> scrape_timeout_s;  // X-Prometheus-Scrape-Timeout-Seconds
+  bool accept_gzip = false;
 };
 ParsedHead parse_request_head(const std::string& head);
+/// Whether an Accept-Encoding value accepts gzip (a `gzip` or `*` coding whose q is not 0).
+bool accepts_gzip(const std::string& accept_encoding);
+/// `body` compressed as gzip (RFC 1952), by zlib.
+std::string gzip_compress(const std::string& body);
+
+/// systemd socket activation (sd_listen_fds(3)): the listening socket passed as descriptor 3 when
+/// LISTEN_PID is this process and LISTEN_FDS is 1; nullopt when the variables are absent or name
+/// another process.  Error(kExitUsage) when they name this process but pass other than one
+/// descriptor, or descriptor 3 is not a listening TCP socket.
+std::optional<int> activation_socket(const std::optional<std::string>& listen_pid,
+                                     const std::optional<std::string>& listen_fds);
+
+/// Basic authentication against a web config's users: bcrypt checked once per (user, password)
+/// that matched (kept in memory, as exporter-toolkit does), an unknown user checked against a
+/// hash of its own so the time does not tell which users exist.
+class BasicAuth {
+ public:
+  explicit BasicAuth(std::map<std::string, std::string> users);
+  /// Whether `authorization` ("Basic base64(user:password)") names a user and its password.
+  bool allows(const std::string& authorization);
+  bool enabled() const { return !users_.empty(); }
+
+ private:
+  std::map<std::string, std::string> users_;  // user -> bcrypt hash
+  std::map<std::string, std::string> verified_;  // user -> the password that matched its hash
+  std::string dummy_hash_;
+};
+
+/// The OpenSSL context of a web config's tls_server_config (opaque here).
+struct TlsContext;
 
 class HttpServer {
  public:
   /// Binds and listens; Error(kExitError) naming the address (in use, not permitted, ...).
-  HttpServer(const std::string& host, uint16_t port, HttpLimits limits = {});
+  /// `web`: TLS and basic authentication (Error(kExitUsage) naming the file when a certificate or
+  /// key cannot be loaded).
+  HttpServer(const std::string& host, uint16_t port, HttpLimits limits = {}, const WebConfig& web = {});
+  /// Serves on `listen_fd`, a listening socket (socket activation); takes it over.
+  HttpServer(int listen_fd, HttpLimits limits = {}, const WebConfig& web = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
   /// The port bound (the one chosen when 0 was asked).
   uint16_t port() const { return port_; }
+  /// The address bound, as text without brackets ("127.0.0.1", "::1").
+  const std::string& host() const { return host_; }
+  bool tls() const { return tls_ != nullptr; }
 
   /// Returns the answer, or nullopt to be asked again later (the answer is not ready yet: the
   /// server asks again when `wake_fd` becomes readable, and at least every 50 ms).
@@ -66,9 +129,14 @@ class HttpServer {
   void serve(const Handler& handler, const volatile sig_atomic_t* stop, int wake_fd = -1);
 
  private:
+  void setup(const WebConfig& web);
   int fd_ = -1;
+  int reserve_fd_ = -1;  // held for EMFILE: closed to accept and refuse one connection
   uint16_t port_ = 0;
+  std::string host_;
   HttpLimits limits_;
+  std::unique_ptr<TlsContext> tls_;
+  std::unique_ptr<BasicAuth> auth_;
 };
 
 }  // namespace gpumap

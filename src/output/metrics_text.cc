@@ -241,6 +241,10 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
 void add_health_metrics(Exposition& out, const ExporterHealth& h) {
   out.family("gpumap_exporter_up", "gauge", "1 when the last driver read succeeded, 0 when it failed or did not answer in time");
   out.sample({}, h.up ? 1 : 0);
+  out.family("gpumap_exporter_cuda_up", "gauge",
+             "1 when the series served know CUDA's view (cuda_ordinal, findings), 0 when the CUDA probe failed or "
+             "did not answer in time: NVML's GPUs and processes are still served, without them");
+  if (h.cuda_up) out.sample({}, *h.cuda_up ? 1 : 0);
   out.family("gpumap_exporter_stale", "gauge",
              "1 when the series served come from an older read than the last attempt (the driver failed or hangs)");
   out.sample({}, h.stale ? 1 : 0);

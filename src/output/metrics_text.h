@@ -69,6 +69,8 @@ struct ExporterHealth {
   bool stale = false;               // the frame served is older than the last read attempt
   std::optional<double> read_seconds;       // how long the served frame's read took
   std::optional<double> last_success_unix;  // when the last good read ended
+  /// Whether the served frame knows CUDA's view (MetricsFrame::cuda_known); nullopt: no frame.
+  std::optional<bool> cuda_up;
   uint64_t driver_errors = 0;       // failed or timed-out reads so far
   std::optional<uint64_t> scrapes;  // serve: /metrics requests answered so far
   std::string version;              // gpumap's version

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "model/error.h"
 #include "output/metrics_text.h"
 
@@ -37,6 +39,10 @@ bool Exporter::reading() {
   return reading_;
 }
 
+namespace {
+double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
 void Exporter::reader_loop() {
   std::unique_lock<std::mutex> lock(m_);
   for (;;) {
@@ -46,11 +52,14 @@ void Exporter::reader_loop() {
     reading_ = true;
     read_started_ = Clock::now();
     read_timed_out_ = false;
+    MetricsReadOptions read_opt;
+    read_opt.probe_timeout_s = opt_.probe_wait_s >= 0 ? opt_.probe_wait_s : opt_.read_wait_s > 0 ? opt_.read_wait_s / 2 : 30;
+    read_opt.ask_cuda = !cuda_failed_at_ || secs(Clock::now() - *cuda_failed_at_) >= opt_.cuda_retry_s;
     lock.unlock();
     std::shared_ptr<MetricsFrame> f;
     std::string text, error;
     try {
-      f = std::make_shared<MetricsFrame>(read_metrics_frame(driver_, seams_));
+      f = std::make_shared<MetricsFrame>(read_metrics_frame(driver_, seams_, read_opt));
       Exposition out;
       add_frame_metrics(out, metrics_input(*f));
       text = out.text();
@@ -61,6 +70,10 @@ void Exporter::reader_loop() {
     lock.lock();
     reading_ = false;
     last_attempt_end_ = Clock::now();
+    if (f && read_opt.ask_cuda) {
+      if (f->cuda_known) cuda_failed_at_.reset();
+      else cuda_failed_at_ = last_attempt_end_;
+    }
     if (f) {
       frame_ = f;
       frame_text_ = std::move(text);
@@ -89,6 +102,7 @@ std::string Exporter::metrics_body(bool stale) {
   if (frame_) {
     h.read_seconds = frame_->read_seconds;
     h.last_success_unix = frame_->read_unix;
+    h.cuda_up = frame_->cuda_known;
   }
   Exposition health;
   add_health_metrics(health, h);
@@ -96,13 +110,14 @@ std::string Exporter::metrics_body(bool stale) {
   if (!frame_) body = "# gpumap: no driver read has succeeded yet";
   if (!frame_ && !last_error_.empty()) body += ": " + escape_help(last_error_);
   if (!frame_) body += "\n";
+  if (frame_ && !frame_->cuda_known)
+    body += "# gpumap: CUDA's view is unknown (no cuda_ordinal, no findings): " + escape_help(frame_->cuda_error) + "\n";
   return body + (frame_ ? frame_text_ : "") + health.text();
 }
 
 std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
   std::lock_guard<std::mutex> lock(m_);
   auto now = Clock::now();
-  auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
   if (req.path == "/healthz") {
     HttpResponse r;
     bool hung = reading_ && opt_.read_wait_s > 0 && secs(now - read_started_) > opt_.read_wait_s;
@@ -156,7 +171,14 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
     return std::nullopt;
   }
   // The read under way: wait for it, up to read_wait_s from its start (once given up on, the
-  // scrapes that come while it still hangs are answered at once).
+  // scrapes that come while it still hangs are answered at once), and no longer than the scraper
+  // itself waits (X-Prometheus-Scrape-Timeout-Seconds, less half a second to send the answer):
+  // then this scrape gets the last frame, stale, and the read goes on for the next one.
+  if (req.scrape_timeout_s && !read_timed_out_ &&
+      secs(now - req.arrived) >= std::max(*req.scrape_timeout_s - 0.5, *req.scrape_timeout_s / 2)) {
+    r.body = metrics_body(true);
+    return r;
+  }
   if (!read_timed_out_ && (opt_.read_wait_s <= 0 || secs(now - read_started_) < opt_.read_wait_s)) return std::nullopt;
   if (!read_timed_out_) {  // this read is given up on: count it once, and say so
     read_timed_out_ = true;
@@ -170,12 +192,19 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
 
 bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::string& listen, const ExporterOptions& opt,
                     const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready) {
-  auto [host, port] = parse_listen_address(listen);
-  HttpServer server(host, port);
+  std::unique_ptr<HttpServer> bound;
+  if (opt.listen_fd) {
+    bound = std::make_unique<HttpServer>(*opt.listen_fd, opt.limits, opt.web);
+  } else {
+    auto [host, port] = parse_listen_address(listen);
+    bound = std::make_unique<HttpServer>(host, port, opt.limits, opt.web);
+  }
+  HttpServer& server = *bound;
   auto exporter = std::make_unique<Exporter>(driver, seams, opt);
   Listening at;
+  const std::string& host = server.host();
   at.shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  at.url = "http://" + at.shown + ":" + std::to_string(server.port()) + "/metrics";
+  at.url = std::string(server.tls() ? "https://" : "http://") + at.shown + ":" + std::to_string(server.port()) + "/metrics";
   at.loopback = is_loopback_host(host);
   ready(at);
   server.serve([&](const HttpRequest& r) { return exporter->handle(r); }, stop, exporter->wake_fd());

@@ -26,7 +26,15 @@ namespace gpumap {
 struct ExporterOptions {
   double cache_s = 1;         // a frame younger than this answers a scrape without a read
   double read_wait_s = 60;    // how long a scrape waits for a read (GPUMAP_DRIVER_TIMEOUT; 0: no bound)
+  /// Bound on the CUDA probe within a read (a hung cuInit on a mixed-model or MIG host): past it
+  /// the frame is NVML's data with CUDA's view unknown (gpumap_exporter_cuda_up 0).  Negative:
+  /// half of read_wait_s (30 s when that is 0), so the frame still comes within a scrape's wait.
+  double probe_wait_s = -1;
+  double cuda_retry_s = 60;   // after a failed probe, frames do not ask CUDA again for this long
   std::string version;        // for gpumap_build_info
+  HttpLimits limits;          // connections and requests (os/http_server.h)
+  WebConfig web;              // TLS and basic authentication (--web.config.file)
+  std::optional<int> listen_fd;  // a listening socket from systemd (socket activation): `listen` unused
 };
 
 class Exporter {
@@ -68,6 +76,7 @@ class Exporter {
   std::string frame_text_;                     // its series, rendered once
   Clock::time_point frame_at_;                 // when it was read
   Clock::time_point last_attempt_end_;         // when the last read ended, good or not
+  std::optional<Clock::time_point> cuda_failed_at_;  // the last frame whose CUDA probe failed
   bool up_ = false;
   std::string last_error_;
   uint64_t errors_ = 0, scrapes_ = 0;
@@ -76,7 +85,7 @@ class Exporter {
 
 /// Where `serve` listens, once bound.
 struct Listening {
-  std::string url;     // "http://127.0.0.1:9467/metrics" ([...] around an IPv6 address)
+  std::string url;     // "http://127.0.0.1:9467/metrics" ([...] around an IPv6 address; https with TLS)
   std::string shown;   // the address as in the URL, without port
   bool loopback = true;
 };

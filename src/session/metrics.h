@@ -23,13 +23,25 @@ struct MetricsFrame {
   /// doctor's findings for a process started here with no CUDA variables (the host's traps:
   /// order-differs, MIG, ...): not gpumap's own environment, which says nothing about the host.
   std::vector<Finding> host_findings;
+  /// Whether CUDA's view is known.  false: the CUDA probe (cuInit in a child, needed on a
+  /// mixed-model or MIG host for CUDA's default order) failed or did not answer within its bound;
+  /// the frame still holds NVML's GPUs and processes, without cuda_ordinal and without the
+  /// findings that need CUDA's view (`cuda_error` says why).
+  bool cuda_known = true;
+  std::string cuda_error;
   double read_seconds = 0;  // how long reading and joining took
   double read_unix = 0;     // when the read ended (seconds since the epoch)
 };
 
+struct MetricsReadOptions {
+  double probe_timeout_s = -1;  // bound on the CUDA probe (DriverSource::probe_timeout_s; <0: the driver's)
+  bool ask_cuda = true;         // false: do not run the probe at all (CUDA's view unknown when it is needed)
+};
+
 /// Reads one frame in a session of its own (a fresh snapshot every call; safe to call from a
-/// thread of its own).  Throws Error as the snapshot does (kExitNoDriver, kExitError).
-MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams);
+/// thread of its own).  Throws Error as the snapshot does (kExitNoDriver, kExitError) when NVML
+/// fails; a failed or hung CUDA probe does not throw: the frame says cuda_known false.
+MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams, const MetricsReadOptions& opt = {});
 
 /// Writes `text` to `path` atomically (a temporary file beside it, renamed over it), mode 0644,
 /// for node_exporter's textfile collector.  Throws Error(kExitError) naming the file and why

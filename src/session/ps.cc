@@ -20,7 +20,7 @@ PsResult build_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc&
   return res;
 }
 
-PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of) {
+PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of, const ViewOf& view_of) {
   const Snapshot& s = session.snapshot();
   PsFrame f;
   f.proc_root = proc.root();
@@ -29,7 +29,7 @@ PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of) 
   f.ns = pid_namespace_view(proc, s.simulated, session.seams().nvml_pid_ns);
   f.result = build_ps(
       s, f.ns, [&](uint32_t pid) { return proc.read(pid); },
-      [&](const Environment& e) { return session.mapping(e, false).view; });
+      view_of ? view_of : ViewOf([&](const Environment& e) { return session.mapping(e, false).view; }));
   // Leases: one read per GPU.
   const std::string dir = session.lease_dir();
   auto add_lease = [&](const std::string& uuid) {

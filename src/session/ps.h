@@ -40,7 +40,8 @@ enum class LeasesOf { kRows, kEveryGpu };
 
 /// build_ps on the session's snapshot (each process's view by Session::mapping, predicted), with
 /// the leases of `leases_of`; processes read from `proc`.
-PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of = LeasesOf::kRows);
+/// `view_of`, when given, replaces Session::mapping (metrics: a failed CUDA probe is caught there).
+PsFrame read_ps_frame(Session& session, const ProcFs& proc, LeasesOf leases_of = LeasesOf::kRows, const ViewOf& view_of = {});
 /// The same with the session's /proc (Seams::proc_root).
 PsFrame read_ps_frame(Session& session, LeasesOf leases_of = LeasesOf::kRows);
 

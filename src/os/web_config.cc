@@ -1,0 +1,154 @@
+#include "os/web_config.h"
+
+#include <crypt.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "model/error.h"
+
+namespace gpumap {
+namespace {
+
+const char* kFix = "the format is exporter-toolkit's web-config.yml (docs/metrics.md, \"TLS and basic authentication\")";
+
+Error bad(const std::string& name, const std::string& what) { return Error(kExitUsage, "--web.config.file " + name + ": " + what, kFix); }
+
+std::string folder_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+std::string scalar(const YAML::Node& n, const std::string& name, const std::string& key) {
+  if (!n.IsScalar()) throw bad(name, "`" + key + "` must be a string");
+  return n.as<std::string>();
+}
+
+// Keys exporter-toolkit knows that gpumap does not serve: named as such, never ignored.
+const std::set<std::string> kTlsNotServed = {"cert", "key", "client_ca", "cipher_suites", "curve_preferences",
+                                              "prefer_server_cipher_suites", "client_allowed_sans"};
+
+int tls_version(const std::string& v, const std::string& name, const std::string& key) {
+  if (v == "TLS10") return 0x0301;
+  if (v == "TLS11") return 0x0302;
+  if (v == "TLS12") return 0x0303;
+  if (v == "TLS13") return 0x0304;
+  throw bad(name, "`" + key + ": " + v + "` is not a TLS version: give TLS10, TLS11, TLS12 or TLS13");
+}
+
+TlsServerConfig parse_tls(const YAML::Node& n, const std::string& name, const std::string& dir) {
+  if (!n.IsMap()) throw bad(name, "`tls_server_config` must be a mapping");
+  TlsServerConfig t;
+  std::string auth;
+  auto path = [&](const std::string& p) { return p.empty() || p[0] == '/' ? p : dir + p; };
+  for (const auto& kv : n) {
+    std::string key = kv.first.as<std::string>();
+    const std::string where = "tls_server_config." + key;
+    if (key == "cert_file") t.cert_file = path(scalar(kv.second, name, where));
+    else if (key == "key_file") t.key_file = path(scalar(kv.second, name, where));
+    else if (key == "client_ca_file") t.client_ca_file = path(scalar(kv.second, name, where));
+    else if (key == "client_auth_type") auth = scalar(kv.second, name, where);
+    else if (key == "min_version") t.min_version = tls_version(scalar(kv.second, name, where), name, where);
+    else if (key == "max_version") t.max_version = tls_version(scalar(kv.second, name, where), name, where);
+    else if (kTlsNotServed.count(key)) throw bad(name, "`" + where + "` is not supported by gpumap serve: remove it");
+    else throw bad(name, "unknown key `" + where + "`");
+  }
+  if (t.cert_file.empty() || t.key_file.empty())
+    throw bad(name, "tls_server_config needs both cert_file and key_file");
+  if (auth.empty() || auth == "NoClientCert") t.client_auth = ClientAuth::kNone;
+  else if (auth == "RequestClientCert") t.client_auth = ClientAuth::kRequest;
+  else if (auth == "RequireAnyClientCert" || auth == "RequireClientCert") t.client_auth = ClientAuth::kRequireAny;
+  else if (auth == "VerifyClientCertIfGiven") t.client_auth = ClientAuth::kVerifyIfGiven;
+  else if (auth == "RequireAndVerifyClientCert") t.client_auth = ClientAuth::kRequireAndVerify;
+  else
+    throw bad(name, "`client_auth_type: " + auth +
+                        "` is not one of NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven, "
+                        "RequireAndVerifyClientCert");
+  bool verifies = t.client_auth == ClientAuth::kVerifyIfGiven || t.client_auth == ClientAuth::kRequireAndVerify;
+  if (verifies && t.client_ca_file.empty()) throw bad(name, "client_auth_type " + auth + " needs client_ca_file");
+  if (!t.client_ca_file.empty() && t.client_auth == ClientAuth::kNone)
+    throw bad(name, "client_ca_file is set without a client_auth_type (e.g. RequireAndVerifyClientCert)");
+  if (t.max_version && t.max_version < t.min_version) throw bad(name, "max_version is older than min_version");
+  return t;
+}
+
+}  // namespace
+
+bool is_bcrypt_hash(const std::string& h) {
+  // $2b$10$ + 22 salt + 31 hash characters of bcrypt's base64.
+  if (h.size() != 60 || h[0] != '$' || h[1] != '2' || (h[2] != 'a' && h[2] != 'b' && h[2] != 'y') || h[3] != '$' ||
+      h[6] != '$')
+    return false;
+  if (!isdigit(static_cast<unsigned char>(h[4])) || !isdigit(static_cast<unsigned char>(h[5]))) return false;
+  int cost = (h[4] - '0') * 10 + (h[5] - '0');
+  if (cost < 4 || cost > 31) return false;
+  for (size_t i = 7; i < h.size(); ++i) {
+    char c = h[i];
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '/')) return false;
+  }
+  return true;
+}
+
+WebConfig parse_web_config(const std::string& text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw bad(name, std::string("not YAML: ") + e.what());
+  }
+  WebConfig c;
+  if (root.IsNull()) return c;  // an empty file: plain HTTP, no authentication (as exporter-toolkit)
+  if (!root.IsMap()) throw bad(name, "the top level must be a mapping (tls_server_config:, basic_auth_users:)");
+  std::string dir = folder_of(name);
+  for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) throw bad(name, "a key must be a string");
+    std::string key = kv.first.as<std::string>();
+    if (key == "tls_server_config") {
+      if (!kv.second.IsNull()) c.tls = parse_tls(kv.second, name, dir);
+    } else if (key == "basic_auth_users") {
+      if (kv.second.IsNull()) continue;
+      if (!kv.second.IsMap()) throw bad(name, "`basic_auth_users` must map user names to bcrypt hashes");
+      for (const auto& u : kv.second) {
+        std::string user = scalar(u.first, name, "basic_auth_users");
+        std::string hash = scalar(u.second, name, "basic_auth_users." + user);
+        if (user.empty() || user.find(':') != std::string::npos)
+          throw bad(name, "basic_auth_users: user `" + user + "`: a user name is not empty and holds no `:`");
+        if (!is_bcrypt_hash(hash))
+          throw bad(name, "basic_auth_users." + user +
+                              ": not a bcrypt hash ($2y$..., 60 characters): make one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`");
+        c.basic_auth_users[user] = hash;
+      }
+    } else if (key == "http_server_config" || key == "rate_limit") {
+      throw bad(name, "`" + key + "` is not supported by gpumap serve: remove it");
+    } else {
+      throw bad(name, "unknown key `" + key + "`");
+    }
+  }
+  return c;
+}
+
+WebConfig read_web_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(kExitUsage, "--web.config.file " + path + ": " + std::strerror(errno), "give a readable file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > (1 << 20)) throw bad(path, "larger than 1 MiB");
+  return parse_web_config(text.str(), path);
+}
+
+bool password_matches(const std::string& password, const std::string& hash) {
+  if (password.find('\0') != std::string::npos) return false;
+  crypt_data data;
+  std::memset(&data, 0, sizeof data);
+  const char* got = crypt_r(password.c_str(), hash.c_str(), &data);
+  // libxcrypt answers a hash it cannot read with NULL or a string starting with '*'.
+  if (!got || got[0] == '*' || std::strlen(got) != hash.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < hash.size(); ++i) diff |= static_cast<unsigned char>(got[i] ^ hash[i]);
+  return diff == 0;
+}
+
+}  // namespace gpumap

@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# `gpumap serve` as operators run it: TLS and basic authentication from an exporter-toolkit
+# web-config.yml (a CA and certificates made here with openssl, a bcrypt hash made with libcrypt),
+# scraped by a real Prometheus with tls_config and basic_auth (and refused with the wrong password),
+# curl for 401, gzip and 503; held connections from this script (64 and 200, reopened as the server
+# closes them) while scrapes go on; `ulimit -n 16` with 20 idle clients (CPU time of the server over
+# a few seconds); systemd socket activation (systemd-socket-activate); a hung cuInit on a mixed host.
+# Every process is started and stopped by PID (also on failure), the temporary folder removed by
+# the trap, every wait bounded.
+#
+# usage: tests/metrics/web_test.sh GPUMAP_BINARY
+# Prints PASS/FAIL lines; exit 0 when all passed, 1 on a failure, 2 when a tool is missing.
+set -uo pipefail
+[ $# -ge 1 ] || { echo "usage: $0 GPUMAP_BINARY" >&2; exit 2; }
+gpumap=$(readlink -f "$1")
+for t in prometheus promtool curl python3 openssl systemd-socket-activate; do
+  command -v "$t" >/dev/null || { echo "FAIL: $t is not installed (scripts/deps.sh installs it)"; exit 2; }
+done
+failed=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1"; printf '%s\n' "${2:-}" | sed 's/^/      /'; failed=1; }
+
+dir=$(mktemp -d)
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_for() {
+  local until=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $until ] || return 1; sleep 0.2; done
+}
+export GPUMAP_CACHE_DIR=$dir/cache GPUMAP_LOCK_DIR=$dir/locks GPUMAP_IN_CONTAINER=0
+# start_serve NAME ARGS...: gpumap serve in the background; sets $url to what it printed.
+start_serve() {
+  local name=$1; shift
+  "$gpumap" serve "$@" >"$dir/$name.out" 2>"$dir/$name.err" &
+  pids+=($!)
+  last=$!
+  if ! wait_for 15 grep -q 'listening on' "$dir/$name.out"; then
+    fail "$name: serve did not start" "$(cat "$dir/$name.err")"
+    url=
+    return 1
+  fi
+  url=$(sed -n 's/.*listening on \(http[^ ]*\)$/\1/p' "$dir/$name.out")
+}
+
+# --- a CA, a server certificate for 127.0.0.1, a client certificate; a bcrypt hash ---
+cd "$dir" || exit 2
+{
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=gpumap-test-ca -keyout ca.key -out ca.crt &&
+  openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr &&
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.ext &&
+  openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt &&
+  openssl req -newkey rsa:2048 -nodes -subj /CN=scraper -keyout client.key -out client.csr &&
+  openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out client.crt
+} >"$dir/openssl.log" 2>&1 || { fail "openssl could not make the certificates" "$(tail "$dir/openssl.log")"; exit 1; }
+hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+[[ $hash == '$2'?'$10$'* ]] || { fail "no bcrypt hash from libcrypt" "$hash"; exit 1; }
+cat >web.yml <<YML
+# exporter-toolkit's web-config.yml; paths relative to this file
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+  min_version: TLS12
+basic_auth_users:
+  prometheus: '$hash'
+YML
+cp "$gpumap" /dev/null
+hostjson=$(dirname "$gpumap")/hosts/h200x2.json
+[ -f "$hostjson" ] || hostjson=h200x2
+
+# --- TLS + basic auth: curl ---
+start_serve tls --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.file "$dir/web.yml" && tls_pid=$last
+[[ $url == https://127.0.0.1:*/metrics ]] && pass "serve with TLS says $url" || fail "TLS url '$url'"
+tls_url=$url
+code=$(curl -s -o "$dir/t.prom" -w '%{http_code}' --cacert ca.crt -u 'prometheus:s3cret pw' "$tls_url")
+[ "$code" = 200 ] && promtool check metrics <"$dir/t.prom" >/dev/null 2>&1 && pass "TLS + right password: 200, promtool ok" ||
+  fail "TLS + right password answered $code" "$(head -3 "$dir/t.prom")"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert ca.crt -u 'prometheus:wrong' "$tls_url")
+[ "$code" = 401 ] && pass "wrong password: 401" || fail "wrong password answered $code"
+hdr=$(curl -s -D - -o /dev/null --cacert ca.crt "$tls_url")
+[[ $hdr == *" 401 "* && $hdr == *"WWW-Authenticate: Basic"* ]] && pass "no credentials: 401 with WWW-Authenticate" ||
+  fail "no credentials" "$hdr"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert ca.crt -u 'nobody:s3cret pw' "${tls_url%/metrics}/healthz")
+[ "$code" = 401 ] && pass "unknown user on /healthz: 401" || fail "unknown user answered $code"
+curl -s -m 5 -o /dev/null "http://${tls_url#https://}" && fail "plain HTTP on the TLS port answered" ||
+  pass "plain HTTP on the TLS port gets no answer"
+curl -s -m 5 -o /dev/null --tls-max 1.1 --tlsv1.1 --cacert ca.crt -u 'prometheus:s3cret pw' "$tls_url" &&
+  fail "TLS 1.1 accepted though min_version is TLS12" || pass "TLS 1.1 refused (min_version TLS12)"
+# gzip: as curl --compressed asks, and the raw answer.
+curl -sf --compressed --cacert ca.crt -u 'prometheus:s3cret pw' "$tls_url" >"$dir/z.prom" &&
+  promtool check metrics <"$dir/z.prom" >/dev/null 2>&1 && pass "curl --compressed: promtool ok" || fail "curl --compressed"
+curl -s -D "$dir/z.hdr" -H 'Accept-Encoding: gzip' --cacert ca.crt -u 'prometheus:s3cret pw' "$tls_url" >"$dir/raw.gz"
+if grep -qi '^Content-Encoding: gzip' "$dir/z.hdr" && gzip -dc <"$dir/raw.gz" | grep -q '^gpumap_gpu_info'; then
+  pass "Accept-Encoding: gzip: Content-Encoding gzip, $(stat -c %s "$dir/raw.gz") bytes for $(stat -c %s "$dir/t.prom")"
+else fail "gzip answer" "$(cat "$dir/z.hdr")"; fi
+grep -qi '^Content-Encoding' <(curl -s -D - -o /dev/null --cacert ca.crt -u 'prometheus:s3cret pw' "$tls_url") &&
+  fail "gzip without Accept-Encoding" || pass "no Accept-Encoding: not compressed"
+
+# --- a real Prometheus with tls_config and basic_auth; one job with the wrong password ---
+pport=$(free_port)
+mkdir prom
+cat >prom/prometheus.yml <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: gpumap
+    scheme: https
+    tls_config: {ca_file: $dir/ca.crt}
+    basic_auth: {username: prometheus, password: "s3cret pw"}
+    static_configs: [{targets: ["${tls_url#https://}"]}]
+    metrics_path: /metrics
+  - job_name: wrongpw
+    scheme: https
+    tls_config: {ca_file: $dir/ca.crt}
+    basic_auth: {username: prometheus, password: "not it"}
+    static_configs: [{targets: ["${tls_url#https://}"]}]
+YML
+sed -i 's#targets: \["\(.*\)/metrics"\]#targets: ["\1"]#' prom/prometheus.yml
+prometheus --config.file=prom/prometheus.yml --storage.tsdb.path=prom/data --web.listen-address="127.0.0.1:$pport" \
+  >prom/log 2>&1 &
+pids+=($!)
+targets() {
+  curl -sf "http://127.0.0.1:$pport/api/v1/targets" | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["data"]["activeTargets"]:
+    print(t["labels"]["job"], t["health"], t["lastError"])'
+}
+both_scraped() { targets >"$dir/targets" && grep -q '^gpumap up' "$dir/targets" && grep -q '^wrongpw down' "$dir/targets"; }
+if wait_for 60 both_scraped; then
+  pass "Prometheus scrapes over TLS with basic_auth: $(grep '^gpumap' "$dir/targets")"
+  grep -q '^wrongpw down.*401' "$dir/targets" && pass "Prometheus with the wrong password: $(grep '^wrongpw' "$dir/targets")" ||
+    fail "wrong password target" "$(cat "$dir/targets")"
+else fail "Prometheus targets" "$(cat "$dir/targets"; tail -3 prom/log)"; fi
+gpu_count() {
+  curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=count(gpumap_gpu_info{job="gpumap"})' |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])' 2>/dev/null
+}
+wait_for 15 test "$(gpu_count)" = 2   # the target is up once scraped; the sample is queryable a moment later
+got=$(gpu_count)
+[ "$got" = 2 ] && pass "Prometheus stored gpumap_gpu_info for 2 GPUs" || fail "count(gpumap_gpu_info) = '$got'"
+kill "${pids[-1]}" 2>/dev/null
+
+# --- client certificates: RequireAndVerifyClientCert ---
+cat >mtls.yml <<YML
+tls_server_config: {cert_file: server.crt, key_file: server.key, client_ca_file: ca.crt, client_auth_type: RequireAndVerifyClientCert}
+YML
+if start_serve mtls --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.file "$dir/mtls.yml"; then
+  curl -s -m 5 -o /dev/null --cacert ca.crt "$url" && fail "mTLS: served without a client certificate" ||
+    pass "mTLS: no client certificate, no answer"
+  code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' --cacert ca.crt --cert client.crt --key client.key "$url")
+  [ "$code" = 200 ] && pass "mTLS: client certificate signed by client_ca_file: 200" || fail "mTLS with a client cert: $code"
+  kill "$last"
+fi
+
+# --- bad web configs: exit 2, naming the key or file ---
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suite: [x]\n' >typo.yml
+out=$("$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.file "$dir/typo.yml" 2>&1); rc=$?
+[ $rc = 2 ] && [[ $out == *"unknown key \`tls_server_config.cipher_suite\`"* ]] && pass "unknown key: exit 2 naming it" ||
+  fail "unknown key: exit $rc" "$out"
+printf 'tls_server_config: {cert_file: server.crt, key_file: ca.key}\n' >mismatch.yml
+out=$("$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.file "$dir/mismatch.yml" 2>&1); rc=$?
+[ $rc = 2 ] && [[ $out == *"not the key of cert_file"* ]] && pass "key not matching the certificate: exit 2" || fail "mismatched key: exit $rc" "$out"
+
+# --- 64 and 200 held connections (reopened when closed) do not keep scrapes out ---
+start_serve plain --simulate "$hostjson" --listen 127.0.0.1:0 --cache 0 && plain_pid=$last
+plain_url=$url
+port=${plain_url##*:}; port=${port%%/*}
+# hold N PORT SECONDS: N connections that never send, each reopened when the server closes it;
+# prints how many times the server closed one.
+cat >hold.py <<'PY'
+import selectors, socket, sys, time
+n, port, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+sel = selectors.DefaultSelector()
+def open_one():
+    s = socket.socket(); s.setblocking(False)
+    try: s.connect(("127.0.0.1", port))
+    except BlockingIOError: pass
+    sel.register(s, selectors.EVENT_READ)
+for _ in range(n): open_one()
+closed, end = 0, time.time() + secs
+print("ready", flush=True)
+while time.time() < end:
+    for key, _ in sel.select(0.2):
+        s = key.fileobj
+        try: data = s.recv(4096)
+        except OSError: data = b""
+        if not data:
+            sel.unregister(s); s.close(); closed += 1; open_one()
+print("closed", closed, flush=True)
+PY
+for held in 64 200; do
+  python3 hold.py $held "$port" 20 >"$dir/hold$held" 2>&1 &
+  holder=$!; pids+=($holder)
+  wait_for 10 grep -q ready "$dir/hold$held"
+  sleep 1
+  ok=0
+  for i in $(seq 20); do
+    [ "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$plain_url")" = 200 ] && ok=$((ok + 1))
+  done
+  [ $ok = 20 ] && pass "$held held connections: $ok of 20 scrapes answered" || fail "$held held connections: $ok of 20 scrapes answered"
+  kill $holder 2>/dev/null; wait $holder 2>/dev/null
+done
+kill "$plain_pid"
+
+# --- 503 past --web.max-requests: two scrapes wait for a hung driver, the third is refused ---
+python3 - "$hostjson" >hung.json <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["faults"] = [{"call": "nvmlDeviceGetCount", "after": 1, "hang": True}]
+print(json.dumps(h))
+PY
+GPUMAP_DRIVER_TIMEOUT=30 start_serve hung --simulate "$dir/hung.json" --listen 127.0.0.1:0 --cache 0 --web.max-requests 2 &&
+  hung_pid=$last
+wait_for 10 curl -sf "${url%/metrics}/healthz"   # the first read (good)
+curl -s -m 20 -o /dev/null "$url" & w1=$!; pids+=($w1)
+curl -s -m 20 -o /dev/null "$url" & w2=$!; pids+=($w2)
+sleep 1
+resp=$(curl -s -m 5 -w '\n%{http_code}' "$url")
+[ "$(tail -1 <<<"$resp")" = 503 ] && pass "third request with 2 waiting and --web.max-requests 2: 503 ($(head -1 <<<"$resp"))" ||
+  fail "third request answered $(tail -1 <<<"$resp")"
+# The scraper's own deadline: answered (stale) within X-Prometheus-Scrape-Timeout-Seconds.
+kill $w1 $w2 2>/dev/null; wait $w1 $w2 2>/dev/null
+start=$SECONDS
+body=$(curl -s -m 20 -H 'X-Prometheus-Scrape-Timeout-Seconds: 2' "$url"); took=$((SECONDS - start))
+[ $took -le 4 ] && grep -q '^gpumap_exporter_stale 1$' <<<"$body" && grep -q '^gpumap_gpu_info' <<<"$body" &&
+  pass "X-Prometheus-Scrape-Timeout-Seconds 2 with a hung driver: stale frame after ${took} s" ||
+  fail "scrape timeout header: ${took} s" "$(grep gpumap_exporter <<<"$body")"
+kill -TERM "$hung_pid"; wait "$hung_pid"; rc=$?
+[ $rc = 0 ] && pass "serve with a hung read stops on SIGTERM" || fail "hung serve exit $rc"
+
+# --- out of descriptors: ulimit -n 16 and 20 idle clients; serve backs off, does not spin ---
+(ulimit -n 16; exec "$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0) >"$dir/fd.out" 2>"$dir/fd.err" &
+fd_pid=$!; pids+=($fd_pid)
+if wait_for 15 grep -q 'listening on' "$dir/fd.out"; then
+  furl=$(sed -n 's/.*listening on \(http[^ ]*\)$/\1/p' "$dir/fd.out"); fport=${furl##*:}; fport=${fport%%/*}
+  python3 hold.py 20 "$fport" 12 >"$dir/holdfd" 2>&1 &
+  holder=$!; pids+=($holder)
+  wait_for 10 grep -q ready "$dir/holdfd"
+  sleep 1
+  ticks() { awk '{print $14 + $15}' "/proc/$fd_pid/stat"; }
+  t0=$(ticks); w0=$(date +%s%N)
+  sleep 4
+  t1=$(ticks); w1=$(date +%s%N)
+  hz=$(getconf CLK_TCK)
+  pct=$(( (t1 - t0) * 100 * 1000000000 / hz / (w1 - w0) ))
+  [ $pct -lt 30 ] && pass "ulimit -n 16, 20 idle clients: serve used ${pct}% of one CPU over 4 s" ||
+    fail "ulimit -n 16, 20 idle clients: serve used ${pct}% CPU (spinning)"
+  ok=0
+  for i in 1 2 3 4 5; do [ "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$furl")" = 200 ] && ok=$((ok + 1)); done
+  [ $ok -ge 4 ] && pass "ulimit -n 16, 20 idle clients: $ok of 5 scrapes answered" || fail "out of descriptors: $ok of 5 scrapes"
+  kill $holder 2>/dev/null
+else fail "serve under ulimit -n 16 did not start" "$(cat "$dir/fd.err")"; fi
+kill $fd_pid 2>/dev/null
+
+# --- systemd socket activation ---
+sport=$(free_port)
+systemd-socket-activate -l "127.0.0.1:$sport" "$gpumap" serve --simulate "$hostjson" >"$dir/sa.out" 2>"$dir/sa.err" &
+sa=$!; pids+=($sa)
+if wait_for 15 curl -sf -o "$dir/sa.prom" "http://127.0.0.1:$sport/metrics" && grep -q '^gpumap_gpu_info' "$dir/sa.prom"; then
+  pass "socket activation: served on the socket systemd-socket-activate passed ($(head -1 "$dir/sa.out"))"
+else fail "socket activation" "$(cat "$dir/sa.out" "$dir/sa.err")"; fi
+kill $sa 2>/dev/null; wait $sa 2>/dev/null
+sport=$(free_port)
+systemd-socket-activate -l "127.0.0.1:$sport" "$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 >"$dir/sa2.out" 2>"$dir/sa2.err" &
+sa=$!; pids+=($sa)
+curl -s -m 5 -o /dev/null "http://127.0.0.1:$sport/metrics"   # the first connection starts it
+wait_for 10 grep -q 'LISTEN_FDS' "$dir/sa2.err" && pass "socket activation with --listen: refused ($(grep -o 'error:.*' "$dir/sa2.err" | head -1))" ||
+  fail "socket activation with --listen" "$(cat "$dir/sa2.out" "$dir/sa2.err")"
+kill $sa 2>/dev/null; wait $sa 2>/dev/null
+
+# --- a hung cuInit on a mixed host (defect 7): NVML's data is served, CUDA's marked unknown ---
+mixed=$(dirname "$gpumap")/hosts/seed-mixed.json
+python3 - "$mixed" >cuhang.json <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["faults"] = [{"call": "cuInit", "hang": True}]
+print(json.dumps(h))
+PY
+export GPUMAP_CACHE_DIR=$dir/cache-cuhang
+start=$SECONDS
+GPUMAP_DRIVER_TIMEOUT=2 "$gpumap" metrics --simulate "$dir/cuhang.json" >"$dir/cu.prom" 2>"$dir/cu.err"; rc=$?
+took=$((SECONDS - start))
+if [ $rc = 0 ] && grep -q '^gpumap_gpu_info' "$dir/cu.prom" && grep -q '^gpumap_exporter_cuda_up 0$' "$dir/cu.prom" &&
+   grep -q '^gpumap_exporter_up 1$' "$dir/cu.prom" && promtool check metrics <"$dir/cu.prom" >/dev/null 2>&1; then
+  pass "metrics with a hung cuInit: GPUs served, gpumap_exporter_cuda_up 0, exit 0 in ${took} s"
+else fail "metrics with a hung cuInit: exit $rc" "$(grep -v '^#' "$dir/cu.prom" | head -5; cat "$dir/cu.err")"; fi
+GPUMAP_DRIVER_TIMEOUT=4 start_serve cuhang --simulate "$dir/cuhang.json" --listen 127.0.0.1:0 && cu_pid=$last
+start=$SECONDS
+body=$(curl -s -m 15 "$url"); took=$((SECONDS - start))
+grep -q '^gpumap_gpu_info' <<<"$body" && grep -q '^gpumap_exporter_cuda_up 0$' <<<"$body" &&
+  grep -q '^gpumap_exporter_stale 0$' <<<"$body" &&
+  pass "serve with a hung cuInit: first scrape has the GPUs after ${took} s, gpumap_exporter_cuda_up 0" ||
+  fail "serve with a hung cuInit (${took} s)" "$(grep -v '^#' <<<"$body" | head -8)"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "${url%/metrics}/healthz")" = 200 ] && pass "/healthz 200 (NVML answers)" ||
+  fail "/healthz with a hung cuInit"
+kill -TERM "$cu_pid"; wait "$cu_pid"; rc=$?
+[ $rc = 0 ] && pass "serve stops on SIGTERM" || fail "serve exit $rc"
+exit $failed
