@@ -193,6 +193,24 @@ int main(void) {
   gpumap_free(out);
   rc = gpumap_pin(s, "{\"gpus\": 1, \"wait\": 0.3}", NULL);
   CHECK(rc == GPUMAP_UNAVAILABLE && contains(gpumap_last_error(), "waited"), "waiting runs out: %d", rc);
+  {
+    /* interrupt_fd (issue 34 point 5): a readable descriptor stops a long wait at once, holding
+     * nothing, and says so; the byte that woke it is left for the caller. */
+    int p[2];
+    CHECK(pipe(p) == 0, "pipe");
+    CHECK(write(p[1], "\2", 1) == 1, "write to the pipe");
+    char request[100];
+    snprintf(request, sizeof request, "{\"gpus\": 1, \"wait\": 10000, \"interrupt_fd\": %d}", p[0]);
+    rc = gpumap_pin(s, request, NULL);
+    CHECK(rc == GPUMAP_ERROR && contains(gpumap_last_error(), "\"interrupted\":true") &&
+              contains(gpumap_last_error(), "nothing was leased"),
+          "a readable interrupt_fd ends the wait: %d", rc);
+    char byte = 0;
+    CHECK(read(p[0], &byte, 1) == 1 && byte == 2, "the wake-up byte is still there");
+    close(p[0]);
+    close(p[1]);
+    CHECK(gpumap_pin(s, "{\"gpus\": 1, \"interrupt_fd\": -1}", NULL) == GPUMAP_USAGE, "interrupt_fd -1 is refused");
+  }
   CHECK(gpumap_pin(s, "{\"gpus\": 1, \"max_util\": 200}", NULL) == GPUMAP_USAGE, "max_util 200 is refused");
   CHECK(gpumap_pin(s, "{\"gpus\": \"two\"}", NULL) == GPUMAP_USAGE, "a malformed request is refused");
   CHECK(gpumap_release(2) == GPUMAP_OK, "release both");

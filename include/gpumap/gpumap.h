@@ -48,7 +48,8 @@ const char* gpumap_version(void);
  *   "cache_dir":  the folder for the driver's order cache (default: none)
  *   "hosts_dir", "sim_lib_dir": where simulated hosts and the fake driver libraries are
  *   "probe":      the probe program (default: gpumap-probe next to this library)
- *   "driver_timeout": seconds a read of NVML may take before it fails with GPUMAP_NO_DRIVER
+ *   "driver_timeout": seconds a read of NVML, or of the CUDA already running in this process,
+ *                 may take before it fails with GPUMAP_NO_DRIVER
  *                 (a hung driver); a number or a string holding one, 0 = no limit (default 60)
  *   "environment": {"GPUMAP_SIMULATE": "...", "HOME": "...", ...}: variables read exactly as the
  *                 gpumap command reads them from its environment (the cache folder from
@@ -112,7 +113,10 @@ int gpumap_locate(gpumap_session* session, const char* gpus_json, char** result_
  * by this process until gpumap_release() or its exit.  request_json (every key optional):
  *   {"gpus": 1, "min_free_mib": null, "max_util": null, "include": [], "exclude": [],
  *    "allow_busy": false, "allow_unknown": false (take a GPU whose process list or utilisation
- *    the driver could not read), "wait": 0 (seconds), "command": ["python3", "train.py"]}
+ *    the driver could not read), "wait": 0 (seconds), "command": ["python3", "train.py"],
+ *    "interrupt_fd": a descriptor (the read end of a self-pipe) that stops the wait once it is
+ *    readable: pin then fails with GPUMAP_ERROR, gpumap_last_error() has "interrupted": true,
+ *    nothing is leased and nothing is read from it}
  * Result: {"lease": ID, "lease_dir": "...", "devices": [rows as gpumap_devices, as they will
  * be once the environment is set], "environment": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID",
  * "CUDA_VISIBLE_DEVICES": "GPU-..."}}.  The caller sets the environment (setenv) before CUDA
@@ -135,7 +139,8 @@ int gpumap_release(int lease);
  * Reads NVML's process lists; never initialises CUDA. */
 int gpumap_diagnose(gpumap_session* session, const char* request_json, char** result_json);
 /* 1 when the CUDA driver library is loaded in this process and initialised (cuInit ran),
- * 0 otherwise.  Never initialises it. */
+ * 0 otherwise (also when its driver does not answer within the default driver timeout, 60 s).
+ * Never initialises it.  Safe in a child made by fork(), as is every call here. */
 int gpumap_cuda_initialized(void);
 
 /* This thread's last error: {"code": N, "message": "...", "hint": "..."} plus, by kind,

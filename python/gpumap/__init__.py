@@ -102,6 +102,17 @@ _lib = None
 _sessions = {}
 
 
+def _after_fork_in_child():
+    """A child made by fork() has only the forking thread: a lock another thread held at the
+    fork would stay held forever there.  The library renews its own state (its driver threads)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _library_candidates():
     env = os.environ.get("GPUMAP_LIBRARY")
     if env:  # an explicit file: that one or none
@@ -389,9 +400,70 @@ def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wa
            "allow_busy": allow_busy, "allow_unknown": allow_unknown, "wait": wait, "command": _display_argv()}
     lib = _load()
     with _lock:
-        _, data = _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(req).encode())
+        data = _pin_interruptibly(lib, req)
     os.environ.update(data["environment"])
     return Pinned(data)
+
+
+def _pin_interruptibly(lib, req):
+    """gpumap_pin, stoppable by a signal while it waits.  Python runs a signal's handler (Ctrl-C's
+    KeyboardInterrupt) only between bytecodes, never during a ctypes call, so in the main thread
+    the library gets the read end of a pipe that signal.set_wakeup_fd writes each signal to: the
+    library stops waiting, the handler runs as the call returns.  A handler that returns without
+    raising (a SIGCHLD handler, say) lets the wait go on for the time left."""
+    import time
+
+    wait = req.get("wait") or 0
+    if wait <= 0 or threading.current_thread() is not threading.main_thread():
+        return _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(req).encode())[1]
+    import signal
+
+    deadline = time.monotonic() + wait
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        try:
+            previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter's main thread after all
+            return _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(req).encode())[1]
+        try:
+            while True:
+                rc, data = _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(dict(req, interrupt_fd=r)).encode(),
+                                 ok=(0, 1))
+                if rc == 0:
+                    return data
+                info = _json().loads(lib.gpumap_last_error().decode("utf-8", "replace") or "{}")
+                arrived = _drain(r)
+                if previous >= 0 and arrived:  # the signals belong to whoever set that descriptor too
+                    try:
+                        os.write(previous, arrived)
+                    except OSError:
+                        pass
+                if not info.get("interrupted"):
+                    _raise_last(lib, rc)
+                # The handler has run (it raises here, as the call returned, if it raises at all).
+                left = deadline - time.monotonic()
+                req = dict(req, wait=max(left, 0))
+                if left <= 0:
+                    return _call(lib, lib.gpumap_pin, _session(lib), _json().dumps(req).encode())[1]
+        finally:
+            signal.set_wakeup_fd(previous)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def _drain(fd):
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 512)
+        except BlockingIOError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
 
 
 def _whole(what, value, lo, hi):

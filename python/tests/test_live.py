@@ -144,6 +144,71 @@ class Live(SimulatedHost):
         self.assertEqual([x["nvml_index"] for x in d], [5])
 
 
+# A child that starts the fake CUDA under CUDA_VISIBLE_DEVICES=1,0 on a host whose driver then
+# fails (the host file's faults), and reports what each library call did.
+FAILING = r"""
+import ctypes, json, os, time
+import gpumap
+os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+cuda = ctypes.CDLL(os.path.join(os.environ["GPUMAP_BUILD_DIR"], "sim", "libcuda.so.1"))
+assert cuda.cuInit(0) == 0
+out = {"initialized": gpumap.cuda_initialized()}
+def attempt(name, call):
+    t0 = time.monotonic()
+    try:
+        r = call()
+        out[name] = {"answer": r}
+    except gpumap.GpumapError as e:
+        out[name] = {"error": type(e).__name__, "code": e.code, "message": e.message}
+    out[name]["seconds"] = time.monotonic() - t0
+attempt("devices", lambda: [d["nvml_index"] for d in gpumap.devices()])
+attempt("verify", lambda: gpumap.verify([1, 0]))
+attempt("diagnose", lambda: gpumap.diagnose().to_dict()["cuda_device_count"])
+print(json.dumps(out))
+"""
+
+
+class FailingLiveDriver(SimulatedHost):
+    """issue 34 point 8: a failed or hung query of the CUDA running in the process is an error,
+    never a shorter device list (nor a set-too-late whose fix sets the value the process has)."""
+    host = "dgx8"
+
+    def run_failing(self, faults, name):
+        self.simulate_with_faults(faults, name)
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR, GPUMAP_FAKE_HOST=os.environ["GPUMAP_SIMULATE"])
+        r = subprocess.run([sys.executable, "-c", FAILING], env=env, capture_output=True, text=True, timeout=100)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_a_failing_cuDeviceGet_is_an_error_not_one_device(self):
+        # cuda:1 is nvidia-smi GPU 0 under CUDA_VISIBLE_DEVICES=1,0: the driver fails to name it.
+        out = self.run_failing([{"call": "cuDeviceGet", "gpu": 0, "error": "CUDA_ERROR_UNKNOWN"}], "get")
+        self.assertTrue(out["initialized"])
+        for call in ("devices", "verify", "diagnose"):
+            self.assertEqual(out[call].get("error"), "NoDriverError", (call, out[call]))
+            self.assertIn("cuDeviceGet for cuda:1 (of 2)", out[call]["message"])
+            self.assertIn("CUDA_ERROR_UNKNOWN (999)", out[call]["message"])
+
+    def test_a_failing_uuid_query_is_an_error(self):
+        out = self.run_failing([{"call": "cuDeviceGetUuid", "gpu": 1, "error": "CUDA_ERROR_UNKNOWN"}], "uuid")
+        self.assertEqual(out["devices"].get("error"), "NoDriverError", out["devices"])
+        self.assertIn("cuDeviceGetUuid for cuda:0 (of 2)", out["devices"]["message"])
+
+    def test_a_failing_name_query_leaves_the_answer_whole(self):
+        # The name is descriptive (gpumap names devices from NVML by UUID): the list stays right.
+        out = self.run_failing([{"call": "cuDeviceGetName", "error": "CUDA_ERROR_UNKNOWN"}], "name")
+        self.assertEqual(out["devices"], {"answer": [1, 0], "seconds": out["devices"]["seconds"]})
+        self.assertEqual(out["verify"]["answer"], None)
+
+    def test_a_hung_query_obeys_the_driver_timeout(self):
+        os.environ["GPUMAP_DRIVER_TIMEOUT"] = "2"
+        out = self.run_failing([{"call": "cuDeviceGetName", "hang": True}], "hung")
+        for call in ("devices", "verify", "diagnose"):
+            self.assertEqual(out[call].get("error"), "NoDriverError", (call, out[call]))
+            self.assertIn("did not answer within 2 s", out[call]["message"])
+            self.assertIn("CUDA driver running in this process", out[call]["message"])
+
+
 class FakeTensor:
     def __init__(self, device):
         self.device = device

@@ -4,9 +4,11 @@
 #include "gpumap/gpumap.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -263,7 +265,7 @@ constexpr ReadOptions kDevicesRead{.processes = false, .topology = false, .nvlin
 /// this session serves), else predicted from the environment now.
 ProcessCudaFacts process_cuda_here(Session& s) {
   s.snapshot(kDevicesRead);
-  return process_cuda(s, read_self_process());
+  return process_cuda(s, read_self_process(true, s.driver().driver_timeout_s));
 }
 
 const char* source_of(const ProcessCudaFacts& f) { return f.live ? "live" : "predicted"; }
@@ -282,6 +284,14 @@ std::vector<Finding> late_findings(Session& s, const ProcessCudaFacts& f) {
 std::mutex g_leases_mutex;
 std::map<int, std::vector<Lease>> g_leases;
 int g_next_lease = 1;
+
+// fork() while another thread holds g_leases_mutex (a pin finishing) would leave it locked
+// forever in the child (issue 34 point 5): the forking thread takes it first, and both sides
+// let go after the fork.  The driver reader threads have their own handlers (driver/driver_thread.h).
+void lock_leases_for_fork() { g_leases_mutex.lock(); }
+void unlock_leases_after_fork() { g_leases_mutex.unlock(); }
+[[maybe_unused]] const int g_fork_handlers =
+    pthread_atfork(lock_leases_for_fork, unlock_leases_after_fork, unlock_leases_after_fork);
 
 
 }  // namespace
@@ -469,8 +479,8 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
     if (!h) throw Error(kExitUsage, "no session (gpumap_open failed or was not called)");
     Json r = parse_object(request_json, "gpumap_pin request",
                           {"gpus", "min_free_mib", "max_util", "include", "exclude", "allow_busy", "allow_unknown", "wait",
-                           "command"});
-    if (gpumap_cuda_initialized())
+                           "command", "interrupt_fd"});
+    if (cuda_started_here(h->driver.driver_timeout_s))
       throw Error(kExitTooLate,
                   "CUDA is already initialised in this process: CUDA_VISIBLE_DEVICES set now would change nothing",
                   "pin before anything starts CUDA (before torch.cuda is used, ideally at the top of the program)");
@@ -487,12 +497,18 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
     LeaseOptions lo;
     lo.what = "pin";
     lo.wait_s = number_option(r, "wait", kBoundWaitSeconds).value_or(0);
+    if (r.contains("interrupt_fd") && !r["interrupt_fd"].is_null()) {
+      const Json& fd = r["interrupt_fd"];
+      if (!fd.is_number_integer() || fd.get<long long>() < 0 || fd.get<long long>() > INT_MAX)
+        throw Error(kExitUsage, "`interrupt_fd` must be an open file descriptor (a whole number from 0), not " + safe_dump(fd));
+      lo.interrupt_fd = fd.get<int>();
+    }
     if (r.contains("command") && !r["command"].is_null()) {
       const Json& c = r["command"];
       if (!c.is_array() || c.empty() || !std::all_of(c.begin(), c.end(), [](const Json& x) { return x.is_string(); }))
         throw Error(kExitUsage, "`command` must be a non-empty list of strings (the program's argv, for the lease record)");
     }
-    lo.argv = r.contains("command") && !r["command"].is_null() ? r["command"].get<std::vector<std::string>>() : read_self_process(false).command;
+    lo.argv = r.contains("command") && !r["command"].is_null() ? r["command"].get<std::vector<std::string>>() : read_self_process(false, 0).command;
     req.names = {.gpus = "gpus=", .wait = "wait=SECONDS", .allow_busy = "allow_busy=True",
                  .allow_unknown = "allow_unknown=True", .include = "include=", .exclude = "exclude=",
                  .limits = "include/exclude/min_free_mib"};
@@ -502,6 +518,8 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
         return lease_gpus(s, req, lo);
       } catch (const UnavailableError& e) {  // what was passed over, as pick's JSON names it
         throw DetailedError(e, {{"passed_over", passed_over_json(s.snapshot(), e.passed_over())}});
+      } catch (const InterruptedError& e) {  // the caller's interrupt_fd: a retry may follow
+        throw DetailedError(e, {{"interrupted", true}});
       }
     }();
 
@@ -530,7 +548,7 @@ int gpumap_release(int lease) {
 
 int gpumap_cuda_initialized(void) {
   try {
-    return cuda_started_here() ? 1 : 0;
+    return cuda_started_here(DriverSource().driver_timeout_s) ? 1 : 0;  // no session: the default bound
   } catch (...) {
     return 0;
   }
@@ -542,7 +560,7 @@ int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
                           {"current_device", "tensor_devices", "hf_device_map", "max_memory"});
     ProgramFacts program = program_facts(r);
     Session& s = current(h);
-    SelfProcess self = read_self_process();
+    SelfProcess self = read_self_process(true, s.driver().driver_timeout_s);
     Diagnosis d = diagnose_self(s, self, program);
     const Snapshot& snap = s.snapshot();
     const Mapping& m = d.cuda.mapping;

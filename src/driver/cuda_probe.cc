@@ -47,26 +47,37 @@ std::vector<CudaDevice> list_cuda_devices(DynLib& lib) {
   auto uuid = lib.bind<FnUuid>({"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}, true);
   auto pci = lib.bind<FnStr>({"cuDeviceGetPCIBusId"}, true);
   auto name = lib.bind<FnStr>({"cuDeviceGetName"}, true);
+  // A device whose ordinal or UUID the driver would not give is not left out (the list would
+  // then be another process's, and a fix written from it wrong; issue 34 point 8): the whole
+  // answer is an error naming the call.  Name and PCI bus id are descriptive (gpumap names a
+  // device from NVML by its UUID): a failure leaves them empty.
+  auto failed = [&](const char* call, const std::string& what, CUresult rc) {
+    return Error(kExitNoDriver,
+                 "the CUDA driver (" + lib.name() + ") failed " + call + what + ": " + cuda_result_name(rc) + " (" +
+                     std::to_string(rc) + ")",
+                 "its device list cannot be read, so gpumap gives none rather than a wrong one: check `nvidia-smi` "
+                 "and the kernel log (dmesg) for Xid errors");
+  };
   std::vector<CudaDevice> out;
   int n = 0;
-  if (count(&n) != 0) n = 0;
+  if (CUresult rc = count(&n); rc != 0) throw failed("cuDeviceGetCount", "", rc);
   n = std::clamp(n, 0, static_cast<int>(kMaxCudaDevices));  // a broken driver's count is not a loop bound
   for (int i = 0; i < n; ++i) {
     CUdevice d;
     CudaDevice dev;
-    if (get(&d, i) != 0) continue;
+    std::string which = " for cuda:" + std::to_string(i) + " (of " + std::to_string(n) + ")";
+    if (CUresult rc = get(&d, i); rc != 0) throw failed("cuDeviceGet", which, rc);
     CUuuid u{};
     char buf[256] = {};
-    if (uuid(&u, d) == 0) {
-      std::string hex;
-      char b[3];
-      for (int k = 0; k < 16; ++k) {
-        std::snprintf(b, sizeof b, "%02x", u.bytes[k]);
-        hex += b;
-        if (k == 3 || k == 5 || k == 7 || k == 9) hex += '-';
-      }
-      dev.uuid = "GPU-" + hex;
+    if (CUresult rc = uuid(&u, d); rc != 0) throw failed("cuDeviceGetUuid", which, rc);
+    std::string hex;
+    char b[3];
+    for (int k = 0; k < 16; ++k) {
+      std::snprintf(b, sizeof b, "%02x", u.bytes[k]);
+      hex += b;
+      if (k == 3 || k == 5 || k == 7 || k == 9) hex += '-';
     }
+    dev.uuid = "GPU-" + hex;
     // A driver may fill the buffer without a terminator: read at most its size.
     auto text_of = [&] { return std::string(buf, strnlen(buf, sizeof buf)); };
     if (pci(buf, sizeof buf, d) == 0) dev.pci_bus_id = text_of();

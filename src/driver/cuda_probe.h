@@ -15,7 +15,10 @@ class DynLib;
 
 /// The devices of an initialised CUDA (cuDeviceGetCount, then each ordinal's UUID through
 /// cuDeviceGetUuid_v2, a MIG device's own, its PCI bus id and name): what the probe child and the
-/// live view (driver/live_cuda.h) both list.  Throws Error(kExitNoDriver) for a missing symbol.
+/// live view (driver/live_cuda.h) both list.  Throws Error(kExitNoDriver) for a missing symbol,
+/// and for a failed cuDeviceGetCount, cuDeviceGet or cuDeviceGetUuid (naming the call, the
+/// ordinal and the code): a device is never left out of the list.  A failed name or PCI bus id
+/// query leaves that field empty.
 std::vector<CudaDevice> list_cuda_devices(DynLib& lib);
 
 /// In this process: load the CUDA library, cuInit, list the devices.  Only the hidden

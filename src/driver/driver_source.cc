@@ -99,8 +99,12 @@ DriverSource select_driver(const Seams& seams) {
 }
 
 Error driver_timeout_error(const DriverSource& src, const std::string& library, const std::string& what) {
+  return driver_timeout_error(src.driver_timeout_s, library, what);
+}
+
+Error driver_timeout_error(double timeout_s, const std::string& library, const std::string& what) {
   char secs[32];
-  std::snprintf(secs, sizeof secs, "%g", src.driver_timeout_s);
+  std::snprintf(secs, sizeof secs, "%g", timeout_s);
   return Error(kExitNoDriver, library + " did not answer within " + secs + " s (" + what + ")",
                "check `nvidia-smi` and the kernel log (dmesg) for Xid errors; to wait longer set "
                "GPUMAP_DRIVER_TIMEOUT=SECONDS (0: no limit)");

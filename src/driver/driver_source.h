@@ -36,6 +36,8 @@ DriverSource select_driver(const Seams& seams);
 /// The error for a driver that did not answer within src.driver_timeout_s: "the NVIDIA driver
 /// (LIBRARY) did not answer within N s (WHAT)", exit 3, with the hint (GPUMAP_DRIVER_TIMEOUT).
 Error driver_timeout_error(const DriverSource& src, const std::string& library, const std::string& what);
+/// The same for a bound of `timeout_s` seconds.
+Error driver_timeout_error(double timeout_s, const std::string& library, const std::string& what);
 
 /// The bundled simulated hosts' names, sorted, from the first of seams.hosts_dirs that has any.
 std::vector<std::string> bundled_hosts(const Seams& seams);

@@ -14,6 +14,13 @@ namespace gpumap {
 /// The devices of the CUDA running in this process, or nullopt when `cuda_library` is not loaded
 /// here or not initialised (its cuDeviceGetCount answers CUDA_ERROR_NOT_INITIALIZED).  Never
 /// loads the library, never calls cuInit, creates no context.  elapsed_ms is the read's time.
-std::optional<CudaProbe> read_live_cuda(const std::string& cuda_library = "libcuda.so.1");
+/// The queries run on the CUDA driver thread (driver/driver_thread.h) under `timeout_s` (0: no
+/// limit): a hung query throws Error(kExitNoDriver) (driver_timeout_error) at the deadline.  A
+/// failed query throws as list_cuda_devices does (driver/cuda_probe.h): never a shorter list.
+std::optional<CudaProbe> read_live_cuda(double timeout_s, const std::string& cuda_library = "libcuda.so.1");
+
+/// Whether CUDA runs (is initialised) in this process: the first step of read_live_cuda alone
+/// (one cuDeviceGetCount), under the same deadline.
+bool live_cuda_started(double timeout_s, const std::string& cuda_library = "libcuda.so.1");
 
 }  // namespace gpumap

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "driver/driver_thread.h"
 #include "driver/dynlib.h"
 #include "driver/nvml_api.h"
 #include "model/error.h"
@@ -487,68 +487,18 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
   return s;
 }
 
-/// The one thread that reads the driver under a deadline: started on first use and reused, so a
-/// library that calls devices() again and again against a hung driver holds one thread, not one
-/// (or more) per call.  One read at a time: while an abandoned read still hangs, a new one waits
-/// for it until its own deadline, then fails the same way.  Never destroyed (it may be stuck in
-/// the driver when the process exits).
-class DriverThread {
- public:
-  /// Runs `job` on the thread; false when it (or an earlier job still running) did not finish
-  /// within `limit`.  `job` must own what it uses: an abandoned one finishes, if ever, later.
-  bool run(std::function<void()> job, std::chrono::duration<double> limit) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
-    std::unique_lock<std::mutex> lock(m_);
-    if (!cv_.wait_until(lock, deadline, [&] { return !busy_; })) return false;
-    if (!started_) {
-      std::thread(&DriverThread::loop, this).detach();
-      started_ = true;
-    }
-    job_ = std::move(job);
-    busy_ = true;
-    cv_.notify_all();
-    return cv_.wait_until(lock, deadline, [&] { return !busy_; });
-  }
-
- private:
-  void loop() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [&] { return job_ != nullptr; });
-        job = std::move(job_);
-        job_ = nullptr;
-      }
-      job();
-      std::lock_guard<std::mutex> lock(m_);
-      busy_ = false;
-      cv_.notify_all();
-    }
-  }
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::function<void()> job_;
-  bool busy_ = false, started_ = false;
-};
-
-DriverThread& driver_thread() {
-  static DriverThread* t = new DriverThread;  // leaked on purpose: see the class comment
-  return *t;
-}
-
 }  // namespace
 
 Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   if (src.driver_timeout_s <= 0) return read_unbounded(src, opt);
   // A hung driver call (nvmlInit on a wedged GPU, a lost GPU's query) must not hang gpumap:
-  // read on the driver thread and give up at the deadline.  The job owns what it uses.
+  // read on the NVML driver thread and give up at the deadline.  The job owns what it uses.
   struct Shared {
     std::optional<Snapshot> snapshot;
     std::exception_ptr error;
   };
   auto shared = std::make_shared<Shared>();
-  bool answered = driver_thread().run(
+  bool answered = run_on_driver_thread(DriverLane::kNvml,
       [shared, src, opt] {
         try {
           shared->snapshot = read_unbounded(src, opt);

@@ -49,6 +49,32 @@ TEST(Uuid, SnapshotLookups) {
   EXPECT_FALSE(s.find_uuid(""));
 }
 
+// The lookups go through an index built on first use (issue 34 point 9); a snapshot edited in
+// place, copied or grown after a lookup still gets the answers of a scan.
+TEST(Uuid, SnapshotLookupsAfterEditsCopiesAndGrowth) {
+  Snapshot s = one_gpu_with_mig();
+  ASSERT_EQ(s.find_uuid(kGpu), &s.gpus[0]);
+  std::string old_uuid = s.gpus[0].uuid;
+  s.gpus[0].uuid = "GPU-11111111-2222-3333-4444-555555555555";  // renamed in place: same size, same storage
+  EXPECT_FALSE(s.find_uuid(old_uuid)) << "the index's entry is checked against the GPU";
+  EXPECT_EQ(s.find_uuid("gpu-11111111-2222-3333-4444-555555555555"), &s.gpus[0]) << "a miss falls back to the scan";
+  EXPECT_EQ(s.find_cuda_device("GPU-11111111222233334444555555555555").gpu, &s.gpus[0]);
+  Snapshot copy = s;
+  EXPECT_EQ(copy.find_device(kMig).mig, &copy.gpus[0].mig_devices[1]) << "a copy answers with its own GPUs";
+  EXPECT_EQ(s.find_device(kMig).mig, &s.gpus[0].mig_devices[1]);
+  Gpu second = s.gpus[0];
+  second.nvml_index = 6;
+  second.uuid = "GPU-66666666-2222-3333-4444-555555555555";
+  second.mig_devices.clear();
+  s.gpus.push_back(second);  // grown: the index is rebuilt
+  EXPECT_EQ(s.nvml_index_of("GPU-66666666-2222-3333-4444-555555555555"), 6);
+  EXPECT_EQ(s.nvml_index_of(kMig), 3);
+  // A repeated UUID (only a hand-made host has one) answers the first, as the scan did.
+  s.gpus.push_back(second);
+  s.gpus.back().nvml_index = 7;
+  EXPECT_EQ(s.nvml_index_of("GPU-66666666-2222-3333-4444-555555555555"), 6);
+}
+
 TEST(Uuid, KeyIsEqualExactlyWhenSameUuid) {
   const char* a = "GPU-df9ecf4c-aa11-4b22-8c33-0123456789ab";
   EXPECT_EQ(uuid_key(a), uuid_key("gpu-DF9ECF4C-AA11-4B22-8C33-0123456789AB"));

@@ -211,12 +211,18 @@ std::vector<const Gpu*> best_set(const std::vector<Gpu>& all, const std::vector<
     // best of each CPU affinity group, and the first candidates (they come sorted best-first):
     // 32 of them, fewer when k*n is large, so that seeds*k*n stays near 8 million steps (a
     // growth costs k*n: 1024 GPUs with k=512 get 16 first seeds).
+    // The group seeds are bounded too (at most max(first, 8) of them, best groups first): GPUs
+    // whose affinity NVML could not read are each a group of their own, and 16 384 of them
+    // made every GPU a seed (issue 34 point 9).
     const size_t first = std::clamp<size_t>((size_t{8} << 20) / (k * c.n), 1, 32);
+    const size_t group_seeds = std::max<size_t>(first, 8);
+    size_t groups_seeded = 0;
     std::vector<char> seeded(c.n, 0), group_seeded(static_cast<size_t>(c.groups), 0);
     for (size_t i = 0; i < c.n; ++i) {
       bool first_of_group = !group_seeded[static_cast<size_t>(c.group[i])];
       group_seeded[static_cast<size_t>(c.group[i])] = 1;
-      if (i < first || first_of_group) seeded[i] = 1;
+      if (first_of_group && i >= first && groups_seeded < group_seeds) ++groups_seeded, seeded[i] = 1;
+      if (i < first) seeded[i] = 1;
     }
     std::vector<size_t> order(c.n);
     for (size_t i = 0; i < c.n; ++i) order[i] = i;

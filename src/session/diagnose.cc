@@ -22,16 +22,16 @@ std::optional<std::string> read_file(const char* path) {
 
 }  // namespace
 
-SelfProcess read_self_process(bool read_live) {
+SelfProcess read_self_process(bool read_live, double live_timeout_s) {
   SelfProcess p;
-  if (read_live) p.live = read_live_cuda();
+  if (read_live) p.live = read_live_cuda(live_timeout_s);
   if (auto env = read_file("/proc/self/environ")) p.start = Environment::from_strings(split_nul(*env));
   if (auto cmd = read_file("/proc/self/cmdline")) p.command = split_nul(*cmd);
   p.pid = static_cast<uint32_t>(getpid());
   return p;
 }
 
-bool cuda_started_here() { return read_live_cuda().has_value(); }
+bool cuda_started_here(double timeout_s) { return live_cuda_started(timeout_s); }
 
 ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self) {
   ProcessCudaFacts f;

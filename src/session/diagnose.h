@@ -23,12 +23,15 @@ struct SelfProcess {
 };
 
 /// The OS and driver reads of SelfProcess for this process.  Never calls cuInit, never loads
-/// libcuda; `read_live` false skips the driver (a caller that knows CUDA cannot run here).
-SelfProcess read_self_process(bool read_live = true);
+/// libcuda; `read_live` false skips the driver (a caller that knows CUDA cannot run here).  The
+/// live queries obey `live_timeout_s` (the session's driver timeout, 0: none) and throw as
+/// read_live_cuda does (a hung or failed query is an error, never a shorter device list).
+SelfProcess read_self_process(bool read_live, double live_timeout_s);
 
 /// Whether CUDA already runs in this process (driver/live_cuda.h: never loads libcuda, never
-/// calls cuInit): after it, CUDA_VISIBLE_DEVICES set here changes nothing.
-bool cuda_started_here();
+/// calls cuInit): after it, CUDA_VISIBLE_DEVICES set here changes nothing.  Throws
+/// Error(kExitNoDriver) when the driver does not answer within `timeout_s`.
+bool cuda_started_here(double timeout_s);
 
 /// cuda:N as they are in this process: `self.live` when CUDA runs (with the prediction from
 /// s.env() beside it, for set-too-late), else predicted from s.env() (Session::mapping).

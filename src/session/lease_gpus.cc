@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "model/text.h"
+#include "os/wakeup.h"
 
 namespace gpumap {
 
@@ -144,7 +145,9 @@ LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptio
       }
     }
     lost_races = 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 100));
+    if (wait_for_input(opt.interrupt_fd, static_cast<int>(50 + rng() % 100)))
+      throw InterruptedError(kExitError, opt.what + ": interrupted while waiting for GPUs (nothing was leased)",
+                             "the caller asked to stop (a signal such as Ctrl-C)");
     if (Clock::now() - last_read > std::chrono::seconds(1)) {
       s = &session.reread(ReadOptions{.processes = true, .topology = true, .nvlink = req.count > 1});
       last_read = Clock::now();

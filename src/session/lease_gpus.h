@@ -46,6 +46,15 @@ struct LeaseOptions {
   double wait_s = 0;              // keep trying this long for GPUs to qualify (0: fail at once)
   std::string what = "run";       // the operation, first word of error messages ("run: ...")
   std::vector<std::string> argv;  // the command recorded in the lock files
+  /// A descriptor that, once readable, stops the wait (os/wakeup.h): lease_gpus then throws
+  /// InterruptedError, holding nothing.  -1: none.
+  int interrupt_fd = -1;
+};
+
+/// lease_gpus stopped waiting because LeaseOptions::interrupt_fd became readable (kExitError).
+class InterruptedError : public Error {
+ public:
+  using Error::Error;
 };
 
 struct LeasedGpus {
@@ -59,7 +68,8 @@ struct LeasedGpus {
 /// leases all of them or none.  While waiting it retries every 50-150 ms (random, so racing
 /// processes spread out) and re-reads the snapshot every second; the session's snapshot() is
 /// then the last one read.  Throws UnavailableError when not enough GPUs qualify within
-/// wait_s (at once when more are asked for than could ever qualify).
+/// wait_s (at once when more are asked for than could ever qualify), InterruptedError when
+/// options.interrupt_fd becomes readable while it waits.
 LeasedGpus lease_gpus(Session& session, const PickRequest& request, const LeaseOptions& options);
 
 }  // namespace gpumap
