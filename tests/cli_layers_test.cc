@@ -152,7 +152,8 @@ TEST(CliLayers, FixesStayInsideTheAllocation) {
   // seed-mixed, SLURM_STEP_GPUS=1,2: mixed-entry-kinds' fix never appends GPU 0.
   std::vector<std::string> mixed = {"SLURM_STEP_GPUS=1,2", "CUDA_VISIBLE_DEVICES=GPU-df9ecf4c,0,2"};
   bool seen = false;
-  for (const json& f : doctor_json("seed-mixed", mixed)["findings"])
+  json mixed_doctor = doctor_json("seed-mixed", mixed);
+  for (const json& f : mixed_doctor["findings"])
     if (f["id"] == "mixed-entry-kinds") {
       seen = true;
       std::vector<std::string> fixed = after_paste(f["fix"].get<std::string>(), mixed);

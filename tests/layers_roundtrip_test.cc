@@ -397,10 +397,16 @@ std::string words_of(const std::exception& e) {
 
 // Whether an error names what limits this process (its allocation, container or cgroup).
 bool names_the_limit(const std::string& text) {
-  static const std::regex re("allocat|SLURM|container|NVIDIA_VISIBLE_DEVICES|cgroup|step",
+  // CUDA_VISIBLE_DEVICES=...: the variable that narrowed the GPUs below the allowed set is the limit.
+  static const std::regex re("allocat|SLURM|container|NVIDIA_VISIBLE_DEVICES|cgroup|step|CUDA_VISIBLE_DEVICES=",
                              std::regex::icase);
   return std::regex_search(text, re);
 }
+
+// A refusal because CUDA would fail in this environment is about the environment (an invalid
+// order, a list naming nothing), not the count: it need not name the allocation (the same rule for
+// the in-process, command and Python checks).
+bool refused_for_the_environment(const std::string& text) { return text.find("CUDA would fail") != std::string::npos; }
 
 std::string positions(const std::set<size_t>& s) {
   std::vector<std::string> o;
@@ -508,7 +514,15 @@ struct Runner {
   // (a) for pick, bind and which; `out` gets the failures.
   void check_actions(const Case& c, const std::set<size_t>& allowed, std::vector<Failure>& out) {
     const Host& h = hosts[c.host];
-    bool limited = allowed.size() < h.gpus.size();
+    // A refusal must name the limit where the process can tell there is one: Slurm's variables, a
+    // container, or device nodes whose minor numbers have gaps.  A device cgroup that leaves minors
+    // 0..k-1 looks, from inside, like a k-GPU machine (nothing to name).
+    bool cgroup_visible = false;
+    if (c.dev_minors && !c.dev_minors->empty())
+      cgroup_visible = *c.dev_minors->rbegin() + 1 != c.dev_minors->size();
+    bool limited = allowed.size() < h.gpus.size() &&
+                   (c.vars.count("SLURM_STEP_GPUS") || c.vars.count("SLURM_JOB_GPUS") || c.vars.count("NVIDIA_VISIBLE_DEVICES") ||
+                    c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
     auto judge = [&](const std::string& op, const std::vector<std::string>& uuids) {
       for (const std::string& u : uuids) {
         std::optional<size_t> p = position_of(h, u);
@@ -522,7 +536,7 @@ struct Runner {
     auto refused = [&](const std::string& op, const std::exception& e) {
       std::string w = words_of(e);
       auto* ge = dynamic_cast<const Error*>(&e);
-      bool cuda_fails = w.find("CUDA would fail") != std::string::npos;  // refused for the environment, not the count
+      bool cuda_fails = refused_for_the_environment(w);
       if (limited && ge && ge->exit_code() == kExitUnavailable && !cuda_fails && !names_the_limit(w))
         out.push_back({"a:" + op, op, op + " refused without naming the allocation/container/cgroup (allowed " +
                                           positions(allowed) + "): " + w});
@@ -532,10 +546,11 @@ struct Runner {
       std::string op = count == 1 ? "pick" : "pick-too-many";
       try {
         Session s = session(c, c.vars);
-        std::vector<std::string> vis = pickable_uuids(s, count);
         PickRequest req;
         req.count = count;
         req.allow_busy = true;  // other processes' GPUs are not what is judged here
+        std::vector<std::string> vis = pickable_uuids(s, req);
+        req.visible_limit = visible_limit(s);
         PickResult r = pick_gpus(s.snapshot(), vis, {}, req);
         judge(op, r.uuids);
         if (count > static_cast<int>(allowed.size()) && !r.uuids.empty())
@@ -657,9 +672,16 @@ struct Runner {
         continue;
       }
       // The fixed finding gone, and nothing above info that was not there before (another finding's
-      // own trouble is its own fix's to clear).
+      // own trouble is its own fix's to clear).  Two kinds of new finding are not the fix's doing:
+      // those CUDA's failure hid before (every launcher rule needs a working view), and a rank
+      // count that now exceeds the GPUs (local-rank-exceeds-visible, world-size-exceeds-visible):
+      // a fix that keeps to what this process may use cannot add GPUs for more ranks, and those
+      // findings say what to do about the ranks.
+      bool cuda_failed_before = pend.before.count("cuda-init-fails") || pend.before.count("device-order-invalid");
       for (const Finding& g : after.findings)
-        if (g.severity != Severity::kInfo && (g.id == f.id || !pend.before.count(g.id)))
+        if (g.severity != Severity::kInfo &&
+            (g.id == f.id || (!pend.before.count(g.id) && !cuda_failed_before && g.id != "local-rank-exceeds-visible" &&
+                              g.id != "world-size-exceeds-visible")))
           o.failures.push_back({"b:after", f.id, "after `" + f.fix + "` doctor still says " + g.id + " (" +
                                                      (g.severity == Severity::kError ? "error" : "warning") + "): " + g.message});
       std::vector<std::optional<size_t>> now;
@@ -836,7 +858,8 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
           out.push_back({"a:pick-cli", "pick", "`gpumap pick --format env` gives host GPU " + (p ? std::to_string(*p) : "?") +
                                                    ", outside the allowed set " + positions(allowed) + ": " + pick.out});
     }
-  } else if (pick.code == kExitUnavailable && allowed.size() < h.gpus.size() && !names_the_limit(pick.err)) {
+  } else if (pick.code == kExitUnavailable && allowed.size() < h.gpus.size() && !names_the_limit(pick.err) &&
+             !refused_for_the_environment(pick.err)) {
     out.push_back({"a:pick-cli", "pick", "gpumap pick refused without naming the limit: " + pick.err});
   }
   CliRun run = gpumap({"run", "--allow-busy", "--", "/usr/bin/env"}, env);
@@ -854,7 +877,8 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
       if (!p || !allowed.count(*p))
         out.push_back({"a:run-cli", "run", "`gpumap run` gives its child host GPU " + (p ? std::to_string(*p) : "?") +
                                                ", outside the allowed set " + positions(allowed)});
-  } else if (run.code == kExitUnavailable && allowed.size() < h.gpus.size() && !names_the_limit(run.err)) {
+  } else if (run.code == kExitUnavailable && allowed.size() < h.gpus.size() && !names_the_limit(run.err) &&
+             !refused_for_the_environment(run.err)) {
     out.push_back({"a:run-cli", "run", "gpumap run refused without naming the limit: " + run.err});
   }
   // The Python package: devices().findings against doctor's ids (not in the sanitizer build: an
@@ -886,7 +910,7 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
                                                   positions(allowed)});
     }
   if (!pin.is_discarded() && pin.contains("refused") && allowed.size() < h.gpus.size() &&
-      !names_the_limit(pin["refused"].get<std::string>()))
+      !names_the_limit(pin["refused"].get<std::string>()) && !refused_for_the_environment(pin["refused"].get<std::string>()))
     out.push_back({"a:pin-python", "pin", "gpumap.pin() refused without naming the limit: " + pin["refused"].get<std::string>()});
   json pj = json::parse(first_line, nullptr, false);
   if (pj.is_discarded()) out.push_back({"d:python", "devices", "the Python package gave no answer: " + py.out + py.err});

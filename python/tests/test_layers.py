@@ -24,6 +24,8 @@ class PinInsideASlurmStep(SimulatedHost):
             self.assertIn(os.environ["CUDA_VISIBLE_DEVICES"], ("2", "3", p.uuids[0]))
         finally:
             p.release()
+        for v in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):  # pin set them for this process
+            os.environ.pop(v, None)
         both = gpumap.pin(gpus=2)
         try:
             self.assertEqual(sorted(d["nvml_index"] for d in both.devices), [2, 3])

@@ -26,6 +26,7 @@
 #include "session/devices.h"
 #include "session/launch.h"
 #include "session/lease_gpus.h"
+#include "session/which.h"
 #include "session/verify.h"
 #include "model/uuid.h"
 #include "output/json_view.h"
@@ -270,10 +271,12 @@ ProcessCudaFacts process_cuda_here(Session& s) {
 
 const char* source_of(const ProcessCudaFacts& f) { return f.live ? "live" : "predicted"; }
 
-/// The devices list of every call: output's cuda_devices_json (what `map --json` writes for them),
-/// empty when CUDA would fail.
-Json devices_json(const Snapshot& snap, const Mapping& m) {
-  return m.view.error == CudaInitError::kNone ? cuda_devices_json(snap, m.view.uuids) : Json::array();
+/// The devices list of every call: output's cuda_devices_json (what `map --json` writes for them,
+/// with the host's number inside a container or Slurm's id under a device cgroup), empty when CUDA
+/// would fail.
+Json devices_json(Session& s, const Mapping& m) {
+  GpuPlace where = gpu_place(s, s.env());
+  return m.view.error == CudaInitError::kNone ? cuda_devices_json(s.snapshot(), m.view.uuids, &where) : Json::array();
 }
 
 /// The set-too-late finding when CUDA runs here with other GPUs than the environment names.
@@ -371,7 +374,7 @@ int gpumap_devices(gpumap_session* h, char** out) {
                  {"cuda_error", name}});
       return static_cast<int>(kExitCudaWouldFail);
     }
-    return give({{"devices", devices_json(s.snapshot(), m)},
+    return give({{"devices", devices_json(s, m)},
                  {"source", source_of(f)},
                  {"order_source", m.source},
                  {"order_note", m.order_note},
@@ -525,7 +528,7 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
 
     // UUIDs: the program sets them in its own os.environ, where no renumbering can move them.
     LaunchPlan plan = plan_launch(s, held.uuids, {.form = CvdForm::kUuid, .bind_cpus = false, .mark_bound = false});
-    Json devices = devices_json(s.snapshot(), s.mapping(plan.env, false));
+    Json devices = devices_json(s, s.mapping(plan.env, false));
     Json environment = Json::object();
     for (const auto& [name, value] : plan.exports) environment[name] = value;
     std::lock_guard<std::mutex> lock(g_leases_mutex);
@@ -583,7 +586,7 @@ int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
                  {"source", source_of(d.cuda)},
                  {"pid", self.pid},
                  {"environment", {{"now", variables_json(d.cuda.now)}, {"start", variables_json(d.cuda.start)}}},
-                 {"devices", devices_json(snap, m)},
+                 {"devices", devices_json(s, m)},
                  {"cuda_error", cuda_error},
                  {"cuda_device_count", d.devices.size()},
                  {"host_gpu_count", d.host_gpus},

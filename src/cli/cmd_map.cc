@@ -122,9 +122,7 @@ int run(const Args& args, Context& ctx) {
   GpuPlace where = gpu_place(ctx.session(), env);
   if (ctx.json()) {
     Json j = snapshot_json(s);
-    j["cuda"] = mapping_json(s, m);
-    for (size_t i = 0; i < m.view.uuids.size() && i < j["cuda"]["devices"].size(); ++i)
-      if (auto o = outer_number(s, where, m.view.uuids[i])) j["cuda"]["devices"][i][o->key] = o->value;
+    j["cuda"] = mapping_json(s, m, &where);
     if (!asked.empty()) j["asked_cuda"] = asked_cuda_json(asked);
     Json hidden = Json::array();
     for (const Gpu* g : gpus_not_visible(s, m.view)) hidden.push_back(g->nvml_index);

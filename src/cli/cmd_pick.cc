@@ -64,6 +64,7 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
   CvdForm form = cvd_form(args);
   std::vector<std::string> visible = pickable_uuids(ctx.session(), req);
+  req.visible_limit = visible_limit(ctx.session());
   const Snapshot& s = ctx.session().snapshot();
   PickResult r = pick_gpus(s, visible, lease_blockers(ctx.session().lease_dir(), visible), req);
   if (r.uuids.empty())

@@ -88,6 +88,16 @@ std::string cut_reason(const EntryDecision& d) {
 // `unset CUDA_VISIBLE_DEVICES`, the line that gives every GPU when no entry names one here; on a
 // host whose CUDA order is not nvidia-smi's, with PCI_BUS_ID too, so order-differs does not follow.
 std::string every_gpu_fix(const RuleInput& r) {
+  if (r.s.gpus.empty()) return "";  // no GPU here at all (a container given none): no line gives one
+  // `none`, `void`, `NoDevFiles` alone asked for no GPU: the line that says so (container-keyword's fix).
+  if (r.v.entries.size() == 1 && r.v.entries.front().entry.form == CvdEntryForm::kContainerKeyword &&
+      r.v.entries.front().entry.raw != "all")
+    return "export CUDA_VISIBLE_DEVICES=-1";
+  // Inside a Slurm allocation that does not hold every GPU seen here, "every GPU" is the allocation's.
+  if (r.alloc.restricts) {
+    LaunchVisibility lv = launch_visibility(r.s, cuda_devices_of(r.s, r.alloc.uuids), CvdForm::kIndex);
+    return lv.form == CvdForm::kUuid ? "export CUDA_VISIBLE_DEVICES=" + lv.cuda_visible_devices : "export " + lv.assignments();
+  }
   bool order_differs = r.in.fastest_first_order && *r.in.fastest_first_order != pci_order(r.s) &&
                        r.v.order.order == DeviceOrder::kFastestFirst && !r.s.any_mig();
   return std::string("unset CUDA_VISIBLE_DEVICES") + (order_differs ? "; export CUDA_DEVICE_ORDER=PCI_BUS_ID" : "");
@@ -99,6 +109,11 @@ void device_order_invalid(const RuleInput& r, Report& report) {
   // order is fixed (`' 0 '`, a duplicate, a GPU outside the allocation) is rewritten in the same line,
   // and pasting it leaves nothing behind.  A list that reads cleanly is left as written.
   std::string fix = "export CUDA_DEVICE_ORDER=PCI_BUS_ID";
+  // CUDA_VISIBLE_DEVICES unset in a step without a device cgroup: the allocation's GPUs with the order.
+  if (!r.v.visible_set && r.alloc.restricts) {
+    std::string all = every_gpu_fix(r);
+    fix = all.find("CUDA_DEVICE_ORDER=PCI_BUS_ID") != std::string::npos ? all : fix + " " + all.substr(7);
+  }
   std::string meant = r.v.visible_set && !r.hidden ? meant_fix(r) : "";
   if (meant.rfind("export CUDA_VISIBLE_DEVICES=", 0) == 0)  // the UUID form: add the order
     meant = fix + " " + meant.substr(7);
@@ -307,7 +322,7 @@ void cuda_init_fails(const RuleInput& r, Report& report) {
   if (r.hidden || v.error == CudaInitError::kNone || v.order.order == DeviceOrder::kInvalid) return;
   // Never advise unsetting a variable that is not set (a host with no GPU at all).
   std::string fix = meant_fix(r), note;
-  if (fix.empty() && r.in.env.get("CUDA_VISIBLE_DEVICES")) {
+  if (fix.empty() && r.in.env.get("CUDA_VISIBLE_DEVICES") && !r.s.gpus.empty()) {
     fix = every_gpu_fix(r);
     note = "or list GPUs that exist (gpumap which GPU... prints the line)";
   } else if (fix.empty()) {

@@ -15,8 +15,8 @@ namespace {
 // as NVML's full UUIDs: what every reader agrees on (torch's parser, nvmlDeviceGetHandleByUUID,
 // the driver).  "" when neither names a GPU.
 std::string full_uuid_fix(const RuleInput& r) {
-  std::string meant = meant_fix(r, CvdForm::kUuid);
-  if (!meant.empty()) return meant + gives_comment(r.s, meant_gpus(r));
+  std::string meant = meant_fix(r, CvdForm::kUuid, true);
+  if (!meant.empty()) return meant;
   if (r.v.error != CudaInitError::kNone || r.v.uuids.empty()) return "";
   return "export CUDA_VISIBLE_DEVICES=" + join(r.v.uuids, ",") + gives_comment(r.s, r.v.uuids);
 }

@@ -63,7 +63,11 @@ void visible_devices_without_pci_order(const RuleInput& r, Report& report) {
                  (pci_gives ? ". If they are nvidia-smi's numbers, CUDA_DEVICE_ORDER=PCI_BUS_ID makes them so"
                             : ". Read as nvidia-smi's numbers (CUDA_DEVICE_ORDER=PCI_BUS_ID) cuInit fails too: the "
                               "other findings' fixes give the GPUs that reading means"),
-             pci_gives ? "export CUDA_DEVICE_ORDER=PCI_BUS_ID" + gives_comment(r.s, by_pci.uuids) : std::string(),
+             !pci_gives ? std::string()
+             // nvidia-smi's reading lands outside the Slurm allocation: the meant list within it instead.
+             : allowed_only(r.s, r.alloc, by_pci.uuids).size() < by_pci.uuids.size()
+                 ? meant_fix(r, CvdForm::kIndex, true)
+                 : "export CUDA_DEVICE_ORDER=PCI_BUS_ID" + gives_comment(r.s, by_pci.uuids),
              note);
 }
 
@@ -153,7 +157,9 @@ void mig_enabled(const RuleInput& r, Report& report) {
 void mig_index_entries(const RuleInput& r, Report& report) {
   if (!r.mig_indices) return;
   const CudaView& v = r.v;
-  std::vector<std::string> meant = meant_gpus(r);
+  std::string left_out;
+  std::vector<std::string> meant = meant_allowed(r, &left_out);
+  std::string comment = gives_comment(r.s, meant) + (left_out.empty() ? "" : "; " + left_out);
   std::vector<std::string> smi;
   for (const EntryDecision& d : v.entries) {
     if (d.entry.kind != CvdEntryKind::kInteger) continue;
@@ -175,7 +181,7 @@ void mig_index_entries(const RuleInput& r, Report& report) {
              "a GPU here is in MIG mode, so CUDA_VISIBLE_DEVICES indices count CUDA devices (MIG slices and whole GPUs, "
              "in CUDA's order), never nvidia-smi's GPUs, whatever CUDA_DEVICE_ORDER says: `" + r.cvd + "` gives " + gives +
                  ", while in nvidia-smi " + join(smi, ", ") + ". Name the devices by UUID (there is no index form under MIG)",
-             meant.empty() ? std::string() : "export CUDA_VISIBLE_DEVICES=" + join(meant, ",") + gives_comment(r.s, meant),
+             meant.empty() ? std::string() : "export CUDA_VISIBLE_DEVICES=" + join(meant, ",") + comment,
              note);
 }
 

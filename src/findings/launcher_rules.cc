@@ -38,12 +38,6 @@ void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
   // than the node's share (SLURM_GPUS_ON_NODE): task 1 rightly sees only its own cuda:0.
   if (rank->variable == "SLURM_LOCALID" && r.launch.slurm_gpus_on_node && r.v.uuids.size() < *r.launch.slurm_gpus_on_node)
     return;
-  // The same binding seen from the step's ids: a task's SLURM_STEP_GPUS then lists only its own GPU(s)
-  // (reference/slurm-observed.md: task 1 of --gpus-per-task=1 has SLURM_STEP_GPUS=1), fewer than its
-  // local id counts.
-  if (rank->variable == "SLURM_LOCALID" && r.alloc.variable == "SLURM_STEP_GPUS" && r.alloc.ids.size() <= *rank->value &&
-      r.v.uuids.size() <= r.alloc.ids.size())
-    return;
   report.add(Severity::kError,
              rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " +
                  std::to_string(r.v.uuids.size()) + " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees "

@@ -161,16 +161,5 @@ TEST(LayerRules, AnInvalidOrdersFixAlsoMendsTheList) {
   EXPECT_EQ(f->fix.rfind("export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=3  #", 0), 0u) << f->fix;
 }
 
-// srun -n 2 --gpus-per-task=1 (reference/slurm-observed.md): task 1 gets SLURM_STEP_GPUS=1 and sees one
-// GPU; its SLURM_LOCALID=1 is no cuda:1 it lacks.  A task that sees fewer GPUs than its id while the
-// step lists more is still told.
-TEST(LayerRules, APerTaskBindingIsNotARankBeyondItsGpus) {
-  Snapshot s = gpus(kNode);
-  std::vector<Finding> fs = run(s, {"SLURM_LOCALID=1", "SLURM_STEP_GPUS=1", "CUDA_VISIBLE_DEVICES=1"});
-  EXPECT_FALSE(find(fs, "local-rank-exceeds-visible")) << dump(fs);
-  fs = run(s, {"SLURM_LOCALID=1", "SLURM_STEP_GPUS=0,1", "CUDA_VISIBLE_DEVICES=0"});
-  EXPECT_TRUE(find(fs, "local-rank-exceeds-visible")) << dump(fs);
-}
-
 }  // namespace
 }  // namespace gpumap

@@ -83,7 +83,14 @@ std::vector<std::string> meant_gpus(const RuleInput& r);
 /// was written with UUIDs (or a GPU has no index), else as PCI_BUS_ID indices; "" when the list
 /// names no GPU.  Only GPUs of the allocation (r.alloc): the others are left out, said in a shell
 /// comment, and when none is left the allocation's GPUs are given instead.
-std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form = std::nullopt);
+std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form = std::nullopt, bool say_gives = false);
+
+/// What CUDA shows for these whole GPUs: a GPU in MIG mode shows its MIG devices in its place.
+std::vector<std::string> cuda_devices_of(const Snapshot& s, const std::vector<std::string>& gpus);
+
+/// The GPUs meant_fix gives: meant_gpus within the allocation, or the allocation's GPUs when none of
+/// them is in it; `left_out` (when given) says what was left out, in words ("" when nothing).
+std::vector<std::string> meant_allowed(const RuleInput& r, std::string* left_out = nullptr);
 
 /// " # cuda:0 = nvidia-smi GPU 1, cuda:1 = ..." for a fix that gives `uuids` (a comment a shell
 /// ignores: the fix says which GPUs it gives).

@@ -201,8 +201,6 @@ std::vector<std::string> meant_gpus(const RuleInput& r) {
   return out;
 }
 
-namespace {
-
 // What CUDA shows for whole GPUs: a GPU in MIG mode shows its MIG devices in its place.
 std::vector<std::string> cuda_devices_of(const Snapshot& s, const std::vector<std::string>& gpus) {
   std::vector<std::string> out;
@@ -216,33 +214,42 @@ std::vector<std::string> cuda_devices_of(const Snapshot& s, const std::vector<st
   return out;
 }
 
-}  // namespace
 
-std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form) {
+std::vector<std::string> meant_allowed(const RuleInput& r, std::string* left_out) {
   std::vector<std::string> meant = meant_gpus(r);
-  if (meant.empty()) return "";
   // Never a GPU outside the allocation: pasted, the fix would put the program on another job's GPU.
   std::vector<std::string> uuids = allowed_only(r.s, r.alloc, meant);
-  std::string left_out;
   if (uuids.size() < meant.size()) {
     std::vector<std::string> outside;
     for (const std::string& u : meant)
       if (!r.alloc.allows(r.s, u)) outside.push_back(r.s.describe(u));
-    left_out = "  # " + join(outside, ", ") + " left out: outside " + r.alloc.setting();
+    std::string said = join(outside, ", ") + " left out: outside " + r.alloc.setting();
     if (uuids.empty()) {
       uuids = cuda_devices_of(r.s, r.alloc.uuids);
-      left_out += "; the allocation's GPUs instead";
+      said += "; the allocation's GPUs instead";
     }
+    if (left_out) *left_out = said;
   }
+  return uuids;
+}
+
+std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form, bool say_gives) {
+  std::string left_out;
+  std::vector<std::string> uuids = meant_allowed(r, &left_out);
   if (uuids.empty()) return "";
   bool written_as_uuids = false;
   for (const EntryDecision& d : r.v.entries)
     written_as_uuids |= d.entry.kind == CvdEntryKind::kUuid || (d.entry.form != CvdEntryForm::kPlain &&
                                                                  d.entry.form != CvdEntryForm::kBlank);
   if (!form) form = written_as_uuids ? CvdForm::kUuid : CvdForm::kIndex;
+  // One shell comment: the GPUs it gives (when asked), then what was left out of the list.
+  std::vector<std::string> said;
+  if (say_gives) said.push_back(gives_comment(r.s, uuids).substr(4));
+  if (!left_out.empty()) said.push_back(left_out);
+  std::string comment = said.empty() ? "" : "  # " + join(said, "; ");
   LaunchVisibility lv = launch_visibility(r.s, uuids, *form);
-  if (lv.form == CvdForm::kUuid) return "export CUDA_VISIBLE_DEVICES=" + lv.cuda_visible_devices + left_out;
-  return "export " + lv.assignments() + left_out;
+  if (lv.form == CvdForm::kUuid) return "export CUDA_VISIBLE_DEVICES=" + lv.cuda_visible_devices + comment;
+  return "export " + lv.assignments() + comment;
 }
 
 std::string gives_comment(const Snapshot& s, const std::vector<std::string>& uuids) {

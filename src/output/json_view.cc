@@ -56,20 +56,24 @@ Json cuda_device_json(const Snapshot& s, size_t ordinal, const std::string& uuid
   return j;
 }
 
-Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids) {
+Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids, const GpuPlace* where) {
   Json a = Json::array();
-  for (size_t i = 0; i < uuids.size(); ++i) a.push_back(cuda_device_json(s, i, uuids[i]));
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    a.push_back(cuda_device_json(s, i, uuids[i]));
+    if (where)
+      if (std::optional<OuterNumber> o = outer_number(s, *where, uuids[i])) a.back()[o->key] = o->value;
+  }
   return a;
 }
 
-Json mapping_json(const Snapshot& s, const Mapping& m) {
+Json mapping_json(const Snapshot& s, const Mapping& m, const GpuPlace* where) {
   Json c;
   bool failed = m.view.error != CudaInitError::kNone;
   c["source"] = m.source;
   c["order"] = device_order_name(m.view.order.order);
   c["error"] = failed ? Json(cuda_error_name(m.view.error)) : Json(nullptr);
   c["error_reason"] = failed ? Json(m.view.error_reason) : Json(nullptr);
-  Json devs = cuda_devices_json(s, m.view.uuids);
+  Json devs = cuda_devices_json(s, m.view.uuids, where);
   for (size_t i = 0; i < devs.size() && i < m.driver_devices.size(); ++i) {
     // CUDA's own words, when the driver was asked directly.
     devs[i]["cuda_pci_bus_id"] = m.driver_devices[i].pci_bus_id;

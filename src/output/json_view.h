@@ -26,12 +26,13 @@ Json document(const Snapshot& s);
 Json device_json(const Snapshot& s, const std::string& uuid);
 /// {"cuda_ordinal": N} followed by device_json: what cuda:N is.
 Json cuda_device_json(const Snapshot& s, size_t ordinal, const std::string& uuid);
-/// cuda_device_json of each UUID, cuda:0 first.
-Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids);
+/// cuda_device_json of each UUID, cuda:0 first; with `where` (a container, a Slurm step under a
+/// device cgroup) each device also carries its outer number (`host_index` or `slurm_id`).
+Json cuda_devices_json(const Snapshot& s, const std::vector<std::string>& uuids, const GpuPlace* where = nullptr);
 
 /// The CUDA view of one environment: source, order, error, error_reason, devices (cuda
 /// device objects), order_note, and driver_ms when the driver was asked.
-Json mapping_json(const Snapshot& s, const Mapping& m);
+Json mapping_json(const Snapshot& s, const Mapping& m, const GpuPlace* where = nullptr);
 
 /// What torch 2.11 makes of the same environment (resolve/framework_view.h): device_count (null
 /// when it raises), raises, defers_to_driver, driver_device_count, agrees, reason,

@@ -79,6 +79,7 @@ std::string Allocation::uuid_of_slurm_id(uint32_t id) const {
 Allocation read_allocation(const Snapshot& s, const LauncherEnv& launch) {
   Allocation a;
   for (const Gpu& g : s.gpus) a.uuids.push_back(g.uuid);
+  a.node_gpus_hidden = some_hidden(s);
   bool step = launch.slurm_step_gpus.has_value();
   const std::optional<IntList>& list = step ? launch.slurm_step_gpus : launch.slurm_job_gpus;
   if (!list || !list->error.empty() || list->values.empty()) return a;

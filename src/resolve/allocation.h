@@ -38,6 +38,9 @@ struct Allocation {
   std::vector<std::string> uuids;
   /// Some GPU of the snapshot is outside the allocation (kPositions / kMinors with fewer ids than GPUs).
   bool restricts = false;
+  /// Some of the node's GPUs are not seen here at all (minor numbers with gaps: a device cgroup or a
+  /// container left this process only some of them), Slurm or not.
+  bool node_gpus_hidden = false;
 
   /// A GPU, or a MIG device of a GPU, this process may use.  Unknown UUIDs are not allowed.
   bool allows(const Snapshot& s, const std::string& uuid) const;

@@ -369,7 +369,7 @@ PickResult pick_gpus(const Snapshot& s, const std::vector<std::string>& visible,
     r.impossible = possible < k;
     std::string what = "need " + std::to_string(k) + " GPU" + (k == 1 ? "" : "s") + ", ";
     if (pool.size() < k)
-      what += "but this process can see only " + std::to_string(pool.size());
+      what += "but this process can see only " + std::to_string(pool.size()) + req.visible_limit;
     else
       what += std::to_string(qualified.size()) + " of " + std::to_string(pool.size()) + " visible qualif" +
               (qualified.size() == 1 ? "ies" : "y");

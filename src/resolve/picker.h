@@ -30,6 +30,9 @@ struct PickRequest {
   bool allow_busy = false;                // also GPUs that run other processes (or whose process list is unknown)
   bool allow_unknown = false;             // a process list or utilisation that could not be read does not disqualify
   OptionNames names;                      // for messages and reasons
+  /// What limits the GPUs this process can see, in words, said after "can see only N" (" (this Slurm
+  /// step's allocation: SLURM_STEP_GPUS=2,3 ...)"); session/lease_gpus.h visible_limit.  "" for none.
+  std::string visible_limit = {};
 };
 
 struct Rejection {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "model/error.h"
+#include "model/text.h"
 #include "output/metrics_text.h"
 
 namespace gpumap {
@@ -184,7 +185,7 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
     read_timed_out_ = true;
     ++errors_;
     up_ = false;
-    last_error_ = "the driver did not answer within " + std::to_string(opt_.read_wait_s) + " s";
+    last_error_ = "the driver did not answer within " + short_number(opt_.read_wait_s) + " s";
   }
   r.body = metrics_body(true);
   return r;

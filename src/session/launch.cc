@@ -79,6 +79,16 @@ RankBinding plan_bind(Session& session, size_t gpus_per_rank, bool keep_visible,
                     (job.size() < alloc.uuids.size() ? " (" + std::to_string(job.size()) + " of them visible to CUDA)" : "") +
                     " holds GPUs for " + std::to_string(job.size() / std::max<size_t>(gpus_per_rank, 1)) + " rank(s)",
                 "start fewer ranks per node (or fewer GPUs per rank), or ask Slurm for more GPUs (srun --gpus=N)");
+  if (first + gpus_per_rank > job.size()) {
+    // Too few GPUs: say what limits them (the variable, the allocation, the container).
+    std::string limit = visible_limit(session);
+    if (auto cvd = session.env().get("CUDA_VISIBLE_DEVICES")) limit += " (CUDA_VISIBLE_DEVICES=" + *cvd + ")";
+    try {
+      rank_slice(job, rank, gpus_per_rank);
+    } catch (const Error& e) {
+      throw Error(e.exit_code(), e.what() + limit, e.hint());
+    }
+  }
   RankGpus gpus = bind_rank(job, rank, gpus_per_rank, keep_visible);
   // No scheduler chose these GPUs: say so when one of the rank's own is already busy with another
   // program (a shared box where torchrun's rank 0 would otherwise land on someone's job silently).

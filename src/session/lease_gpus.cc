@@ -49,6 +49,22 @@ std::vector<std::string> pickable_uuids(Session& session, const PickRequest& req
   return out;
 }
 
+std::string visible_limit(Session& session) {
+  const Snapshot& s = session.snapshot();
+  Allocation alloc = session.allocation();
+  if (!alloc.variable.empty())
+    return std::string(" (this Slurm ") + (alloc.variable == "SLURM_STEP_GPUS" ? "step" : "job") + "'s allocation: " +
+           alloc.words(s) + ")";
+  if (session.in_container()) {
+    auto nvd = session.env().get("NVIDIA_VISIBLE_DEVICES");
+    return " (inside this container" + (nvd ? ": NVIDIA_VISIBLE_DEVICES=" + *nvd : std::string()) + ")";
+  }
+  if (alloc.node_gpus_hidden)
+    return " (a device cgroup or container lets this process open only " + std::to_string(s.gpus.size()) +
+           " of this node's GPUs)";
+  return "";
+}
+
 std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids) {
   std::map<std::string, std::string> out;
   for (const std::string& u : uuids) {
@@ -99,8 +115,10 @@ std::map<std::string, LeaseState> read_gpu_leases(Session& session) {
   return out;
 }
 
-LeasedGpus lease_gpus(Session& session, const PickRequest& req, const LeaseOptions& opt) {
-  std::vector<std::string> visible = pickable_uuids(session, req);
+LeasedGpus lease_gpus(Session& session, const PickRequest& request, const LeaseOptions& opt) {
+  std::vector<std::string> visible = pickable_uuids(session, request);
+  PickRequest req = request;
+  req.visible_limit = visible_limit(session);
   const Snapshot* s = &session.snapshot();
   LeasedGpus out;
   out.dir = session.lease_dir();

@@ -31,6 +31,11 @@ class UnavailableError : public Error {
 /// read only when request.count > 1 (it needs the P2P query, ~19 ms on first use).
 std::vector<std::string> pickable_uuids(Session& session, const PickRequest& request);
 
+/// What limits the GPUs this process can see, for "can see only N" (PickRequest::visible_limit):
+/// " (this Slurm step's allocation: ...)", " (inside this container: NVIDIA_VISIBLE_DEVICES=...)",
+/// " (a device cgroup ...)", or "".
+std::string visible_limit(Session& session);
+
 /// UUID -> why its lease is unavailable ("leased by pid 12 (alice) since ...", "lock file ...
 /// is a symbolic link"), for the GPUs among `uuids` that are leased or unsafe.
 std::map<std::string, std::string> lease_blockers(const std::string& dir, const std::vector<std::string>& uuids);

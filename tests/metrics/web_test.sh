@@ -268,6 +268,7 @@ kill $sa 2>/dev/null; wait $sa 2>/dev/null
 sport=$(free_port)
 systemd-socket-activate -l "127.0.0.1:$sport" "$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 >"$dir/sa2.out" 2>"$dir/sa2.err" &
 sa=$!; pids+=($sa)
+wait_for 10 grep -q 'Listening on' "$dir/sa2.out" "$dir/sa2.err"   # the socket first, then the connection
 curl -s -m 5 -o /dev/null "http://127.0.0.1:$sport/metrics"   # the first connection starts it
 wait_for 10 grep -q 'LISTEN_FDS' "$dir/sa2.err" && pass "socket activation with --listen: refused ($(grep -o 'error:.*' "$dir/sa2.err" | head -1))" ||
   fail "socket activation with --listen" "$(cat "$dir/sa2.out" "$dir/sa2.err")"
