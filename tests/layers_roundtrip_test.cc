@@ -21,7 +21,7 @@
 // same rule still fails, and printed as a command line to paste.  Failures are grouped by check
 // and rule id, first minimal repro each.
 //
-// Knobs (environment): GPUMAP_ROUNDTRIP_CASES (default 2000; ctest sets 400, 100 under the sanitizers, in
+// Knobs (environment): GPUMAP_ROUNDTRIP_CASES (default 2000; ctest sets 2000, 300 under the sanitizers, in
 // tests/CMakeLists.txt), GPUMAP_ROUNDTRIP_SEED (default 30), GPUMAP_ROUNDTRIP_CASE (run one case id only),
 // GPUMAP_ROUNDTRIP_CLI_EVERY (the command/Python sample: every Nth case, default 50; 0: none).
 #include <gtest/gtest.h>
@@ -403,6 +403,16 @@ bool names_the_limit(const std::string& text) {
   return std::regex_search(text, re);
 }
 
+// A refusal must name the limit where the process can tell there is one: Slurm's variables, a
+// container, or device nodes whose minor numbers have gaps.  A device cgroup that leaves minors
+// 0..k-1 looks, from inside, like a k-GPU machine (nothing to name).
+bool limit_expected(const Case& c, size_t allowed, size_t host_gpus) {
+  bool cgroup_visible = false;
+  if (c.dev_minors && !c.dev_minors->empty()) cgroup_visible = *c.dev_minors->rbegin() + 1 != c.dev_minors->size();
+  return allowed < host_gpus && (c.vars.count("SLURM_STEP_GPUS") || c.vars.count("SLURM_JOB_GPUS") ||
+                                 c.vars.count("NVIDIA_VISIBLE_DEVICES") || c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
+}
+
 // A refusal because CUDA would fail in this environment is about the environment (an invalid
 // order, a list naming nothing), not the count: it need not name the allocation (the same rule for
 // the in-process, command and Python checks).
@@ -514,15 +524,7 @@ struct Runner {
   // (a) for pick, bind and which; `out` gets the failures.
   void check_actions(const Case& c, const std::set<size_t>& allowed, std::vector<Failure>& out) {
     const Host& h = hosts[c.host];
-    // A refusal must name the limit where the process can tell there is one: Slurm's variables, a
-    // container, or device nodes whose minor numbers have gaps.  A device cgroup that leaves minors
-    // 0..k-1 looks, from inside, like a k-GPU machine (nothing to name).
-    bool cgroup_visible = false;
-    if (c.dev_minors && !c.dev_minors->empty())
-      cgroup_visible = *c.dev_minors->rbegin() + 1 != c.dev_minors->size();
-    bool limited = allowed.size() < h.gpus.size() &&
-                   (c.vars.count("SLURM_STEP_GPUS") || c.vars.count("SLURM_JOB_GPUS") || c.vars.count("NVIDIA_VISIBLE_DEVICES") ||
-                    c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
+    bool limited = limit_expected(c, allowed.size(), h.gpus.size());
     auto judge = [&](const std::string& op, const std::vector<std::string>& uuids) {
       for (const std::string& u : uuids) {
         std::optional<size_t> p = position_of(h, u);
@@ -858,7 +860,7 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
           out.push_back({"a:pick-cli", "pick", "`gpumap pick --format env` gives host GPU " + (p ? std::to_string(*p) : "?") +
                                                    ", outside the allowed set " + positions(allowed) + ": " + pick.out});
     }
-  } else if (pick.code == kExitUnavailable && allowed.size() < h.gpus.size() && !names_the_limit(pick.err) &&
+  } else if (pick.code == kExitUnavailable && limit_expected(c, allowed.size(), h.gpus.size()) && !names_the_limit(pick.err) &&
              !refused_for_the_environment(pick.err)) {
     out.push_back({"a:pick-cli", "pick", "gpumap pick refused without naming the limit: " + pick.err});
   }
@@ -877,7 +879,7 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
       if (!p || !allowed.count(*p))
         out.push_back({"a:run-cli", "run", "`gpumap run` gives its child host GPU " + (p ? std::to_string(*p) : "?") +
                                                ", outside the allowed set " + positions(allowed)});
-  } else if (run.code == kExitUnavailable && allowed.size() < h.gpus.size() && !names_the_limit(run.err) &&
+  } else if (run.code == kExitUnavailable && limit_expected(c, allowed.size(), h.gpus.size()) && !names_the_limit(run.err) &&
              !refused_for_the_environment(run.err)) {
     out.push_back({"a:run-cli", "run", "gpumap run refused without naming the limit: " + run.err});
   }
@@ -909,7 +911,7 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
                                                   (p ? std::to_string(*p) : "?") + "), outside the allowed set " +
                                                   positions(allowed)});
     }
-  if (!pin.is_discarded() && pin.contains("refused") && allowed.size() < h.gpus.size() &&
+  if (!pin.is_discarded() && pin.contains("refused") && limit_expected(c, allowed.size(), h.gpus.size()) &&
       !names_the_limit(pin["refused"].get<std::string>()) && !refused_for_the_environment(pin["refused"].get<std::string>()))
     out.push_back({"a:pin-python", "pin", "gpumap.pin() refused without naming the limit: " + pin["refused"].get<std::string>()});
   json pj = json::parse(first_line, nullptr, false);

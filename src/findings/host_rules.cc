@@ -31,7 +31,10 @@ void order_differs(const RuleInput& r, Report& report) {
   report.add(Severity::kWarning,
              "CUDA's order differs from nvidia-smi's (FASTEST_FIRST puts the fastest GPU first): " + join(diffs, ", ") +
                  ". Code that takes numbers from nvidia-smi lands on the wrong GPU",
-             "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+             // In a step without a device cgroup, the order alone would leave other jobs' GPUs visible:
+             // the allocation's GPUs in PCI order, as slurm-gpus-not-applied's fix.
+             r.alloc.restricts ? "export " + launch_visibility(r.s, cuda_devices_of(r.s, r.alloc.uuids), CvdForm::kIndex).assignments()
+                               : std::string("export CUDA_DEVICE_ORDER=PCI_BUS_ID"));
 }
 
 // UUID entries do not depend on the order; index entries count in CUDA's order.  The one finding

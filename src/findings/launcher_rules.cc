@@ -139,7 +139,7 @@ void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
                  (a.reading == SlurmIdReading::kPositions ? assuming(r.s) : std::string()) +
                  ", but CUDA_VISIBLE_DEVICES is unset, so CUDA sees every GPU: " + join(out, ", ") +
                  (out.size() == 1 ? " is" : " are") + " outside the allocation (another job's GPUs)",
-             "export " + launch_visibility(r.s, a.uuids, CvdForm::kIndex).assignments());
+             "export " + launch_visibility(r.s, cuda_devices_of(r.s, a.uuids), CvdForm::kIndex).assignments());
 }
 
 // torchrun: LOCAL_WORLD_SIZE processes on this node, one GPU each by convention.

@@ -248,7 +248,23 @@ std::string meant_fix(const RuleInput& r, std::optional<CvdForm> form, bool say_
   if (!left_out.empty()) said.push_back(left_out);
   std::string comment = said.empty() ? "" : "  # " + join(said, "; ");
   LaunchVisibility lv = launch_visibility(r.s, uuids, *form);
-  if (lv.form == CvdForm::kUuid) return "export CUDA_VISIBLE_DEVICES=" + lv.cuda_visible_devices + comment;
+  // Indices that would themselves read as outer numbers of other GPUs here (a step's Slurm ids under a
+  // device cgroup, a container's host numbers) would be warned about again: UUIDs say it once.
+  if (lv.form == CvdForm::kIndex && !outer_number_kind(r).empty()) {
+    bool all_outer = true, differs = false;
+    for (const CvdEntry& e : parse_cuda_visible_devices(lv.cuda_visible_devices)) {
+      std::optional<uint32_t> here = outer_number_here(r, e.index);
+      uint64_t k = e.index;
+      all_outer &= here.has_value();
+      differs |= here && *here != k;
+    }
+    if (all_outer && differs) lv = launch_visibility(r.s, uuids, CvdForm::kUuid);
+  }
+  // Under an invalid CUDA_DEVICE_ORDER nothing is read: every rewritten list fixes the order too.
+  bool order_too = r.v.order.order == DeviceOrder::kInvalid;
+  if (lv.form == CvdForm::kUuid)
+    return std::string("export ") + (order_too ? "CUDA_DEVICE_ORDER=PCI_BUS_ID " : "") + "CUDA_VISIBLE_DEVICES=" +
+           lv.cuda_visible_devices + comment;
   return "export " + lv.assignments() + comment;
 }
 
