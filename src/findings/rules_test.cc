@@ -314,7 +314,9 @@ TEST(Rules, ContainerHostNumberIsTheContainersGpu) {
     if (f.id == "list-cut-short") cut = &f;
   ASSERT_NE(cut, nullptr) << dump(in.fs);
   EXPECT_NE(cut->message.find("5 is a host number, and host GPU 5 is the container's GPU 2"), std::string::npos) << cut->message;
-  EXPECT_EQ(cut->fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3");
+  // By UUID: the indices 2,3 would themselves read as host GPUs 2 and 3 (the container's 0 and 1),
+  // and container-host-number would say so after the paste.
+  EXPECT_EQ(cut->fix, std::string("export CUDA_VISIBLE_DEVICES=") + kUuids[2] + "," + kUuids[3]);
   for (const Finding& f : in.fs)
     if (!f.fix.empty()) EXPECT_EQ(f.fix, cut->fix) << f.id;  // one reading for the run
   // Outside a container, or with NVIDIA_VISIBLE_DEVICES by UUID, nothing says so.
