@@ -77,7 +77,8 @@ const json* finding(const json& d, const std::string& id) {
 }
 
 void expect_nothing_above_info(const std::string& host, const Vars& vars, const std::string& what) {
-  for (const json& f : doctor(host, vars)["findings"])
+  json d = doctor(host, vars);  // a temporary's ["findings"] would not outlive the loop's range
+  for (const json& f : d["findings"])
     EXPECT_EQ(f["severity"], "info") << what << ": doctor still says " << f.dump();
 }
 
