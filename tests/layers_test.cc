@@ -22,13 +22,15 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"env", {"model"}},
       {"resolve", {"model", "env"}},
       {"findings", {"model", "env", "resolve"}},
+      // Each operation's answer (plain structs): what session/ computes and output/ renders.
+      {"answer", {"model", "formats", "env", "resolve", "findings"}},
       {"os", {"model"}},
       {"driver", {"model", "env", "os"}},
-      {"output", {"model", "formats", "env", "resolve", "findings", "os"}},
-      {"session", {"model", "formats", "env", "resolve", "findings", "os", "driver", "output"}},
+      {"output", {"model", "formats", "env", "resolve", "findings", "answer", "os"}},
+      {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "output"}},
       {"fake", {"model", "formats", "driver"}},  // the simulated driver: never the resolver
-      {"cli", {"model", "formats", "output", "session"}},
-      {"capi", {"model", "formats", "output", "session", "gpumap"}},  // gpumap/: the public C header
+      {"cli", {"model", "formats", "answer", "output", "session"}},
+      {"capi", {"model", "formats", "answer", "output", "session", "gpumap"}},  // gpumap/: the public C header
   };
   return table;
 }
