@@ -21,15 +21,10 @@
 #include "model/json_bounds.h"
 #include "model/limits.h"
 #include "model/text.h"
-#include "output/render.h"
-#include "session/diagnose.h"
-#include "session/devices.h"
-#include "session/launch.h"
-#include "session/lease_gpus.h"
-#include "session/which.h"
-#include "session/verify.h"
-#include "model/uuid.h"
 #include "output/json_view.h"
+#include "output/self_view.h"
+#include "session/diagnose.h"
+#include "session/self.h"
 
 extern char** environ;
 
@@ -258,32 +253,6 @@ Session& current(gpumap_session* h) {
   return *h->cached;
 }
 
-/// What devices(), verify(), which() and max_memory() need: identities, names, MIG devices.
-/// Not utilisation (3.7 ms per GPU, measured on H200), processes or topology.
-constexpr ReadOptions kDevicesRead{.processes = false, .topology = false, .nvlink = false, .mig = true, .utilization = false};
-
-/// The calling process's CUDA: live when CUDA runs here (a real driver, or the simulated one
-/// this session serves), else predicted from the environment now.
-ProcessCudaFacts process_cuda_here(Session& s) {
-  s.snapshot(kDevicesRead);
-  return process_cuda(s, read_self_process(true, s.driver().driver_timeout_s));
-}
-
-const char* source_of(const ProcessCudaFacts& f) { return f.live ? "live" : "predicted"; }
-
-/// The devices list of every call: output's cuda_devices_json (what `map --json` writes for them,
-/// with the host's number inside a container or Slurm's id under a device cgroup), empty when CUDA
-/// would fail.
-Json devices_json(Session& s, const Mapping& m) {
-  GpuPlace where = gpu_place(s, s.env());
-  return m.view.error == CudaInitError::kNone ? cuda_devices_json(s.snapshot(), m.view.uuids, &where) : Json::array();
-}
-
-/// The set-too-late finding when CUDA runs here with other GPUs than the environment names.
-std::vector<Finding> late_findings(Session& s, const ProcessCudaFacts& f) {
-  return f.live ? process_cuda_findings(s, f) : std::vector<Finding>{};
-}
-
 std::mutex g_leases_mutex;
 std::map<int, std::vector<Lease>> g_leases;
 int g_next_lease = 1;
@@ -345,79 +314,23 @@ void gpumap_close(gpumap_session* session) { delete session; }
 
 int gpumap_devices(gpumap_session* h, char** out) {
   return guarded([&] {
-    Session& s = current(h);
-    ProcessCudaFacts f;
-    try {
-      f = process_cuda_here(s);
-    } catch (const Error& e) {
-      // CPU-only on purpose on a machine without the NVIDIA driver: no GPU is the answer asked for
-      // (docs/library.md), as it is where the driver is present.
-      if (e.exit_code() != kExitNoDriver || !environment_hides_every_gpu(s.env())) throw;
-      return give({{"devices", Json::array()},
-                   {"source", "predicted"},
-                   {"order_source", nullptr},
-                   {"order_note", std::string("no NVIDIA driver here: ") + e.what()},
-                   {"findings", Json::array()}},
-                  out);
+    DevicesAnswer a = devices_here(current(h));
+    if (a.refusal) {
+      set_error(refusal_json(*a.refusal));
+      return a.refusal->code;
     }
-    const Mapping& m = f.mapping;
-    // The same findings as `gpumap doctor` / `map --line` for this environment (set-too-late
-    // instead once CUDA runs here: the environment is then no longer what CUDA uses).
-    Json findings = findings_json(process_cuda_findings(s, f));
-    if (m.view.error != CudaInitError::kNone && !(m.view.error == CudaInitError::kNoDevice && gpus_hidden_on_purpose(m.view))) {
-      std::string name = cuda_error_name(m.view.error);
-      set_error({{"code", kExitCudaWouldFail},
-                 {"message", "CUDA would fail to initialise here: " + name + " (" +
-                                 std::to_string(cuda_error_code(m.view.error)) + "), because " + m.view.error_reason},
-                 {"hint", "fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER before CUDA starts "
-                          "(`gpumap map` shows the details)"},
-                 {"cuda_error", name}});
-      return static_cast<int>(kExitCudaWouldFail);
-    }
-    return give({{"devices", devices_json(s, m)},
-                 {"source", source_of(f)},
-                 {"order_source", m.source},
-                 {"order_note", m.order_note},
-                 {"findings", findings}},
-                out);
+    return give(devices_answer_json(a), out);
   });
 }
 
 int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
     Json r = parse_object(request_json, "gpumap_verify request", {"expect", "prefix"});
-    Session& s = current(h);
-    ProcessCudaFacts f = process_cuda_here(s);
-    std::vector<std::string> expected = expected_uuids(s.snapshot(), gpu_list(r.value("expect", Json()), "expect"));
-    Verification v = verify_mapping(s.snapshot(), f.mapping, std::move(expected), bool_option(r, "prefix"));
-    std::vector<Finding> late = late_findings(s, f);
-    Json fix = Json(nullptr);
-    for (const auto& [name, value] : v.fix_variables()) fix[name] = value;
-    Json result = {{"ok", v.code == kExitOk}, {"source", source_of(f)}, {"expected", v.expected},
-                   {"actual", v.mapping.view.uuids}, {"differences", v.differences}, {"fix", fix},
-                   {"findings", findings_json(late)}};
-    give(result, out);
-    if (v.code == kExitOk) return GPUMAP_OK;
-    std::string what = v.code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
-    std::string message = what + join(v.differences, "; ");
-    std::string hint = "set " + v.fix_assignments() + " before CUDA starts (or run under `gpumap run`)";
-    if (f.live) {
-      // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
-      message = "CUDA already runs in this process: " + what + join(v.differences, "; ");
-      std::string relaunch = v.fix_assignments();
-      for (const std::string& a : f.command) relaunch += " " + shell_word(a);  // read once, by process_cuda_here
-      hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
-             "), or call gpumap.pin()/set it before anything starts CUDA";
-      if (!late.empty()) message += ". " + late.front().message;
-    }
-    set_error({{"code", v.code},
-               {"message", message},
-               {"hint", hint},
-               {"source", source_of(f)},
-               {"differences", v.differences},
-               {"fix", fix},
-               {"findings", findings_json(late)}});
-    return v.code;
+    VerifyAnswer a = verify_here(current(h), gpu_list(r.value("expect", Json()), "expect"), bool_option(r, "prefix"));
+    give(verify_answer_json(a), out);  // the result is given on a mismatch too
+    if (!a.refusal) return GPUMAP_OK;
+    set_error(verify_refusal_json(a));
+    return a.refusal->code;
   });
 }
 
@@ -425,18 +338,7 @@ int gpumap_locate(gpumap_session* h, const char* gpus_json, char** out) {
   return guarded([&] {
     Session& s = current(h);
     std::vector<std::string> specs = gpu_list(parse_argument(gpus_json ? gpus_json : "[]", "gpumap_locate GPUs"), "gpus");
-    ProcessCudaFacts f = process_cuda_here(s);
-    const Snapshot& snap = s.snapshot();
-    Json a = Json::array();
-    for (const LocatedGpu& l : locate_gpus(snap, f.mapping, specs))
-      a.push_back({{"spec", l.spec}, {"uuid", l.uuid}, {"nvml_index", l.nvml_index}, {"cuda_ordinal", json_or_null(l.cuda_ordinal)}});
-    std::vector<std::string> uuids;
-    for (const Json& g : a) uuids.push_back(g["uuid"].get<std::string>());
-    return give({{"gpus", a},
-                 {"source", source_of(f)},
-                 {"environment", {{"CUDA_VISIBLE_DEVICES", cvd_uuid_form(snap, uuids)}}},
-                 {"findings", findings_json(late_findings(s, f))}},
-                out);
+    return give(locate_answer_json(locate_here(s, specs)), out);
   });
 }
 
@@ -469,24 +371,12 @@ ProgramFacts program_facts(const Json& r) {
   return p;
 }
 
-Json variables_json(const std::optional<Environment>& env) {
-  if (!env) return nullptr;
-  Json j = Json::object();
-  for (const std::string& name : relevant_variables())
-    if (auto v = env->get(name)) j[name] = *v;
-  return j;
-}
-
 int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
     if (!h) throw Error(kExitUsage, "no session (gpumap_open failed or was not called)");
     Json r = parse_object(request_json, "gpumap_pin request",
                           {"gpus", "min_free_mib", "max_util", "include", "exclude", "allow_busy", "allow_unknown", "wait",
                            "command", "interrupt_fd"});
-    if (cuda_started_here(h->driver.driver_timeout_s))
-      throw Error(kExitTooLate,
-                  "CUDA is already initialised in this process: CUDA_VISIBLE_DEVICES set now would change nothing",
-                  "pin before anything starts CUDA (before torch.cuda is used, ideally at the top of the program)");
     PickRequest req;
     req.count = static_cast<int>(number_option(r, "gpus", kBoundGpus).value_or(1));
     if (auto m = number_option(r, "min_free_mib", kBoundMinFreeMib)) req.min_free_mib = static_cast<uint64_t>(*m);
@@ -516,25 +406,20 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
                  .allow_unknown = "allow_unknown=True", .include = "include=", .exclude = "exclude=",
                  .limits = "include/exclude/min_free_mib"};
     Session s(h->driver, process_environment(), h->seams);
-    LeasedGpus held = [&] {
+    LeasedGpus held;
+    PinAnswer a = [&] {
       try {
-        return lease_gpus(s, req, lo);
+        return pin_here(s, req, lo, held);
       } catch (const UnavailableError& e) {  // what was passed over, as pick's JSON names it
         throw DetailedError(e, {{"passed_over", passed_over_json(s.snapshot(), e.passed_over())}});
       } catch (const InterruptedError& e) {  // the caller's interrupt_fd: a retry may follow
         throw DetailedError(e, {{"interrupted", true}});
       }
     }();
-
-    // UUIDs: the program sets them in its own os.environ, where no renumbering can move them.
-    LaunchPlan plan = plan_launch(s, held.uuids, {.form = CvdForm::kUuid, .bind_cpus = false, .mark_bound = false});
-    Json devices = devices_json(s, s.mapping(plan.env, false));
-    Json environment = Json::object();
-    for (const auto& [name, value] : plan.exports) environment[name] = value;
     std::lock_guard<std::mutex> lock(g_leases_mutex);
     int id = g_next_lease++;
     g_leases[id] = std::move(held.leases);
-    return give({{"lease", id}, {"lease_dir", held.dir}, {"devices", devices}, {"environment", environment}}, out);
+    return give(pin_answer_json(a, id), out);
   });
 }
 
@@ -564,37 +449,7 @@ int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
     ProgramFacts program = program_facts(r);
     Session& s = current(h);
     SelfProcess self = read_self_process(true, s.driver().driver_timeout_s);
-    Diagnosis d = diagnose_self(s, self, program);
-    const Snapshot& snap = s.snapshot();
-    const Mapping& m = d.cuda.mapping;
-    Json memory = Json::array();
-    for (const auto& [uuid, mib] : d.program.memory_mib) {
-      Json g = device_json(snap, uuid);
-      std::optional<size_t> ordinal;
-      for (size_t i = 0; i < m.view.uuids.size(); ++i)
-        if (same_uuid_hex(m.view.uuids[i], uuid)) ordinal = i;
-      g["cuda_ordinal"] = json_or_null(ordinal);
-      g["used_memory_mib"] = mib;
-      memory.push_back(g);
-    }
-    Json cuda_error = m.view.error == CudaInitError::kNone ? Json(nullptr)
-                                                           : Json({{"name", cuda_error_name(m.view.error)},
-                                                                   {"reason", m.view.error_reason}});
-    int errors = 0;
-    for (const Finding& f : d.findings) errors += f.severity == Severity::kError;
-    return give({{"ok", errors == 0},
-                 {"source", source_of(d.cuda)},
-                 {"pid", self.pid},
-                 {"environment", {{"now", variables_json(d.cuda.now)}, {"start", variables_json(d.cuda.start)}}},
-                 {"devices", devices_json(s, m)},
-                 {"cuda_error", cuda_error},
-                 {"cuda_device_count", d.devices.size()},
-                 {"host_gpu_count", d.host_gpus},
-                 {"memory", memory},
-                 {"memory_known", d.program.memory_known},
-                 {"unlisted_gpus", d.unlisted_gpus},
-                 {"findings", findings_json(d.findings)}},
-                out);
+    return give(diagnosis_json(diagnose_self(s, self, program)), out);
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "driver/live_cuda.h"
 #include "session/explain.h"
+#include "session/which.h"  // gpu_place
 #include "model/error.h"
 #include "os/proc.h"
 #include "session/ps.h"
@@ -85,6 +86,9 @@ Diagnosis diagnose_self(Session& s, const SelfProcess& self, ProgramFacts progra
   d.findings = process_cuda_findings(s, d.cuda);
   std::vector<Finding> more = program_findings(snap, d.cuda.mapping.view.uuids, d.cuda.now, d.program);
   d.findings.insert(d.findings.end(), more.begin(), more.end());
+  d.pid = self.pid;
+  d.where = gpu_place(s, s.env());
+  d.snapshot = &snap;
   return d;
 }
 

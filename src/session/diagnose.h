@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "answer/self_answer.h"  // Diagnosis
 #include "findings/process_rules.h"
 #include "model/cuda_devices.h"
 #include "session/devices.h"
@@ -40,18 +41,6 @@ ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self);
 /// The findings that judge process_cuda's answer: set-too-late when live, else the environment's
 /// own rules (findings/rules.h, as `gpumap doctor` gives them).
 std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f);
-
-/// The five-step check (G2 section 5.1) in one: the variables now and at start, how many GPUs CUDA
-/// sees of how many exist, the model's devices as physical GPUs, this process's memory per GPU
-/// from NVML, and every finding with its fix.
-struct Diagnosis {
-  ProcessCudaFacts cuda;
-  std::vector<VisibleDevice> devices;  // cuda:0.. (empty when CUDA fails or sees none)
-  size_t host_gpus = 0;                // GPUs NVML lists
-  ProgramFacts program;                // as given, with memory_mib/memory_known filled from NVML
-  std::vector<uint32_t> unlisted_gpus; // GPUs whose process lists NVML could not read
-  std::vector<Finding> findings;
-};
 
 /// Reads the processes (a fresh snapshot), joins this process by PID as `gpumap ps` does
 /// (PID-namespace aware) and judges everything.  `program` comes from the caller (the Python

@@ -1,0 +1,123 @@
+#include "session/self.h"
+
+#include "model/error.h"
+#include "model/text.h"
+#include "session/devices.h"
+#include "session/diagnose.h"
+#include "session/launch.h"
+#include "session/verify.h"
+#include "session/which.h"
+
+namespace gpumap {
+
+namespace {
+
+/// What devices(), verify() and locate() need: identities, names, MIG devices.  Not utilisation
+/// (3.7 ms per GPU, measured on H200), processes or topology.
+constexpr ReadOptions kDevicesRead{.processes = false, .topology = false, .nvlink = false, .mig = true, .utilization = false};
+
+/// The calling process's CUDA: live when CUDA runs here (a real driver, or the simulated one
+/// this session serves), else predicted from the environment now.
+ProcessCudaFacts cuda_here(Session& s) {
+  s.snapshot(kDevicesRead);
+  return process_cuda(s, read_self_process(true, s.driver().driver_timeout_s));
+}
+
+/// The set-too-late finding when CUDA runs here with other GPUs than the environment names.
+std::vector<Finding> late_findings(Session& s, const ProcessCudaFacts& f) {
+  return f.live ? process_cuda_findings(s, f) : std::vector<Finding>{};
+}
+
+}  // namespace
+
+DevicesAnswer devices_here(Session& session) {
+  DevicesAnswer a;
+  ProcessCudaFacts f;
+  try {
+    f = cuda_here(session);
+  } catch (const Error& e) {
+    // CPU-only on purpose on a machine without the NVIDIA driver: no GPU is the answer asked for
+    // (docs/library.md), as it is where the driver is present.
+    if (e.exit_code() != kExitNoDriver || !environment_hides_every_gpu(session.env())) throw;
+    a.no_driver = std::string("no NVIDIA driver here: ") + e.what();
+    return a;
+  }
+  a.snapshot = &session.snapshot();
+  a.live = f.live;
+  a.mapping = f.mapping;
+  a.where = gpu_place(session, session.env());
+  // The same findings as `gpumap doctor` / `map --line` for this environment (set-too-late
+  // instead once CUDA runs here: the environment is then no longer what CUDA uses).
+  a.findings = process_cuda_findings(session, f);
+  const CudaView& v = a.mapping.view;
+  if (v.error != CudaInitError::kNone && !(v.error == CudaInitError::kNoDevice && gpus_hidden_on_purpose(v))) {
+    std::string name = cuda_error_name(v.error);
+    a.refusal = Refusal{kExitCudaWouldFail,
+                        "CUDA would fail to initialise here: " + name + " (" + std::to_string(cuda_error_code(v.error)) +
+                            "), because " + v.error_reason,
+                        "fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER before CUDA starts (`gpumap map` shows the details)",
+                        name};
+  }
+  return a;
+}
+
+VerifyAnswer verify_here(Session& session, const std::vector<std::string>& specs, bool prefix) {
+  ProcessCudaFacts f = cuda_here(session);
+  const Snapshot& snap = session.snapshot();
+  Verification v = verify_mapping(snap, f.mapping, expected_uuids(snap, specs), prefix);
+  VerifyAnswer a;
+  a.snapshot = &snap;
+  a.live = f.live;
+  a.expected = v.expected;
+  a.mapping = v.mapping;
+  a.differences = v.differences;
+  a.fix = v.fix_variables();
+  a.findings = late_findings(session, f);
+  if (v.code == kExitOk) return a;
+  std::string what = v.code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
+  Refusal r{v.code, what + join(v.differences, "; "),
+            "set " + v.fix_assignments() + " before CUDA starts (or run under `gpumap run`)", ""};
+  if (f.live) {
+    // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
+    r.message = "CUDA already runs in this process: " + r.message;
+    std::string relaunch = v.fix_assignments();
+    for (const std::string& arg : f.command) relaunch += " " + shell_word(arg);
+    r.hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
+             "), or call gpumap.pin()/set it before anything starts CUDA";
+    if (!a.findings.empty()) r.message += ". " + a.findings.front().message;
+  }
+  a.refusal = r;
+  return a;
+}
+
+LocateAnswer locate_here(Session& session, const std::vector<std::string>& specs) {
+  ProcessCudaFacts f = cuda_here(session);
+  const Snapshot& snap = session.snapshot();
+  LocateAnswer a;
+  a.live = f.live;
+  a.gpus = locate_gpus(snap, f.mapping, specs);
+  std::vector<std::string> uuids;
+  for (const LocatedGpu& g : a.gpus) uuids.push_back(g.uuid);
+  a.cuda_visible_devices = cvd_uuid_form(snap, uuids);
+  a.findings = late_findings(session, f);
+  return a;
+}
+
+PinAnswer pin_here(Session& session, const PickRequest& request, const LeaseOptions& options, LeasedGpus& held) {
+  if (cuda_started_here(session.driver().driver_timeout_s))
+    throw Error(kExitTooLate, "CUDA is already initialised in this process: CUDA_VISIBLE_DEVICES set now would change nothing",
+                "pin before anything starts CUDA (before torch.cuda is used, ideally at the top of the program)");
+  held = lease_gpus(session, request, options);
+  PinAnswer a;
+  a.snapshot = &session.snapshot();
+  a.uuids = held.uuids;
+  a.lease_dir = held.dir;
+  // UUIDs: the program sets them in its own os.environ, where no renumbering can move them.
+  LaunchPlan plan = plan_launch(session, held.uuids, {.form = CvdForm::kUuid, .bind_cpus = false, .mark_bound = false});
+  a.mapping = session.mapping(plan.env, false);
+  a.where = gpu_place(session, session.env());
+  a.environment = plan.exports;
+  return a;
+}
+
+}  // namespace gpumap
