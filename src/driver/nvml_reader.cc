@@ -74,11 +74,21 @@ struct Nvml {
 #undef GPUMAP_NVML_BIND_
   }
 
+  /// "<library>: <call> returned NVML_ERROR_X (<code>): <the driver's words>", the one wording of
+  /// a failed call, in errors and in notes.
   std::string describe(const char* call, nvmlReturn_t rc) const {
     std::string s = lib->name() + ": " + call + " returned " + nvml_error_name(rc) + " (" + std::to_string(rc) + ")";
     if (error_string && rc != 0)
       if (const char* t = error_string(rc)) s += ": " + std::string(t);
     return s;
+  }
+  /// A note of a failed call, its raw code kept beside the words (`more` is added to them).
+  GpuNote failed(const char* call, nvmlReturn_t rc, const std::string& more = "") const {
+    return {call, rc, describe(call, rc) + more};
+  }
+  /// A note of an answer gpumap would not take: "<library>: <call> <what>".
+  GpuNote refused(const char* call, nvmlReturn_t rc, const std::string& what) const {
+    return {call, rc, lib->name() + ": " + call + " " + what};
   }
 };
 
@@ -98,7 +108,7 @@ std::string c_text(const char (&buf)[N]) {
 
 // Records a failed optional query; NOT_SUPPORTED is an ordinary N/A and is not noted.
 void note(Gpu& g, const Nvml& n, const char* call, nvmlReturn_t rc) {
-  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) g.notes.push_back(n.describe(call, rc));
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) g.notes.push_back(n.failed(call, rc));
 }
 
 /// The process list, sized by asking first.  `absurd` is set (and the list left empty) when
@@ -151,8 +161,8 @@ bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, decl
     return true;
   }
   if (absurd) {
-    g.notes.push_back(n.lib->name() + ": " + call + " claimed " + std::to_string(absurd) + " processes (more than " +
-                      std::to_string(kMaxProcesses) + "): process list unknown");
+    g.notes.push_back(n.refused(call, rc, "claimed " + std::to_string(absurd) + " processes (more than " +
+                                              std::to_string(kMaxProcesses) + "): process list unknown"));
     return false;
   }
   if (rc != NVML_SUCCESS) {
@@ -188,7 +198,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
   nvmlReturn_t rc = n.handle(index, &d);
   lap("nvmlDeviceGetHandleByIndex");
   if (rc != NVML_SUCCESS) {
-    g.notes.push_back(n.describe("nvmlDeviceGetHandleByIndex", rc));
+    g.notes.push_back(n.failed("nvmlDeviceGetHandleByIndex", rc));
     return;
   }
   char buf[96] = {};
@@ -259,11 +269,11 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
   lap("nvmlDeviceGetMigMode");
   if (opt.mig && g.mig_enabled.value_or(false) && n.mig_max && n.mig_handle) {
     unsigned max = 0;
-    if (n.mig_max(d, &max) == NVML_SUCCESS) {
+    if ((rc = n.mig_max(d, &max)) == NVML_SUCCESS) {
       if (max > kMaxMigDevices) {
-        g.notes.push_back(n.lib->name() + ": nvmlDeviceGetMaxMigDeviceCount claimed " + std::to_string(max) +
-                          " (more than " + std::to_string(kMaxMigDevices) + "): reading the first " +
-                          std::to_string(kMaxMigDevices));
+        g.notes.push_back(n.refused("nvmlDeviceGetMaxMigDeviceCount", rc,
+                                    "claimed " + std::to_string(max) + " (more than " + std::to_string(kMaxMigDevices) +
+                                        "): reading the first " + std::to_string(kMaxMigDevices)));
         max = kMaxMigDevices;
       }
       for (unsigned i = 0; i < max; ++i) {
@@ -272,7 +282,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
         MigDevice m;
         std::fill(std::begin(buf), std::end(buf), '\0');
         if ((rc = n.uuid(md, buf, sizeof buf)) != NVML_SUCCESS) {  // without its UUID nothing can name it
-          g.notes.push_back(n.describe("nvmlDeviceGetUUID", rc) + " for MIG device " + std::to_string(i) + ": left out");
+          g.notes.push_back(n.failed("nvmlDeviceGetUUID", rc, " for MIG device " + std::to_string(i) + ": left out"));
           continue;
         }
         m.uuid = c_text(buf);

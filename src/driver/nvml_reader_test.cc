@@ -107,6 +107,43 @@ TEST(NvmlReader, SwitchPeersAreAFabricNotPairs) {
   EXPECT_EQ(nvlinks_between(s.gpus[3], s.gpus[3]), 0u);
 }
 
+// A failed query is noted with the call and the driver's raw return code beside the words, so a
+// caller can tell GPU_IS_LOST from NO_PERMISSION without reading text.
+TEST(NvmlReader, ANoteKeepsTheCallAndItsRawCode) {
+  std::string host = write_host("codes.json", R"({"gpus": [
+    {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0", "memory_total_mib": 10,
+     "errors": {"nvmlDeviceGetMemoryInfo": "NVML_ERROR_UNKNOWN", "nvmlDeviceGetUtilizationRates": "NVML_ERROR_NOT_SUPPORTED",
+                "nvmlDeviceGetMigMode": "NVML_ERROR_NO_PERMISSION", "nvmlDeviceGetCudaComputeCapability": 42}}]})");
+  Snapshot s = read_simulated(host);
+  ASSERT_EQ(s.gpus.size(), 1u);
+  const Gpu& g = s.gpus[0];
+  EXPECT_FALSE(g.utilization_gpu) << "NOT_SUPPORTED is N/A";
+  ASSERT_EQ(g.notes.size(), 3u) << "NOT_SUPPORTED is a plain N/A, not a note";
+  EXPECT_EQ(g.notes[0].call, "nvmlDeviceGetMemoryInfo");
+  EXPECT_EQ(g.notes[0].code, NVML_ERROR_UNKNOWN);
+  EXPECT_EQ(g.notes[0].text, kSim + ": nvmlDeviceGetMemoryInfo returned NVML_ERROR_UNKNOWN (999): NVML_ERROR_UNKNOWN");
+  EXPECT_EQ(g.notes[1].call, "nvmlDeviceGetCudaComputeCapability");
+  EXPECT_EQ(g.notes[1].code, 42) << "a code gpumap has no name for is kept as it came";
+  EXPECT_NE(g.notes[1].text.find("NVML_ERROR_(unlisted) (42)"), std::string::npos) << g.notes[1].text;
+  EXPECT_EQ(g.notes[2].call, "nvmlDeviceGetMigMode");
+  EXPECT_EQ(g.notes[2].code, NVML_ERROR_NO_PERMISSION);
+}
+
+// An answer gpumap refuses (a count past its limits) is noted with the code the call returned.
+TEST(NvmlReader, ARefusedAnswerKeepsItsCodeToo) {
+  std::string host = bundled_with("h200x2", "huge.json",
+                                  R"("faults": [{"call": "nvmlDeviceGetComputeRunningProcesses", "gpu": 1, "output": "huge_count"}])");
+  Snapshot s = read_simulated(host);
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_TRUE(s.gpus[0].notes.empty());
+  ASSERT_EQ(s.gpus[1].notes.size(), 1u);
+  const GpuNote& n = s.gpus[1].notes[0];
+  EXPECT_EQ(n.call, "nvmlDeviceGetComputeRunningProcesses");
+  EXPECT_EQ(n.code, NVML_ERROR_INSUFFICIENT_SIZE) << "the size query's answer, with the absurd count";
+  EXPECT_NE(n.text.find("claimed 4294967280 processes"), std::string::npos) << n.text;
+  EXPECT_FALSE(s.gpus[1].processes) << "unknown, not idle";
+}
+
 // Every symbol of GPUMAP_NVML_CALLS, newest version first: the simulated driver defines each (it
 // is compiled against the same prototypes), and the bound symbols come out in the list's order.
 TEST(NvmlReader, TheFakeLibraryExportsEveryListedSymbol) {
