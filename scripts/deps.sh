@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages the build needs are installed.  As root it installs
 # what is missing (apt-get); otherwise it prints the one line to run and fails.
-# usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and libFuzzer)
+# usage: scripts/deps.sh [--build | --test | --fuzz]
+#   --build  what building the gpumap binary needs (scripts/run.sh, the quick start's first command)
+#   --test   that and what the tests need (scripts/test.sh); the default
+#   --fuzz   that and clang with libFuzzer (.ci/run's fuzzers)
 set -euo pipefail
-# git: --version's commit; groff-base, man-db, zsh, fish: the man page and completion tests.
-# libssl-dev, libcrypt-dev, zlib1g-dev, libyaml-cpp-dev: build, `gpumap serve`'s TLS, bcrypt basic auth,
-# gzip and web-config.yml (only the gpumap binary links them, not libgpumap.so).
+# The build: compiler, CMake, nlohmann-json; pkg-config; git (--version's commit); libssl-dev,
+# libcrypt-dev, zlib1g-dev, libyaml-cpp-dev: `gpumap serve`'s TLS, bcrypt basic auth, gzip and
+# web-config.yml (only the gpumap binary links them, not libgpumap.so).  CMake requires each of
+# them at configure time; nothing else when configured with -DGPUMAP_TESTS=OFF.
+build=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev libyaml-cpp-dev pkg-config git)
+# The tests: libgtest-dev and python3 (configure requires them with GPUMAP_TESTS=ON); python3-venv:
+# the pip install test; groff-base, man-db, zsh, fish: the man page and completion tests.
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
 # openssl, systemd (systemd-socket-activate): tests/metrics/web_test.sh makes certificates and
 # starts `gpumap serve` socket-activated.
-# fish: the completion tests.  python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/
-# start ranks through gpumap bind with them.  iproute2 (ip netns, veth, bridge):
-# tests/slurm/multinode.sh puts each slurmd in a network namespace.
-pkgs=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev libyaml-cpp-dev libgtest-dev python3 python3-venv
-  pkg-config git groff-base man-db zsh fish prometheus curl openssl systemd python3-torch openmpi-bin iproute2)
+# python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/ start ranks through gpumap
+# bind with them.  iproute2 (ip netns, veth, bridge): tests/slurm/multinode.sh puts each slurmd in a
+# network namespace.
+tests=(libgtest-dev python3 python3-venv groff-base man-db zsh fish prometheus curl openssl systemd python3-torch
+  openmpi-bin iproute2)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
-[ "${1:-}" = "--fuzz" ] && pkgs+=(clang libfuzzer-14-dev libclang-rt-14-dev)
+fuzz=(clang libfuzzer-14-dev libclang-rt-14-dev)
+case "${1:---test}" in
+  --build) pkgs=("${build[@]}") ;;
+  --test) pkgs=("${build[@]}" "${tests[@]}") ;;
+  --fuzz) pkgs=("${build[@]}" "${tests[@]}" "${fuzz[@]}") ;;
+  *) echo "usage: $0 [--build | --test | --fuzz]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,8 +3,10 @@
 # an NVIDIA driver it shows the bundled simulated host `seed-mixed` (labelled SIMULATED).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null  # as scripts/test.sh: one build for both
+scripts/deps.sh --build  # only what the gpumap binary needs: the tests' packages come with scripts/test.sh
+# The same folder as scripts/test.sh (one build for both), without the tests: configuring them needs
+# GoogleTest and Python, which --build does not install.  scripts/test.sh turns them back on.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGPUMAP_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target gpumap >/dev/null
 if build/gpumap list >/dev/null 2>&1; then
   exec build/gpumap map "$@"

@@ -11,7 +11,10 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 # The test's live part loads the build's fake libcuda (GPUMAP_TEST_BUILD_DIR), as capi_test does.
 cc -o "$tmp/by-pkg-config" "$src/tests/capi_test.c" -DGPUMAP_TEST_BUILD_DIR="\"$build\"" \
   $(PKG_CONFIG_PATH="$tmp/prefix/$libdir/pkgconfig" pkg-config --cflags --libs gpumap)
-LD_LIBRARY_PATH="$tmp/prefix/$libdir" "$tmp/by-pkg-config"
+# GPUMAP_TEST_PRELOAD (ctest sets it under the sanitizers): the ASan runtime, which must come first
+# in a program not built with it that loads the instrumented library.
+preload=${GPUMAP_TEST_PRELOAD:-}
+LD_PRELOAD=$preload LD_LIBRARY_PATH="$tmp/prefix/$libdir" "$tmp/by-pkg-config"
 cat >"$tmp/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.20)
 project(uses_gpumap C)
@@ -22,5 +25,5 @@ target_compile_definitions(by-find-package PRIVATE GPUMAP_TEST_BUILD_DIR="$build
 CMAKE
 cmake -S "$tmp" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/b" >/dev/null
-"$tmp/b/by-find-package"
+LD_PRELOAD=$preload "$tmp/b/by-find-package"
 echo "PASS: the installed C API works through pkg-config and find_package"

@@ -33,13 +33,13 @@ TEST(CliHostile, LeaseRecordWithLatin1AndEscapesBreaksNoListing) {
   std::string held = locks + "/held";
   ProcResult p = run_capture(
       {"/bin/sh", "-c",
-       "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'touch $L/held; sleep 30' "
+       "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c 'touch $L/held; sleep 30' "
        "\"caf$(printf '\\351')\" \"$(printf '\\033[2J\\033[H')\" &\n"
        "g=$!\n"
        "while [ ! -e $L/held ]; do sleep 0.02; done\n"
-       "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 --json > $L/list.json; echo json=$?\n"
-       "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 > $L/list.txt; echo table=$?\n"
-       "GPUMAP_LOCK_DIR=$L $G pick --simulate h200x2 --include 0 2> $L/pick.err; echo pick=$?\n"
+       "GPUMAP_LOCK_DIR=$L \"$G\" list --simulate h200x2 --json > $L/list.json; echo json=$?\n"
+       "GPUMAP_LOCK_DIR=$L \"$G\" list --simulate h200x2 > $L/list.txt; echo table=$?\n"
+       "GPUMAP_LOCK_DIR=$L \"$G\" pick --simulate h200x2 --include 0 2> $L/pick.err; echo pick=$?\n"
        "kill -TERM $g; wait\n"},
       {"PATH=/usr/bin:/bin", "G=" GPUMAP_BINARY, "L=" + locks, "HOME=" + temp_dir("home")}, 60000);
   auto slurp = [](const std::string& f) {
@@ -272,7 +272,7 @@ TEST(CliDriverFaults, TheProbeChildDiesWithGpumap) {
   std::string host = host_with("h200x2", {{"faults", {{{"call", "cuInit"}, {"hang", true}}}}});
   ProcResult p = run_capture(
       {"/bin/sh", "-c",
-       "$G map --probe --simulate $H & g=$!\n"
+       "\"$G\" map --probe --simulate \"$H\" & g=$!\n"
        "c=; for i in $(seq 200); do c=$(cat /proc/$g/task/$g/children 2>/dev/null); [ -n \"$c\" ] && break; sleep 0.05; done\n"
        "[ -n \"$c\" ] || { echo no-child; kill -9 $g; exit 1; }\n"
        "sleep 0.3; kill -TERM $g; wait $g\n"

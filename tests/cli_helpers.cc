@@ -1,9 +1,11 @@
 #include "cli_helpers.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -25,6 +27,44 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   std::string p = temp_dir("file") + "/" + name;
   std::ofstream(p) << text;
   return p;
+}
+
+std::string gpumap_for_other_users() {
+  namespace fs = std::filesystem;
+  std::string dir = temp_dir("for-others");
+  chmod(dir.c_str(), 0755);
+  std::error_code ec;
+  fs::copy_file(GPUMAP_BINARY, dir + "/gpumap", ec);
+  EXPECT_FALSE(ec) << "copying " << GPUMAP_BINARY << ": " << ec.message();
+  chmod((dir + "/gpumap").c_str(), 0755);
+  fs::create_directory(dir + "/sim", ec);
+  chmod((dir + "/sim").c_str(), 0755);
+  for (const auto& e : fs::directory_iterator(std::string(GPUMAP_BUILD_DIR) + "/sim", ec)) {
+    std::string to = dir + "/sim/" + e.path().filename().string();
+    fs::copy_file(e.path(), to, ec);
+    EXPECT_FALSE(ec) << "copying " << e.path() << ": " << ec.message();
+    chmod(to.c_str(), 0755);
+  }
+  EXPECT_FALSE(ec) << "reading " << GPUMAP_BUILD_DIR << "/sim: " << ec.message();
+  return dir + "/gpumap";
+}
+
+bool can_run_as_nobody(std::string& why) {
+  if (geteuid() != 0) {
+    why = "needs root (to run gpumap as nobody)";
+    return false;
+  }
+  if (access("/usr/bin/setpriv", X_OK) != 0) {
+    why = "needs /usr/bin/setpriv (util-linux)";
+    return false;
+  }
+  ProcResult r = run_capture({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/true"},
+                             {"PATH=/usr/bin:/bin"}, 30000);
+  if (r.exit_code != 0) {
+    why = "setpriv cannot switch to nobody here: " + r.err;
+    return false;
+  }
+  return true;
 }
 
 std::string host_path(const std::string& name) {

@@ -32,6 +32,16 @@ std::string temp_dir(const std::string& tag);
 /// Writes `text` to a new file in a temp dir and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
+/// For a test that runs gpumap as another user (nobody): a copy of the gpumap binary, with the
+/// simulated driver libraries beside it (sim/, where gpumap looks first), in a fresh folder under the
+/// test temp dir that every user can enter and read.  The checkout itself may sit in a folder only
+/// its owner can enter (`mktemp -d`, /root).  Returns the copy's path.
+std::string gpumap_for_other_users();
+
+/// Whether `setpriv` can run a program as nobody (65534) here: root, setpriv installed, and the
+/// user switch allowed (it is not in some containers).  Else `why` says which is missing.
+bool can_run_as_nobody(std::string& why);
+
 /// Path of a bundled host file (hosts/NAME.json in the source tree) or a test host (tests/hosts/NAME.json).
 std::string host_path(const std::string& name);
 

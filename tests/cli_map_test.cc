@@ -198,7 +198,7 @@ TEST(CliMap, BatchAnswersEachLineLikeMapDoes) {
   EXPECT_EQ(lines[4]["cuda"]["devices"].size(), 4u);
 
   // Without --json: one line each; from stdin with -.
-  CliRun text = run_program({"/bin/sh", "-c", std::string(GPUMAP_BINARY) + " map --simulate h200x2 --batch - < " + file});
+  CliRun text = run_program({"/bin/sh", "-c", "exec \"$0\" map --simulate h200x2 --batch - < \"$1\"", GPUMAP_BINARY, file});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_EQ(text.out.substr(0, text.out.find('\n')),
             "line 1: cuda:0 = nvidia-smi 1 GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a, cuda:1 = nvidia-smi 0 "

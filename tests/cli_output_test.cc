@@ -144,7 +144,7 @@ TEST(CliOutput, PsWatchIntoAPipeHasNoEscapeCodesAndTakesFractions) {
   EXPECT_GE(frames, 2u) << r.out;
   // On a terminal it redraws in place.
   CliRun tty = run_program({"/usr/bin/script", "-qec",
-                            "/usr/bin/timeout -s INT 1 " + std::string(GPUMAP_BINARY) + " ps --simulate h200x2 --watch 0.2",
+                            "/usr/bin/timeout -s INT 1 '" + std::string(GPUMAP_BINARY) + "' ps --simulate h200x2 --watch 0.2",
                             "/dev/null"},
                            {"TERM=xterm"});
   EXPECT_NE(tty.out.find("\033[H\033[2J"), std::string::npos) << tty.out;

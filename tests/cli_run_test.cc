@@ -38,7 +38,7 @@ CliRun run_on(const std::string& locks, const std::vector<std::string>& opts, co
   return gpumap(with(args, cmd), with({"GPUMAP_LOCK_DIR=" + locks}, env));
 }
 
-/// Runs a shell script with $G = the gpumap binary and $L = the lease folder.
+/// Runs a shell script with $G = the gpumap binary (quote it: the checkout path may hold spaces) and $L = the lease folder.
 ProcResult script(const std::string& locks, const std::string& text) {
   return run_capture({"/bin/sh", "-c", text},
                      {"PATH=/usr/bin:/bin", "G=" GPUMAP_BINARY, "L=" + locks, "HOME=" + temp_dir("home"),
@@ -162,13 +162,13 @@ TEST(CliRun, ManyConcurrentRunsNeverShareAGpu) {
 TEST(CliRun, BusyGpuFailsAtOnceOrIsWaitedFor) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks,
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c "
                         "'touch $L/started; while [ ! -e $L/release ]; do sleep 0.02; done' &\n"
                         "while [ ! -e $L/started ]; do sleep 0.02; done\n"
-                        "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 | grep -c 'pid .* since'\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo now=$?\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" list --simulate h200x2 | grep -c 'pid .* since'\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- true; echo now=$?\n"
                         "(sleep 0.3; touch $L/release) &\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 --wait 20 -- true; echo waited=$?\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 --wait 20 -- true; echo waited=$?\n"
                         "wait\n");
   EXPECT_NE(p.out.find("1\n"), std::string::npos) << p.out << p.err;  // list shows the holder
   EXPECT_NE(p.out.find("now=6"), std::string::npos) << p.out << p.err;
@@ -192,12 +192,12 @@ TEST(CliRun, TooManyGpusFailsCleanlyEvenWithWait) {
 TEST(CliRun, SigtermToGpumapIsForwardedAndLeaseFreed) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks,
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c "
                         "'trap \"echo got-term; exit 3\" TERM; touch $L/started; while :; do sleep 0.02; done' &\n"
                         "g=$!\n"
                         "while [ ! -e $L/started ]; do sleep 0.02; done\n"
                         "kill -TERM $g; wait $g; echo rc=$?\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo next=$?\n");
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- true; echo next=$?\n");
   EXPECT_NE(p.out.find("got-term"), std::string::npos) << p.out << p.err;
   EXPECT_NE(p.out.find("rc=3"), std::string::npos) << p.out << p.err;
   EXPECT_NE(p.out.find("next=0"), std::string::npos) << p.out << p.err;
@@ -206,11 +206,11 @@ TEST(CliRun, SigtermToGpumapIsForwardedAndLeaseFreed) {
 TEST(CliRun, LeaseFreedWhenTheChildIsKilled) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks,
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'echo $$ > $L/pid; exec sleep 30' &\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c 'echo $$ > $L/pid; exec sleep 30' &\n"
                         "g=$!\n"
                         "while [ ! -s $L/pid ]; do sleep 0.02; done\n"
                         "kill -KILL $(cat $L/pid); wait $g; echo rc=$?\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo next=$?\n");
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- true; echo next=$?\n");
   EXPECT_NE(p.out.find("rc=137"), std::string::npos) << p.out << p.err;
   EXPECT_NE(p.out.find("next=0"), std::string::npos) << p.out << p.err;
 }
@@ -218,7 +218,7 @@ TEST(CliRun, LeaseFreedWhenTheChildIsKilled) {
 TEST(CliRun, CommandGetsSigtermWhenGpumapIsKilled) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks,
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c "
                         "'trap \"touch $L/term; exit 0\" TERM; touch $L/started; while :; do sleep 0.02; done' &\n"
                         "g=$!\n"
                         "while [ ! -e $L/started ]; do sleep 0.02; done\n"
@@ -232,13 +232,13 @@ TEST(CliRun, CommandGetsSigtermWhenGpumapIsKilled) {
 // lease on GPU 0 comes free within 5 s; prints free=CODE).
 const char* kJobShell =
     "alive() { s=$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null); [ -n \"$s\" ] && [ \"$s\" != Z ]; }\n"
-    "until_free() { GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 --wait 5 -- true; echo free=$?; }\n";
+    "until_free() { GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 --wait 5 -- true; echo free=$?; }\n";
 
 TEST(CliRun, LeaseOutlivesKilledGpumapWhileAnyJobProcessRuns) {
   // The `bash train.sh` pattern: the shell dies with gpumap (SIGTERM), its child keeps the GPU busy.
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks, std::string(kJobShell) +
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c "
                         "'sleep 30 & echo $! > $L/worker; echo $$ > $L/job; wait; true' &\n"
                         "g=$!\n"
                         "while [ ! -s $L/job ] || [ ! -s $L/worker ]; do sleep 0.02; done\n"
@@ -246,8 +246,8 @@ TEST(CliRun, LeaseOutlivesKilledGpumapWhileAnyJobProcessRuns) {
                         "for i in $(seq 100); do alive $(cat $L/job) || break; sleep 0.02; done\n"
                         "alive $(cat $L/job) || echo shell-ended\n"
                         "alive $(cat $L/worker) && echo worker-runs\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo while=$?\n"
-                        "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2 | grep -o 'job [0-9]* ([^)]*)'\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- true; echo while=$?\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" list --simulate h200x2 | grep -o 'job [0-9]* ([^)]*)'\n"
                         "echo jobpid=$(cat $L/job)\n"
                         "kill -KILL $(cat $L/worker)\n"
                         "until_free\n");
@@ -264,13 +264,13 @@ TEST(CliRun, LeaseOutlivesKilledGpumapWhileAnyJobProcessRuns) {
 TEST(CliRun, LeaseOutlivesKilledGpumapWhenTheCommandIgnoresSigterm) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks, std::string(kJobShell) +
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c "
                         "'trap \"\" TERM; echo $$ > $L/job; while :; do sleep 0.05; done' &\n"
                         "g=$!\n"
                         "while [ ! -s $L/job ]; do sleep 0.02; done\n"
                         "kill -KILL $g; wait $g\n"
                         "sleep 0.3; alive $(cat $L/job) && echo job-runs\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo while=$?\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- true; echo while=$?\n"
                         "kill -KILL -$(cat $L/job)\n"
                         "until_free\n");
   EXPECT_NE(p.out.find("job-runs"), std::string::npos) << p.out << p.err;
@@ -281,7 +281,7 @@ TEST(CliRun, LeaseOutlivesKilledGpumapWhenTheCommandIgnoresSigterm) {
 TEST(CliRun, SignalsReachTheWholeJob) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks, std::string(kJobShell) +
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c "
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c "
                         "'sleep 30 & echo $! > $L/worker; wait' &\n"
                         "g=$!\n"
                         "while [ ! -s $L/worker ]; do sleep 0.02; done\n"
@@ -297,12 +297,12 @@ TEST(CliRun, SignalsReachTheWholeJob) {
 TEST(CliRun, LockHeldByAnotherProgramNamesNoStalePid) {
   std::string locks = temp_dir("locks");
   ProcResult p = script(locks,
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- sh -c 'echo $PPID > $L/old'\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- sh -c 'echo $PPID > $L/old'\n"
                         "flock $L/" + std::string(kGpu0) + ".lock sh -c 'echo $$ > $L/holder; touch $L/locked; exec sleep 30' &\n"
                         "f=$!\n"
                         "while [ ! -e $L/locked ]; do sleep 0.02; done\n"
-                        "GPUMAP_LOCK_DIR=$L $G run --simulate h200x2 --include 0 -- true; echo busy=$?\n"
-                        "GPUMAP_LOCK_DIR=$L $G list --simulate h200x2\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate h200x2 --include 0 -- true; echo busy=$?\n"
+                        "GPUMAP_LOCK_DIR=$L \"$G\" list --simulate h200x2\n"
                         "kill $(cat $L/holder); wait\n");
   std::string old = slurp(locks + "/old");
   while (!old.empty() && old.back() == '\n') old.pop_back();
@@ -331,7 +331,10 @@ TEST(CliRun, PlantedSymlinkInTheLeaseFolderIsRefused) {
 }
 
 TEST(CliRun, LeasesWorkAcrossUsers) {
-  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "needs root and setpriv";
+  std::string why;
+  if (!can_run_as_nobody(why)) GTEST_SKIP() << why;
+  // nobody runs a copy that it can read wherever the checkout is (a 0700 clone too).
+  const std::string others_gpumap = gpumap_for_other_users();
   std::string base = temp_dir("xuser");
   chmod(base.c_str(), 0755);
   std::string host = base + "/host.json";
@@ -342,12 +345,12 @@ TEST(CliRun, LeasesWorkAcrossUsers) {
   }
   chmod(host.c_str(), 0644);
   auto as_nobody = [&](const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUMAP_BINARY};
+    std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", others_gpumap};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_capture(argv, {"PATH=/usr/bin:/bin", "GPUMAP_LOCK_DIR=" + locks, "GPUMAP_CACHE_DIR=/nonexistent/c"}, 30000);
   };
   ProcResult probe = as_nobody({"list", "--simulate", host});
-  if (probe.exit_code != 0) GTEST_SKIP() << "cannot run as nobody here: " << probe.err;
+  ASSERT_EQ(probe.exit_code, 0) << "gpumap as nobody: " << probe.err;
 
   // root takes GPU 0 once (creating the folder and a root-owned 0666 lock file), then holds it.
   ASSERT_EQ(gpumap({"run", "--simulate", host, "--include", "0", "--", "true"}, {"GPUMAP_LOCK_DIR=" + locks}).code, 0);
@@ -358,11 +361,12 @@ TEST(CliRun, LeasesWorkAcrossUsers) {
   EXPECT_EQ(free0.exit_code, 0) << free0.err;  // another user's 0666 lock file is lockable
 
   ProcResult held = script(locks,
-                           "GPUMAP_LOCK_DIR=$L $G run --simulate " + host +
+                           "N='" + others_gpumap + "'\n"  // a temp dir's path: no quote in it
+                           "GPUMAP_LOCK_DIR=$L \"$G\" run --simulate " + host +
                                " --include 0 -- sh -c 'touch $L/../started; sleep 0.5' &\n"
                                "while [ ! -e $L/../started ]; do sleep 0.02; done\n"
                                "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env GPUMAP_LOCK_DIR=$L "
-                               "GPUMAP_CACHE_DIR=/nonexistent/c $G run --simulate " + host +
+                               "GPUMAP_CACHE_DIR=/nonexistent/c \"$N\" run --simulate " + host +
                                " --include 0 -- true; echo nobody=$?\nwait\n");
   EXPECT_NE(held.out.find("nobody=6"), std::string::npos) << held.out << held.err;
   EXPECT_NE(held.err.find("leased by pid"), std::string::npos) << held.err;

@@ -883,10 +883,15 @@ void check_front_ends(Runner& r, const Case& c, std::vector<Failure>& out) {
              !refused_for_the_environment(run.err)) {
     out.push_back({"a:run-cli", "run", "gpumap run refused without naming the limit: " + run.err});
   }
-  // The Python package: devices().findings against doctor's ids (not in the sanitizer build: an
-  // instrumented libgpumap.so loads into Python only with the sanitizer runtime preloaded).
+  // The Python package: devices().findings against doctor's ids (in the sanitizer build an
+  // instrumented libgpumap.so loads into Python only with the runtime preloaded:
+  // GPUMAP_ROUNDTRIP_PRELOAD, and Python's own leaks are not checked).
   if (env_number("GPUMAP_ROUNDTRIP_PYTHON", 1) == 0) return;
   std::vector<std::string> penv = env;
+  if (const char* pre = getenv("GPUMAP_ROUNDTRIP_PRELOAD"); pre && *pre) {
+    penv.push_back(std::string("LD_PRELOAD=") + pre);
+    penv.push_back("ASAN_OPTIONS=detect_leaks=0");
+  }
   penv.push_back("PYTHONPATH=" + std::string(GPUMAP_SOURCE_DIR) + "/python");
   penv.push_back("GPUMAP_BUILD_DIR=" + std::string(GPUMAP_BUILD_DIR));
   penv.push_back("PYTHONDONTWRITEBYTECODE=1");

@@ -10,7 +10,11 @@ trap 'rm -rf "$tmp"' EXIT
 # --no-index: nothing may come from the network; the build backend needs only the stdlib.
 GPUMAP_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-index --no-cache-dir -q "$src/python"
 cd "$tmp"
-out=$(env -u PYTHONPATH -u GPUMAP_BUILD_DIR -u GPUMAP_LIBRARY GPUMAP_SIMULATE=h200x2 GPUMAP_LOCK_DIR="$tmp/leases" \
+# GPUMAP_TEST_PRELOAD (ctest sets it under the sanitizers): the ASan runtime, which an instrumented
+# libgpumap.so needs first in Python; Python's own leaks are not checked.
+preload=()
+[ -n "${GPUMAP_TEST_PRELOAD:-}" ] && preload=(LD_PRELOAD="$GPUMAP_TEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
+out=$(env -u PYTHONPATH -u GPUMAP_BUILD_DIR -u GPUMAP_LIBRARY "${preload[@]}" GPUMAP_SIMULATE=h200x2 GPUMAP_LOCK_DIR="$tmp/leases" \
   "$tmp/venv/bin/python" -c '
 import gpumap
 print(gpumap.__file__)

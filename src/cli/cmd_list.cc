@@ -69,7 +69,7 @@ int run(const Args& args, Context& ctx) {
     }
   std::cout << host_banner(s) << render_table(heads, rows, term_style(), {"NAME", "LEASE"});
   for (const Gpu& g : s.gpus)
-    for (const std::string& n : g.notes) std::cout << fit_line("note: GPU " + std::to_string(g.nvml_index) + ": " + n);
+    for (const GpuNote& n : g.notes) std::cout << fit_line("note: GPU " + std::to_string(g.nvml_index) + ": " + n.text);
   return 0;
 }
 

@@ -10,7 +10,7 @@
 namespace gpumap {
 
 struct SymbolBinding {
-  std::string call;   // the call as gpumap names it ("nvmlDeviceGetPciInfo")
+  std::string call;   // the last (oldest) name tried: the call's plain name where it ends the list ("nvmlDeviceGetPciInfo")
   std::string bound;  // the symbol that bound ("nvmlDeviceGetPciInfo_v3"), "" if none
   bool required = false;
 };
@@ -30,13 +30,14 @@ class DynLib {
   const std::string& name() const { return name_; }
   const std::vector<SymbolBinding>& bindings() const { return bindings_; }
 
-  /// Binds the first of `names` that exists.  A missing required symbol throws
-  /// Error(kExitNoDriver) naming the library and the symbols tried; a missing optional
-  /// one returns nullptr.
   /// A symbol that is not part of the driver's API (the simulated driver's extras): not
   /// recorded in bindings(); nullptr when absent.
   void* extra_symbol(const char* name) const;
 
+  /// Binds the first of `names` (newest version first) that exists and records it in bindings().
+  /// A missing required symbol throws Error(kExitNoDriver) naming the library and the symbols
+  /// tried; a missing optional one returns nullptr.  Fn is the call's type: NVML's come from
+  /// the prototypes of driver/nvml_api.h (GPUMAP_NVML_CALLS).
   template <class Fn>
   Fn* bind(std::initializer_list<const char*> names, bool required) {
     return reinterpret_cast<Fn*>(bind_raw(names, required));

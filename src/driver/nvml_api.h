@@ -69,47 +69,87 @@ typedef struct {
   unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
-// Every NVML call gpumap binds, one prototype per symbol name (nvml.h; enums written as int).
-// The reader binds each by these names (a wrong signature does not compile), and the fake
-// library defines them against the same declarations.
-nvmlReturn_t nvmlInit_v2(void);
-nvmlReturn_t nvmlInit(void);
-nvmlReturn_t nvmlShutdown(void);
-const char* nvmlErrorString(nvmlReturn_t result);
-nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length);
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* cudaDriverVersion);
-nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* cudaDriverVersion);
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* deviceCount);
-nvmlReturn_t nvmlDeviceGetCount(unsigned int* deviceCount);
-nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device);
-nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device);
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length);
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length);
-nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci);
-nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci);
-nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci);
-nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber);
-nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory);
-nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory);
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization);
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor);
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode);
-nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count);
-nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice);
-nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id);
-nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id);
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos);
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos);
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos);
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos);
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos);
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos);
-nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long* cpuSet);
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int* isActive);
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci);
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci);
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, int* pNvLinkDeviceType);
-nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, int p2pIndex, int* p2pStatus);
+// Every NVML call gpumap binds, each named once, newest version first:
+//
+//   X(member, need, return type, (parameters), symbol, older symbols...)
+//
+// `member` is the reader's name for the call (driver/nvml_reader.cc makes a function pointer of
+// each); `need` is `required` (a library without any of the symbols is refused), `optional`
+// (nullptr when absent) or `fallback_for(member)` (optional, and looked up only when that
+// earlier member bound nothing: the process lists' unversioned call, whose struct differs).
+// The versions of a call share its signature (nvml.h; enums written as int).  Each symbol gets a
+// prototype from this list below; the reader's pointer types are decltype of those prototypes, and
+// the fake library (src/fake/fake_nvml.cc) defines the same names against them, so a wrong
+// signature does not compile (libnvidia-container checks its NVML calls with __typeof__ alike).
+// The order is the binding order, which `list --json`'s nvml_symbols shows.
+#define GPUMAP_NVML_CALLS(X)                                                                                      \
+  X(init, required, nvmlReturn_t, (void), nvmlInit_v2, nvmlInit)                                                   \
+  X(shutdown, required, nvmlReturn_t, (void), nvmlShutdown)                                                        \
+  X(error_string, optional, const char*, (nvmlReturn_t result), nvmlErrorString)                                   \
+  X(driver_version, optional, nvmlReturn_t, (char* version, unsigned int length), nvmlSystemGetDriverVersion)      \
+  X(cuda_version, optional, nvmlReturn_t, (int* cudaDriverVersion), nvmlSystemGetCudaDriverVersion_v2,             \
+    nvmlSystemGetCudaDriverVersion)                                                                                \
+  X(count, required, nvmlReturn_t, (unsigned int* deviceCount), nvmlDeviceGetCount_v2, nvmlDeviceGetCount)         \
+  X(handle, required, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device), nvmlDeviceGetHandleByIndex_v2,     \
+    nvmlDeviceGetHandleByIndex)                                                                                    \
+  X(name, required, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length), nvmlDeviceGetName)       \
+  X(uuid, required, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length), nvmlDeviceGetUUID)       \
+  X(pci, required, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t* pci), nvmlDeviceGetPciInfo_v3,               \
+    nvmlDeviceGetPciInfo_v2, nvmlDeviceGetPciInfo)                                                                 \
+  X(minor, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* minorNumber), nvmlDeviceGetMinorNumber)     \
+  X(mem2, optional, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t* memory), nvmlDeviceGetMemoryInfo_v2)      \
+  X(mem, optional, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t* memory), nvmlDeviceGetMemoryInfo)             \
+  X(util, optional, nvmlReturn_t, (nvmlDevice_t device, nvmlUtilization_t* utilization),                           \
+    nvmlDeviceGetUtilizationRates)                                                                                 \
+  X(cc, optional, nvmlReturn_t, (nvmlDevice_t device, int* major, int* minor), nvmlDeviceGetCudaComputeCapability) \
+  X(mig_mode, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode), \
+    nvmlDeviceGetMigMode)                                                                                          \
+  X(mig_max, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* count), nvmlDeviceGetMaxMigDeviceCount)   \
+  X(mig_handle, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice),        \
+    nvmlDeviceGetMigDeviceHandleByIndex)                                                                           \
+  X(gi_id, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id), nvmlDeviceGetGpuInstanceId)            \
+  X(ci_id, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id), nvmlDeviceGetComputeInstanceId)        \
+  X(compute, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos),  \
+    nvmlDeviceGetComputeRunningProcesses_v3, nvmlDeviceGetComputeRunningProcesses_v2)                              \
+  X(compute_v1, fallback_for(compute), nvmlReturn_t,                                                               \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos), nvmlDeviceGetComputeRunningProcesses) \
+  X(graphics, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos), \
+    nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlDeviceGetGraphicsRunningProcesses_v2)                            \
+  X(graphics_v1, fallback_for(graphics), nvmlReturn_t,                                                             \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos), nvmlDeviceGetGraphicsRunningProcesses) \
+  X(affinity, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long* cpuSet),       \
+    nvmlDeviceGetCpuAffinity)                                                                                      \
+  X(link_state, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, int* isActive),                   \
+    nvmlDeviceGetNvLinkState)                                                                                      \
+  X(link_pci, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci),                \
+    nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlDeviceGetNvLinkRemotePciInfo)                                         \
+  X(link_type, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, int* pNvLinkDeviceType),           \
+    nvmlDeviceGetNvLinkRemoteDeviceType)                                                                           \
+  X(p2p, optional, nvmlReturn_t, (nvmlDevice_t device1, nvmlDevice_t device2, int p2pIndex, int* p2pStatus),      \
+    nvmlDeviceGetP2PStatus)
+
+// Helpers for the list: the symbols of an entry (one to three), one by one.
+#define GPUMAP_NVML_PICK_(a, b, c, chosen, ...) chosen
+#define GPUMAP_NVML_EACH(F, ret, params, ...) \
+  GPUMAP_NVML_PICK_(__VA_ARGS__, GPUMAP_NVML_EACH3_, GPUMAP_NVML_EACH2_, GPUMAP_NVML_EACH1_, unused)(F, ret, params, __VA_ARGS__)
+#define GPUMAP_NVML_EACH1_(F, ret, params, a) F(ret, params, a)
+#define GPUMAP_NVML_EACH2_(F, ret, params, a, b) F(ret, params, a) F(ret, params, b)
+#define GPUMAP_NVML_EACH3_(F, ret, params, a, b, c) F(ret, params, a) F(ret, params, b) F(ret, params, c)
+/// The newest symbol of an entry, whose prototype gives the call's type.
+#define GPUMAP_NVML_NEWEST(...) GPUMAP_NVML_NEWEST_(__VA_ARGS__, unused)
+#define GPUMAP_NVML_NEWEST_(a, ...) a
+/// The symbols of an entry as string literals, newest first: "nvmlInit_v2", "nvmlInit".
+#define GPUMAP_NVML_NAMES(...) \
+  GPUMAP_NVML_PICK_(__VA_ARGS__, GPUMAP_NVML_NAMES3_, GPUMAP_NVML_NAMES2_, GPUMAP_NVML_NAMES1_, unused)(__VA_ARGS__)
+#define GPUMAP_NVML_NAMES1_(a) #a
+#define GPUMAP_NVML_NAMES2_(a, b) #a, #b
+#define GPUMAP_NVML_NAMES3_(a, b, c) #a, #b, #c
+
+#define GPUMAP_NVML_PROTOTYPE_(ret, params, symbol) ret symbol params;
+#define GPUMAP_NVML_DECLARE_(member, need, ret, params, ...) GPUMAP_NVML_EACH(GPUMAP_NVML_PROTOTYPE_, ret, params, __VA_ARGS__)
+GPUMAP_NVML_CALLS(GPUMAP_NVML_DECLARE_)
+#undef GPUMAP_NVML_DECLARE_
+#undef GPUMAP_NVML_PROTOTYPE_
 
 }  // extern "C"
 
@@ -123,6 +163,6 @@ constexpr int kNvLinkRemoteSwitch = 2;   // NVML_NVLINK_DEVICE_TYPE_SWITCH
 constexpr int kNvmlP2pCapsNvlink = 2;    // NVML_P2P_CAPS_INDEX_NVLINK
 constexpr int kNvmlP2pStatusOk = 0;      // NVML_P2P_STATUS_OK
 constexpr int kNvmlP2pStatusNotSupported = 5;
-/// "NVML_ERROR_NOT_SUPPORTED" for 3, ...; "NVML_ERROR_<code>" for codes it does not know.
+/// "NVML_ERROR_NOT_SUPPORTED" for 3, ...; "NVML_ERROR_(unlisted)" for codes it does not know.
 const char* nvml_error_name(int code);
 }  // namespace gpumap

@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <type_traits>
 
 #include "driver/driver_thread.h"
 #include "driver/dynlib.h"
@@ -44,53 +43,21 @@ void lap(const char* what) {
   if (g_trace) g_trace->lap(what);
 }
 
-/// Binds the first of the named NVML calls the library has (newest version first).  Each name is
-/// a prototype of nvml_api.h, written once, and the versions of a call must share its signature,
-/// so a wrong one does not compile (libnvidia-container checks its NVML calls with __typeof__).
-#define NVML_BIND1(lib, required, a) (lib).bind<decltype(a)>({#a}, required)
-#define NVML_BIND2(lib, required, a, b)                                                           \
-  (static_cast<void>(sizeof(std::enable_if_t<std::is_same_v<decltype(a), decltype(b)>, int>)), \
-   (lib).bind<decltype(a)>({#a, #b}, required))
-#define NVML_BIND3(lib, required, a, b, c)                                                        \
-  (static_cast<void>(sizeof(std::enable_if_t<std::is_same_v<decltype(a), decltype(b)> &&       \
-                                                  std::is_same_v<decltype(a), decltype(c)>,      \
-                                              int>)),                                            \
-   (lib).bind<decltype(a)>({#a, #b, #c}, required))
+// What the `need` column of GPUMAP_NVML_CALLS (driver/nvml_api.h) means when binding.
+#define GPUMAP_NVML_LOOK_UP_required true
+#define GPUMAP_NVML_LOOK_UP_optional true
+#define GPUMAP_NVML_LOOK_UP_fallback_for(other) (!(other))
+#define GPUMAP_NVML_REQUIRED_required true
+#define GPUMAP_NVML_REQUIRED_optional false
+#define GPUMAP_NVML_REQUIRED_fallback_for(other) false
 
+/// The NVML calls, one function pointer each (nullptr when an optional call is absent), typed by
+/// the newest symbol's prototype and bound in the order of GPUMAP_NVML_CALLS.
 struct Nvml {
   std::unique_ptr<DynLib> lib;
-  decltype(nvmlInit_v2)* init;
-  decltype(nvmlShutdown)* shutdown;
-  decltype(nvmlErrorString)* error_string;
-  decltype(nvmlSystemGetDriverVersion)* driver_version;
-  decltype(nvmlSystemGetCudaDriverVersion_v2)* cuda_version;
-  decltype(nvmlDeviceGetCount_v2)* count;
-  decltype(nvmlDeviceGetHandleByIndex_v2)* handle;
-  decltype(nvmlDeviceGetName)* name;
-  decltype(nvmlDeviceGetUUID)* uuid;
-  decltype(nvmlDeviceGetMinorNumber)* minor;
-  decltype(nvmlDeviceGetPciInfo_v3)* pci;
-  decltype(nvmlDeviceGetMemoryInfo_v2)* mem2;
-  decltype(nvmlDeviceGetMemoryInfo)* mem;
-  decltype(nvmlDeviceGetUtilizationRates)* util;
-  decltype(nvmlDeviceGetCudaComputeCapability)* cc;
-  decltype(nvmlDeviceGetMigMode)* mig_mode;
-  decltype(nvmlDeviceGetMaxMigDeviceCount)* mig_max;
-  decltype(nvmlDeviceGetMigDeviceHandleByIndex)* mig_handle;
-  decltype(nvmlDeviceGetGpuInstanceId)* gi_id;
-  decltype(nvmlDeviceGetComputeInstanceId)* ci_id;
-  decltype(nvmlDeviceGetComputeRunningProcesses_v3)* compute_v3;
-  decltype(nvmlDeviceGetComputeRunningProcesses_v2)* compute_v2;
-  decltype(nvmlDeviceGetComputeRunningProcesses)* compute_v1;
-  decltype(nvmlDeviceGetGraphicsRunningProcesses_v3)* graphics_v3;
-  decltype(nvmlDeviceGetGraphicsRunningProcesses_v2)* graphics_v2;
-  decltype(nvmlDeviceGetGraphicsRunningProcesses)* graphics_v1;
-  decltype(nvmlDeviceGetCpuAffinity)* affinity;
-  decltype(nvmlDeviceGetNvLinkState)* link_state;
-  decltype(nvmlDeviceGetNvLinkRemotePciInfo_v2)* link_pci;
-  decltype(nvmlDeviceGetNvLinkRemoteDeviceType)* link_type;
-  decltype(nvmlDeviceGetP2PStatus)* p2p;
-  bool v3_compute = false;
+#define GPUMAP_NVML_MEMBER_(member, need, ret, params, ...) decltype(GPUMAP_NVML_NEWEST(__VA_ARGS__))* member = nullptr;
+  GPUMAP_NVML_CALLS(GPUMAP_NVML_MEMBER_)
+#undef GPUMAP_NVML_MEMBER_
 
   /// fake_host: the simulated host file, told to the fake library before anything binds (it
   /// decides which symbols the host file declares missing).
@@ -99,44 +66,29 @@ struct Nvml {
     if (!fake_host.empty())
       if (auto set_host = reinterpret_cast<void (*)(const char*)>(l.extra_symbol("gpumapFakeSetHost")))
         set_host(fake_host.c_str());
-    init = NVML_BIND2(l, true, nvmlInit_v2, nvmlInit);
-    shutdown = NVML_BIND1(l, true, nvmlShutdown);
-    error_string = NVML_BIND1(l, false, nvmlErrorString);
-    driver_version = NVML_BIND1(l, false, nvmlSystemGetDriverVersion);
-    cuda_version = NVML_BIND2(l, false, nvmlSystemGetCudaDriverVersion_v2, nvmlSystemGetCudaDriverVersion);
-    count = NVML_BIND2(l, true, nvmlDeviceGetCount_v2, nvmlDeviceGetCount);
-    handle = NVML_BIND2(l, true, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByIndex);
-    name = NVML_BIND1(l, true, nvmlDeviceGetName);
-    uuid = NVML_BIND1(l, true, nvmlDeviceGetUUID);
-    pci = NVML_BIND3(l, true, nvmlDeviceGetPciInfo_v3, nvmlDeviceGetPciInfo_v2, nvmlDeviceGetPciInfo);
-    minor = NVML_BIND1(l, false, nvmlDeviceGetMinorNumber);
-    mem2 = NVML_BIND1(l, false, nvmlDeviceGetMemoryInfo_v2);
-    mem = NVML_BIND1(l, false, nvmlDeviceGetMemoryInfo);
-    util = NVML_BIND1(l, false, nvmlDeviceGetUtilizationRates);
-    cc = NVML_BIND1(l, false, nvmlDeviceGetCudaComputeCapability);
-    mig_mode = NVML_BIND1(l, false, nvmlDeviceGetMigMode);
-    mig_max = NVML_BIND1(l, false, nvmlDeviceGetMaxMigDeviceCount);
-    mig_handle = NVML_BIND1(l, false, nvmlDeviceGetMigDeviceHandleByIndex);
-    gi_id = NVML_BIND1(l, false, nvmlDeviceGetGpuInstanceId);
-    ci_id = NVML_BIND1(l, false, nvmlDeviceGetComputeInstanceId);
-    compute_v3 = NVML_BIND1(l, false, nvmlDeviceGetComputeRunningProcesses_v3);
-    compute_v2 = compute_v3 ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetComputeRunningProcesses_v2);
-    compute_v1 = (compute_v3 || compute_v2) ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetComputeRunningProcesses);
-    graphics_v3 = NVML_BIND1(l, false, nvmlDeviceGetGraphicsRunningProcesses_v3);
-    graphics_v2 = graphics_v3 ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetGraphicsRunningProcesses_v2);
-    graphics_v1 = (graphics_v3 || graphics_v2) ? nullptr : NVML_BIND1(l, false, nvmlDeviceGetGraphicsRunningProcesses);
-    affinity = NVML_BIND1(l, false, nvmlDeviceGetCpuAffinity);
-    link_state = NVML_BIND1(l, false, nvmlDeviceGetNvLinkState);
-    link_pci = NVML_BIND2(l, false, nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlDeviceGetNvLinkRemotePciInfo);
-    link_type = NVML_BIND1(l, false, nvmlDeviceGetNvLinkRemoteDeviceType);
-    p2p = NVML_BIND1(l, false, nvmlDeviceGetP2PStatus);
+#define GPUMAP_NVML_BIND_(member, need, ret, params, ...)                                                     \
+  member = GPUMAP_NVML_LOOK_UP_##need ? l.bind<decltype(GPUMAP_NVML_NEWEST(__VA_ARGS__))>(                  \
+                                            {GPUMAP_NVML_NAMES(__VA_ARGS__)}, GPUMAP_NVML_REQUIRED_##need) \
+                                      : nullptr;
+    GPUMAP_NVML_CALLS(GPUMAP_NVML_BIND_)
+#undef GPUMAP_NVML_BIND_
   }
 
+  /// "<library>: <call> returned NVML_ERROR_X (<code>): <the driver's words>", the one wording of
+  /// a failed call, in errors and in notes.
   std::string describe(const char* call, nvmlReturn_t rc) const {
     std::string s = lib->name() + ": " + call + " returned " + nvml_error_name(rc) + " (" + std::to_string(rc) + ")";
     if (error_string && rc != 0)
       if (const char* t = error_string(rc)) s += ": " + std::string(t);
     return s;
+  }
+  /// A note of a failed call, its raw code kept beside the words (`more` is added to them).
+  GpuNote failed(const char* call, nvmlReturn_t rc, const std::string& more = "") const {
+    return {call, rc, describe(call, rc) + more};
+  }
+  /// A note of an answer gpumap would not take: "<library>: <call> <what>".
+  GpuNote refused(const char* call, nvmlReturn_t rc, const std::string& what) const {
+    return {call, rc, lib->name() + ": " + call + " " + what};
   }
 };
 
@@ -156,7 +108,7 @@ std::string c_text(const char (&buf)[N]) {
 
 // Records a failed optional query; NOT_SUPPORTED is an ordinary N/A and is not noted.
 void note(Gpu& g, const Nvml& n, const char* call, nvmlReturn_t rc) {
-  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) g.notes.push_back(n.describe(call, rc));
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) g.notes.push_back(n.failed(call, rc));
 }
 
 /// The process list, sized by asking first.  `absurd` is set (and the list left empty) when
@@ -184,10 +136,9 @@ nvmlReturn_t read_process_list(Fn* fn, nvmlDevice_t d, std::vector<Info>& out, u
 
 /// Adds one of the two lists (compute, graphics) to g.processes.  Returns false when the list
 /// could not be read: the caller then leaves the whole process list unknown, never a half.
-using ProcessListV2 = decltype(nvmlDeviceGetComputeRunningProcesses_v3);  // _v2 and graphics: the same
-using ProcessListV1 = decltype(nvmlDeviceGetComputeRunningProcesses);
-bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, ProcessListV2* v3, ProcessListV2* v2,
-                   ProcessListV1* v1, const char* call) {
+/// `list` is the versioned call (_v3 or _v2), `v1` the unversioned one with its older struct.
+bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, decltype(Nvml::compute) list,
+                   decltype(Nvml::compute_v1) v1, const char* call) {
   nvmlReturn_t rc;
   std::vector<GpuProcess> found;
   auto add = [&](unsigned pid, unsigned long long mem) {
@@ -198,9 +149,9 @@ bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, Proc
     found.push_back(p);
   };
   unsigned absurd = 0;
-  if (v3 || v2) {
+  if (list) {
     std::vector<nvmlProcessInfo_v2_t> infos;
-    rc = read_process_list(v3 ? v3 : v2, d, infos, absurd);
+    rc = read_process_list(list, d, infos, absurd);
     for (const auto& i : infos) add(i.pid, i.usedGpuMemory);
   } else if (v1) {
     std::vector<nvmlProcessInfo_v1_t> infos;
@@ -210,8 +161,8 @@ bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, Proc
     return true;
   }
   if (absurd) {
-    g.notes.push_back(n.lib->name() + ": " + call + " claimed " + std::to_string(absurd) + " processes (more than " +
-                      std::to_string(kMaxProcesses) + "): process list unknown");
+    g.notes.push_back(n.refused(call, rc, "claimed " + std::to_string(absurd) + " processes (more than " +
+                                              std::to_string(kMaxProcesses) + "): process list unknown"));
     return false;
   }
   if (rc != NVML_SUCCESS) {
@@ -247,7 +198,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
   nvmlReturn_t rc = n.handle(index, &d);
   lap("nvmlDeviceGetHandleByIndex");
   if (rc != NVML_SUCCESS) {
-    g.notes.push_back(n.describe("nvmlDeviceGetHandleByIndex", rc));
+    g.notes.push_back(n.failed("nvmlDeviceGetHandleByIndex", rc));
     return;
   }
   char buf[96] = {};
@@ -318,11 +269,11 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
   lap("nvmlDeviceGetMigMode");
   if (opt.mig && g.mig_enabled.value_or(false) && n.mig_max && n.mig_handle) {
     unsigned max = 0;
-    if (n.mig_max(d, &max) == NVML_SUCCESS) {
+    if ((rc = n.mig_max(d, &max)) == NVML_SUCCESS) {
       if (max > kMaxMigDevices) {
-        g.notes.push_back(n.lib->name() + ": nvmlDeviceGetMaxMigDeviceCount claimed " + std::to_string(max) +
-                          " (more than " + std::to_string(kMaxMigDevices) + "): reading the first " +
-                          std::to_string(kMaxMigDevices));
+        g.notes.push_back(n.refused("nvmlDeviceGetMaxMigDeviceCount", rc,
+                                    "claimed " + std::to_string(max) + " (more than " + std::to_string(kMaxMigDevices) +
+                                        "): reading the first " + std::to_string(kMaxMigDevices)));
         max = kMaxMigDevices;
       }
       for (unsigned i = 0; i < max; ++i) {
@@ -331,7 +282,7 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
         MigDevice m;
         std::fill(std::begin(buf), std::end(buf), '\0');
         if ((rc = n.uuid(md, buf, sizeof buf)) != NVML_SUCCESS) {  // without its UUID nothing can name it
-          g.notes.push_back(n.describe("nvmlDeviceGetUUID", rc) + " for MIG device " + std::to_string(i) + ": left out");
+          g.notes.push_back(n.failed("nvmlDeviceGetUUID", rc, " for MIG device " + std::to_string(i) + ": left out"));
           continue;
         }
         m.uuid = c_text(buf);
@@ -351,9 +302,9 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
   if (opt.processes) {
     // Both lists, then the verdict: a compute list that failed stays unknown even when the
     // graphics list answers (it used to become an empty, "idle", list: issue 20).
-    bool compute = add_processes(g, n, d, "compute", n.compute_v3, n.compute_v2, n.compute_v1,
+    bool compute = add_processes(g, n, d, "compute", n.compute, n.compute_v1,
                                  "nvmlDeviceGetComputeRunningProcesses");
-    bool graphics = add_processes(g, n, d, "graphics", n.graphics_v3, n.graphics_v2, n.graphics_v1,
+    bool graphics = add_processes(g, n, d, "graphics", n.graphics, n.graphics_v1,
                                   "nvmlDeviceGetGraphicsRunningProcesses");
     if (!compute || !graphics) g.processes.reset();
   }

@@ -1,5 +1,6 @@
 // Reads the host snapshot through NVML.  One failed query never drops a GPU: the field
-// becomes N/A and the failure is kept in Gpu::notes with the driver's code.
+// becomes N/A and the failure is kept in Gpu::notes (model/snapshot.h GpuNote): the call, the
+// driver's raw code and the words.
 #pragma once
 #include "driver/driver_source.h"
 #include "model/snapshot.h"

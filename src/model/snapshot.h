@@ -38,6 +38,15 @@ struct NvLinkPeer {
   bool operator==(const NvLinkPeer& o) const { return uuid == o.uuid && links == o.links && nvml_index == o.nvml_index; }
 };
 
+/// A query on one GPU that failed, or answered what gpumap would not take (a count past its
+/// limits), as the NVML reader (driver/nvml_reader.cc) kept it.
+struct GpuNote {
+  std::string call;  // the NVML call as gpumap names it, without a version: "nvmlDeviceGetMemoryInfo"
+  int code = 0;      // the nvmlReturn_t the call returned, raw ("NVML_SUCCESS" 0 for a refused answer)
+  std::string text;  // in words, from the library, call and code (and the driver's nvmlErrorString):
+                     // what `list` prints and JSON's "notes" holds
+};
+
 struct Gpu {
   uint32_t nvml_index = 0;
   std::string uuid;  // "GPU-...", the identity in every layer
@@ -61,7 +70,7 @@ struct Gpu {
   /// driver's P2P status says who shares one): two GPUs of one fabric are joined by the smaller
   /// of their nvswitch_links.  nullopt: on none (or not read).
   std::optional<uint32_t> nvswitch_fabric;
-  std::vector<std::string> notes;           // queries that failed, with the driver's code
+  std::vector<GpuNote> notes;               // queries that failed, each with the driver's code
 };
 
 struct Snapshot {

@@ -125,7 +125,9 @@ Json gpu_json(const Snapshot& s, const Gpu& g) {
     j["nvlink_peers"] = per_link;
   }
   if (g.nvswitch_links) j["nvswitch_links"] = *g.nvswitch_links;
-  j["notes"] = g.notes;
+  Json notes = Json::array();  // the words only: the contract's string[] (docs/cli.md)
+  for (const GpuNote& n : g.notes) notes.push_back(n.text);
+  j["notes"] = notes;
   return j;
 }
 

@@ -87,6 +87,11 @@ class Harness:
              "GPUMAP_SIMULATE": host, "GPUMAP_CACHE_DIR": os.path.join(self.tmp, "cache"),
              "RANK_CUDA_LIB": self.cuda_lib, "RANK_NODE": node, "PYTHONDONTWRITEBYTECODE": "1",
              "LANG": "C.UTF-8", "TMPDIR": os.path.join(self.tmp, "t")}
+        # Under the sanitizers (ctest sets them): the ASan runtime first in every launcher and rank,
+        # which load the instrumented fake libcuda.
+        for k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            if k in os.environ:
+                e[k] = os.environ[k]
         e.update(extra or {})
         return e
 

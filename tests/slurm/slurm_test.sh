@@ -202,7 +202,9 @@ job_tests() {
 }
 
 prolog_tests() {
-  slurm_reconfigure "TaskProlog=$(cd "$here/../.." && pwd)/contrib/slurm/gpumap-taskprolog"
+  # A copy in the cluster's folder: slurm.conf cannot hold a path with a space (the checkout's may).
+  cp "$here/../../contrib/slurm/gpumap-taskprolog" "$SLURM_DIR/gpumap-taskprolog"
+  slurm_reconfigure "TaskProlog=$SLURM_DIR/gpumap-taskprolog"
   local out
   out=$(timeout 60 srun -n 2 --gpus-per-task=1 bash -c 'echo "order=$CUDA_DEVICE_ORDER"' 2>&1)
   if [ "$(grep -c "^gpumap: rank [01] on $SLURM_NODE: cuda:0 = nvidia-smi [01] GPU-5a.*; 0 finding(s)\$" <<<"$out")" = 2 ] &&
