@@ -1,9 +1,9 @@
-// `gpumap serve` as an operation: the metrics frames behind /metrics and /healthz.  One reader
-// thread does every driver read, one at a time, so concurrent scrapes share one read, and a hung
-// driver holds one thread, not one per scrape.  A frame is reused for `cache_s`; a scrape that
-// waits longer than the driver bound for a read gets the last good frame marked stale
-// (gpumap_exporter_stale 1, gpumap_exporter_up 0), or only the health series when no read has
-// succeeded yet.
+// `gpumap serve`'s HTTP front end (src/serve/, beside cli/ and capi/): the metrics frames behind
+// /metrics and /healthz, read through session/metrics.h.  One reader thread does every driver
+// read, one at a time, so concurrent scrapes share one read, and a hung driver holds one thread,
+// not one per scrape.  A frame is reused for `cache_s`; a scrape that waits longer than the
+// driver bound for a read gets the last good frame marked stale (gpumap_exporter_stale 1,
+// gpumap_exporter_up 0), or only the health series when no read has succeeded yet.
 #pragma once
 #include <signal.h>
 
@@ -19,6 +19,7 @@
 #include "driver/driver_source.h"
 #include "model/seams.h"
 #include "os/http_server.h"
+#include "session/kubelet_cache.h"
 #include "session/metrics.h"
 
 namespace gpumap {
@@ -78,6 +79,7 @@ class Exporter {
   Clock::time_point last_attempt_end_;         // when the last read ended, good or not
   std::optional<Clock::time_point> cuda_failed_at_;  // the last frame whose CUDA probe failed
   bool up_ = false;
+  KubeletCache kubelets_;  // the kubelet's answer across scrapes (only the reader thread uses it)
   std::string last_error_;
   uint64_t errors_ = 0, scrapes_ = 0;
   std::thread reader_;

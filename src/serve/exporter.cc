@@ -1,4 +1,4 @@
-#include "session/exporter.h"
+#include "serve/exporter.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -56,6 +56,7 @@ void Exporter::reader_loop() {
     MetricsReadOptions read_opt;
     read_opt.probe_timeout_s = opt_.probe_wait_s >= 0 ? opt_.probe_wait_s : opt_.read_wait_s > 0 ? opt_.read_wait_s / 2 : 30;
     read_opt.ask_cuda = !cuda_failed_at_ || secs(Clock::now() - *cuda_failed_at_) >= opt_.cuda_retry_s;
+    read_opt.kubelets = &kubelets_;
     lock.unlock();
     std::shared_ptr<MetricsFrame> f;
     std::string text, error;
