@@ -1,0 +1,39 @@
+// `gpumap top`'s answer: one frame of the live view (session/top.h reads it; output/top_view.h
+// draws it), and the history the view keeps between frames.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "answer/ps_answer.h"
+#include "model/snapshot.h"
+
+namespace gpumap {
+
+/// One read of the machine: the GPUs, every GPU process with its own cuda:N (the `ps` frame, with
+/// the lease of every GPU), what cuda:N each GPU is in the shell `top` was started from, and the
+/// parents of the processes (the tree view).
+struct TopFrame {
+  std::shared_ptr<const Snapshot> snapshot;  // null when the read failed (`error` says why)
+  PsFrame ps;
+  std::map<std::string, int> cuda_here;      // UUID -> N: cuda:N in top's own environment
+  std::string cuda_here_error;               // top's own CUDA_VISIBLE_DEVICES breaks CUDA: why
+  std::map<uint32_t, std::string> parents;   // ppid -> its command, for parents that are not GPU processes
+  std::string error;                         // the read failed: the error's text
+  int64_t read_unix_ms = 0;                  // when the read finished
+  double read_ms = 0;                        // how long it took
+};
+
+/// Utilisation and memory samples per GPU (UUID), one per frame read, oldest first, percent.
+struct TopHistory {
+  static constexpr size_t kSamples = 600;  // 10 minutes at a 1 s refresh
+  struct Series {
+    std::deque<uint8_t> util, mem;
+  };
+  std::map<std::string, Series> gpus;
+};
+
+}  // namespace gpumap

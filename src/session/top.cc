@@ -1,0 +1,98 @@
+#include "session/top.h"
+
+#include <chrono>
+#include <set>
+
+#include "model/error.h"
+#include "os/proc.h"
+#include "session/ps.h"
+
+namespace gpumap {
+
+namespace {
+
+int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+
+/// Reads `pid` through `cache`: its stat file, and the full read only when it is new or exec'd.
+ProcProcess cached_read(const ProcFs& proc, ProcCache& cache, uint32_t pid) {
+  std::optional<ProcStat> st = proc.stat(pid);
+  if (!st) return proc.read(pid);  // gone, or unreadable: the full read says which
+  auto it = cache.entries.find(pid);
+  if (it != cache.entries.end() && it->second.start_ticks == st->start_ticks && it->second.comm == st->comm) {
+    ProcProcess p = it->second.proc;
+    p.zombie = st->state == 'Z' || st->state == 'X';
+    p.ppid = st->ppid;
+    return p;
+  }
+  ProcProcess p = proc.read(pid);
+  if (p.access == ProcAccess::kOk && !p.zombie) cache.entries[pid] = {st->start_ticks, st->comm, p};
+  return p;
+}
+
+}  // namespace
+
+TopFrame read_top_frame(Session& session, const ProcFs& proc, ProcCache* cache) {
+  TopFrame f;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    ReadProc read;
+    if (cache) read = [&](uint32_t pid) { return cached_read(proc, *cache, pid); };
+    ReadOptions sensors = ps_read_options();  // the session's first snapshot: what a monitor shows too
+    sensors.sensors = true;
+    session.snapshot(sensors);
+    f.ps = read_ps_frame(session, proc, LeasesOf::kEveryGpu, {}, read, nullptr, cache ? &cache->kubelet : nullptr);
+    if (cache) {  // forget the processes that left the GPUs
+      std::set<uint32_t> listed;
+      for (const ProcessRow& r : f.ps.result.rows) listed.insert(r.pid);
+      for (auto it = cache->entries.begin(); it != cache->entries.end();)
+        it = listed.count(it->first) ? std::next(it) : cache->entries.erase(it);
+    }
+    f.snapshot = std::make_shared<const Snapshot>(session.snapshot());
+    Mapping here = session.mapping();
+    if (here.view.error != CudaInitError::kNone) f.cuda_here_error = here.view.error_reason;
+    for (size_t n = 0; n < here.view.uuids.size(); ++n) f.cuda_here.emplace(here.view.uuids[n], static_cast<int>(n));
+    std::set<uint32_t> pids;
+    for (const ProcessRow& r : f.ps.result.rows)
+      if (r.local_pid) pids.insert(*r.local_pid);
+    for (const ProcessRow& r : f.ps.result.rows) {
+      if (!r.ppid || *r.ppid <= 1 || pids.count(*r.ppid) || f.parents.count(*r.ppid)) continue;
+      ProcProcess p = proc.read(*r.ppid, false);
+      f.parents[*r.ppid] = p.command.value_or("?");
+    }
+  } catch (const Error& e) {
+    f = TopFrame{};
+    f.error = e.what();
+  }
+  f.read_unix_ms = now_unix_ms();
+  f.read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return f;
+}
+
+TopFrame read_top_frame(Session& session, ProcCache* cache) {
+  return read_top_frame(session, ProcFs(session.seams().proc_root), cache);
+}
+
+void record_history(TopHistory& history, const TopFrame& frame) {
+  if (!frame.snapshot) return;  // a failed read adds no sample
+  std::map<std::string, TopHistory::Series> next;
+  for (const Gpu& g : frame.snapshot->gpus) {
+    TopHistory::Series& s = next[g.uuid];
+    if (auto it = history.gpus.find(g.uuid); it != history.gpus.end()) s = std::move(it->second);
+    auto push = [](std::deque<uint8_t>& d, std::optional<uint32_t> v) {
+      d.push_back(static_cast<uint8_t>(v ? std::min<uint32_t>(*v, 100) : 255));  // 255: not known
+      if (d.size() > TopHistory::kSamples) d.pop_front();
+    };
+    push(s.util, g.utilization_gpu);
+    std::optional<uint32_t> mem;
+    if (g.memory_used_mib && g.memory_total_mib && *g.memory_total_mib)
+      mem = static_cast<uint32_t>(*g.memory_used_mib * 100 / *g.memory_total_mib);
+    push(s.mem, mem);
+  }
+  history.gpus = std::move(next);
+}
+
+}  // namespace gpumap

@@ -1,0 +1,40 @@
+// `gpumap top` as an operation: one frame of the live view (answer/top_answer.h), read on a
+// fresh session each time so memory, load and processes are current.
+#pragma once
+#include <map>
+#include <string>
+
+#include "answer/top_answer.h"
+#include "model/process.h"
+#include "session/kubelet_cache.h"
+#include "session/session.h"
+
+namespace gpumap {
+
+class ProcFs;
+
+/// The GPU processes' /proc reads kept from one frame to the next: a process's command line and
+/// environment (as at exec) do not change while it runs, so a later frame reads only its small
+/// stat file and reuses them while its start time and comm (which exec changes) are the same.
+struct ProcCache {
+  struct Entry {
+    int64_t start_ticks = -1;
+    std::string comm;
+    ProcProcess proc;
+  };
+  std::map<uint32_t, Entry> entries;  // by pid in the proc root
+  KubeletCache kubelet;               // the kubelet's answer, asked again only for a new pod
+};
+
+/// The ps frame of `session` with every GPU's lease, top's own cuda:N per GPU, the commands of
+/// the processes' parents.  A failed read (a driver error) is a frame with `error` set: top
+/// keeps showing the last good frame and says so.  Never throws an Error.
+/// With `cache`, processes seen before are not read again in full (ProcCache).
+TopFrame read_top_frame(Session& session, const ProcFs& proc, ProcCache* cache = nullptr);
+/// The same with the session's /proc (Seams::proc_root).
+TopFrame read_top_frame(Session& session, ProcCache* cache = nullptr);
+
+/// Adds `frame`'s utilisation and memory use to `history` (GPUs that left are dropped).
+void record_history(TopHistory& history, const TopFrame& frame);
+
+}  // namespace gpumap

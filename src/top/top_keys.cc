@@ -1,0 +1,184 @@
+#include "top/top_keys.h"
+
+#include <algorithm>
+#include <csignal>
+
+namespace gpumap {
+
+namespace {
+
+/// The process under the selection, if the selection is on a process row.
+const ProcessRow* selected_row(const TopView& view, const TopFrame& frame) {
+  std::vector<TopRow> rows = top_rows(frame, view);
+  if (view.selected >= rows.size()) return nullptr;
+  return rows[view.selected].row;
+}
+
+size_t column_at(TopColumn c) {
+  for (size_t i = 0; i < std::size(kTopColumns); ++i)
+    if (kTopColumns[i] == c) return i;
+  return 0;
+}
+
+TopAction filter_key(TopView& view, int key) {
+  if (key == kKeyEscape || key == kKeyCtrlC) {
+    view.prompt = TopView::Prompt::kNone;
+    view.typed.clear();
+    view.filter.clear();
+    view.message = "filter cleared";
+  } else if (key == kKeyEnter) {
+    if (std::optional<std::string> err = top_filter_error(view.typed)) {
+      view.message = *err;
+      return {};
+    }
+    view.prompt = TopView::Prompt::kNone;
+    view.filter = view.typed;
+    view.selected = view.scroll = 0;
+    view.message = view.filter.empty() ? "filter cleared" : "";
+  } else if (key == kKeyBackspace || key == 127 || key == 8) {
+    if (!view.typed.empty()) {
+      size_t i = view.typed.size() - 1;  // a whole UTF-8 character
+      while (i > 0 && (static_cast<unsigned char>(view.typed[i]) & 0xC0) == 0x80) --i;
+      view.typed.erase(i);
+    }
+  } else if (key >= 0x20 && key < 0x10000 && key != 0x7f && view.typed.size() < 200) {
+    // Characters arrive as UTF-8 bytes one at a time (the terminal does not decode them).
+    view.typed += static_cast<char>(key);
+  }
+  return {};
+}
+
+TopAction signal_key(TopView& view, int key) {
+  switch (key) {
+    case 'y':
+    case 'Y': {
+      view.prompt = TopView::Prompt::kNone;
+      return {TopAction::kSignal, view.signal_pid, view.signal};
+    }
+    case '1': view.signal = SIGHUP; return {};
+    case '2': view.signal = SIGINT; return {};
+    case '9': view.signal = SIGKILL; return {};
+    case 't':
+    case 'T': view.signal = SIGTERM; return {};
+    default:
+      view.prompt = TopView::Prompt::kNone;
+      view.message = "no signal sent";
+      return {};
+  }
+}
+
+}  // namespace
+
+void keep_selection(TopView& view, size_t rows, size_t page) {
+  if (rows == 0) {
+    view.selected = view.scroll = 0;
+    return;
+  }
+  view.selected = std::min(view.selected, rows - 1);
+  page = std::max<size_t>(page, 1);
+  if (view.selected < view.scroll) view.scroll = view.selected;
+  if (view.selected >= view.scroll + page) view.scroll = view.selected + 1 - page;
+  view.scroll = std::min(view.scroll, rows > page ? rows - page : 0);
+}
+
+TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
+  if (view.prompt == TopView::Prompt::kFilter) return filter_key(view, key);
+  if (view.prompt == TopView::Prompt::kSignal) return signal_key(view, key);
+  if (key == kKeyCtrlC) return {TopAction::kQuit};
+  if (view.screen == TopView::Screen::kHelp) {
+    view.screen = TopView::Screen::kMain;
+    return key == 'q' ? TopAction{TopAction::kQuit} : TopAction{};
+  }
+  view.message.clear();
+  size_t rows = top_rows(frame, view).size();
+  auto select_process = [&]() -> const ProcessRow* {
+    const ProcessRow* r = selected_row(view, frame);
+    if (!r) view.message = rows ? "select a process first" : "no process to select";
+    return r;
+  };
+  if (view.screen == TopView::Screen::kDetail) {
+    switch (key) {
+      case 'q':
+      case kKeyEscape:
+      case kKeyEnter: view.screen = TopView::Screen::kMain; return {};
+      case kKeyUp: if (view.detail_scroll) --view.detail_scroll; return {};
+      case kKeyDown: ++view.detail_scroll; return {};
+      case kKeyPageUp: view.detail_scroll -= std::min(view.detail_scroll, page); return {};
+      case kKeyPageDown: view.detail_scroll += page; return {};
+      case kKeyLeft: view.detail_hscroll -= std::min<size_t>(view.detail_hscroll, 8); return {};
+      case kKeyRight: view.detail_hscroll += 8; return {};
+      case kKeyHome: view.detail_scroll = view.detail_hscroll = 0; return {};
+      default: break;
+    }
+  }
+  switch (key) {
+    case 'q': return {TopAction::kQuit};
+    case 'h':
+    case '?': view.screen = TopView::Screen::kHelp; return {};
+    case kKeyEscape:
+      view.screen = TopView::Screen::kMain;
+      if (!view.filter.empty()) view.message = "filter cleared";
+      view.filter.clear();
+      return {};
+    case kKeyUp: if (view.selected) --view.selected; break;
+    case kKeyDown: ++view.selected; break;
+    case kKeyPageUp: view.selected -= std::min(view.selected, page); break;
+    case kKeyPageDown: view.selected += page; break;
+    case kKeyHome: view.selected = 0; break;
+    case kKeyEnd: view.selected = rows ? rows - 1 : 0; break;
+    case kKeyEnter:
+      if (const ProcessRow* r = select_process()) {
+        view.screen = TopView::Screen::kDetail;
+        view.detail_pid = r->pid;
+        view.detail_scroll = view.detail_hscroll = 0;
+      }
+      return {};
+    case '<':
+    case '>': {
+      size_t n = std::size(kTopColumns), at = column_at(view.sort);
+      view.sort = kTopColumns[key == '<' ? (at + n - 1) % n : (at + 1) % n];
+      view.message = std::string("sorted by ") + top_column_name(view.sort);
+      break;
+    }
+    case 'r': view.reverse = !view.reverse; break;
+    case '/':
+      view.prompt = TopView::Prompt::kFilter;
+      view.typed = view.filter;
+      return {};
+    case 't': view.tree = !view.tree; view.message = view.tree ? "tree view" : "flat view"; break;
+    case 'i':
+      view.show_info = !view.show_info;
+      view.message = view.show_info ? "info findings shown" : "info findings hidden";
+      return {};
+    case ' ':
+    case 'p':
+      view.paused = !view.paused;
+      view.message = view.paused ? "paused (space resumes)" : "resumed";
+      return view.paused ? TopAction{} : TopAction{TopAction::kReadNow};
+    case '+':
+    case '=': view.interval_s = std::max(0.25, view.interval_s / 2); view.message = "faster"; return {TopAction::kReadNow};
+    case '-': view.interval_s = std::min(60.0, view.interval_s * 2); view.message = "slower"; return {};
+    case 'k':
+    case kKeyResize: break;
+    default: return {};
+  }
+  if (key == 'k') {
+    if (const ProcessRow* r = select_process()) {
+      if (!r->local_pid || r->state != ProcessState::kRunning) {
+        view.message = "pid " + std::to_string(r->pid) + " cannot be signalled from here (" +
+                       (r->state == ProcessState::kRunning ? "not in this PID namespace" : process_state_name(r->state)) +
+                       ")";
+      } else {
+        view.prompt = TopView::Prompt::kSignal;
+        view.signal_pid = *r->local_pid;
+        view.signal = SIGTERM;
+      }
+    }
+    return {};
+  }
+  rows = top_rows(frame, view).size();
+  keep_selection(view, rows, page);
+  return {};
+}
+
+}  // namespace gpumap

@@ -1,0 +1,32 @@
+// `gpumap top`'s keys: what each does to the view (output/top_view.h TopView), as a pure
+// function of the key, the view and the frame on screen, so every key is tested without a
+// terminal.  The terminal (top/screen.h) turns its key codes into TopKey.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "output/top_view.h"
+
+namespace gpumap {
+
+/// Keys beyond plain characters (which are their own code).
+enum TopKey : int {
+  kKeyUp = 0x10000, kKeyDown, kKeyPageUp, kKeyPageDown, kKeyHome, kKeyEnd, kKeyLeft, kKeyRight,
+  kKeyEnter, kKeyEscape, kKeyBackspace, kKeyResize, kKeyCtrlC,
+};
+
+/// What the loop must do after a key.
+struct TopAction {
+  enum Kind { kNone, kQuit, kReadNow, kSignal } kind = kNone;
+  uint32_t pid = 0;  // kSignal: the process, as this machine's /proc names it
+  int signal = 0;
+};
+
+/// Applies `key` to `view`.  `page` is how many table rows the screen shows (PgUp/PgDn).
+TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page);
+
+/// Keeps the selection on the table and scrolled into a page of `page` rows (after a new frame
+/// or a resize).
+void keep_selection(TopView& view, size_t rows, size_t page);
+
+}  // namespace gpumap

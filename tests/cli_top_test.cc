@@ -1,0 +1,280 @@
+// `gpumap top` as a person sees it: started in a real terminal (tmux) against a simulated host
+// whose GPU processes are real sleeping processes, driven with keys, read from the screen.
+#include <signal.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace gpumap::testing {
+namespace {
+
+/// tmux's path from PATH ("" when not installed).
+std::string tmux_path() {
+  for (const char* dir : {"/usr/bin", "/bin", "/usr/local/bin"})
+    if (access((std::string(dir) + "/tmux").c_str(), X_OK) == 0) return std::string(dir) + "/tmux";
+  return "";
+}
+
+bool has_tmux() { return !tmux_path().empty(); }
+
+/// A tmux server of its own (socket in a fresh /tmp folder: a socket path must stay short),
+/// running one window; the server is killed and the folder removed on destruction.
+class Tmux {
+ public:
+  Tmux(size_t width, size_t height, const std::vector<std::string>& command) {
+    char dir[] = "/tmp/gpumap-tmux-XXXXXX";
+    if (!mkdtemp(dir)) ADD_FAILURE() << "mkdtemp failed";
+    dir_ = dir;
+    socket_ = dir_ + "/s";
+    std::ofstream(dir_ + "/conf") << "set -g status off\n";
+    std::vector<std::string> argv = {tmux_path(), "-S", socket_, "-f", dir_ + "/conf", "new-session", "-d",
+                                     "-x", std::to_string(width), "-y", std::to_string(height)};
+    // The command runs under a shell that then prints its exit status and stays, as after a
+    // person's `gpumap top` in their terminal: the screen, cursor and mode it leaves can be read.
+    argv.insert(argv.end(), {"/bin/sh", "-c", "\"$@\"; echo \"EXIT=$?\"; exec sleep 120", "sh"});
+    argv.insert(argv.end(), command.begin(), command.end());
+    CliRun r = run_program(argv);
+    started_ = r.code == 0;
+    EXPECT_TRUE(started_) << r.err;
+  }
+  ~Tmux() {
+    run_program({tmux_path(), "-S", socket_, "kill-server"});
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string tmux(std::vector<std::string> args) {
+    args.insert(args.begin(), {tmux_path(), "-S", socket_});
+    return run_program(args).out;
+  }
+  std::string screen() { return tmux({"capture-pane", "-p"}); }
+  std::string screen_with_escapes() { return tmux({"capture-pane", "-p", "-e"}); }
+  void keys(const std::vector<std::string>& k) {
+    std::vector<std::string> a = {"send-keys"};
+    a.insert(a.end(), k.begin(), k.end());
+    tmux(a);
+  }
+  std::string format(const std::string& f) {
+    std::string s = tmux({"display-message", "-p", f});
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }
+  /// Waits for the command to end; its exit status.
+  std::string exit_status() {
+    std::string s = wait_for_text("EXIT=");
+    size_t at = s.find("EXIT=") + 5;
+    return s.substr(at, s.find('\n', at) - at);
+  }
+  /// Waits (up to 15 s) until the screen satisfies `ok`; the last screen is returned either way.
+  std::string wait_for(const std::function<bool(const std::string&)>& ok) {
+    std::string s;
+    for (int i = 0; i < 150; ++i) {
+      s = screen();
+      if (ok(s)) return s;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "the screen never became what the test waited for:\n" << s;
+    return s;
+  }
+  std::string wait_for_text(const std::string& text) {
+    return wait_for([&](const std::string& s) { return s.find(text) != std::string::npos; });
+  }
+  bool started() const { return started_; }
+
+ private:
+  std::string dir_, socket_;
+  bool started_ = false;
+};
+
+
+/// h200x2 whose GPU 0 runs `gpu0` and GPU 1 `gpu1` (pids).
+std::string host_with(const std::vector<int>& gpu0, const std::vector<int>& gpu1) {
+  std::ifstream in(host_path("h200x2"));
+  nlohmann::json h = nlohmann::json::parse(in);
+  for (int g = 0; g < 2; ++g) {
+    nlohmann::json list = nlohmann::json::array();
+    for (int pid : g ? gpu1 : gpu0) list.push_back({{"pid", pid}, {"used_memory_mib", 1000 + pid % 1000}});
+    h["gpus"][g]["processes"] = list;
+  }
+  return write_temp_file("top-host.json", h.dump());
+}
+
+/// `gpumap top ARGS` with a clean environment: a UTF-8 xterm unless `env` says otherwise.
+std::vector<std::string> top_command(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+  std::vector<std::string> c = {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", "TERM=xterm-256color", "LANG=C.UTF-8"};
+  c.insert(c.end(), env.begin(), env.end());
+  c.push_back(GPUMAP_BINARY);
+  c.push_back("top");
+  c.insert(c.end(), args.begin(), args.end());
+  return c;
+}
+
+#define REQUIRE_TMUX() \
+  if (!has_tmux()) FAIL() << "tmux is not installed: scripts/deps.sh --test installs it (the test needs a real terminal)"
+
+TEST(CliTop, AFindingAppearsWithItsProcessAndGoesWhenItEnds) {
+  REQUIRE_TMUX();
+  auto outside = std::make_unique<Sleeper>(std::vector<std::string>{"CUDA_VISIBLE_DEVICES=1"}, "python3 stray.py");
+  Sleeper rank({"CUDA_VISIBLE_DEVICES=0,1", "LOCAL_RANK=1"}, "python3 train.py");
+  int stray = outside->pid();
+  Tmux t(80, 24, top_command({"--simulate", host_with({stray}, {rank.pid()}), "--interval", "0.25"}));
+  ASSERT_TRUE(t.started());
+  std::string s = t.wait_for_text("outside-visible-set");
+  EXPECT_NE(s.find(std::to_string(stray) + " root        0 none"), std::string::npos) << s;  // its own cuda:N: none
+  EXPECT_NE(s.find(std::to_string(rank.pid()) + " root        1 cuda:1"), std::string::npos) << s;
+  EXPECT_NE(s.find("[error] GPU 0 outside-visible-set (pid " + std::to_string(stray) + ")"), std::string::npos) << s;
+  outside->kill();  // the process ends: its row says so and the finding goes
+  s = t.wait_for([](const std::string& x) { return x.find("outside-visible-set") == std::string::npos; });
+  EXPECT_NE(s.find(std::to_string(stray) + " ?           0 exited"), std::string::npos) << s;
+  t.keys({"q"});
+  EXPECT_EQ(t.exit_status(), "0");
+  EXPECT_EQ(t.format("#{alternate_on}"), "0");  // the terminal is back as it was
+  EXPECT_EQ(t.format("#{cursor_flag}"), "1");   // with its cursor
+}
+
+TEST(CliTop, SortFilterDetailAndResizeAsAPersonUsesThem) {
+  REQUIRE_TMUX();
+  Sleeper a({"CUDA_VISIBLE_DEVICES=1"}, "python3 alpha.py");
+  Sleeper b({"LOCAL_RANK=0"}, "python3 beta-with-a-long-name.py --epochs 100 --batch-size 64 --lr 0.0003");
+  Tmux t(80, 24, top_command({"--simulate", host_with({a.pid()}, {b.pid()})}));
+  ASSERT_TRUE(t.started());
+  t.wait_for_text("alpha.py");
+  t.keys({">", ">", ">", ">"});  // GPU -> CUDA -> MEM -> SM% -> JOB
+  t.wait_for_text("JOB▼");
+  t.keys({"/", "b", "e", "t", "a", "Enter"});
+  std::string s = t.wait_for([](const std::string& x) { return x.find("alpha.py") == std::string::npos; });
+  EXPECT_NE(s.find("beta-with"), std::string::npos) << s;
+  t.keys({"Enter"});  // the one process left, in detail
+  s = t.wait_for_text("Variables it started with");
+  EXPECT_NE(s.find("LOCAL_RANK=0"), std::string::npos) << s;
+  EXPECT_NE(s.find("CUDA_VISIBLE_DEVICES=(unset)"), std::string::npos) << s;
+  EXPECT_NE(s.find("cuda:1 -> nvidia-smi 1"), std::string::npos) << s;
+  t.keys({"Escape"});
+  t.keys({"Escape"});  // the filter goes too
+  t.wait_for_text("alpha.py");
+  EXPECT_EQ(t.screen().find("--lr 0.0003"), std::string::npos);  // 80 columns: the command is cut
+  t.tmux({"resize-window", "-x", "132", "-y", "40"});
+  s = t.wait_for_text("--lr 0.0003");  // 132 columns: all of it
+  t.tmux({"resize-window", "-x", "70", "-y", "20"});
+  t.wait_for_text("needs at least 80x24");
+  t.keys({"q"});
+  EXPECT_EQ(t.exit_status(), "0");
+}
+
+TEST(CliTop, ColourUnlessNoColorAndAsciiUnderLangC) {
+  REQUIRE_TMUX();
+  Sleeper a({"CUDA_VISIBLE_DEVICES=1"}, "python3 stray.py");
+  std::string host = host_with({a.pid()}, {});
+  {
+    Tmux t(80, 24, top_command({"--simulate", host}));
+    t.wait_for_text("outside-visible-set");
+    std::string e = t.screen_with_escapes();
+    EXPECT_NE(e.find("\033[31m"), std::string::npos) << e;  // the error in red
+    EXPECT_NE(e.find("▕"), std::string::npos) << e;          // block bars
+  }
+  {
+    Tmux t(80, 24, top_command({"--simulate", host}, {"NO_COLOR=1"}));
+    t.wait_for_text("outside-visible-set");
+    std::string e = t.screen_with_escapes();
+    EXPECT_EQ(e.find("\033[31m"), std::string::npos) << e;
+    for (const char* c : {"\033[32m", "\033[33m", "\033[36m", "\033[38;"})  // no colour at all
+      EXPECT_EQ(e.find(c), std::string::npos) << c << e;
+    EXPECT_NE(e.find("\033[1m"), std::string::npos) << e;  // bold stays
+  }
+  {
+    Tmux t(80, 24, top_command({"--simulate", host}, {"LANG=C"}));
+    std::string s = t.wait_for_text("outside-visible-set");
+    for (unsigned char c : s) ASSERT_LT(c, 0x80) << s;
+    EXPECT_NE(s.find("UTIL[    "), std::string::npos) << s;  // ASCII bars
+  }
+}
+
+TEST(CliTop, SigtermAndCtrlCRestoreTheTerminal) {
+  REQUIRE_TMUX();
+  for (bool term : {true, false}) {
+    Tmux t(80, 24, top_command({"--simulate", "h200x2"}));
+    t.wait_for_text("gpumap top");
+    EXPECT_EQ(t.format("#{alternate_on}"), "1");
+    if (term) {  // the shell's child is gpumap (env execs it)
+      std::string sh = t.format("#{pane_pid}");
+      std::ifstream children("/proc/" + sh + "/task/" + sh + "/children");
+      int pid = 0;
+      ASSERT_TRUE(children >> pid) << "no child of the pane's shell";
+      ::kill(pid, SIGTERM);
+    } else {
+      t.keys({"C-c"});
+    }
+    EXPECT_EQ(t.exit_status(), "0") << (term ? "SIGTERM" : "Ctrl-C");
+    EXPECT_EQ(t.format("#{alternate_on}"), "0");
+    EXPECT_EQ(t.format("#{cursor_flag}"), "1");
+  }
+}
+
+TEST(CliTop, AHungDriverLeavesTheScreenUsableAndSaysItIsStale) {
+  REQUIRE_TMUX();
+  std::ifstream in(host_path("h200x2"));
+  nlohmann::json h = nlohmann::json::parse(in);
+  h["faults"] = {{{"call", "nvmlDeviceGetCount"}, {"after", 3}, {"hang", true}}};  // the driver hangs from a later read on
+  Tmux t(80, 24, top_command({"--simulate", write_temp_file("hang-host.json", h.dump()), "--interval", "0.25"}));
+  std::string s = t.wait_for_text("STALE: the driver has not answered for");
+  EXPECT_NE(s.find(" 1 cuda:1"), std::string::npos) << s;  // the last good read stays on screen
+  t.keys({"h"});
+  t.wait_for_text("gpumap top: keys");  // keys still work
+  t.keys({"Escape", "q"});
+  EXPECT_EQ(t.exit_status(), "0");  // quits at once, leaving the hung read behind
+  EXPECT_EQ(t.format("#{alternate_on}"), "0");
+}
+
+TEST(CliTop, ASignalGoesToTheSelectedProcessAfterConfirmation) {
+  REQUIRE_TMUX();
+  Sleeper victim({"LOCAL_RANK=0"}, "python3 victim.py");
+  Tmux t(80, 24, top_command({"--simulate", host_with({victim.pid()}, {})}));
+  t.wait_for_text("victim.py");
+  t.keys({"k"});
+  t.wait_for_text("send signal 15 to pid " + std::to_string(victim.pid()) + "?");
+  t.keys({"n"});
+  t.wait_for_text("no signal sent");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(waitpid(victim.pid(), nullptr, WNOHANG), 0);  // still running
+  t.keys({"k", "y"});
+  std::string s = t.wait_for_text("sent SIGTERM to pid " + std::to_string(victim.pid()));
+  int status = 0;
+  ASSERT_EQ(waitpid(victim.pid(), &status, 0), victim.pid());
+  victim.reaped();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  t.keys({"q"});
+  EXPECT_EQ(t.exit_status(), "0");
+}
+
+TEST(CliTop, OnceIsPlainTextAndJsonOrNoTerminalAreRefusedWithTheWay) {
+  Sleeper a({"CUDA_VISIBLE_DEVICES=1"}, "python3 stray.py");
+  CliRun r = gpumap({"top", "--once", "--simulate", host_with({a.pid()}, {})}, {"LANG=C.UTF-8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outside-visible-set"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does not include it"), std::string::npos) << r.out;  // the message whole, wrapped
+  r = gpumap({"top", "--json", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("gpumap ps --json --watch"), std::string::npos) << r.err;
+  r = gpumap({"top", "--simulate", "h200x2"});  // stdout is a pipe here
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("gpumap top --once"), std::string::npos) << r.err;
+  r = gpumap({"top", "--sort", "size", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sort size"), std::string::npos) << r.err;
+  r = gpumap({"top", "--interval", "0", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+}
+
+}  // namespace
+}  // namespace gpumap::testing
