@@ -1,0 +1,100 @@
+#include "kube/cdi_files.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+
+namespace gpumap {
+namespace {
+
+// Real spec files in a test folder, as the toolkit and the DRA driver write them.
+class CdiFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "cdi-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    etc_ = root_ + "/etc-cdi";
+    run_ = root_ + "/run-cdi";
+    ASSERT_EQ(mkdir(etc_.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(run_.c_str(), 0755), 0);
+  }
+  void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+  std::string root_, etc_, run_;
+};
+
+const char* kYaml = R"(---
+cdiVersion: 0.5.0
+kind: nvidia.com/gpu
+devices:
+- name: "0"
+  containerEdits:
+    deviceNodes:
+    - path: /dev/nvidia3
+- name: all
+  containerEdits:
+    deviceNodes:
+    - path: /dev/nvidia3
+    - path: /dev/nvidia4
+containerEdits:
+  env:
+  - NVIDIA_VISIBLE_DEVICES=void
+  deviceNodes:
+  - path: /dev/nvidiactl
+)";
+
+TEST_F(CdiFiles, YamlAndJsonFilesOfBothFoldersTheLaterWinning) {
+  write(etc_ + "/nvidia.yaml", kYaml);
+  write(run_ + "/k8s.gpu.nvidia.com-claim_1234.json",
+        R"({"cdiVersion": "0.6.0", "kind": "k8s.gpu.nvidia.com/claim",
+            "devices": [{"name": "1234-gpu-0", "containerEdits": {"deviceNodes": [{"path": "/dev/nvidia4"}]}}]})");
+  write(run_ + "/override.yaml", "kind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia7\n");
+  write(etc_ + "/README", "not a spec: neither .json nor .yaml");
+  CdiSpecs c = read_cdi_specs({etc_, run_});
+  EXPECT_TRUE(c.problems.empty()) << c.problems[0].file << ": " << c.problems[0].message;
+  ASSERT_EQ(c.devices.size(), 3u);
+  EXPECT_EQ(c.devices[0].name, "nvidia.com/gpu=0");
+  EXPECT_EQ(c.devices[0].device_nodes, (std::vector<std::string>{"/dev/nvidia7"})) << "/var/run/cdi's wins";
+  EXPECT_EQ(c.devices[0].file, run_ + "/override.yaml");
+  EXPECT_EQ(c.devices[1].name, "nvidia.com/gpu=all");
+  EXPECT_EQ(c.devices[1].device_nodes, (std::vector<std::string>{"/dev/nvidia3", "/dev/nvidia4", "/dev/nvidiactl"}));
+  EXPECT_EQ(c.devices[2].name, "k8s.gpu.nvidia.com/claim=1234-gpu-0");
+  EXPECT_EQ(c.dirs, (std::vector<std::string>{etc_, run_}));
+}
+
+TEST_F(CdiFiles, WhatCannotBeUsedIsSaidAndNeverBlocks) {
+  ASSERT_EQ(mkfifo((etc_ + "/fifo.yaml").c_str(), 0644), 0);  // opened for reading, it would block
+  write(etc_ + "/broken.yaml", "kind: [unclosed\n");
+  write(etc_ + "/broken.json", "{\"kind\": ");
+  write(etc_ + "/not-cdi.json", "{\"kind\": \"nvidia.com/gpu\"}");
+  // A billion laughs: aliases that expand to far more nodes than any spec has.
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c)
+    bomb += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
+            char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + "]\n";
+  write(etc_ + "/bomb.yaml", bomb + "kind: nvidia.com/gpu\ndevices: []\n");
+  {
+    std::ofstream big(etc_ + "/big.json");
+    big << std::string((4u << 20) + 1, ' ');
+  }
+  ASSERT_EQ(mkdir((etc_ + "/folder.json").c_str(), 0755), 0);
+  CdiSpecs c = read_cdi_specs({etc_, root_ + "/does-not-exist"});
+  EXPECT_TRUE(c.devices.empty());
+  std::map<std::string, std::string> why;
+  for (const CdiSpecs::Problem& p : c.problems) why[p.file.substr(p.file.rfind('/') + 1)] = p.message;
+  EXPECT_EQ(why.size(), 7u) << "a missing folder is not a problem (a node without CDI)";
+  EXPECT_EQ(why["fifo.yaml"], "not a regular file");
+  EXPECT_EQ(why["folder.json"], "not a regular file");
+  EXPECT_NE(why["broken.yaml"].find("not valid YAML"), std::string::npos) << why["broken.yaml"];
+  EXPECT_EQ(why["broken.json"], "not valid JSON");
+  EXPECT_NE(why["not-cdi.json"].find("no \"devices\" list"), std::string::npos) << why["not-cdi.json"];
+  EXPECT_NE(why["bomb.yaml"].find("nested or aliased"), std::string::npos) << why["bomb.yaml"];
+  EXPECT_NE(why["big.json"].find("larger than 4 MiB"), std::string::npos) << why["big.json"];
+}
+
+}  // namespace
+}  // namespace gpumap
