@@ -14,6 +14,8 @@
 #   lib/systemd/system/gpumap-serve.service    `gpumap serve`, disabled (docs/metrics.md)
 #   lib/python3/dist-packages/gpumap           under a .../usr prefix, lib/python3.X/dist-packages
 #                                               elsewhere (the Python package)
+#   LIBDIR/gpumap/gpumap-kubelet                the kubelet's pod-resources reader (gRPC), when built
+#                                               (GPUMAP_KUBERNETES); gpumap looks for it there
 #
 #   share/doc/PACKAGE/copyright, changelog.gz   per Debian package (generated: cmake/debian_docs.cmake)
 #
@@ -24,6 +26,9 @@
 #   libgpumap1      libgpumap.so.1 and its gpumap-probe helper
 #   libgpumapdev    (package libgpumap-dev) the header, libgpumap.so, CMake and pkg-config files
 #   python3gpumap   (package python3-gpumap) the Python package over libgpumap.so.1
+#   gpumapkubernetes (package gpumap-kubernetes) gpumap-kubelet, only when it is built: gRPC and
+#                   protobuf stay out of the other four packages (a node that is not in Kubernetes
+#                   never installs them)
 # A rule without one belongs to gpumap.
 
 set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME gpumap)
@@ -93,6 +98,11 @@ add_custom_target(uninstall
 # Each Debian package's /usr/share/doc/PACKAGE/: copyright (DEP-5, from LICENSE) and changelog.gz.
 set(GPUMAP_DEB_PACKAGES gpumap libgpumap1 libgpumap-dev python3-gpumap)
 set(GPUMAP_DEB_COMPONENTS gpumap libgpumap1 libgpumapdev python3gpumap)
+if(GPUMAP_HAVE_KUBE)
+  install(TARGETS gpumap_kubelet RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/gpumap COMPONENT gpumapkubernetes)
+  list(APPEND GPUMAP_DEB_PACKAGES gpumap-kubernetes)
+  list(APPEND GPUMAP_DEB_COMPONENTS gpumapkubernetes)
+endif()
 set(CPACK_PACKAGE_CONTACT "gpumap maintainers <maintainers@users.noreply.a-seed-28be07a4.example>")
 foreach(pkg comp IN ZIP_LISTS GPUMAP_DEB_PACKAGES GPUMAP_DEB_COMPONENTS)
   set(docs ${CMAKE_BINARY_DIR}/debian-docs/${pkg})
@@ -134,6 +144,9 @@ picks, leases and binds GPUs so code runs on the one you meant.")
 set(CPACK_DEBIAN_GPUMAP_PACKAGE_NAME gpumap)
 set(CPACK_DEBIAN_GPUMAP_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_GPUMAP_PACKAGE_SUGGESTS "bash-completion, python3-gpumap")
+if(GPUMAP_HAVE_KUBE)
+  set(CPACK_DEBIAN_GPUMAP_PACKAGE_SUGGESTS "bash-completion, python3-gpumap, gpumap-kubernetes")
+endif()
 set(CPACK_DEBIAN_GPUMAP_DESCRIPTION "which physical GPU your code will run on
 ${GPUMAP_DEB_ABOUT}
 
@@ -190,4 +203,15 @@ ${GPUMAP_DEB_ABOUT}
 
 This package holds the Python 3 package gpumap (pin, devices, verify,
 diagnose), over libgpumap.so.1.")
+set(CPACK_DEBIAN_GPUMAPKUBERNETES_PACKAGE_NAME gpumap-kubernetes)
+set(CPACK_DEBIAN_GPUMAPKUBERNETES_PACKAGE_SECTION utils)
+# gRPC and protobuf come from the ELF file (shlibdeps); gpumap runs it and reads its answer.
+set(CPACK_DEBIAN_GPUMAPKUBERNETES_PACKAGE_DEPENDS "gpumap (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_GPUMAPKUBERNETES_DESCRIPTION "which physical GPU your code runs on - Kubernetes pod view
+${GPUMAP_DEB_ABOUT}
+
+This package holds gpumap-kubelet, which asks the kubelet's pod-resources API
+(gRPC) which pods hold which GPUs, so that gpumap ps, top, pods and metrics
+name each GPU process's pod, namespace and container and check it against its
+allocation.  Without it gpumap still reads pods from cgroups, by UID.")
 include(CPack)

@@ -8,9 +8,10 @@
 set -euo pipefail
 # The build: compiler, CMake, nlohmann-json; pkg-config; git (--version's commit); libssl-dev,
 # libcrypt-dev, zlib1g-dev, libyaml-cpp-dev: `gpumap serve`'s TLS, bcrypt basic auth, gzip and
-# web-config.yml (only the gpumap binary links them, not libgpumap.so).  CMake requires each of
+# web-config.yml (only the gpumap binary links them, not libgpumap.so); libncurses-dev: `gpumap top`
+# (a shared library; -DGPUMAP_STATIC_NCURSES=ON links it in).  CMake requires each of
 # them at configure time; nothing else when configured with -DGPUMAP_TESTS=OFF.
-build=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev libyaml-cpp-dev pkg-config git)
+build=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev libyaml-cpp-dev libncurses-dev pkg-config git)
 # The tests: libgtest-dev and python3 (configure requires them with GPUMAP_TESTS=ON); python3-venv:
 # the pip install test; groff-base, man-db, zsh, fish: the man page and completion tests.
 # prometheus (promtool too), curl: tests/metrics/metrics_test.sh scrapes `gpumap serve` with a real Prometheus.
@@ -20,7 +21,7 @@ build=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev liby
 # bind with them.  iproute2 (ip netns, veth, bridge): tests/slurm/multinode.sh puts each slurmd in a
 # network namespace.
 tests=(libgtest-dev python3 python3-venv groff-base man-db zsh fish prometheus curl openssl systemd python3-torch
-  openmpi-bin iproute2)
+  openmpi-bin iproute2 tmux libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 fuzz=(clang libfuzzer-14-dev libclang-rt-14-dev)
 case "${1:---test}" in

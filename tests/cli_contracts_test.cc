@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -80,6 +82,46 @@ TEST(CliContracts, HelpJsonIsJson) {
     ASSERT_FALSE(j.is_discarded()) << r.out;
     EXPECT_EQ(j["name"], "map") << r.out;
   }
+}
+
+// Every --help fits an 80-column terminal, and filling the text loses no word of it.
+TEST(CliContracts, EveryHelpFitsEightyColumnsAndKeepsEveryWord) {
+  CliRun all = gpumap({"help", "--json"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  json table = json::parse(all.out);
+  const auto words = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+  };
+  const auto check_width = [](const std::string& shown, const std::string& text) {
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) {
+      size_t columns = 0;  // code points: the text is UTF-8
+      for (unsigned char c : l) columns += (c & 0xC0) != 0x80;
+      EXPECT_LE(columns, 80u) << shown << ": " << l;
+    }
+  };
+  CliRun main_help = gpumap({"--help"});
+  ASSERT_EQ(main_help.code, 0);
+  check_width("gpumap --help", main_help.out);
+  size_t checked = 0;
+  for (const json& c : table["commands"]) {
+    std::string name = c["name"];
+    CliRun r = gpumap({name, "--help"});
+    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
+    check_width(name + " --help", r.out);
+    // The description's words, all of them and in order, between the usage and the options.
+    std::vector<std::string> want = words(c["description"]), got = words(r.out);
+    auto at = got.begin();
+    for (const std::string& w : want) {
+      at = std::find(at, got.end(), w);
+      ASSERT_NE(at, got.end()) << name << " --help lost `" << w << "`:\n" << r.out;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 15u);
 }
 
 // docs/cli.md: a cuda:N that does not exist is a usage error (2), also when no GPU is visible.

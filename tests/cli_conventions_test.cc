@@ -74,35 +74,9 @@ TEST(CliConventions, AnOrdinalThatDoesNotExistPointsAtTheOneThatDoes) {
   EXPECT_EQ(r.err.find("--env"), std::string::npos) << r.err;  // the resolver names no CLI flag
 }
 
-/// A process whose command line is `name 30` (bash's exec -a): a long command as a user's looks.
-class NamedSleeper {
- public:
-  explicit NamedSleeper(const std::string& name) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl("/bin/bash", "bash", "-c", ("exec -a '" + name + "' /bin/sleep 30").c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 400; ++i) {  // until the exec happened
-      std::ifstream f("/proc/" + std::to_string(pid_) + "/cmdline");
-      std::string c((std::istreambuf_iterator<char>(f)), {});
-      if (c.rfind(name, 0) == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  ~NamedSleeper() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  int pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-};
-
 TEST(CliConventions, PsAtEightyColumnsKeepsTheCommandReadable) {
-  NamedSleeper a("python3 train.py --config llama-70b.yaml");
-  NamedSleeper b("python3 eval.py --checkpoint last");
+  Sleeper a({"PATH=/bin"}, "python3 train.py --config llama-70b.yaml");
+  Sleeper b({"PATH=/bin"}, "python3 eval.py --checkpoint last");
   std::ifstream in(host_path("h200x2"));
   nlohmann::json h = nlohmann::json::parse(in);
   h["gpus"][0]["processes"] = {{{"pid", a.pid()}, {"used_memory_mib", 70000}}};

@@ -359,6 +359,10 @@ TEST(CliFiles, HugeCommandLinesAndEnvironmentsAreCutAndSaidSo) {
   json p = json::parse(cut.out)["processes"][0];
   EXPECT_TRUE(p["environ_truncated"].get<bool>()) << p.dump();
   EXPECT_FALSE(p["command_truncated"].get<bool>());
+  // The table says it too: "unset" there may be a variable past the cut.
+  CliRun cut_table = gpumap({"ps", "--wide", "--simulate", write_temp_file("cut-env.json", h.dump())});
+  EXPECT_NE(cut_table.out.find("unset? (environment cut)"), std::string::npos) << cut_table.out;
+  EXPECT_NE(cut_table.out.find("cuda:0?"), std::string::npos) << cut_table.out;
 }
 
 TEST(CliFiles, AFaultNamingAnUnknownCallIsRefused) {

@@ -110,6 +110,23 @@ TEST(CliFramework, MinorNumbersThatAreNotIndicesAreSaid) {
   const json* f = finding(d, "minor-differs-from-index");
   ASSERT_NE(f, nullptr) << d.dump();
   EXPECT_EQ(f->at("severity"), "info");
+  // job-map, where Slurm's ids (minors) meet dcgm-exporter's gpu label (the index): the file is
+  // the index's, and the translation is said.
+  std::string dir = temp_dir("minors-map") + "/map";
+  CliRun jm = gpumap({"job-map", "--prolog", "--simulate", path, "--dir", dir, "--job", "42", "--gpus", "1", "--json"});
+  ASSERT_EQ(jm.code, 0) << jm.err;
+  EXPECT_EQ(json::parse(jm.out)["files"], json::array({"0"})) << jm.out;
+  EXPECT_NE(jm.err.find("note: Slurm's GPU id 1 is /dev/nvidia1, which is nvidia-smi GPU 0 on this host"), std::string::npos)
+      << jm.err;
+  EXPECT_EQ(json::parse(jm.out)["notes"].size(), 1u);
+  CliRun by_minor = gpumap({"job-map", "--prolog", "--simulate", path, "--dir", dir, "--job", "43", "--gpus", "1",
+                            "--name-by", "minor"});
+  EXPECT_NE(by_minor.err.find("dcgm-exporter's gpu label for it is 0"), std::string::npos) << by_minor.err;
+  CliRun empty = gpumap({"job-map", "--prolog", "--simulate", "h200x2", "--dir", dir, "--job", "45", "--gpus", " , "});
+  EXPECT_EQ(empty.code, 2) << "an empty allocation is a mistake, not a job with no file\n" << empty.err;
+  EXPECT_NE(empty.err.find("the allocation is empty"), std::string::npos) << empty.err;
+  CliRun plain = gpumap({"job-map", "--prolog", "--simulate", "h200x2", "--dir", dir, "--job", "44", "--gpus", "1"});
+  EXPECT_EQ(plain.err.find("note:"), std::string::npos) << "minors equal to indices: nothing to say\n" << plain.err;
   // The bundled host, minors equal to indices: nothing said.
   CliRun same = gpumap({"list", "--simulate", "h200x2"});
   EXPECT_EQ(same.out.find("Minor numbers differ"), std::string::npos);

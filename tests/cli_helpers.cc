@@ -1,12 +1,16 @@
 #include "cli_helpers.h"
 
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -118,6 +122,33 @@ CliRun run_program(const std::vector<std::string>& argv, const std::vector<std::
   EXPECT_FALSE(r.timed_out) << "gpumap timed out";
   EXPECT_TRUE(r.spawn_error.empty()) << r.spawn_error;
   return {r.exit_code, r.out, r.err};
+}
+
+Sleeper::Sleeper(std::vector<std::string> env, const std::string& name, int seconds) {
+  std::string secs = std::to_string(seconds), arg0 = name;
+  pid_ = fork();
+  if (pid_ == 0) {
+    std::vector<char*> e;
+    for (std::string& s : env) e.push_back(s.data());
+    e.push_back(nullptr);
+    char* argv[] = {arg0.data(), secs.data(), nullptr};
+    execve("/bin/sleep", argv, e.data());
+    _exit(127);
+  }
+  // Until the child has exec'd, so /proc shows sleep's command line and environment, not ours.
+  for (int i = 0; i < 400; ++i) {
+    std::ifstream f("/proc/" + std::to_string(pid_) + "/cmdline");
+    std::string c((std::istreambuf_iterator<char>(f)), {});
+    if (c.rfind(name + std::string(1, '\0') + secs, 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Sleeper::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
 }
 
 }  // namespace gpumap::testing

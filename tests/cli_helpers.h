@@ -42,6 +42,25 @@ std::string gpumap_for_other_users();
 /// user switch allowed (it is not in some containers).  Else `why` says which is missing.
 bool can_run_as_nobody(std::string& why);
 
+/// A real process for the GPU-process tests (ps, top, metrics): `sleep SECONDS` started with exactly
+/// `env`, its argv[0] `name` (its command line then reads "NAME SECONDS", as a user's `python3
+/// train.py` would); constructed once it has exec'd, killed and reaped on destruction (or kill()).
+class Sleeper {
+ public:
+  explicit Sleeper(std::vector<std::string> env, const std::string& name = "sleep", int seconds = 30);
+  ~Sleeper() { kill(); }
+  Sleeper(const Sleeper&) = delete;
+  Sleeper& operator=(const Sleeper&) = delete;
+  int pid() const { return pid_; }
+  /// SIGKILL and reap now (the process has ended when it returns).
+  void kill();
+  /// The test reaped it itself: nothing is left to kill (its pid may be reused).
+  void reaped() { pid_ = -1; }
+
+ private:
+  int pid_ = -1;
+};
+
 /// Path of a bundled host file (hosts/NAME.json in the source tree) or a test host (tests/hosts/NAME.json).
 std::string host_path(const std::string& name);
 

@@ -143,7 +143,8 @@ TEST(Describe, ListsTheVisibleCommandsOfTheHelp) {
   std::set<std::string> listed;
   std::string cmds = section(help.out, "commands:\n", "\n\n");
   std::istringstream in(cmds.substr(cmds.find('\n') + 1));
-  for (std::string l; std::getline(in, l);) listed.insert(l.substr(2, l.find(' ', 2) - 2));
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("   ", 0) != 0) listed.insert(l.substr(2, l.find(' ', 2) - 2));  // not a summary's next line
   EXPECT_EQ(described, listed);
   EXPECT_EQ(described.count("__probe"), 0u);
   EXPECT_EQ(described.count("__describe"), 0u);
@@ -397,6 +398,51 @@ TEST(BashCompletion, EveryOfferedOptionAndHostIsAccepted) {
   }
 }
 
+// The words a GPU argument may be on a host: its nvidia-smi indices, GPU UUIDs and MIG UUIDs.
+std::set<std::string> host_gpu_words(const std::string& host) {
+  std::ifstream in(std::string(GPUMAP_SOURCE_DIR) + "/hosts/" + host + ".json");
+  json h = json::parse(in);
+  std::set<std::string> out;
+  for (size_t i = 0; i < h["gpus"].size(); ++i) {
+    const json& g = h["gpus"][i];
+    out.insert(std::to_string(i));
+    out.insert(g["uuid"].get<std::string>());
+    if (g.contains("mig_devices"))
+      for (const json& m : g["mig_devices"]) out.insert(m["uuid"].get<std::string>());
+  }
+  return out;
+}
+
+// GPU arguments complete to the host's GPUs (the --simulate host of the line), comma lists item by
+// item, and --query-gpu / --query to their fields; everything offered is accepted back.
+TEST(BashCompletion, GpuArgumentsAndQueryFields) {
+  std::set<std::string> mig = host_gpu_words("mig");
+  ASSERT_EQ(mig.size(), 6u);  // 0, 1, two GPU UUIDs, two MIG UUIDs
+  EXPECT_EQ(bash_complete({"which", "--simulate", "mig", ""}), mig);
+  for (const std::string& w : mig) {
+    CliRun r = gpumap({"which", "--simulate", "mig", w});
+    EXPECT_EQ(r.code, 0) << "which " << w << ": " << r.err;
+  }
+  EXPECT_EQ(bash_complete({"which", "--simulate", "=", "mig", "MIG-d"}),
+            std::set<std::string>{"MIG-d280783e-1fb2-1e62-1a58-9de8d06cf5dd"});
+  std::set<std::string> dgx = host_gpu_words("dgx8");
+  std::set<std::string> after_zero;
+  for (const std::string& w : dgx) after_zero.insert("0," + w);
+  EXPECT_EQ(bash_complete({"verify", "--simulate", "dgx8", "--expect", "0,"}), after_zero);
+  EXPECT_EQ(bash_complete({"--simulate=dgx8", "pick", "--include", "GPU-1688"}),
+            std::set<std::string>{"GPU-1688fc99-465a-7a8f-b276-a5609c38d727"});
+  EXPECT_EQ(bash_complete({"list", "--query-gpu", "=", "index,memory.u"}), std::set<std::string>{"index,memory.used"});
+  EXPECT_EQ(bash_complete({"ps", "--query", "pid,gpu_u"}), std::set<std::string>{"pid,gpu_uuid"});
+  for (const auto& [cmd, option] : {std::pair<std::string, std::string>{"list", "--query-gpu"}, {"ps", "--query"}}) {
+    std::set<std::string> fields = bash_complete({cmd, option, ""});
+    EXPECT_GE(fields.size(), 10u) << option;
+    std::string all;
+    for (const std::string& f : fields) all += (all.empty() ? "" : ",") + f;
+    CliRun r = gpumap({cmd, "--simulate", "h200x2", option + "=" + all});
+    EXPECT_EQ(r.code, 0) << option << "=" << all << ": " << r.err;
+  }
+}
+
 TEST(ZshCompletion, ParsesAndListsEveryCommandAndOption) {
   std::string file = kBuild + "/completion/zsh/_gpumap";
   ProcResult syntax = sh("command -v zsh >/dev/null || { echo 'zsh is not installed (scripts/deps.sh installs it)'; exit 1; }; "
@@ -464,6 +510,13 @@ TEST(ZshCompletion, TabCompletesCommandsOptionsAndHosts) {
     std::string after = zsh_tab(line);
     for (const json& c : d["commands"]) EXPECT_NE(after.find(c["name"].get<std::string>()), std::string::npos) << line << c["name"] << "\n" << after;
   }
+  // GPU arguments and comma lists of GPUs and fields.
+  std::string gpus = zsh_tab("gpumap which --simulate mig ");
+  for (const std::string& w : host_gpu_words("mig")) EXPECT_NE(gpus.find(w), std::string::npos) << w << "\n" << gpus;
+  std::string list = zsh_tab("gpumap verify --simulate dgx8 --expect 0,GPU-16");
+  EXPECT_NE(list.find("1688fc99-465a-7a8f-b276-a5609c38d727,"), std::string::npos) << list;  // the line, redrawn
+  std::string fields = zsh_tab("gpumap list --query-gpu=index,memory.u");
+  EXPECT_NE(fields.find("memory.used"), std::string::npos) << fields;
   std::string sub2 = zsh_tab("gpumap --json snapshot ");
   EXPECT_NE(sub2.find("save"), std::string::npos) << sub2;
   EXPECT_NE(sub2.find("diff"), std::string::npos) << sub2;
@@ -516,6 +569,13 @@ TEST(FishCompletion, CompletesCommandsOptionsHostsSubcommandsAndVariables) {
     EXPECT_EQ(fish_complete("gpumap " + before + "pick --format "), (std::set<std::string>{"env", "uuid", "index"})) << before;
   }
   EXPECT_EQ(fish_complete("gpumap --json help ver"), std::set<std::string>{"verify"});
+  // GPU arguments and comma lists of GPUs and fields.
+  EXPECT_EQ(fish_complete("gpumap which --simulate mig "), host_gpu_words("mig"));
+  EXPECT_EQ(fish_complete("gpumap verify --simulate dgx8 --expect 0,GPU-16"),
+            std::set<std::string>{"0,GPU-1688fc99-465a-7a8f-b276-a5609c38d727"});
+  EXPECT_EQ(fish_complete("gpumap --simulate=dgx8 pick --include GPU-16"),
+            std::set<std::string>{"GPU-1688fc99-465a-7a8f-b276-a5609c38d727"});
+  EXPECT_EQ(fish_complete("gpumap list --query-gpu=index,memory.u"), std::set<std::string>{"--query-gpu=index,memory.used"});
 }
 
 // Synopsis lines fit 80 columns: the man page rendered at 80, and each command's --help usage.

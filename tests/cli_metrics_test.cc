@@ -92,9 +92,9 @@ TEST(CliQuery, ListQueryGpuIsNvidiaSmiCsv) {
   CliRun bare = gpumap({"list", "--simulate", "seed-mixed", "--query-gpu", "index,memory.total", "--format", "csv,noheader,nounits"});
   ASSERT_EQ(bare.code, 0) << bare.err;
   EXPECT_EQ(lines(bare.out)[0], "0, 81920");
-  CliRun unknown = gpumap({"list", "--simulate", "h200x2", "--query-gpu=index,temperature.gpu"});
+  CliRun unknown = gpumap({"list", "--simulate", "h200x2", "--query-gpu=index,temperature.gpu.tlimit"});
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.err.find("`temperature.gpu` is not a field"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("`temperature.gpu.tlimit` is not a field"), std::string::npos) << unknown.err;
   EXPECT_EQ(gpumap({"list", "--simulate", "h200x2", "--format=csv"}).code, 2);
   EXPECT_EQ(gpumap({"list", "--simulate", "h200x2", "--query-gpu=index", "--format=xml"}).code, 2);
 }

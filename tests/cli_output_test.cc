@@ -48,6 +48,22 @@ TEST(CliOutput, TerminalTablesFit80ColumnsWithShortUuidsAndColouredSeverities) {
   EXPECT_EQ(gpumap({"which", "--simulate", "seed-mixed", "GPU-df9ecf4c"}).code, 0);
 }
 
+// At 80 columns the model stays whole in `list` (the point on a box of mixed GPUs: the bus id
+// goes first) and a MIG device's name keeps its profile in `map` (the model is cut instead).
+TEST(CliOutput, NamesStayReadableAt80Columns) {
+  CliRun list = gpumap_tty({"list", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
+  EXPECT_LE(widest_line(list.out), 80u) << list.out;
+  EXPECT_NE(list.out.find("H100 80GB HBM3 "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("A100-SXM4-80GB "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("GPU-df9ecf4c\u2026"), std::string::npos) << "the UUID prefix stays:\n" << list.out;
+  EXPECT_EQ(list.out.find("PCI BUS ID"), std::string::npos) << list.out;
+  CliRun map = gpumap_tty({"map", "--simulate", "mig"}, {"COLUMNS=80", "TERM=xterm"});
+  EXPECT_LE(widest_line(map.out), 80u) << map.out;
+  EXPECT_NE(map.out.find("\u2026 MIG 3g.40gb "), std::string::npos) << map.out;
+  CliRun wide = gpumap_tty({"list", "--simulate", "seed-mixed"}, {"COLUMNS=160", "TERM=xterm"});
+  EXPECT_NE(wide.out.find("PCI BUS ID"), std::string::npos) << "room enough: every column\n" << wide.out;
+}
+
 std::vector<std::string> words(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -25,38 +26,6 @@ namespace {
 using nlohmann::json;
 
 const char* kU1 = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
-
-/// `sleep 30` started with exactly `env`; killed and reaped on destruction.
-class Sleeper {
- public:
-  explicit Sleeper(std::vector<std::string> env) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::vector<char*> e;
-      for (std::string& s : env) e.push_back(s.data());
-      e.push_back(nullptr);
-      char a0[] = "sleep", a1[] = "30";
-      char* argv[] = {a0, a1, nullptr};
-      execve("/bin/sleep", argv, e.data());
-      _exit(127);
-    }
-    // Wait until the child has exec'd, so /proc shows sleep's environment, not ours.
-    for (int i = 0; i < 200; ++i) {
-      std::ifstream f("/proc/" + std::to_string(pid_) + "/cmdline");
-      std::string c((std::istreambuf_iterator<char>(f)), {});
-      if (c.rfind("sleep", 0) == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  ~Sleeper() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  int pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-};
 
 /// h200x2 with these processes on GPU 0 and GPU 1, 256 MiB each unless `mib` says ((gpu, pid) -> MiB).
 std::string host_with(const std::vector<int>& gpu0, const std::vector<int>& gpu1,
@@ -203,6 +172,70 @@ TEST(CliPs, FourRanksOnOneGpuAreOneFindingAndEveryFixPastes) {
   EXPECT_NE(t.out.find("ranks-share-gpu (GPU 0, pids " + std::to_string(gpu0[0]) + ", "), std::string::npos) << t.out;
 }
 
+TEST(CliPs, FiltersHideInfoAndFailOn) {
+  Sleeper a({"CUDA_VISIBLE_DEVICES=1,0"}), b({"HOME=/"}), bad({"CUDA_DEVICE_ORDER=pci_bus_id"});
+  std::string host = host_with({a.pid(), b.pid()}, {bad.pid()});
+  // --gpu and --pid keep only the matching rows, in JSON and text alike.
+  CliRun g = gpumap({"ps", "--json", "--gpu", kU1, "--simulate", host});
+  ASSERT_EQ(g.code, 0) << g.err;
+  json j = json::parse(g.out);
+  ASSERT_EQ(j["processes"].size(), 1u) << g.out;
+  EXPECT_EQ(j["processes"][0]["pid"], bad.pid());
+  CliRun p = gpumap({"ps", "--wide", "--pid", std::to_string(a.pid()) + "," + std::to_string(bad.pid()), "--simulate", host});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.out.find(" " + std::to_string(b.pid()) + " "), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find(std::to_string(a.pid())), std::string::npos) << p.out;
+  // Info findings: counted in text, shown with --all, always in JSON.
+  CliRun t = gpumap({"ps", "--wide", "--simulate", host});
+  EXPECT_EQ(t.out.find("[info]"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("info findings hidden: gpumap ps --all"), std::string::npos) << t.out;
+  CliRun all = gpumap({"ps", "--wide", "--all", "--simulate", host});
+  EXPECT_NE(all.out.find("[info] cuda-number-differs"), std::string::npos) << all.out;
+  // --fail-on: the error of `bad` fails; filtered away, it does not.
+  EXPECT_EQ(gpumap({"ps", "--fail-on", "error", "--simulate", host}).code, 7);
+  EXPECT_EQ(gpumap({"ps", "--fail-on", "warning", "--gpu", "0", "--simulate", host}).code, 0);
+  EXPECT_EQ(gpumap({"ps", "--fail-on", "error", "--user", "no-such-user-31", "--simulate", host}).code, 0);
+  // Bad values: exit 2 naming them.
+  for (std::vector<std::string> bad_args : {std::vector<std::string>{"--gpu", "7"}, {"--pid", "12x"}, {"--fail-on", "info"},
+                                            {"--user", ""}, {"--job", ""}}) {
+    std::vector<std::string> argv{"ps", "--simulate", host};
+    argv.insert(argv.end(), bad_args.begin(), bad_args.end());
+    CliRun r = gpumap(argv);
+    EXPECT_EQ(r.code, 2) << bad_args[0];
+    EXPECT_NE(r.err.find(bad_args[0] == "--gpu" ? "GPU `7`" : bad_args[0]), std::string::npos) << r.err;
+  }
+}
+
+// `ps --pid N`: that one process explained (its variables, its own cuda:N map, every finding with
+// its fix, info ones too); two processes keep the plain list; -v is --all.
+TEST(CliPs, PidExplainsThatOneProcess) {
+  Sleeper a({"CUDA_VISIBLE_DEVICES=1,0", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}), b({"HOME=/"});
+  std::string host = host_with({a.pid(), b.pid()}, {a.pid()});
+  CliRun r = gpumap({"ps", "--wide", "--pid", std::to_string(a.pid()), "--simulate", host});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string pid = std::to_string(a.pid());
+  EXPECT_NE(r.out.find("PID " + pid), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0 " + std::string("GPU-")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("it calls it cuda:1"), std::string::npos) << r.out;  // GPU 0 is its cuda:1
+  EXPECT_NE(r.out.find("it calls it cuda:0"), std::string::npos) << r.out;  // GPU 1 its cuda:0
+  EXPECT_NE(r.out.find("Variables it started with\n  CUDA_VISIBLE_DEVICES=1,0\n  CUDA_DEVICE_ORDER=PCI_BUS_ID\n"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  cuda:0 -> nvidia-smi 1  " + std::string(kU1)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  cuda:1 -> nvidia-smi 0  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[info] cuda-number-differs (GPU 0)"), std::string::npos) << "info shown too:\n" << r.out;
+  EXPECT_EQ(r.out.find("\nFindings:\n"), std::string::npos) << "the detail replaces the list:\n" << r.out;
+  EXPECT_EQ(r.out.find(" " + std::to_string(b.pid()) + " "), std::string::npos) << r.out;
+  // Two processes: the list as before.
+  CliRun two = gpumap({"ps", "--wide", "--pid", pid + "," + std::to_string(b.pid()), "--simulate", host});
+  EXPECT_EQ(two.out.find("Variables it started with"), std::string::npos) << two.out;
+  // -v is --all.
+  CliRun v = gpumap({"ps", "--wide", "-v", "--simulate", host});
+  CliRun all = gpumap({"ps", "--wide", "--all", "--simulate", host});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_EQ(v.out, all.out);
+  EXPECT_NE(v.out.find("[info] cuda-number-differs"), std::string::npos) << v.out;
+}
+
 TEST(CliPs, BadDeviceOrderAndTable) {
   Sleeper bad({"CUDA_DEVICE_ORDER=pci_bus_id"});
   std::string host = host_with({bad.pid()}, {});
@@ -304,8 +337,30 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
   const json& c = *row(j, 4242, 1);
   EXPECT_EQ(c["nspid"], json::array({4242, 7}));
   EXPECT_EQ(c["command"], "python3 train.py");
-  EXPECT_EQ(c["cuda_ordinal"], nullptr);
-  EXPECT_TRUE(has_finding(c, "outside-visible-set", "warning")) << c.dump();
+  // Inside its container (NVIDIA_VISIBLE_DEVICES=1: host GPU 1 alone, numbered 0), CUDA_VISIBLE_DEVICES=0
+  // is host GPU 1: the GPU it holds, as its cuda:0; judged against the host's numbers it would
+  // look outside its visible set.
+  EXPECT_EQ(c["cuda_ordinal"], 0) << c.dump();
+  EXPECT_EQ(c["container_gpus"], json::array({"GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a"}));
+  EXPECT_FALSE(has_finding(c, "outside-visible-set", "warning")) << c.dump();
+  ASSERT_TRUE(has_finding(c, "cuda-number-differs", "info")) << c.dump();
+  for (const json& f : c["findings"])
+    if (f["id"] == "cuda-number-differs") {
+      EXPECT_NE(f["message"].get<std::string>().find("inside its container of 1 GPU, numbered from 0"), std::string::npos);
+      // The mapping it names is the container's: pasted, `map` shows cuda:0 = nvidia-smi GPU 1.
+      std::string note = f["note"];
+      std::string cmd = note.substr(note.find("gpumap map ") + 11);
+      EXPECT_EQ(cmd, "--env NVIDIA_VISIBLE_DEVICES=GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a --env CUDA_VISIBLE_DEVICES=0 "
+                     "--unset CUDA_DEVICE_ORDER");
+      std::vector<std::string> args = {"map", "--json", "--simulate", host};
+      std::istringstream words(cmd);
+      for (std::string w; words >> w;) args.push_back(w);
+      CliRun m = gpumap(args);
+      ASSERT_EQ(m.code, 0) << m.err;
+      json mj = json::parse(m.out);
+      EXPECT_EQ(mj["cuda"]["devices"][0]["uuid"], "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a") << mj.dump();
+      EXPECT_EQ(mj["cuda"]["devices"].size(), 1u);
+    }
   const json& d = *row(j, 4343, 0);
   EXPECT_EQ(d["state"], "running");
   EXPECT_EQ(d["cuda_visible_devices"], nullptr);

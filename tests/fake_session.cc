@@ -49,13 +49,17 @@ FakeSession& FakeSession::with_process(uint32_t nvml_index, const FakeProcess& p
   nlohmann::json& gpu = host_["gpus"][nvml_index];
   if (!gpu.contains("processes") || !gpu["processes"].is_array()) gpu["processes"] = nlohmann::json::array();
   gpu["processes"].push_back({{"pid", p.pid}, {"used_memory_mib", mib}});
+  return with_proc_entry(p);
+}
+
+FakeSession& FakeSession::with_proc_entry(const FakeProcess& p) {
   std::string d = proc_root() + "/" + std::to_string(p.pid);
   if (mkdir(d.c_str(), 0755) != 0) return *this;  // the same process on a second GPU
   std::string nspid = std::to_string(p.pid);
   for (uint32_t n : p.nspid) nspid += "\t" + std::to_string(n);
   std::string uid = std::to_string(p.uid);
   write_file(d + "/status", "Name:\t" + (p.argv.empty() ? std::string("?") : p.argv[0]) + "\nUid:\t" + uid + "\t" + uid +
-                                "\t" + uid + "\t" + uid + "\nNSpid:\t" + nspid + "\n");
+                                "\t" + uid + "\t" + uid + "\nNSpid:\t" + nspid + "\nPPid:\t" + std::to_string(p.ppid) + "\n");
   write_file(d + "/cmdline", nul_joined(p.argv));
   if (p.environ) write_file(d + "/environ", nul_joined(*p.environ));
   else mkdir((d + "/environ").c_str(), 0755);  // a read fails, as for another user's process

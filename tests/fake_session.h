@@ -24,6 +24,7 @@ struct FakeProcess {
   std::optional<std::vector<std::string>> environ = std::vector<std::string>{};
   uint32_t uid = 0;
   std::vector<uint32_t> nspid;  // NSpid: beyond its own pid, its numbers in nested namespaces
+  uint32_t ppid = 1;            // PPid: its parent
 };
 
 class FakeSession {
@@ -35,6 +36,8 @@ class FakeSession {
   /// Runs `p` on the host's GPU `nvml_index` using `mib` of its memory, and gives it a /proc entry.
   /// Before the first session().
   FakeSession& with_process(uint32_t nvml_index, const FakeProcess& p, uint64_t mib = 256);
+  /// Gives `p` a /proc entry only: a process on no GPU (a launcher, a shell).
+  FakeSession& with_proc_entry(const FakeProcess& p);
   /// The host file's JSON, to edit before the first session().
   nlohmann::json& host() { return host_; }
   /// The seams the session gets (edit before the first session()).

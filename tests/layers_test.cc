@@ -26,10 +26,16 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"answer", {"model", "formats", "env", "resolve", "findings"}},
       {"os", {"model"}},
       {"driver", {"model", "env", "os"}},
-      {"output", {"model", "formats", "env", "resolve", "findings", "answer", "os"}},
+      {"output", {"model", "formats", "env", "resolve", "findings", "answer"}},
       {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "output"}},
       {"fake", {"model", "formats", "driver"}},  // the simulated driver: never the resolver
-      {"cli", {"model", "formats", "answer", "output", "session"}},
+      // gpumap-kubelet, the pod-resources reader program (gRPC): it prints formats/pod_resources.h.
+      {"kube", {"model", "formats"}},
+      // The HTTP front end (`gpumap serve`'s exporter): a session's metrics over os/'s HTTP server.
+      {"serve", {"model", "formats", "answer", "output", "session", "os", "driver"}},
+      // The terminal front end (`gpumap top`): ncurses, its keys and its loop.
+      {"top", {"model", "formats", "answer", "output", "session", "os"}},
+      {"cli", {"model", "formats", "answer", "output", "session", "serve", "top"}},
       {"capi", {"model", "formats", "answer", "output", "session", "gpumap"}},  // gpumap/: the public C header
   };
   return table;

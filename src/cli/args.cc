@@ -6,6 +6,7 @@
 
 #include "model/error.h"
 #include "model/text.h"
+#include "output/manual.h"
 
 namespace gpumap {
 
@@ -33,7 +34,8 @@ Args::Args(const std::string& command, const std::vector<OptionSpec>& specs, con
       if (name == "-h") name = "--help";
       const OptionSpec* spec = nullptr;
       for (const OptionSpec& s : specs)
-        if (s.name == name) spec = &s;
+        if (s.name == name || std::find(s.aliases.begin(), s.aliases.end(), name) != s.aliases.end()) spec = &s;
+      if (spec) name = spec->name;
       if (!spec) throw usage("unknown option `" + name + "`");
       if (spec->takes_value) {
         if (!inline_val) {
@@ -114,10 +116,12 @@ std::vector<OptionSpec> common_options() {
 std::string format_options(const std::vector<OptionSpec>& specs) {
   std::string out;
   for (const OptionSpec& s : specs) {
-    std::string left = "  " + s.name + (s.takes_value ? " " + s.value_name : "");
+    std::string left = "  ";
+    for (const std::string& a : s.aliases) left += a + ", ";
+    left += s.name + (s.takes_value ? " " + s.value_name : "");
     if (left.size() < 26) left.resize(26, ' ');
     else left += "\n" + std::string(26, ' ');
-    out += left + s.help + "\n";
+    out += left + indent_lines(fill_text(s.help, 80 - 26), 26) + "\n";  // --help fits 80 columns
   }
   return out;
 }

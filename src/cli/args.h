@@ -10,11 +10,20 @@
 namespace gpumap {
 
 struct OptionSpec {
+  OptionSpec(std::string name_, bool takes_value_, bool repeatable_, std::string value_name_, std::string help_,
+             std::vector<std::string> aliases_ = {})
+      : name(std::move(name_)),
+        takes_value(takes_value_),
+        repeatable(repeatable_),
+        value_name(std::move(value_name_)),
+        help(std::move(help_)),
+        aliases(std::move(aliases_)) {}
   std::string name;       // "--json"
   bool takes_value = false;
   bool repeatable = false;
   std::string value_name; // "FILE" (for --help)
   std::string help;
+  std::vector<std::string> aliases;  // "-v": other spellings, read as `name`
 };
 
 class Args {

@@ -13,6 +13,7 @@
 #include "model/error.h"
 #include "model/exit_codes.h"
 #include "output/manual.h"
+#include "output/query_csv.h"
 #include "session/output_file.h"
 
 namespace gpumap {
@@ -21,6 +22,7 @@ namespace {
 OptionDoc option_doc(const OptionSpec& o) {
   OptionDoc d;
   d.name = o.name;
+  d.aliases = o.aliases;
   if (o.name == "--help") d.aliases = {"-h"};
   d.takes_value = o.takes_value;
   d.repeatable = o.repeatable;
@@ -32,6 +34,17 @@ OptionDoc option_doc(const OptionSpec& o) {
 std::vector<OptionDoc> option_docs(const std::vector<OptionSpec>& specs) {
   std::vector<OptionDoc> out;
   for (const OptionSpec& o : specs) out.push_back(option_doc(o));
+  return out;
+}
+
+/// What a GPU argument may be, one word a line, for the completion: the nvidia-smi indices, then
+/// the GPU UUIDs, then the MIG devices' (NVML only: no CUDA probe, quick enough for a Tab).
+std::string gpu_words(const Snapshot& s) {
+  std::string out;
+  for (const Gpu& g : s.gpus) out += std::to_string(g.nvml_index) + "\n";
+  for (const Gpu& g : s.gpus) out += g.uuid + "\n";
+  for (const Gpu& g : s.gpus)
+    for (const MigDevice& m : g.mig_devices) out += m.uuid + "\n";
   return out;
 }
 
@@ -47,8 +60,10 @@ int run(const Args& args, Context& ctx) {
   else if (format == "fish") out << fish_completion(r);
   else if (format == "hosts")
     for (const std::string& h : bundled_hosts(ctx.session().seams())) out << h << "\n";
+  else if (format == "gpus")
+    out << gpu_words(ctx.session().snapshot());
   else
-    throw Error(kExitUsage, "__describe: --format `" + format + "` is not one of json, man, bash, zsh, fish, hosts");
+    throw Error(kExitUsage, "__describe: --format `" + format + "` is not one of json, man, bash, zsh, fish, hosts, gpus");
   std::optional<std::string> path = args.value("--output");
   if (!path) {
     std::cout << out.str();
@@ -97,7 +112,12 @@ CliReference cli_reference() {
   for (const Command& c : commands()) {
     if (c.hidden) continue;
     r.commands.push_back({c.name, c.summary, c.usage, c.description, option_docs(c.options), c.positionals, c.runs_command,
-                          c.subcommands});
+                          c.subcommands, c.positional_value});
+    // The fields of a CSV query, completed item by item.
+    for (OptionDoc& o : r.commands.back().options) {
+      if (o.name == "--query-gpu") o.values = query_field_names(QueryKind::kGpu);
+      if (o.name == "--query") o.values = query_field_names(QueryKind::kProcess);
+    }
   }
   r.exit_codes = exit_code_docs();
   r.environment = environment_docs();
@@ -123,10 +143,10 @@ CliReference cli_reference() {
 Command describe_command() {
   return {"__describe",
           "internal: the command table as JSON, man page, or completion script",
-          "gpumap __describe [--format json|man|bash|zsh|fish|hosts] [--output FILE]",
+          "gpumap __describe [--format json|man|bash|zsh|fish|hosts|gpus] [--output FILE]",
           "Internal.  The build generates the man page and the shell completion from this output; the\n"
-          "completion scripts ask it for the bundled host names.",
-          {{"--format", true, false, "json|man|bash|zsh|fish|hosts", "what to print (default json)"},
+          "completion scripts ask it for the bundled host names and the host's GPUs.",
+          {{"--format", true, false, "json|man|bash|zsh|fish|hosts|gpus", "what to print (default json)"},
            {"--output", true, false, "FILE", "write it to FILE instead of standard output"}},
           false,
           run,

@@ -28,7 +28,7 @@ int run(const Args& args, Context& ctx) {
   else if (by != "index")
     throw Error(kExitUsage, "--name-by `" + by + "` is not index or minor",
                 "--name-by index (dcgm-exporter's gpu label, the default) or --name-by minor (/dev/nvidiaN)");
-  std::vector<std::string> files;
+  std::vector<std::string> files, notes;
   if (prolog) {
     // The allocation as Slurm names it: its GPU ids or UUIDs.  A task's CUDA_VISIBLE_DEVICES is
     // renumbered under ConstrainDevices, so it is used only where Slurm sets nothing better.
@@ -38,7 +38,11 @@ int run(const Args& args, Context& ctx) {
     if (!gpus)
       throw Error(kExitUsage, "job-map --prolog: no allocation: neither --gpus nor SLURM_JOB_GPUS is set",
                   "give --gpus as Slurm's GPU ids or UUIDs (a job without GPUs needs no prolog)");
+    if (trim(*gpus).empty() || gpus->find_first_not_of(", \t") == std::string::npos)
+      throw Error(kExitUsage, "job-map --prolog: the allocation is empty (--gpus or SLURM_JOB_GPUS names no GPU)",
+                  "give --gpus as Slurm's GPU ids or UUIDs (a job without GPUs needs no prolog)");
     files = job_map_files(ctx.session().snapshot({false}), *gpus, naming);
+    notes = job_map_minor_notes(ctx.session().snapshot({false}), *gpus, naming);
   } else {
     files = job_map_existing_files(*dir);
   }
@@ -50,11 +54,12 @@ int run(const Args& args, Context& ctx) {
     std::cerr << "gpumap job-map: warning: " << printable(k.reason) << "\n";
     failed = failed || prolog || k.failed;
   }
+  for (const std::string& n : notes) std::cerr << "gpumap job-map: note: " << n << "\n";
   if (ctx.json()) {
     Json skipped = Json::array();
     for (const JobMapResult::Skipped& k : done.skipped) skipped.push_back({{"file", k.file}, {"reason", k.reason}});
     std::cout << dump({{"job_id", *job}, {"dir", *dir}, {"action", prolog ? "prolog" : "epilog"}, {"files", done.changed},
-                       {"skipped", skipped}});
+                       {"skipped", skipped}, {"notes", notes}});
   } else {
     std::cout << "gpumap job-map: job " << *job << (prolog ? " added to" : " removed from");
     for (const std::string& f : done.changed) std::cout << " " << printable(*dir) << "/" << f;

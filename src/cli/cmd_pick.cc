@@ -1,10 +1,10 @@
 // gpumap pick: choose free GPUs by policy (memory, load, processes, leases, topology).
 #include <iostream>
-#include <sstream>
 
 #include "model/text.h"
 #include "cli/pick_options.h"
 #include "model/error.h"
+#include "output/pick_view.h"
 #include "output/render.h"
 
 namespace gpumap {
@@ -59,50 +59,26 @@ namespace {
 
 int run(const Args& args, Context& ctx) {
   PickRequest req = pick_request(args);
+  // pick holds nothing, so it cannot wait: the waiting form is run's.
+  req.names.wait = "--wait SECONDS (gpumap run)";
   std::string format = args.value("--format").value_or("");
   if (!format.empty() && format != "env" && format != "uuid" && format != "index")
     throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
-  CvdForm form = cvd_form(args);
-  std::vector<std::string> visible = pickable_uuids(ctx.session(), req);
-  req.visible_limit = visible_limit(ctx.session());
-  const Snapshot& s = ctx.session().snapshot();
-  PickResult r = pick_gpus(s, visible, lease_blockers(ctx.session().lease_dir(), visible), req);
-  if (r.uuids.empty())
-    throw Error(kExitUnavailable, "pick: " + r.failure,
-                r.impossible ? "ask for fewer GPUs (--gpus), or relax --include/--exclude/--min-free-mib"
-                             : "wait for them (`gpumap run --wait SECONDS`), relax the limits, or --allow-busy");
-  LaunchVisibility vis = launch_visibility(s, r.uuids, form);
-  // --format index always writes indices: they are only right together with CUDA_DEVICE_ORDER=PCI_BUS_ID.
-  LaunchVisibility by_index = launch_visibility(s, r.uuids, CvdForm::kIndex);
-  std::string exports = "export CUDA_DEVICE_ORDER=" + vis.cuda_device_order + "\nexport CUDA_VISIBLE_DEVICES=" +
-                        vis.cuda_visible_devices + "\n";
-
+  PickAnswer a = pick_now(ctx.session(), req, cvd_form(args));
   if (ctx.json()) {
-    Json j = launch_json(s, r.uuids, vis.variables());
-    j["notes"] = r.notes;
-    j["passed_over"] = passed_over_json(s, r.rejected);
-    j["reserved"] = false;
-    std::cout << dump(j);
-    return kExitOk;
-  }
-  std::ostringstream out;  // UUIDs and GPU names come from the driver: printed printable
-  if (format == "env") {
-    out << exports;
+    std::cout << dump(pick_json(a));
+  } else if (format == "env") {
+    std::cout << printable_lines(pick_exports(a));
   } else if (format == "uuid") {
-    out << join(r.uuids, ",") << "\n";
+    std::cout << printable_lines(join(a.uuids, ",") + "\n");
   } else if (format == "index") {
-    if (by_index.form != CvdForm::kIndex)
-      throw Error(kExitUsage, "pick: no index form on this host (" + by_index.note + ")", "use --format uuid or env");
-    out << by_index.assignments() << "\n";
+    // Indices are only right together with CUDA_DEVICE_ORDER=PCI_BUS_ID: always written with it.
+    if (a.by_index.form != CvdForm::kIndex)
+      throw Error(kExitUsage, "pick: no index form on this host (" + a.by_index.note + ")", "use --format uuid or env");
+    std::cout << printable_lines(a.by_index.assignments() + "\n");
   } else {
-    // Prose fits the terminal (wrapped at words); the exports to paste are never wrapped.
-    std::string prose = "Picked (not reserved: `gpumap run` holds a lease while the job runs):\n" + describe_choice(s, r.uuids, "  ");
-    for (const std::string& n : r.notes) prose += "  why: " + n + "\n";
-    for (const Rejection& x : r.rejected) prose += "  passed over GPU " + std::to_string(x.nvml_index) + ": " + join(x.reasons, ", ") + "\n";
-    std::cout << fit_lines(prose) << "\n" << printable_lines(exports);
-    return kExitOk;
+    std::cout << pick_text(a);
   }
-  std::cout << printable_lines(out.str());
   return kExitOk;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/pick_options.h"
 #include "model/error.h"
 #include "output/json_view.h"
+#include "output/pick_view.h"
 #include "session/launch.h"
 
 namespace gpumap {

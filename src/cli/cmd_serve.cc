@@ -6,8 +6,9 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "model/env_vars.h"
 #include "model/error.h"
-#include "session/exporter.h"
+#include "serve/exporter.h"
 
 namespace gpumap {
 namespace {
@@ -33,7 +34,7 @@ int run(const Args& args, Context& ctx) {
   }
   const Environment& env = ctx.session().env();
   // systemd's (sd_listen_fds(3)), not gpumap's: not in model/env_vars.h's table of GPUMAP_* and CUDA ones.
-  opt.listen_fd = activation_socket(env.get("LISTEN_PID"), env.get("LISTEN_FDS"));
+  opt.listen_fd = activation_socket(env.get(env_var("LISTEN_PID")), env.get(env_var("LISTEN_FDS")));
   if (opt.listen_fd && args.value("--listen"))
     throw Error(kExitUsage, "--listen is given, and systemd passed a socket (LISTEN_FDS)",
                 "drop --listen: the socket unit's ListenStream= says where gpumap serve listens");

@@ -57,7 +57,7 @@ int run(const Args& args, Context& ctx) {
 }  // namespace
 
 Command which_command() {
-  return {"which", "what to set to get exactly these physical GPUs, in this order",
+  Command c{"which", "what to set to get exactly these physical GPUs, in this order",
           "gpumap which GPU... [--json] [--env NAME=VALUE]... [--unset NAME]...",
           "GPU is an nvidia-smi index, a UUID or a unique prefix of one (MIG device UUIDs too), a PCI\n"
           "bus id in any form (3b:00.0, 0000:3B:00.0, 00000000:3B:00.0), or cuda:N: the GPU that cuda:N\n"
@@ -69,6 +69,8 @@ Command which_command() {
           "a device cgroup with Slurm's ids); a GPU outside the Slurm step's (or job's) allocation\n"
           "exits 6, naming it: the advice would put the program on another job's GPU.",
           env_options(), true, run};
+  c.positional_value = "GPU";
+  return c;
 }
 
 }  // namespace gpumap

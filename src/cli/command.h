@@ -43,6 +43,8 @@ struct Command {
   std::vector<int> exit_codes = {};
   /// The words its first argument may be (snapshot: save, diff); the completion offers them.
   std::vector<std::string> subcommands = {};
+  /// What its arguments are, for the completion ("GPU": the host's GPUs); "" for nothing known.
+  std::string positional_value = "";
 };
 
 const std::vector<Command>& commands();
@@ -53,6 +55,8 @@ Command list_command();
 Command map_command();
 Command probe_command();
 Command ps_command();
+Command pods_command();
+Command top_command();
 Command explain_command();
 Command which_command();
 Command verify_command();
@@ -111,8 +115,11 @@ std::optional<double> watch_seconds(const Args& args);
 /// Once stdout cannot be written (EPIPE: the reader is gone, with SIGPIPE ignored; ENOSPC) the
 /// watch ends, its errno kept for main's check (exit 1 with the reason, as `yes | head -1` does).
 int watch_frames(double seconds, Context& ctx, const std::function<std::string(Context&)>& frame);
-/// The errno of the write to stdout that failed (watch_frames), 0 when none was seen.
+/// The errno of the first write to stdout that failed, 0 when none was seen (std::cout's writes
+/// once keep_stdout_errors() ran, and watch_frames' flushes).
 int stdout_errno();
+/// Gives std::cout a buffer that keeps that errno; called once as main starts.
+void keep_stdout_errors();
 /// `run`, or with --watch SECONDS what it prints as one frame per SECONDS (watch_frames).
 int run_watchable(const Args& args, Context& ctx, int (*run)(const Args&, Context&));
 /// `query` (--query-gpu, --query: FIELDS as CSV), --format csv[,noheader][,nounits] and --watch.

@@ -104,6 +104,42 @@ std::string error_frame(const Error& e, bool json) {
 
 int stdout_errno() { return g_stdout_errno; }
 
+namespace {
+
+/// std::cout's buffer, as the standard one synced with stdio is (every character straight to
+/// stdout's FILE, so cout and stdio interleave as before), that also keeps the errno of the
+/// first write that failed: a long output whose write fails mid-way (ENOSPC, EPIPE) is reported
+/// with its reason even though later calls overwrite errno before main checks.
+class ErrnoKeepingStdoutBuf : public std::streambuf {
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return sync() == 0 ? traits_type::not_eof(c) : c;
+    if (std::fputc(traits_type::to_char_type(c), stdout) == EOF) return failed();
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::streamsize put = static_cast<std::streamsize>(std::fwrite(s, 1, static_cast<size_t>(n), stdout));
+    if (put < n) failed();
+    return put;
+  }
+  int sync() override { return std::fflush(stdout) == 0 ? 0 : (failed(), -1); }
+
+ private:
+  int_type failed() {
+    if (g_stdout_errno == 0) g_stdout_errno = errno;
+    return traits_type::eof();
+  }
+};
+
+}  // namespace
+
+void keep_stdout_errors() {
+  // Never destroyed: std::cout is flushed by the library's own exit-time destructors, which may
+  // run after this file's statics are gone (ASan caught exactly that with a function-local one).
+  static ErrnoKeepingStdoutBuf* buf = new ErrnoKeepingStdoutBuf;
+  std::cout.rdbuf(buf);
+}
+
 std::vector<OptionSpec> query_options(const char* query) {
   return {{query, true, false, "FIELDS", "print these fields as CSV (nvidia-smi's names; docs/cli.md)"},
           {"--format", true, false, "csv[,noheader][,nounits]", std::string("the CSV form (with ") + query + "; default csv)"},
@@ -148,7 +184,7 @@ int watch_frames(double seconds, Context& ctx, const std::function<std::string(C
     errno = 0;
     std::cout.flush();
     if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      g_stdout_errno = errno;
+      if (g_stdout_errno == 0) g_stdout_errno = errno;
       break;  // nobody reads any more (EPIPE with SIGPIPE ignored) or the disk is full: main says which
     }
     timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};

@@ -80,7 +80,7 @@ int check_stdout(int code) {
   int err = errno;
   if (std::fflush(stdout) != 0) err = errno;
   if (!std::ferror(stdout) && std::cout.good()) return code;
-  if (err == 0) err = stdout_errno();
+  if (stdout_errno() != 0) err = stdout_errno();  // the first failure's reason, kept as it happened
   std::string why = err ? std::strerror(err) : "a write failed";
   std::fputs(("gpumap: error: cannot write the output (stdout): " + why + "\n").c_str(), stderr);
   return code == kExitOk ? kExitError : code;
@@ -96,31 +96,23 @@ bool has_json_flag(const std::vector<std::string>& args) {
 
 void print_main_help() {
   std::string s =
-      "gpumap " GPUMAP_VERSION " - which physical GPU your code will run on, and how to make it the one you meant\n\n"
-      "usage: gpumap [COMMAND] [OPTIONS]      (no command: `gpumap map`)\n\ncommands:\n";
+      fill_text("gpumap " GPUMAP_VERSION " - which physical GPU your code will run on, and how to make it the one you meant", 80) +
+      "\n\nusage: gpumap [COMMAND] [OPTIONS]      (no command: `gpumap map`)\n\ncommands:\n";
   for (const Command& c : commands()) {
     if (c.hidden) continue;
     std::string n = std::string("  ") + c.name;
     n.resize(12, ' ');
-    s += n + c.summary + "\n";
+    s += n + indent_lines(fill_text(c.summary, 80 - 12), 12) + "\n";
   }
   s += "\ncommon options:\n" + format_options(common_options()) +
-       "  --version               print the version and the git commit it was built from\n\n"
-       "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a\n"
-       "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) + ", or a JSON file (docs/host-file.md).\n"
-       "Exit codes:";
-  size_t line_start = s.rfind('\n') + 1;
-  for (const ExitCodeDoc& e : exit_code_docs()) {
-    std::string item = " " + std::to_string(e.code) + " " + e.brief + ",";
-    if (s.size() - line_start + item.size() > 100) {
-      s += "\n";
-      line_start = s.size();
-      item.erase(0, 1);
-    }
-    s += item;
-  }
-  s.back() = ' ';
-  s += "(docs/cli.md, man gpumap).\n";
+       "  --version               print the version and the git commit it was built from\n\n";
+  std::string tail = "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a "
+                     "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) +
+                     ", or a JSON file (docs/host-file.md).\nExit codes:";
+  for (const ExitCodeDoc& e : exit_code_docs()) tail += " " + std::to_string(e.code) + " " + e.brief + ",";
+  tail.back() = ' ';
+  tail += "(docs/cli.md, man gpumap).";
+  s += fill_text(tail, 80) + "\n";
   std::fputs(s.c_str(), stdout);
 }
 
@@ -153,7 +145,7 @@ void print_command_help(const Command& c) {
   for (const OptionSpec& o : common_options()) opts.push_back(o);
   std::string usage = wrap_synopsis(c.usage, 80 - 7);  // within 80 columns after "usage: "
   for (size_t nl = usage.find('\n'); nl != std::string::npos; nl = usage.find('\n', nl + 1)) usage.insert(nl + 1, 7, ' ');
-  std::string s = "usage: " + usage + "\n\n" + c.description + "\n\noptions:\n" + format_options(opts);
+  std::string s = "usage: " + usage + "\n\n" + fill_text(c.description, 80) + "\n\noptions:\n" + format_options(opts);
   std::fputs(s.c_str(), stdout);
 }
 
@@ -161,7 +153,10 @@ void print_command_help(const Command& c) {
 
 int run_main(int argc, char** argv);
 
-int main(int argc, char** argv) { return check_stdout(run_main(argc, argv)); }
+int main(int argc, char** argv) {
+  keep_stdout_errors();
+  return check_stdout(run_main(argc, argv));
+}
 
 int run_main(int argc, char** argv) {
   std::vector<std::string> args = command_first(std::vector<std::string>(argv + 1, argv + argc));

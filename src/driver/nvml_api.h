@@ -69,6 +69,39 @@ typedef struct {
   unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
+// nvmlDeviceGetProcessUtilization's sample (nvml.h nvmlProcessUtilizationSample_t).
+typedef struct {
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU timestamp, microseconds
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+// Its successor's (R550+, nvmlDeviceGetProcessesUtilizationInfo): nvmlProcessUtilizationInfo_v1_t
+// and the versioned container nvmlProcessesUtilizationInfo_v1_t.
+typedef struct {
+  unsigned long long timeStamp;
+  unsigned int pid;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+  unsigned int jpgUtil;
+  unsigned int ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+
+typedef struct {
+  unsigned int version;              // sizeof | (1 << 24): kNvmlProcessesUtilizationInfoV1
+  unsigned int processSamplesCount;  // in: the array's room; out: samples (or the room needed)
+  unsigned long long lastSeenTimeStamp;
+  nvmlProcessUtilizationInfo_v1_t* procUtilArray;
+} nvmlProcessesUtilizationInfo_v1_t;
+
+static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40, "nvml.h: 36 bytes padded to 40");
+static_assert(sizeof(nvmlProcessesUtilizationInfo_v1_t) == 24, "nvml.h: nvmlProcessesUtilizationInfo_v1 is 0x01000018");
+
 // Every NVML call gpumap binds, each named once, newest version first:
 //
 //   X(member, need, return type, (parameters), symbol, older symbols...)
@@ -126,7 +159,26 @@ typedef struct {
   X(link_type, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, int* pNvLinkDeviceType),           \
     nvmlDeviceGetNvLinkRemoteDeviceType)                                                                           \
   X(p2p, optional, nvmlReturn_t, (nvmlDevice_t device1, nvmlDevice_t device2, int p2pIndex, int* p2pStatus),      \
-    nvmlDeviceGetP2PStatus)
+    nvmlDeviceGetP2PStatus)                                                                                        \
+  X(temperature, optional, nvmlReturn_t, (nvmlDevice_t device, int sensorType, unsigned int* temp),                \
+    nvmlDeviceGetTemperature)                                                                                      \
+  X(power_usage, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power), nvmlDeviceGetPowerUsage)      \
+  X(power_limit, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit),                               \
+    nvmlDeviceGetPowerManagementLimit)                                                                             \
+  X(enforced_power_limit, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit),                      \
+    nvmlDeviceGetEnforcedPowerLimit)                                                                               \
+  X(clock, optional, nvmlReturn_t, (nvmlDevice_t device, int type, unsigned int* clock), nvmlDeviceGetClockInfo)   \
+  X(fan, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* speed), nvmlDeviceGetFanSpeed)                \
+  X(pstate, optional, nvmlReturn_t, (nvmlDevice_t device, int* pState), nvmlDeviceGetPerformanceState)             \
+  X(ecc, optional, nvmlReturn_t,                                                                                   \
+    (nvmlDevice_t device, int errorType, int counterType, unsigned long long* eccCounts),                        \
+    nvmlDeviceGetTotalEccErrors)                                                                                   \
+  X(process_util_info, optional, nvmlReturn_t, (nvmlDevice_t device, nvmlProcessesUtilizationInfo_v1_t* info),    \
+    nvmlDeviceGetProcessesUtilizationInfo)                                                                         \
+  X(process_util, optional, nvmlReturn_t,                                                                          \
+    (nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization, unsigned int* processSamplesCount,        \
+     unsigned long long lastSeenTimeStamp),                                                                        \
+    nvmlDeviceGetProcessUtilization)
 
 // Helpers for the list: the symbols of an entry (one to three), one by one.
 #define GPUMAP_NVML_PICK_(a, b, c, chosen, ...) chosen
@@ -163,6 +215,15 @@ constexpr int kNvLinkRemoteSwitch = 2;   // NVML_NVLINK_DEVICE_TYPE_SWITCH
 constexpr int kNvmlP2pCapsNvlink = 2;    // NVML_P2P_CAPS_INDEX_NVLINK
 constexpr int kNvmlP2pStatusOk = 0;      // NVML_P2P_STATUS_OK
 constexpr int kNvmlP2pStatusNotSupported = 5;
+constexpr int kNvmlTemperatureGpu = 0;    // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
+constexpr int kNvmlClockSm = 1;           // nvmlClockType_t NVML_CLOCK_SM
+constexpr int kNvmlClockMem = 2;          // NVML_CLOCK_MEM
+constexpr int kNvmlPstateUnknown = 32;    // nvmlPstates_t NVML_PSTATE_UNKNOWN
+constexpr int kNvmlEccCorrected = 0;      // nvmlMemoryErrorType_t NVML_MEMORY_ERROR_TYPE_CORRECTED
+constexpr int kNvmlEccUncorrected = 1;    // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+constexpr int kNvmlEccVolatile = 0;       // nvmlEccCounterType_t NVML_VOLATILE_ECC
+constexpr unsigned int kNvmlProcessesUtilizationInfoV1 =
+    static_cast<unsigned int>(sizeof(nvmlProcessesUtilizationInfo_v1_t)) | (1u << 24);
 /// "NVML_ERROR_NOT_SUPPORTED" for 3, ...; "NVML_ERROR_(unlisted)" for codes it does not know.
 const char* nvml_error_name(int code);
 }  // namespace gpumap

@@ -174,6 +174,134 @@ bool add_processes(Gpu& g, const Nvml& n, nvmlDevice_t d, const char* type, decl
   return true;
 }
 
+/// The sensors a monitor shows (ReadOptions::sensors): each call optional, each value N/A when
+/// the driver says NOT_SUPPORTED (not noted) or fails (noted with its code).
+void read_sensors(Gpu& g, const Nvml& n, nvmlDevice_t d) {
+  nvmlReturn_t rc;
+  unsigned u = 0;
+  if (n.temperature) {
+    if ((rc = n.temperature(d, kNvmlTemperatureGpu, &u)) == NVML_SUCCESS) g.temperature_c = u;
+    else note(g, n, "nvmlDeviceGetTemperature", rc);
+  }
+  if (n.power_usage) {  // milliwatts
+    if ((rc = n.power_usage(d, &u)) == NVML_SUCCESS) g.power_draw_w = u / 1000.0;
+    else note(g, n, "nvmlDeviceGetPowerUsage", rc);
+  }
+  if (n.power_limit) {
+    if ((rc = n.power_limit(d, &u)) == NVML_SUCCESS) g.power_limit_w = u / 1000.0;
+    else note(g, n, "nvmlDeviceGetPowerManagementLimit", rc);
+  }
+  if (n.enforced_power_limit) {
+    if ((rc = n.enforced_power_limit(d, &u)) == NVML_SUCCESS) g.enforced_power_limit_w = u / 1000.0;
+    else note(g, n, "nvmlDeviceGetEnforcedPowerLimit", rc);
+  }
+  if (n.clock) {
+    if ((rc = n.clock(d, kNvmlClockSm, &u)) == NVML_SUCCESS) g.clock_sm_mhz = u;
+    else note(g, n, "nvmlDeviceGetClockInfo", rc);
+    if ((rc = n.clock(d, kNvmlClockMem, &u)) == NVML_SUCCESS) g.clock_memory_mhz = u;
+    else note(g, n, "nvmlDeviceGetClockInfo", rc);
+  }
+  if (n.fan) {
+    if ((rc = n.fan(d, &u)) == NVML_SUCCESS) g.fan_speed_percent = u;
+    else note(g, n, "nvmlDeviceGetFanSpeed", rc);
+  }
+  if (n.pstate) {
+    int p = kNvmlPstateUnknown;
+    if ((rc = n.pstate(d, &p)) == NVML_SUCCESS) {
+      if (p >= 0 && p <= 15) g.performance_state = static_cast<uint32_t>(p);  // 32: NVML_PSTATE_UNKNOWN
+    } else {
+      note(g, n, "nvmlDeviceGetPerformanceState", rc);
+    }
+  }
+  if (n.ecc) {
+    unsigned long long c = 0;
+    if ((rc = n.ecc(d, kNvmlEccCorrected, kNvmlEccVolatile, &c)) == NVML_SUCCESS) g.ecc_corrected_volatile = c;
+    else note(g, n, "nvmlDeviceGetTotalEccErrors", rc);
+    if (rc != NVML_ERROR_NOT_SUPPORTED) {  // ECC off: one NOT_SUPPORTED says it for both
+      if ((rc = n.ecc(d, kNvmlEccUncorrected, kNvmlEccVolatile, &c)) == NVML_SUCCESS) g.ecc_uncorrected_volatile = c;
+      else note(g, n, "nvmlDeviceGetTotalEccErrors", rc);
+    }
+  }
+}
+
+/// How far back a process's utilisation sample may be and still count as its current one.
+constexpr unsigned long long kProcessSampleWindowUs = 2'000'000;
+
+/// Each listed process's SM and memory utilisation (ReadOptions::process_utilization), from the
+/// newer nvmlDeviceGetProcessesUtilizationInfo (R550+) or, where it is absent or refuses,
+/// nvmlDeviceGetProcessUtilization.  NVML returns a sample only for a process that did some work
+/// in the last sample period (nvml.h), and NOT_FOUND when none did: a listed process without a
+/// sample is at 0%.  Left N/A when neither call answers.
+void read_process_utilization(Gpu& g, const Nvml& n, nvmlDevice_t d) {
+  if (!g.processes || g.processes->empty()) return;
+  struct Sample {
+    unsigned pid;
+    unsigned long long ts;
+    unsigned sm, mem;
+  };
+  std::vector<Sample> samples;
+  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  const char* call = "nvmlDeviceGetProcessUtilization";
+  if (n.process_util_info) {
+    call = "nvmlDeviceGetProcessesUtilizationInfo";
+    nvmlProcessesUtilizationInfo_v1_t info{};
+    info.version = kNvmlProcessesUtilizationInfoV1;
+    info.lastSeenTimeStamp = 0;  // every sample NVML holds: filtered below
+    rc = n.process_util_info(d, &info);
+    std::vector<nvmlProcessUtilizationInfo_v1_t> buf;
+    for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+      if (info.processSamplesCount > kMaxProcesses) break;
+      buf.assign(info.processSamplesCount + 8, nvmlProcessUtilizationInfo_v1_t{});
+      info.version = kNvmlProcessesUtilizationInfoV1;
+      info.processSamplesCount = static_cast<unsigned>(buf.size());
+      info.procUtilArray = buf.data();
+      rc = n.process_util_info(d, &info);
+    }
+    if (rc == NVML_SUCCESS)
+      for (unsigned i = 0; i < std::min<size_t>(info.processSamplesCount, buf.size()); ++i)
+        samples.push_back({buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil});
+  }
+  // The older call where the newer is absent, or this driver refuses it (a struct version it
+  // does not know, or not supported on this GPU).
+  if (n.process_util && (rc == NVML_ERROR_FUNCTION_NOT_FOUND || rc == NVML_ERROR_NOT_SUPPORTED ||
+                         rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc == NVML_ERROR_INVALID_ARGUMENT)) {
+    call = "nvmlDeviceGetProcessUtilization";
+    unsigned count = 0;
+    rc = n.process_util(d, nullptr, &count, 0);
+    std::vector<nvmlProcessUtilizationSample_t> buf;
+    for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+      if (count > kMaxProcesses) break;
+      buf.assign(count + 8, nvmlProcessUtilizationSample_t{});
+      count = static_cast<unsigned>(buf.size());
+      rc = n.process_util(d, buf.data(), &count, 0);
+    }
+    if (rc == NVML_SUCCESS)
+      for (unsigned i = 0; i < std::min<size_t>(count, buf.size()); ++i)
+        samples.push_back({buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil});
+  }
+  if (rc == NVML_ERROR_FUNCTION_NOT_FOUND) return;  // neither call bound
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) {
+    note(g, n, call, rc);
+    return;
+  }
+  // The newest sample of each process, and only samples of the last window: the timestamps are
+  // the CPU's, microseconds since the epoch; where they are not (a clock far off), the window
+  // ends at the newest sample instead.
+  unsigned long long newest = 0;
+  for (const Sample& x : samples) newest = std::max(newest, x.ts);
+  auto now_us = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  unsigned long long end = newest > now_us - 86'400'000'000ull && newest < now_us + 86'400'000'000ull ? now_us : newest;
+  unsigned long long from = end > kProcessSampleWindowUs ? end - kProcessSampleWindowUs : 0;
+  for (GpuProcess& p : *g.processes) {
+    const Sample* best = nullptr;
+    for (const Sample& x : samples)
+      if (x.pid == p.pid && x.ts >= from && (!best || x.ts > best->ts)) best = &x;
+    p.sm_utilization = best ? std::min(best->sm, 100u) : 0;
+    p.memory_utilization = best ? std::min(best->mem, 100u) : 0;
+  }
+}
+
 std::string cpu_list(const unsigned long* set, unsigned words) {
   std::string out;
   unsigned bits = words * 64;
@@ -254,6 +382,10 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     }
     lap("nvmlDeviceGetUtilizationRates");
   }
+  if (opt.sensors) {
+    read_sensors(g, n, d);
+    lap("sensors (temperature, power, clocks, fan, pstate, ECC)");
+  }
   if (n.cc) {
     int major = 0, minor = 0;
     if ((rc = n.cc(d, &major, &minor)) == NVML_SUCCESS)
@@ -307,8 +439,12 @@ void read_gpu(Nvml& n, unsigned index, const ReadOptions& opt, bool simulated, c
     bool graphics = add_processes(g, n, d, "graphics", n.graphics, n.graphics_v1,
                                   "nvmlDeviceGetGraphicsRunningProcesses");
     if (!compute || !graphics) g.processes.reset();
+    lap("nvmlDevice*RunningProcesses");
+    if (opt.process_utilization) {
+      read_process_utilization(g, n, d);
+      lap("nvmlDeviceGetProcess*Utilization*");
+    }
   }
-  lap("nvmlDevice*RunningProcesses");
   if (opt.topology && !simulated && g.pci) {
     // Measured (H200 x2, driver 580): nvmlDeviceGetCpuAffinity costs about 7.5 ms per GPU and
     // gave the same CPUs as sysfs's local_cpulist, which costs microseconds: sysfs first.
@@ -360,6 +496,8 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
                                                    : "");
   Snapshot s;
   s.simulated = src.simulated;
+  s.sensors_read = opt.sensors;
+  s.process_utilization_read = opt.processes && opt.process_utilization;
   s.source = src.simulated ? "simulated host " + src.host_file : "NVML (" + src.nvml_library + ")";
   char buf[96] = {};
   if (n.driver_version && n.driver_version(buf, sizeof buf) == NVML_SUCCESS) s.driver_version = c_text(buf);

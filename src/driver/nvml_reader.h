@@ -13,6 +13,12 @@ struct ReadOptions {
   bool nvlink = false;    // NVLink peers, through NVSwitches too (pick/run of several GPUs)
   bool mig = true;        // MIG devices of MIG-enabled GPUs
   bool utilization = true;  // GPU and memory utilisation (measured: 3.7 ms per GPU on H200, driver 580)
+  /// What a monitor shows: temperature, power draw and limits, SM and memory clocks, fan, performance
+  /// state, volatile ECC counts (list, metrics, top; not map/pick/run).
+  bool sensors = false;
+  /// Each process's SM and memory utilisation (processes must be read too): ps, metrics, top.  Its
+  /// cost per GPU on a real host is measured by tools/device/monitor_fields_real.sh (docs/cli.md).
+  bool process_utilization = false;
 };
 
 /// Throws Error(kExitNoDriver) when libnvidia-ml cannot be loaded or initialised,

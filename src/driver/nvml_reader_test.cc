@@ -153,12 +153,23 @@ TEST(NvmlReader, TheFakeLibraryExportsEveryListedSymbol) {
 #define GPUMAP_NVML_NAME_LIST_(member, need, ret, params, ...) names.insert(names.end(), {GPUMAP_NVML_NAMES(__VA_ARGS__)});
   GPUMAP_NVML_CALLS(GPUMAP_NVML_NAME_LIST_)
 #undef GPUMAP_NVML_NAME_LIST_
-  EXPECT_EQ(names.size(), 38u);
+  EXPECT_EQ(names.size(), 48u);
   for (const char* n : names) EXPECT_NE(dlsym(h, n), nullptr) << n;
 }
 
 TEST(NvmlReader, BindsNewestFirstAndFallsBackInOrder) {
   std::string host = std::string(GPUMAP_SOURCE_DIR) + "/hosts/h200x2.json";
+  // The monitor calls (all optional, one version each) come last in every list.
+  const std::vector<std::string> monitor = {
+      "nvmlDeviceGetTemperature", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetPowerManagementLimit",
+      "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetClockInfo", "nvmlDeviceGetFanSpeed",
+      "nvmlDeviceGetPerformanceState", "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetProcessesUtilizationInfo",
+      "nvmlDeviceGetProcessUtilization"};
+  const auto with_monitor = [&](std::vector<std::string> v, const std::string& absent = "") {
+    for (const std::string& m : monitor)
+      if (m != absent) v.push_back(m);
+    return v;
+  };
   const std::vector<std::string> newest = {
       "nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlSystemGetDriverVersion",
       "nvmlSystemGetCudaDriverVersion_v2", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName",
@@ -168,8 +179,9 @@ TEST(NvmlReader, BindsNewestFirstAndFallsBackInOrder) {
       "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetComputeRunningProcesses_v3",
       "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetCpuAffinity", "nvmlDeviceGetNvLinkState",
       "nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetP2PStatus"};
-  EXPECT_EQ(read_simulated(host).bindings, newest);
-  // An older driver: the unversioned names (this fake lacks nvmlDeviceGetNvLinkRemoteDeviceType too).
+  EXPECT_EQ(read_simulated(host).bindings, with_monitor(newest));
+  // An older driver: the unversioned names (this fake lacks nvmlDeviceGetNvLinkRemoteDeviceType and
+  // nvmlDeviceGetProcessesUtilizationInfo too: per-process utilisation falls back to the older call).
   const std::vector<std::string> legacy = {
       "nvmlInit", "nvmlShutdown", "nvmlErrorString", "nvmlSystemGetDriverVersion", "nvmlSystemGetCudaDriverVersion",
       "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetName", "nvmlDeviceGetUUID",
@@ -179,7 +191,7 @@ TEST(NvmlReader, BindsNewestFirstAndFallsBackInOrder) {
       "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetCpuAffinity",
       "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo", "nvmlDeviceGetP2PStatus"};
   Snapshot old = read_simulated(host, kSimLegacy);
-  EXPECT_EQ(old.bindings, legacy);
+  EXPECT_EQ(old.bindings, with_monitor(legacy, "nvmlDeviceGetProcessesUtilizationInfo"));
   ASSERT_EQ(old.gpus.size(), 2u);
   EXPECT_TRUE(old.gpus[0].processes) << "the unversioned process lists are read";
   // Symbols missing one by one: the next version binds, an optional call without one is absent.
@@ -196,7 +208,7 @@ TEST(NvmlReader, BindsNewestFirstAndFallsBackInOrder) {
       "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemoteDeviceType",
       "nvmlDeviceGetP2PStatus"};
   Snapshot some = read_simulated(missing);
-  EXPECT_EQ(some.bindings, fallbacks);
+  EXPECT_EQ(some.bindings, with_monitor(fallbacks));
   ASSERT_EQ(some.gpus.size(), 2u);
   EXPECT_FALSE(some.gpus[0].minor_number) << "an optional call without a symbol is N/A";
   EXPECT_TRUE(some.gpus[0].processes);

@@ -61,6 +61,13 @@ LauncherEnv parse_launcher_env(const Environment& env) {
     out.local_ranks.push_back(r);
   }
   out.local_world_size = get_u32(env, env_var("LOCAL_WORLD_SIZE"));
+  for (const char* name : {env_var("RANK"), env_var("OMPI_COMM_WORLD_RANK"), env_var("PMIX_RANK"),
+                           env_var("MV2_COMM_WORLD_RANK"), env_var("PMI_RANK"), env_var("SLURM_PROCID")})
+    if (auto v = env.get(name)) {
+      out.global_rank = *v;
+      out.global_rank_variable = name;
+      break;
+    }
   if (auto v = env.get(env_var("SLURM_STEP_GPUS"))) out.slurm_step_gpus = parse_int_list(*v);
   if (auto v = env.get(env_var("SLURM_JOB_GPUS"))) out.slurm_job_gpus = parse_int_list(*v);
   out.gpu_device_ordinal = env.get(env_var("GPU_DEVICE_ORDINAL"));

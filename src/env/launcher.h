@@ -24,6 +24,10 @@ struct LocalRank {
 struct LauncherEnv {
   std::vector<LocalRank> local_ranks;  // every local-rank variable that is set, innermost launcher first
   std::optional<uint32_t> local_world_size;  // LOCAL_WORLD_SIZE
+  /// The global rank, innermost launcher first: RANK (torchrun), OMPI_COMM_WORLD_RANK, PMIX_RANK,
+  /// MV2_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID; the first that is set, as written, and its variable.
+  std::optional<std::string> global_rank;
+  std::string global_rank_variable;
   std::optional<IntList> slurm_step_gpus;    // global ids
   std::optional<IntList> slurm_job_gpus;     // global ids
   std::optional<std::string> gpu_device_ordinal;

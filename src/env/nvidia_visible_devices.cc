@@ -8,13 +8,6 @@
 namespace gpumap {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\n\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n\r");
-  return s.substr(b, e - b + 1);
-}
-
 bool starts_with_ci(const std::string& s, const char* p) {
   for (size_t i = 0; p[i]; ++i)
     if (i >= s.size() || std::toupper(static_cast<unsigned char>(s[i])) != p[i]) return false;

@@ -4,6 +4,7 @@
 // INSUFFICIENT_SIZE sizing, versioned structs) and nothing more.  Built twice: sim/ has
 // every symbol, sim-legacy/ (FAKE_LEGACY) only the unversioned ones of older drivers.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -194,6 +195,46 @@ int nvlink_remote_impl(nvmlDevice_t d, unsigned link, nvmlPciInfo_t* p) {
   return NVML_SUCCESS;
 }
 
+/// A sensor the host file gives (docs/host-file.md), or NOT_SUPPORTED when it does not.
+template <class T, class U>
+int sensor(const char* fn, nvmlDevice_t d, T* out, std::optional<U> SimGpu::*field) {
+  const Handle* h = as_handle(d);
+  if (!h || !out) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected(fn, h->gpu, h->mig)) return rc;
+  const std::optional<U>& v = g_host->gpus[h->gpu].*field;
+  if (!v) return NVML_ERROR_NOT_SUPPORTED;
+  *out = static_cast<T>(*v);
+  return NVML_SUCCESS;
+}
+
+/// One sample per process the host file gives a utilisation (NVML: one per process that did some
+/// work in the last period), stamped now (microseconds since the epoch); NOT_FOUND when none is
+/// newer than `last_seen`; NOT_SUPPORTED on a GPU whose file entry says nothing of utilisation.
+template <class Put>
+int process_samples(const char* fn, nvmlDevice_t d, unsigned* count, bool have_room, unsigned long long last_seen,
+                    Put put) {
+  const Handle* h = as_handle(d);
+  if (!h || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected(fn, h->gpu, h->mig)) return rc;
+  const SimGpu& g = g_host->gpus[h->gpu];
+  if (!g.process_utilization) return NVML_ERROR_NOT_SUPPORTED;
+  auto now = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::vector<const gpumap::SimProcess*> with;
+  for (const auto* list : {&g.processes, &g.graphics_processes})
+    for (const gpumap::SimProcess& p : *list)
+      if ((p.sm_utilization || p.memory_utilization) && now > last_seen) with.push_back(&p);
+  if (with.empty()) return NVML_ERROR_NOT_FOUND;
+  if (!have_room || *count < with.size()) {
+    *count = static_cast<unsigned>(with.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *count = static_cast<unsigned>(with.size());
+  for (size_t i = 0; i < with.size(); ++i)
+    put(i, with[i]->pid, now, with[i]->sm_utilization.value_or(0), with[i]->memory_utilization.value_or(0));
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -374,7 +415,53 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d, unsigned l,
   return nvlink_remote_impl(d, l, p);
 }
 
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor_type, unsigned* temp) {
+  if (sensor_type != gpumap::kNvmlTemperatureGpu) return NVML_ERROR_NOT_SUPPORTED;  // only what gpumap asks
+  return sensor("nvmlDeviceGetTemperature", d, temp, &SimGpu::temperature_gpu_c);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned* mw) {
+  return sensor("nvmlDeviceGetPowerUsage", d, mw, &SimGpu::power_draw_mw);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned* mw) {
+  return sensor("nvmlDeviceGetPowerManagementLimit", d, mw, &SimGpu::power_limit_mw);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned* mw) {
+  return sensor("nvmlDeviceGetEnforcedPowerLimit", d, mw, &SimGpu::enforced_power_limit_mw);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned* mhz) {
+  if (type == gpumap::kNvmlClockSm) return sensor("nvmlDeviceGetClockInfo", d, mhz, &SimGpu::clock_sm_mhz);
+  if (type == gpumap::kNvmlClockMem) return sensor("nvmlDeviceGetClockInfo", d, mhz, &SimGpu::clock_memory_mhz);
+  return NVML_ERROR_NOT_SUPPORTED;  // graphics, video: not served
+}
+EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned* percent) {
+  return sensor("nvmlDeviceGetFanSpeed", d, percent, &SimGpu::fan_speed_percent);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, int* p) {
+  return sensor("nvmlDeviceGetPerformanceState", d, p, &SimGpu::pstate);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int error_type, int counter_type, unsigned long long* n) {
+  if (counter_type != gpumap::kNvmlEccVolatile) return NVML_ERROR_NOT_SUPPORTED;  // aggregate: not served
+  return sensor("nvmlDeviceGetTotalEccErrors", d, n,
+                error_type == gpumap::kNvmlEccCorrected ? &SimGpu::ecc_corrected_volatile : &SimGpu::ecc_uncorrected_volatile);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t* out, unsigned* count,
+                                                    unsigned long long last_seen) {
+  return process_samples("nvmlDeviceGetProcessUtilization", d, count, out != nullptr, last_seen,
+                         [&](size_t i, unsigned pid, unsigned long long ts, unsigned sm, unsigned mem) {
+                           out[i] = nvmlProcessUtilizationSample_t{pid, ts, sm, mem, 0, 0};
+                         });
+}
+
 #ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d, nvmlProcessesUtilizationInfo_v1_t* info) {
+  if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+  if (info->version != gpumap::kNvmlProcessesUtilizationInfoV1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  nvmlProcessUtilizationInfo_v1_t* out = info->procUtilArray;
+  return process_samples("nvmlDeviceGetProcessesUtilizationInfo", d, &info->processSamplesCount, out != nullptr,
+                         info->lastSeenTimeStamp, [&](size_t i, unsigned pid, unsigned long long ts, unsigned sm, unsigned mem) {
+                           out[i] = nvmlProcessUtilizationInfo_v1_t{ts, pid, sm, mem, 0, 0, 0, 0};
+                         });
+}
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned link, int* type) {
   const Handle* h = as_handle(d);
   if (!h || !type) return NVML_ERROR_INVALID_ARGUMENT;

@@ -150,7 +150,7 @@ void mig_enabled(const RuleInput& r, Report& report) {
              "they are not nvidia-smi's GPU numbers whatever CUDA_DEVICE_ORDER says (here " + readings(r.s, r.v.uuids) +
              ")";
     first = false;
-    report.add(Severity::kInfo, msg, "", "gpumap which <nvidia-smi GPU> prints the UUID line for a GPU or its MIG devices");
+    report.add(Severity::kInfo, msg, "", "`gpumap which N` (N: the nvidia-smi index) prints the UUID line for a GPU or its MIG devices");
   }
 }
 

@@ -118,6 +118,10 @@ std::string outside_visible_note(const Snapshot& s, const CudaView& v, const Pro
          "), remove the assignment in the program, stop pid " + std::to_string(r.pid) + " and start it again as: " + line;
 }
 
+bool said(const ProcessRow& r, const std::string& id) {
+  return std::any_of(r.findings.begin(), r.findings.end(), [&](const Finding& f) { return f.id == id; });
+}
+
 // The findings of a process whose environment was read: its view of the GPU it holds.
 void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
   const bool order_breaks = v.error != CudaInitError::kNone && !base_order_kind(v.order);
@@ -135,7 +139,7 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
                "CUDA_DEVICE_ORDER=PCI_BUS_ID " + command_or(r)
              : "the fix starts it again with a valid order: stop pid " + std::to_string(r.pid) +
                    " first and run it where that process was started (or set the variable in its launcher)"});
-  } else if (!r.cuda_ordinal) {
+  } else if (!r.cuda_ordinal && !said(r, "pod-gpu-outside-allocation")) {  // (that one says it for a pod)
     std::string saw = r.cuda_error ? "makes cuInit fail (" + *r.cuda_error + ")"
                                    : "does not include it (it sees " + visible_words(s, v) + ")";
     r.findings.push_back(
@@ -151,14 +155,20 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
          "", outside_visible_note(s, v, r, in_container_layer)});
   }
   if (r.cuda_ordinal && *r.cuda_ordinal != static_cast<int>(r.nvml_index)) {
+    // Inside a container CUDA numbers only the container's GPUs: the mapping to show is that one.
+    std::string container = r.container_gpus ? join(*r.container_gpus, ",") : "";
     r.findings.push_back(
         {"cuda-number-differs", Severity::kInfo,
          who(r) + " calls " + gpu_words(r) + " cuda:" + std::to_string(*r.cuda_ordinal) + " (CUDA_VISIBLE_DEVICES=" +
              quoted(r.cuda_visible_devices) + ", CUDA_DEVICE_ORDER=" + quoted(r.cuda_device_order) +
+             (r.container_gpus ? ", inside its container of " + std::to_string(r.container_gpus->size()) + " GPU" +
+                                     (r.container_gpus->size() == 1 ? "" : "s") + ", numbered from 0"
+                               : std::string()) +
              "): its logs, errors and device_map say cuda:" + std::to_string(*r.cuda_ordinal) + " for nvidia-smi GPU " +
              std::to_string(r.nvml_index),
          "",
          "match GPUs by UUID (" + r.uuid + "), not by number; its whole mapping: gpumap map" +
+             (r.container_gpus ? " --env NVIDIA_VISIBLE_DEVICES=" + container : std::string()) +
              (r.cuda_visible_devices ? " --env CUDA_VISIBLE_DEVICES=" + *r.cuda_visible_devices : std::string(" --unset CUDA_VISIBLE_DEVICES")) +
              (r.cuda_device_order ? " --env CUDA_DEVICE_ORDER=" + *r.cuda_device_order : std::string(" --unset CUDA_DEVICE_ORDER"))});
   }
@@ -213,6 +223,155 @@ void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, st
 
 }  // namespace
 
+namespace {
+
+/// Whether `device` (a GPU or MIG UUID) is GPU `gpu` or a MIG device of it.
+bool on_gpu(const Snapshot& s, const std::string& device, const std::string& gpu) {
+  if (device == gpu) return true;
+  Snapshot::DeviceRef d = s.find_device(device);
+  return d.mig && d.gpu && d.gpu->uuid == gpu;
+}
+
+/// Whether `allocated` covers device `uuid` (a GPU or a MIG device): it lists it, or lists the GPU
+/// of a MIG device.
+bool covers(const Snapshot& s, const std::vector<std::string>& allocated, const std::string& uuid) {
+  return std::any_of(allocated.begin(), allocated.end(), [&](const std::string& a) { return on_gpu(s, uuid, a); });
+}
+
+/// "pod ml/train-0 (container main)", or its UID while the kubelet has not named it.
+std::string pod_words(const PodRef& p) {
+  if (p.name.empty()) return "pod " + p.uid;
+  return "pod " + p.ns + "/" + p.name + (p.container.empty() ? "" : " (container " + p.container + ")");
+}
+
+/// pod-sees-unallocated-gpu: the container's NVIDIA_VISIBLE_DEVICES (or the CDI devices it names)
+/// gives it GPUs the kubelet did not allocate to it: the NVIDIA runtime injects them all.
+void pod_sees_unallocated(const Snapshot& s, ProcessRow& r) {
+  const PodRef& p = *r.pod;
+  if (!p.visible) return;
+  std::vector<std::string> extra;
+  for (const std::string& u : *p.visible)
+    if (!covers(s, p.allocated, u)) extra.push_back(s.describe(u));
+  if (extra.empty()) return;
+  std::vector<std::string> given;
+  for (const std::string& a : p.allocated) given.push_back(s.describe(a));
+  std::string whose = p.container.empty() ? "its pod" : "its container";
+  r.findings.push_back(
+      {"pod-sees-unallocated-gpu", Severity::kWarning,
+       who(r) + " in " + pod_words(p) + " started with NVIDIA_VISIBLE_DEVICES=" + quoted(r.nvidia_visible_devices) +
+           ", which gives it " + join(extra, ", ") + ": not allocated to " + whose + " by the kubelet (" + whose +
+           " was given " + (given.empty() ? std::string("no GPU") : join(given, ", ")) +
+           "); the NVIDIA container runtime injects every GPU the variable names, so it can use GPUs other pods were given",
+       "",
+       "check the pod spec and its image: an image (CUDA base images set NVIDIA_VISIBLE_DEVICES=all) or a spec that "
+       "sets the variable overrides the device plugin; on the node, the device plugin's DEVICE_LIST_STRATEGY="
+       "volume-mounts (or cdi-cri) with the toolkit's accept-nvidia-visible-devices-envvar-when-unprivileged = false "
+       "stops it"});
+}
+
+/// pod-gpu-outside-allocation: a process in a Kubernetes pod uses a GPU the kubelet did not give
+/// its container (or, when its container is not known, its pod); and pod-sees-unallocated-gpu.
+/// No fix line: what to change is in the pod spec or on the node, never in the shell gpumap runs in.
+void pod_findings(const Snapshot& s, ProcessRow& r) {
+  if (!r.pod || !r.pod->allocation_known) return;
+  pod_sees_unallocated(s, r);
+  const PodRef& p = *r.pod;
+  // NVML lists a MIG device's processes on its GPU: a MIG device of it given is the GPU given.
+  for (const std::string& a : p.allocated)
+    if (on_gpu(s, a, r.uuid)) return;
+  std::vector<std::string> given;
+  for (const std::string& a : p.allocated) given.push_back(s.describe(a));
+  std::string whose = p.container.empty() ? "its pod" : "its container";
+  r.findings.push_back(
+      {"pod-gpu-outside-allocation", Severity::kWarning,
+       who(r) + " in pod " + p.ns + "/" + p.name + (p.container.empty() ? "" : " (container " + p.container + ")") +
+           " uses " + gpu_words(r) + ", which the kubelet did not allocate to " + whose + " (" + whose + " was given " +
+           (given.empty() ? std::string("no GPU") : join(given, ", ")) + ")",
+       "",
+       "check the pod spec: a privileged container, a hostPath mount of /dev or NVIDIA_VISIBLE_DEVICES set by hand "
+       "sees GPUs the device plugin gave to others; `gpumap ps --json` names every process's pod and allocation"});
+}
+
+bool has(const std::vector<std::string>& list, const std::string& v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+/// pod-gpu-shared: processes of two or more pods on one GPU that no share explains.  Explained:
+/// different MIG devices of it, or the same device given to each as a time-slicing or MPS replica
+/// (GPU-...::N) or through DRA claims (a claim shared by both).  Without the kubelet's answer for
+/// every one of them it cannot be told: then it is said as info.
+void pods_sharing_gpu(const Snapshot& s, PsResult& ps) {
+  std::map<uint32_t, std::map<std::string, std::vector<size_t>>> on;  // GPU -> pod UID -> its rows
+  for (size_t i = 0; i < ps.rows.size(); ++i)
+    if (ps.rows[i].state == ProcessState::kRunning && ps.rows[i].pod) on[ps.rows[i].nvml_index][ps.rows[i].pod->uid].push_back(i);
+  for (const auto& [gpu, pods] : on) {
+    if (pods.size() < 2) continue;
+    const std::string& g = ps.rows[pods.begin()->second.front()].uuid;
+    struct Claim {
+      const PodRef* pod;
+      std::vector<std::string> devices;  // what of this GPU it was given: the GPU, or MIG devices of it
+    };
+    std::vector<Claim> claims;
+    bool known = true;
+    std::vector<size_t> rows;
+    std::vector<std::string> whose, given, unnamed;
+    for (const auto& [uid, mine] : pods) {
+      const PodRef& p = *ps.rows[mine.front()].pod;
+      const std::string name = p.name.empty() ? p.uid : p.ns + "/" + p.name;
+      known = known && p.allocation_known;
+      if (!p.allocation_known) unnamed.push_back(name);
+      Claim c{&p, {}};
+      for (const std::string& a : p.allocated)
+        if (on_gpu(s, a, g)) c.devices.push_back(a);
+      if (!c.devices.empty()) given.push_back(name);
+      if (c.devices.empty()) c.devices.push_back(g);  // not given it: it holds the whole GPU
+      claims.push_back(std::move(c));
+      std::vector<std::string> pids;
+      for (size_t i : mine) pids.push_back(std::to_string(ps.rows[i].pid));
+      whose.push_back(name + " (pid" + (pids.size() > 1 ? "s " : " ") + join(pids, ", ") + ")");
+      rows.insert(rows.end(), mine.begin(), mine.end());
+    }
+    bool conflict = false;
+    for (size_t a = 0; a < claims.size(); ++a)
+      for (size_t b = a + 1; b < claims.size(); ++b)
+        for (const std::string& d1 : claims[a].devices)
+          for (const std::string& d2 : claims[b].devices) {
+            const PodRef& p = *claims[a].pod;
+            const PodRef& q = *claims[b].pod;
+            if (d1 == d2)
+              conflict = conflict || !((has(p.shared, d1) && has(q.shared, d1)) || (has(p.claimed, d1) && has(q.claimed, d1)));
+            else if (d1 == g || d2 == g)
+              conflict = true;  // the whole GPU, and a MIG device of it
+          }
+    if (known && !conflict) continue;
+    std::sort(rows.begin(), rows.end());
+    std::string head = gpu_words(ps.rows[rows.front()]) + " is used by processes of " + std::to_string(pods.size()) +
+                       " pods: " + join(whose, ", ");
+    if (!known) {
+      add_gpu_finding(ps, rows,
+                      {"pod-gpu-shared", Severity::kInfo,
+                       head + "; whether a time-slicing or MPS share explains it is unknown: the kubelet did not say "
+                              "what " + join(unnamed, ", ") + (unnamed.size() == 1 ? " was" : " were") +
+                              " given (its answer is missing, or does not list " + (unnamed.size() == 1 ? "it" : "them") + ")",
+                       "", "`gpumap pods` on the node (with gpumap-kubelet and the pod-resources socket) says what each pod was given"});
+      continue;
+    }
+    std::string why = given.empty()       ? "none of them was allocated it"
+                      : given.size() == 1 ? "only " + given[0] + " was allocated it"
+                                          : "the kubelet gave it to " + join(given, " and ") +
+                                                " without a time-slicing or MPS share (replicas) that explains it";
+    add_gpu_finding(ps, rows,
+                    {"pod-gpu-shared", Severity::kWarning, head + "; " + why + ": they share its memory and compute",
+                     "",
+                     "a pod that was not given this GPU reaches it around the device plugin (pod-gpu-outside-allocation "
+                     "names it: a privileged container, a hostPath /dev, NVIDIA_VISIBLE_DEVICES); two pods given the "
+                     "same GPU without replicas means the device plugin handed it out twice: check its time-slicing/MPS "
+                     "config and restart it; `gpumap pods` shows each pod's allocation"});
+  }
+}
+
+}  // namespace
+
 void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps) {
   std::set<uint32_t> all_pids;
   for (const auto& [gpu, pids] : ps.pids_on_gpu) all_pids.insert(pids.begin(), pids.end());
@@ -248,6 +407,7 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
       case ProcessState::kRunning: break;
     }
     add_shared(i);
+    pod_findings(s, r);
     if (!r.environ_known || !r.view) {
       r.findings.push_back({"environ-unreadable", Severity::kInfo,
                             "the environment of " + who(r) + " cannot be read (" +
@@ -282,6 +442,7 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
   for (const auto& [gpu, rows] : unpinned_rows) no_visibility_shared_host(ps, rows, all_pids.size());
   ranks_sharing_gpu(rank_groups, ps);
   rank_gpu_findings(s, ps.views, ps.rows);
+  pods_sharing_gpu(s, ps);
 }
 
 }  // namespace gpumap

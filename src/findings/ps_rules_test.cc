@@ -347,3 +347,122 @@ TEST(PsRules, AdviceForAnotherProcessIsARelaunchLineNeverAnExport) {
 
 }  // namespace
 }  // namespace gpumap
+
+namespace gpumap {
+namespace {
+
+using namespace testing_ps;
+
+// Pods on the two GPUs: each row's pod as name_pods leaves it (resolve/pod_join_test.cc tests that).
+PodRef pod(const std::string& uid, const std::string& name, std::vector<std::string> allocated,
+           std::vector<std::string> shared = {}, bool known = true) {
+  PodRef p;
+  p.uid = uid;
+  p.name = name;
+  p.ns = name.empty() ? "" : "ml";
+  p.container = name.empty() ? "" : "main";
+  p.allocated = std::move(allocated);
+  p.shared = std::move(shared);
+  p.allocation_known = known;
+  return p;
+}
+
+PsResult in_pods(const Snapshot& s, World& w, const std::vector<PodRef>& pods) {
+  PsResult r = join_ps(s, {}, w.reader(), w.viewer());
+  for (size_t i = 0; i < r.rows.size() && i < pods.size(); ++i) r.rows[i].pod = pods[i];
+  add_ps_findings(s, {}, r);
+  return r;
+}
+
+Snapshot two_on_gpu0(World& w) {
+  w.add(100, {"CUDA_VISIBLE_DEVICES=0"});
+  w.add(101, {"CUDA_VISIBLE_DEVICES=0"});
+  return two_gpus({{100, 101}, {}});
+}
+
+TEST(PodRules, TwoPodsOnOneGpuOnlyOneWasGiven) {
+  World w;
+  Snapshot s = two_on_gpu0(w);
+  PsResult r = in_pods(s, w, {pod("u1", "a", {kU0}), pod("u2", "b", {kU1})});
+  const GpuFinding* g = gpu_finding(r, 0, "pod-gpu-shared");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->finding.severity, Severity::kWarning);
+  EXPECT_EQ(g->pids, (std::vector<uint32_t>{100, 101}));
+  EXPECT_NE(g->finding.message.find("ml/a (pid 100), ml/b (pid 101); only ml/a was allocated it"), std::string::npos)
+      << g->finding.message;
+  EXPECT_TRUE(g->finding.fix.empty()) << "what to change is in the pod spec or the node, never the shell";
+  EXPECT_TRUE(has(r.rows[1], "pod-gpu-outside-allocation", Severity::kWarning));
+  EXPECT_FALSE(has(r.rows[0], "pod-gpu-outside-allocation", Severity::kWarning));
+}
+
+TEST(PodRules, ReplicasAndDifferentMigDevicesExplainTwoPodsOnOneGpu) {
+  World w;
+  Snapshot s = two_on_gpu0(w);
+  const std::string mig_a = "MIG-aaaaaaaa-0000-0000-0000-000000000001", mig_b = "MIG-aaaaaaaa-0000-0000-0000-000000000002";
+  s.gpus[0].mig_devices = {{mig_a, "NVIDIA H200 MIG 1g.18gb", 1, 0, 18000, 0}, {mig_b, "NVIDIA H200 MIG 1g.18gb", 2, 0, 18000, 0}};
+  EXPECT_EQ(gpu_finding(in_pods(s, w, {pod("u1", "a", {kU0}, {kU0}), pod("u2", "b", {kU0}, {kU0})}), 0, "pod-gpu-shared"),
+            nullptr)
+      << "time-slicing replicas of GPU 0 to both";
+  EXPECT_EQ(gpu_finding(in_pods(s, w, {pod("u1", "a", {mig_a}), pod("u2", "b", {mig_b})}), 0, "pod-gpu-shared"), nullptr)
+      << "two MIG devices of one GPU";
+  PodRef c1 = pod("u1", "a", {kU0}), c2 = pod("u2", "b", {kU0});
+  c1.claimed = c2.claimed = {kU0};
+  EXPECT_EQ(gpu_finding(in_pods(s, w, {c1, c2}), 0, "pod-gpu-shared"), nullptr) << "one DRA claim shared by both";
+  // The same MIG device to both without replicas; a replica to one only; the whole GPU and a MIG device of it.
+  for (const auto& pods : std::vector<std::vector<PodRef>>{{pod("u1", "a", {mig_a}), pod("u2", "b", {mig_a})},
+                                                           {pod("u1", "a", {kU0}, {kU0}), pod("u2", "b", {kU0})},
+                                                           {pod("u1", "a", {kU0}), pod("u2", "b", {mig_b})}}) {
+    PsResult r = in_pods(s, w, pods);  // (kept: the finding points into it)
+    const GpuFinding* g = gpu_finding(r, 0, "pod-gpu-shared");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->finding.severity, Severity::kWarning);
+  }
+  PsResult both = in_pods(s, w, {pod("u1", "a", {kU0}), pod("u2", "b", {kU0})});
+  const GpuFinding* twice = gpu_finding(both, 0, "pod-gpu-shared");
+  ASSERT_NE(twice, nullptr);
+  EXPECT_NE(twice->finding.message.find("the kubelet gave it to ml/a and ml/b without a time-slicing or MPS share"),
+            std::string::npos)
+      << twice->finding.message;
+}
+
+TEST(PodRules, WithoutTheKubeletTwoPodsOnOneGpuIsInfoAndOnePodIsNothing) {
+  World w;
+  Snapshot s = two_on_gpu0(w);
+  PsResult r = in_pods(s, w, {pod("u1", "", {}, {}, false), pod("u2", "", {}, {}, false)});
+  EXPECT_TRUE(has_gpu(r, 0, "pod-gpu-shared", Severity::kInfo));
+  EXPECT_NE(gpu_finding(r, 0, "pod-gpu-shared")->finding.message.find("u1 (pid 100), u2 (pid 101)"), std::string::npos);
+  PsResult one = in_pods(s, w, {pod("u1", "a", {kU0}), pod("u1", "a", {kU0})});
+  EXPECT_EQ(gpu_finding(one, 0, "pod-gpu-shared"), nullptr) << "two processes of one pod";
+}
+
+TEST(PodRules, AContainerWhoseVariableNamesMoreThanItsAllocation) {
+  World w;
+  w.add(100, {"NVIDIA_VISIBLE_DEVICES=all"});
+  w.add(102, {"NVIDIA_VISIBLE_DEVICES=void"});
+  Snapshot s = two_gpus({{100}, {102}});
+  PodRef sees_all = pod("u1", "a", {kU0});
+  sees_all.visible = std::vector<std::string>{kU0, kU1};
+  PodRef cdi = pod("u2", "b", {kU1});  // void: no visible set to judge
+  PsResult r = in_pods(s, w, {sees_all, cdi});
+  ASSERT_TRUE(has(r.rows[0], "pod-sees-unallocated-gpu", Severity::kWarning));
+  for (const Finding& f : r.rows[0].findings)
+    if (f.id == "pod-sees-unallocated-gpu") {
+      EXPECT_NE(f.message.find("NVIDIA_VISIBLE_DEVICES=`all`, which gives it nvidia-smi GPU 1: not allocated"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("its container was given nvidia-smi GPU 0)"), std::string::npos) << f.message;
+      EXPECT_TRUE(f.fix.empty());
+    }
+  EXPECT_FALSE(has(r.rows[0], "pod-gpu-outside-allocation", Severity::kWarning)) << "it uses only what it was given";
+  EXPECT_FALSE(has(r.rows[1], "pod-sees-unallocated-gpu", Severity::kWarning));
+  // A MIG device's container that sees its whole GPU sees more than it was given.
+  const std::string mig = "MIG-aaaaaaaa-0000-0000-0000-000000000001";
+  s.gpus[0].mig_devices = {{mig, "NVIDIA H200 MIG 1g.18gb", 1, 0, 18000, 0}};
+  PodRef whole = pod("u1", "a", {mig});
+  whole.visible = std::vector<std::string>{kU0};
+  EXPECT_TRUE(has(in_pods(s, w, {whole}).rows[0], "pod-sees-unallocated-gpu", Severity::kWarning));
+  PodRef exact = pod("u1", "a", {kU0});
+  exact.visible = std::vector<std::string>{mig};
+  EXPECT_FALSE(has(in_pods(s, w, {exact}).rows[0], "pod-sees-unallocated-gpu", Severity::kWarning));
+}
+
+}  // namespace
+}  // namespace gpumap

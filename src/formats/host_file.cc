@@ -72,6 +72,16 @@ T get_num(const json& j, const char* key, T def, const std::string& path, const 
   return static_cast<T>(i);
 }
 
+/// A power in watts (a whole or fractional number, 0 to 100 000) as NVML's milliwatts; nullopt when absent.
+std::optional<uint32_t> watts(const json& j, const char* key, const std::string& path, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  const json& v = j[key];
+  if (!v.is_number()) fail(path, where + "." + key + " must be a number of watts");
+  double w = v.get<double>();
+  if (!(w >= 0 && w <= 100000)) fail(path, where + "." + key + " is out of range (0 to 100000 W)");
+  return static_cast<uint32_t>(w * 1000 + 0.5);
+}
+
 /// NVML's UUID form: PREFIX then 8-4-4-4-12 hex digits ("GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab").
 bool is_uuid(const std::string& s, const char* prefix) {
   static const size_t groups[] = {8, 4, 4, 4, 12};
@@ -136,7 +146,10 @@ constexpr const char* kFaultCalls[] = {
     "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
     "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetCpuAffinity",
     "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo", "nvmlDeviceGetNvLinkRemoteDeviceType",
-    "nvmlDeviceGetP2PStatus", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetUuid",
+    "nvmlDeviceGetP2PStatus", "nvmlDeviceGetTemperature", "nvmlDeviceGetPowerUsage",
+    "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetClockInfo",
+    "nvmlDeviceGetFanSpeed", "nvmlDeviceGetPerformanceState", "nvmlDeviceGetTotalEccErrors",
+    "nvmlDeviceGetProcessesUtilizationInfo", "nvmlDeviceGetProcessUtilization", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetUuid",
     "cuDeviceGetPCIBusId"};
 
 bool known_fault_call(const std::string& call) {
@@ -255,7 +268,9 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
     check_keys(g, {"name", "uuid", "pci_bus_id", "compute_capability", "multiprocessor_count", "memory_total_mib",
                    "memory_used_mib", "utilization_gpu", "utilization_memory", "minor_number", "mig_enabled",
                    "cpu_affinity", "cuda_visible", "errors", "processes", "graphics_processes", "nvlink_peers",
-                   "nvswitch_links", "mig_devices"},
+                   "nvswitch_links", "mig_devices", "temperature_gpu_c", "power_draw_w", "power_limit_w",
+                   "enforced_power_limit_w", "clock_sm_mhz", "clock_memory_mhz", "fan_speed_percent", "pstate",
+                   "ecc_corrected_volatile", "ecc_uncorrected_volatile", "process_utilization"},
                path, where);
     SimGpu f;
     f.name = get_or<std::string>(g, "name", "", path, where);
@@ -285,16 +300,39 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
     f.cpu_affinity = get_or<std::string>(g, "cpu_affinity", "", path, where);
     f.cuda_visible = get_or<bool>(g, "cuda_visible", true, path, where);
     f.errors = read_errors(g, path, where);
+    auto opt_num = [&](const char* key, auto hi) -> std::optional<decltype(hi)> {
+      using T = decltype(hi);
+      if (!g.contains(key) || g[key].is_null()) return std::nullopt;
+      return get_num<T>(g, key, T{}, path, where, T{}, hi);
+    };
+    f.temperature_gpu_c = opt_num("temperature_gpu_c", uint32_t{200});
+    f.power_draw_mw = watts(g, "power_draw_w", path, where);
+    f.power_limit_mw = watts(g, "power_limit_w", path, where);
+    f.enforced_power_limit_mw = watts(g, "enforced_power_limit_w", path, where);
+    if (!f.enforced_power_limit_mw) f.enforced_power_limit_mw = f.power_limit_mw;  // the usual case
+    f.clock_sm_mhz = opt_num("clock_sm_mhz", uint32_t{100000});
+    f.clock_memory_mhz = opt_num("clock_memory_mhz", uint32_t{100000});
+    f.fan_speed_percent = opt_num("fan_speed_percent", uint32_t{100});
+    f.pstate = opt_num("pstate", uint32_t{15});
+    f.ecc_corrected_volatile = opt_num("ecc_corrected_volatile", uint64_t{1} << 53);
+    f.ecc_uncorrected_volatile = opt_num("ecc_uncorrected_volatile", uint64_t{1} << 53);
+    f.process_utilization = get_or<bool>(g, "process_utilization", false, path, where);
     for (const char* key : {"processes", "graphics_processes"}) {
       if (!g.contains(key)) continue;
       if (!g[key].is_array()) fail(path, where + "." + key + " must be an array");
       for (const json& p : g[key]) {
-        if (p.is_object()) check_keys(p, {"pid", "used_memory_mib"}, path, where + "." + key);
+        if (p.is_object())
+          check_keys(p, {"pid", "used_memory_mib", "sm_utilization", "memory_utilization"}, path, where + "." + key);
         SimProcess fp;
         fp.pid = get_num<uint32_t>(p, "pid", 0, path, where + "." + key, 0, kMaxPid);
         if (fp.pid == 0) fail(path, where + "." + key + " entries need a non-zero \"pid\"");
         if (p.contains("used_memory_mib") && !p["used_memory_mib"].is_null())
           fp.used_memory_mib = get_num<uint64_t>(p, "used_memory_mib", 0, path, where + "." + key, 0, kMaxMib);
+        for (auto [k, out] : {std::pair{"sm_utilization", &fp.sm_utilization}, std::pair{"memory_utilization", &fp.memory_utilization}})
+          if (p.contains(k) && !p[k].is_null()) {
+            *out = get_num<uint32_t>(p, k, 0, path, where + "." + key, 0, 100);
+            f.process_utilization = true;
+          }
         (std::string(key) == "processes" ? f.processes : f.graphics_processes).push_back(fp);
       }
     }

@@ -19,6 +19,8 @@ namespace gpumap {
 struct SimProcess {
   uint32_t pid = 0;
   std::optional<uint64_t> used_memory_mib;  // nullopt: "not available"
+  // Its utilisation sample (percent); both nullopt: NVML has no sample of it (an idle process).
+  std::optional<uint32_t> sm_utilization, memory_utilization;
 };
 
 struct SimMig {
@@ -48,6 +50,16 @@ struct SimGpu {
   std::vector<std::string> nvlink_peers;   // PCI bus ids of the peer at the end of each active link
   uint32_t nvswitch_links = 0;             // further active links that end at an NVSwitch
   bool cuda_visible = true;                // false: CUDA cannot open it (cgroup-denied, say)
+  // What a monitor shows; each nullopt: the fake answers NVML_ERROR_NOT_SUPPORTED.
+  std::optional<uint32_t> temperature_gpu_c;
+  std::optional<uint32_t> power_draw_mw, power_limit_mw, enforced_power_limit_mw;  // the host file gives watts
+  std::optional<uint32_t> clock_sm_mhz, clock_memory_mhz;
+  std::optional<uint32_t> fan_speed_percent;
+  std::optional<uint32_t> pstate;  // 0..15
+  std::optional<uint64_t> ecc_corrected_volatile, ecc_uncorrected_volatile;
+  /// Whether nvmlDeviceGetProcess(es)Utilization(Info) answers for this GPU: set when the file
+  /// gives `process_utilization` or any of its processes a utilisation.
+  bool process_utilization = false;
   std::map<std::string, int> errors;       // NVML function -> return code to inject
 };
 

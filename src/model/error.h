@@ -14,7 +14,7 @@ enum ExitCode : int {
   kExitMismatch = 4,       // verify: the GPUs differ from what was expected
   kExitCudaWouldFail = 5,  // verify: cuInit would fail in this environment
   kExitUnavailable = 6,    // pick/run/bind: not enough GPUs qualify (or --wait ran out)
-  kExitFindings = 7,       // doctor: at least one finding of severity "error"
+  kExitFindings = 7,       // doctor, job: a finding of severity "error"; ps --fail-on: one that severe
   kExitTooLate = 8,        // the library only (gpumap_pin): CUDA already runs in the calling process
   kExitPartial = 9,        // job: a node of the job gave no report; the others are shown
 };

@@ -27,7 +27,7 @@ inline constexpr ExitCodeInfo kExitCodes[] = {
      "snapshot diff and verify --snapshot (the host differs from the snapshot)"},
     {kExitCudaWouldFail, "CUDA would fail", "cuInit would fail in this environment"},
     {kExitUnavailable, "not enough GPUs", "not enough GPUs qualify (or --wait ran out)"},
-    {kExitFindings, "found errors", "at least one finding of severity error"},
+    {kExitFindings, "found errors", "at least one finding of severity error (ps --fail-on: of the severity asked or worse)"},
     {kExitTooLate, "too late (library)",
      "the library only (gpumap_pin, gpumap.pin()): CUDA already runs in the calling process, so a "
      "CUDA_VISIBLE_DEVICES set now would change nothing; no command exits with it"},

@@ -26,6 +26,9 @@ inline constexpr size_t kMaxEnvironBytes = 1u << 20;
 /// The most of one NAME=VALUE kept (16 KiB: 300 MIG UUIDs in CUDA_VISIBLE_DEVICES); a longer one is
 /// cut there and the process's environ_truncated set.
 inline constexpr size_t kMaxEnvValueBytes = 16u << 10;
+/// /proc/PID/cgroup: one line per hierarchy (13 on cgroup v1, 1 on v2), each a path of a few
+/// hundred bytes; a longer file is not a pod's and is not read.
+inline constexpr size_t kMaxCgroupBytes = 16u << 10;
 
 /// What /proc says about one process.  Every field may be unknown (nullopt).
 struct ProcProcess {
@@ -44,6 +47,8 @@ struct ProcProcess {
                                               // after the cut are missing, the one cut short is dropped)
                                               // or a NAME=VALUE longer than kMaxEnvValueBytes was cut
   std::optional<std::vector<uint32_t>> nspid;  // status "NSpid:", outermost (this procfs's) first
+  std::optional<uint32_t> ppid;               // status "PPid:" (in this procfs's namespace; 0: none)
+  std::optional<std::string> cgroup;          // /proc/PID/cgroup (read with environ); nullopt: unreadable
 };
 
 }  // namespace gpumap

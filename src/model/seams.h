@@ -38,6 +38,14 @@ struct Seams {
   bool trace = false;
   /// The folder of the default mapping snapshot file (`gpumap snapshot`); "" when there is none.
   std::string state_dir;
+  /// gpumap-kubelet, the kubelet's pod-resources reader (a build option: it links gRPC): its path,
+  /// "" when this gpumap has none.  Asked only when a GPU process runs in a Kubernetes pod.
+  std::string kubelet_helper;
+  /// The kubelet's pod-resources socket ($GPUMAP_KUBELET_SOCKET; microk8s and k0s put it elsewhere).
+  std::string kubelet_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  /// The CDI spec folders gpumap-kubelet reads, colon-separated, lowest priority first
+  /// ($GPUMAP_CDI_DIRS; the runtimes' defaults).
+  std::string cdi_dirs = "/etc/cdi:/var/run/cdi";
   /// How long reading NVML may take before gpumap gives up ($GPUMAP_DRIVER_TIMEOUT; 0: no limit).
   double driver_timeout_s = 60;
 };

@@ -17,6 +17,12 @@ struct GpuProcess {
   uint32_t pid = 0;
   std::optional<uint64_t> used_memory_mib;  // nullopt: the driver reports "not available"
   std::string type;                          // "compute" or "graphics"
+  /// Its share of the GPU over NVML's last samples (nvmlDeviceGetProcessesUtilizationInfo, or
+  /// nvmlDeviceGetProcessUtilization on older drivers), percent: SM (kernels running) and memory
+  /// (reads/writes).  nullopt: not read (ReadOptions::process_utilization), not supported, or
+  /// NVML had no sample of this process in the window (docs/cli.md).
+  std::optional<uint32_t> sm_utilization;
+  std::optional<uint32_t> memory_utilization;
 };
 
 struct MigDevice {
@@ -61,6 +67,17 @@ struct Gpu {
   std::optional<uint32_t> utilization_memory;  // percent
   std::optional<std::string> compute_capability;  // "9.0"
   std::optional<bool> mig_enabled;
+  // What a monitor shows (ReadOptions::sensors; nullopt: not read, or not supported).
+  std::optional<uint32_t> temperature_c;       // GPU core, degrees C (nvidia-smi temperature.gpu)
+  std::optional<double> power_draw_w;          // board power draw, W (power.draw)
+  std::optional<double> power_limit_w;         // power management limit, W (power.limit)
+  std::optional<double> enforced_power_limit_w;  // the limit in force, W (enforced.power.limit)
+  std::optional<uint32_t> clock_sm_mhz;        // clocks.current.sm
+  std::optional<uint32_t> clock_memory_mhz;    // clocks.current.memory
+  std::optional<uint32_t> fan_speed_percent;   // fan.speed (nullopt on passively cooled boards)
+  std::optional<uint32_t> performance_state;   // pstate: 0 for P0 .. 15 for P15
+  std::optional<uint64_t> ecc_corrected_volatile;    // ecc.errors.corrected.volatile.total
+  std::optional<uint64_t> ecc_uncorrected_volatile;  // ecc.errors.uncorrected.volatile.total
   std::vector<MigDevice> mig_devices;
   std::optional<std::vector<GpuProcess>> processes;  // nullopt: the list could not be read
   std::optional<std::string> cpu_affinity;  // cpu list, "0-15,32-47"
@@ -80,6 +97,8 @@ struct Snapshot {
   std::optional<int> cuda_driver_version;  // 13000 = 13.0
   std::vector<Gpu> gpus;  // NVML order
   std::vector<std::string> bindings;  // "nvmlInit_v2", ... which symbol bound for each call
+  bool sensors_read = false;               // read with ReadOptions::sensors (JSON then shows those fields)
+  bool process_utilization_read = false;   // read with ReadOptions::process_utilization
 
   /// The GPU with this UUID (case-insensitive), or nullptr.
   const Gpu* find_uuid(const std::string& uuid) const;

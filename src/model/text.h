@@ -9,6 +9,10 @@ namespace gpumap {
 
 /// "a, b, c" for join({"a","b","c"}, ", "); an empty part keeps its separators (",b" for {"", "b"}).
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+/// Whether `s` is one or more of the digits 0-9 and nothing else.
+bool all_digits(const std::string& s);
+/// `s` without leading and trailing blanks (space, tab, CR, LF).
+std::string trim(const std::string& s);
 
 /// A plain non-negative decimal that fits in 9 digits ("0".."999999999"): no sign, no
 /// spaces, no trailing text.  For launcher and container variables, which are read strictly.

@@ -20,6 +20,7 @@
 
 #include "model/error.h"
 #include "model/text.h"
+#include "os/proc.h"
 
 namespace gpumap {
 namespace {
@@ -115,15 +116,9 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
 std::optional<int64_t> process_start_ticks(int64_t pid) {
   std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-  size_t paren = text.rfind(')');  // comm may hold spaces and parentheses
-  if (paren == std::string::npos || paren + 2 > text.size()) return std::nullopt;
-  std::istringstream fields(text.substr(paren + 2));
-  std::string f;
-  long long ticks = -1;
-  for (int i = 3; i <= 22 && fields >> f; ++i)  // field 22: starttime in clock ticks since boot
-    if (i == 22) ticks = std::atoll(f.c_str());
-  if (ticks < 0) return std::nullopt;
-  return ticks;
+  std::optional<ProcStat> st = parse_proc_stat(text);
+  if (!st) return std::nullopt;
+  return st->start_ticks;
 }
 
 /// When process `pid` started (Unix seconds: boot time + start ticks); nullopt if unknown.
@@ -158,64 +153,6 @@ std::string read_all(int fd) {
 }
 
 }  // namespace
-
-std::string format_lease_record(const LeaseRecord& r) {
-  std::string cmd = r.command;
-  for (char& c : cmd)
-    if (c == '\n' || c == '\r') c = ' ';
-  return "pid=" + std::to_string(r.pid) + "\nuid=" + std::to_string(r.uid) + "\nuser=" + r.user +
-         "\nstart=" + std::to_string(r.start_unix) + "\n" +
-         (r.start_ticks > 0 ? "start_ticks=" + std::to_string(r.start_ticks) + "\n" : "") +
-         (r.job > 0 ? "job=" + std::to_string(r.job) + "\n" : "") +
-         "command=" + cmd + "\n";
-}
-
-std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
-  LeaseRecord r;
-  bool have_pid = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-    try {
-      if (k == "pid") r.pid = std::stoll(v), have_pid = true;
-      else if (k == "uid") r.uid = std::stoll(v);
-      else if (k == "user") r.user = v;
-      else if (k == "start") r.start_unix = std::stoll(v);
-      else if (k == "start_ticks") r.start_ticks = std::stoll(v);
-      else if (k == "job") r.job = std::stoll(v);
-      else if (k == "command") r.command = v;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-  if (!have_pid) return std::nullopt;
-  return r;
-}
-
-std::string describe_lease(const LeaseRecord& r) {
-  // Records are written by other users: printable() keeps their bytes off the reader's terminal.
-  std::string s = (r.launcher_gone ? "job " + std::to_string(r.job) : "pid " + std::to_string(r.pid)) + " (" +
-                  (r.user.empty() ? "?" : printable(r.user)) + ")";
-  if (r.start_unix > 0) {
-    time_t t = static_cast<time_t>(r.start_unix);
-    struct tm tm;
-    char buf[32];
-    if (localtime_r(&t, &tm) && strftime(buf, sizeof buf, "%H:%M:%S", &tm)) s += std::string(" since ") + buf;
-  }
-  if (!r.command.empty()) {
-    // Appended piece by piece: g++ 12 -O2 warns (-Warray-bounds, a false positive) on a + temporary chain here.
-    s += ": ";
-    s += printable(r.command.substr(0, r.command.size() > 60 ? 57 : r.command.size()));
-    if (r.command.size() > 60) s += "...";
-  }
-  if (r.launcher_gone) s += " (its gpumap has exited)";
-  return s;
-}
 
 std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r) {
   if (!r) return r;
@@ -448,15 +385,6 @@ LeaseState read_lease(const std::string& dir, const std::string& uuid) {
   }
   close(fd);
   return s;
-}
-
-std::string lease_summary(const LeaseState& st, LeaseWords words) {
-  const bool brief = words == LeaseWords::kShort;
-  if (!st.refused.empty()) return brief ? "unsafe" : "unsafe lock file: " + st.refused;
-  if (!st.held) return "";
-  if (!st.holder) return brief ? "held" : kUnknownHolder;
-  if (!brief) return describe_lease(*st.holder);
-  return "pid " + std::to_string(st.holder->pid) + " (" + (st.holder->user.empty() ? "?" : printable(st.holder->user)) + ")";
 }
 
 LeaseRecord current_lease_record(const std::vector<std::string>& argv) {

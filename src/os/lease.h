@@ -15,28 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "model/lease.h"
+
 namespace gpumap {
-
-/// What a holder writes into its lock file after locking (truncated first).
-struct LeaseRecord {
-  int64_t pid = 0;
-  int64_t uid = -1;
-  std::string user;     // login name, or the uid as text
-  std::string command;  // argv joined by spaces, newlines replaced
-  int64_t start_unix = 0;   // for people ("since 18:02:11"); wall clock, so never used to judge liveness
-  int64_t start_ticks = 0;  // the holder's start, clock ticks since boot (/proc/PID/stat field 22); 0: unknown
-  int64_t job = 0;      // the job's process group once started (0: not started yet)
-  bool launcher_gone = false;  // set by readers: gpumap (pid) has exited, the job still holds it
-};
-
-/// "pid=..\nuid=..\nuser=..\nstart=..\n[start_ticks=..\n][job=..\n]command=..\n"
-std::string format_lease_record(const LeaseRecord& r);
-/// Parses what format_lease_record wrote; nullopt for an empty or unreadable record.
-std::optional<LeaseRecord> parse_lease_record(const std::string& text);
-
-/// One line for people: "pid 123 (alice) since 18:02:11: python3 train.py"; when gpumap has
-/// exited and its job holds the lease: "job 456 (alice) since ...: cmd (its gpumap has exited)".
-std::string describe_lease(const LeaseRecord& r);
 
 /// Whether a record read from a held lock file still describes the holder: its gpumap (pid)
 /// lives and is the same process (the same start in ticks since boot, which no wall-clock step
@@ -44,9 +25,6 @@ std::string describe_lease(const LeaseRecord& r);
 /// (then launcher_gone is set).  nullopt otherwise: the lock is held by a process that is not
 /// gpumap (e.g. flock(1)), and the file still carries an earlier holder's record.
 std::optional<LeaseRecord> live_holder(std::optional<LeaseRecord> r);
-
-/// The text for a held lease without a live record.
-inline constexpr const char* kUnknownHolder = "held by a process with no gpumap record";
 
 /// The lease folder for this environment value of GPUMAP_LOCK_DIR (nullopt or "": the default).
 std::string lease_dir(const std::optional<std::string>& gpumap_lock_dir);
@@ -97,22 +75,9 @@ LeaseAttempt try_lease(const std::string& dir, const std::string& uuid, const Le
 /// Rewrites a held lease's record (e.g. with the job's process group once it started).
 void rewrite_lease_record(const Lease& lease, const LeaseRecord& record);
 
-struct LeaseState {
-  bool held = false;
-  std::optional<LeaseRecord> holder;  // when held and the record is readable and live
-  std::string refused;                // the lock file is unsafe (same checks as try_lease)
-};
-
 /// Who holds `uuid`'s lease, without taking it: a shared non-blocking lock that succeeds means
 /// nobody holds it.  Never creates the folder or the file.
 LeaseState read_lease(const std::string& dir, const std::string& uuid);
-
-/// A lease in words, the one family every listing uses: "" when free; else "pid 123 (alice)
-/// since 18:02:11: cmd" (describe_lease), kUnknownHolder while the holder has written no record,
-/// or "unsafe lock file: why" when gpumap refuses the lock file.  kShort is a table cell's form:
-/// "pid 123 (alice)", "held", "unsafe".
-enum class LeaseWords { kLine, kShort };
-std::string lease_summary(const LeaseState& state, LeaseWords words = LeaseWords::kLine);
 
 /// This process's record for `argv`: pid, uid, user name, start time now.
 LeaseRecord current_lease_record(const std::vector<std::string>& argv);

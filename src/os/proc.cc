@@ -2,11 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pwd.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
+#include <sstream>
 #include <cstdlib>
 
 namespace gpumap {
@@ -97,7 +100,11 @@ std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text)
 }
 
 std::optional<uint32_t> parse_status_uid(const std::string& status_text) {
-  auto v = line_value(status_text, "Uid:");
+  return parse_status_number(status_text, "Uid:");
+}
+
+std::optional<uint32_t> parse_status_number(const std::string& status_text, const char* key) {
+  auto v = line_value(status_text, key);
   if (!v) return std::nullopt;
   bool ok = false;
   std::vector<uint32_t> n = numbers(*v, &ok);
@@ -135,6 +142,7 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
   }
   p.uid = parse_status_uid(*status);
   p.nspid = parse_nspid(*status);
+  p.ppid = parse_status_number(*status, "PPid:");
   if (auto state = line_value(*status, "State:")) {  // "\tZ (zombie)"; X: dead, being reaped
     size_t c = state->find_first_not_of(" \t");
     p.zombie = c != std::string::npos && ((*state)[c] == 'Z' || (*state)[c] == 'X');
@@ -186,6 +194,8 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
       p.environ_access = access_of(err);
       p.environ_error = strerror(err);
     }
+    // Its pod, if any (env/pod_cgroup.h): a few lines, capped like every file a process owns.
+    if (auto cg = slurp(dir + "/cgroup", &err, kMaxCgroupBytes, &cut); cg && !cut) p.cgroup = std::move(*cg);
   }
   return p;
 }
@@ -202,6 +212,38 @@ std::optional<std::vector<uint32_t>> ProcFs::nspid(const std::string& who) const
   auto status = slurp(root_ + "/" + who + "/status", &err);
   if (!status) return std::nullopt;
   return parse_nspid(*status);
+}
+
+std::string signal_process(uint32_t pid, int sig) {
+  if (pid == 0 || pid > static_cast<uint32_t>(std::numeric_limits<pid_t>::max())) return "not a process id";
+  if (::kill(static_cast<pid_t>(pid), sig) == 0) return "";
+  if (errno == EPERM) return "not permitted: it belongs to another user (run as that user or as root)";
+  if (errno == ESRCH) return "no such process";
+  return strerror(errno);
+}
+
+std::optional<ProcStat> parse_proc_stat(const std::string& text) {
+  size_t open = text.find('('), close = text.rfind(')');  // comm may hold spaces and parentheses
+  if (open == std::string::npos || close == std::string::npos || close < open || close + 2 > text.size())
+    return std::nullopt;
+  ProcStat st;
+  st.comm = text.substr(open + 1, close - open - 1);
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+    if (i == 3) st.state = f.empty() ? '?' : f[0];
+    if (i == 4) st.ppid = static_cast<uint32_t>(std::strtoul(f.c_str(), nullptr, 10));
+    if (i == 22) st.start_ticks = std::atoll(f.c_str());
+  }
+  if (st.start_ticks < 0) return std::nullopt;
+  return st;
+}
+
+std::optional<ProcStat> ProcFs::stat(uint32_t pid) const {
+  int err = 0;
+  auto text = slurp(root_ + "/" + std::to_string(pid) + "/stat", &err, 4096);
+  if (!text) return std::nullopt;
+  return parse_proc_stat(*text);
 }
 
 }  // namespace gpumap

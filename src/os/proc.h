@@ -12,6 +12,17 @@
 
 namespace gpumap {
 
+/// What /proc/PID/stat says that `top` needs between full reads: state ('R', 'S', 'Z'...), parent,
+/// start (clock ticks since boot) and comm (changes on exec).
+struct ProcStat {
+  char state = '?';
+  uint32_t ppid = 0;
+  int64_t start_ticks = -1;
+  std::string comm;
+};
+/// Parses a stat file's text (comm may hold spaces and parentheses); nullopt when malformed.
+std::optional<ProcStat> parse_proc_stat(const std::string& text);
+
 class ProcFs {
  public:
   /// `root`: a directory laid out like /proc (Seams::proc_root: /proc, or a test fixture).
@@ -25,11 +36,17 @@ class ProcFs {
   std::optional<std::string> pid_ns_link(const std::string& who) const;
   /// The NSpid fields of <root>/<who>/status ("self", "1", a pid); nullopt when unreadable.
   std::optional<std::vector<uint32_t>> nspid(const std::string& who) const;
+  /// <root>/<pid>/stat, parsed; nullopt when gone or unreadable.
+  std::optional<ProcStat> stat(uint32_t pid) const;
 
  private:
   std::string root_;
   mutable std::map<uint32_t, std::string> users_;  // uid -> name cache
 };
+
+/// kill(pid, sig): "" when sent, else why not in words ("not permitted: it belongs to another
+/// user", "no such process").  Signal 0 only checks.
+std::string signal_process(uint32_t pid, int sig);
 
 /// The init PID namespace's link text: its inode is fixed by the kernel (PROC_PID_INIT_INO).
 inline constexpr const char* kInitPidNamespace = "pid:[4026531836]";
@@ -38,6 +55,8 @@ inline constexpr const char* kInitPidNamespace = "pid:[4026531836]";
 std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text);
 /// Parses the real uid from the "Uid:" line; nullopt when absent.
 std::optional<uint32_t> parse_status_uid(const std::string& status_text);
+/// The first number of a status line ("Uid:", "PPid:"); nullopt when absent or malformed.
+std::optional<uint32_t> parse_status_number(const std::string& status_text, const char* key);
 /// Splits NUL-separated text (cmdline, environ); a trailing NUL ends the last item.
 std::vector<std::string> split_nul(const std::string& text);
 

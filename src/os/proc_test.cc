@@ -104,5 +104,26 @@ TEST(ProcFsReal, ReadsItself) {
   EXPECT_EQ(fs.nspid("self")->back(), static_cast<uint32_t>(getpid()));
 }
 
+TEST(ParseProcStat, CommWithSpacesAndParenthesesAndTheFieldsTopNeeds) {
+  std::optional<ProcStat> st = parse_proc_stat("4242 (a (b) c) Z 17 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0\n");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->comm, "a (b) c");
+  EXPECT_EQ(st->state, 'Z');
+  EXPECT_EQ(st->ppid, 17u);
+  EXPECT_EQ(st->start_ticks, 98765);
+  EXPECT_FALSE(parse_proc_stat("4242 (cut"));
+  EXPECT_FALSE(parse_proc_stat("4242 (x) S 1 2"));  // no start time
+  EXPECT_FALSE(parse_proc_stat(""));
+}
+
+TEST(ProcFs, ReadsItsOwnStatAndParent) {
+  std::optional<ProcStat> st = ProcFs("/proc").stat(static_cast<uint32_t>(getpid()));
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->ppid, static_cast<uint32_t>(getppid()));
+  EXPECT_GT(st->start_ticks, 0);
+  ProcProcess p = ProcFs("/proc").read(static_cast<uint32_t>(getpid()), false);
+  EXPECT_EQ(p.ppid, static_cast<uint32_t>(getppid()));
+}
+
 }  // namespace
 }  // namespace gpumap

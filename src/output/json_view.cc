@@ -110,6 +110,18 @@ Json gpu_json(const Snapshot& s, const Gpu& g) {
   j["minor_number"] = json_or_null(g.minor_number);
   j["utilization_gpu"] = json_or_null(g.utilization_gpu);
   j["utilization_memory"] = json_or_null(g.utilization_memory);
+  if (s.sensors_read) {  // list, metrics: what a monitor shows (null: not supported)
+    j["temperature_c"] = json_or_null(g.temperature_c);
+    j["power_draw_w"] = json_or_null(g.power_draw_w);
+    j["power_limit_w"] = json_or_null(g.power_limit_w);
+    j["enforced_power_limit_w"] = json_or_null(g.enforced_power_limit_w);
+    j["clock_sm_mhz"] = json_or_null(g.clock_sm_mhz);
+    j["clock_memory_mhz"] = json_or_null(g.clock_memory_mhz);
+    j["fan_speed_percent"] = json_or_null(g.fan_speed_percent);
+    j["pstate"] = g.performance_state ? Json("P" + std::to_string(*g.performance_state)) : Json(nullptr);
+    j["ecc_errors_corrected_volatile"] = json_or_null(g.ecc_corrected_volatile);
+    j["ecc_errors_uncorrected_volatile"] = json_or_null(g.ecc_uncorrected_volatile);
+  }
   j["compute_capability"] = json_or_null(g.compute_capability);
   j["mig_enabled"] = json_or_null(g.mig_enabled);
   Json mig = Json::array();

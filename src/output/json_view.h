@@ -8,7 +8,7 @@
 #include "findings/severity.h"
 #include "formats/json.h"
 #include "model/snapshot.h"
-#include "os/lease.h"
+#include "model/lease.h"
 #include "resolve/gpu_selector.h"
 #include "resolve/picker.h"
 #include "resolve/resolve_mapping.h"

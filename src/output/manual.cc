@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "model/text.h"
+#include "output/style.h"
 
 namespace gpumap {
 namespace {
@@ -12,11 +13,15 @@ namespace {
 using OJson = nlohmann::ordered_json;
 
 // How an option's value is completed, read from its value name (the one --help shows).
-enum class ValueKind { kNone, kHost, kChoices, kFile, kDir, kEnvName, kEnvAssign };
+// kGpuList: GPU or GPU[,GPU...] (every GPU option takes a comma list); kWords: a comma list of
+// OptionDoc::values.
+enum class ValueKind { kNone, kHost, kChoices, kFile, kDir, kEnvName, kEnvAssign, kGpuList, kWords };
 
 ValueKind value_kind(const OptionDoc& o) {
   if (!o.takes_value) return ValueKind::kNone;
   const std::string& v = o.value_name;
+  if (!o.values.empty()) return ValueKind::kWords;
+  if (v == "GPU" || v.rfind("GPU[,", 0) == 0) return ValueKind::kGpuList;
   if (v == "HOST") return ValueKind::kHost;
   if (v.find('|') != std::string::npos) return ValueKind::kChoices;
   if (v == "FILE" || v == "PATH") return ValueKind::kFile;
@@ -41,7 +46,8 @@ OJson option_json(const OptionDoc& o) {
           {"takes_value", o.takes_value},
           {"repeatable", o.repeatable},
           {"value_name", o.value_name},
-          {"help", o.help}};
+          {"help", o.help},
+          {"values", o.values}};
 }
 
 OJson options_json(const std::vector<OptionDoc>& opts) {
@@ -177,19 +183,25 @@ std::string bash_value_action(const CliReference& r, const OptionDoc& o) {
     case ValueKind::kEnvAssign:
       return "COMPREPLY=($(compgen -W " + sh_single_quote(join(known_env_names(r), " ")) +
              " -e -S = -- \"$cur\" | LC_ALL=C sort -u)); compopt -o nospace 2>/dev/null";
+    case ValueKind::kGpuList:  // the list's last item
+      return "_gpumap_list \"$(_gpumap_gpus)\"";
+    case ValueKind::kWords:
+      return "_gpumap_list " + sh_single_quote(join(o.values, " "));
     case ValueKind::kNone:
       break;
   }
-  return "COMPREPLY=()";  // a number, a GPU, seconds: nothing to offer
+  return "COMPREPLY=()";  // a number, seconds, a user: nothing to offer
 }
 
 // The `case $cmd in ... esac` arm of one command: values of its options, then its option words.
 std::string bash_command_arm(const CliReference& r, const std::string& pattern, const std::vector<OptionDoc>& opts,
-                             const std::vector<std::string>& subcommands = {}) {
+                             const std::vector<std::string>& subcommands = {}, const std::string& positional = "") {
   std::string s = "    " + pattern + ")\n      case $prev in\n";
   for (const OptionDoc& o : opts)
     if (o.takes_value) s += "        " + o.name + ") " + bash_value_action(r, o) + "; return 0 ;;\n";
   s += "      esac\n";
+  if (positional == "GPU")
+    s += "      if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W \"$(_gpumap_gpus)\" -- \"$cur\")); return 0; fi\n";
   if (!subcommands.empty())
     s += "      if (( COMP_CWORD == first )) && [[ $cur != -* ]]; then\n"
          "        COMPREPLY=($(compgen -W " + sh_single_quote(join(subcommands, " ")) + " -- \"$cur\")); return 0\n"
@@ -215,6 +227,8 @@ std::string zsh_value_action(const OptionDoc& o) {
     case ValueKind::kDir: return "_files -/";
     case ValueKind::kEnvName: return "_gpumap_env";
     case ValueKind::kEnvAssign: return "_gpumap_env =";
+    case ValueKind::kGpuList: return "_sequence _gpumap_gpus";
+    case ValueKind::kWords: return "_sequence compadd - " + join(o.values, " ");
     case ValueKind::kNone: break;
   }
   return " ";  // shows the value name, offers nothing
@@ -289,7 +303,8 @@ nlohmann::ordered_json reference_json(const CliReference& r) {
                     {"options", options_json(c.options)},
                     {"positionals", c.positionals},
                     {"runs_command", c.runs_command},
-                    {"subcommands", c.subcommands}});
+                    {"subcommands", c.subcommands},
+                    {"positional_value", c.positional_value}});
   OJson exits = OJson::array();
   for (const ExitCodeDoc& e : r.exit_codes)
     exits.push_back({{"code", e.code}, {"brief", e.brief}, {"meaning", e.meaning}, {"commands", e.commands}});
@@ -375,6 +390,29 @@ std::string bash_completion(const CliReference& r) {
        "  local exe=${COMP_WORDS[0]}\n"
        "  [[ $exe == \"~/\"* ]] && exe=$HOME/${exe#\"~/\"}\n"
        "  \"$exe\" __describe --format hosts 2>/dev/null\n"
+       "}\n\n"
+       "# The GPUs a GPU argument may name (nvidia-smi indices, GPU and MIG UUIDs), asked from the gpumap\n"
+       "# being completed, on the command line's --simulate host if it has one.\n"
+       "_gpumap_gpus() {\n"
+       "  local exe=${COMP_WORDS[0]} i sim=()\n"
+       "  [[ $exe == \"~/\"* ]] && exe=$HOME/${exe#\"~/\"}\n"
+       "  for (( i = 1; i < COMP_CWORD; i++ )); do\n"
+       "    case ${COMP_WORDS[i]} in\n"
+       "      --simulate=*) sim=(\"${COMP_WORDS[i]}\") ;;\n"
+       "      --simulate)\n"
+       "        if [[ ${COMP_WORDS[i+1]} == = ]]; then sim=(--simulate \"${COMP_WORDS[i+2]}\")\n"
+       "        else sim=(--simulate \"${COMP_WORDS[i+1]}\")\n"
+       "        fi ;;\n"
+       "    esac\n"
+       "  done\n"
+       "  \"$exe\" __describe --format gpus \"${sim[@]}\" 2>/dev/null\n"
+       "}\n\n"
+       "# A comma list (GPU[,GPU...], FIELDS): the words $1 for its last item, the items before kept.\n"
+       "_gpumap_list() {\n"
+       "  local pre=\n"
+       "  [[ $cur == *,* ]] && pre=${cur%,*},\n"
+       "  COMPREPLY=($(compgen -P \"$pre\" -W \"$1\" -- \"${cur##*,}\"))\n"
+       "  compopt -o nospace 2>/dev/null\n"
        "}\n\n";
   const std::string flags = leading_pattern(r, false, "|"), valued = leading_pattern(r, true, "|");
   const std::string valued_eq = leading_pattern(r, true, "|", "=*");
@@ -414,7 +452,8 @@ std::string bash_completion(const CliReference& r) {
        "  (( COMP_CWORD == c )) && cmd=__first\n"
        "  case $cmd in\n";
   s += bash_command_arm(r, "__first", first_opts);
-  for (const CommandDoc& c : r.commands) s += bash_command_arm(r, c.name, all_options(r, c), c.subcommands);
+  for (const CommandDoc& c : r.commands)
+    s += bash_command_arm(r, c.name, all_options(r, c), c.subcommands, c.positional_value);
   s += "    help)\n"
        "      (( COMP_CWORD == first )) && COMPREPLY=($(compgen -W " + sh_single_quote(join(command_names, " ")) +
        " -- \"$cur\"))\n"
@@ -448,6 +487,16 @@ std::string zsh_completion(const CliReference& r) {
        "  _wanted gpumap-variables expl 'variable gpumap knows' compadd \"${suffix[@]}\" -a known && ret=0\n"
        "  _parameters -g '*export*' \"${suffix[@]}\" && ret=0\n"
        "  return ret\n"
+       "}\n\n";
+  s += "# The GPUs a GPU argument may name (nvidia-smi indices, GPU and MIG UUIDs), asked from the gpumap\n"
+       "# being completed, on the command line's --simulate host if it has one (compadd's options: $@).\n"
+       "_gpumap_gpus() {\n"
+       "  local -a gpus sim\n"
+       "  local i=${words[(I)--simulate]} j=${words[(I)--simulate=*]}\n"
+       "  (( i && i < CURRENT )) && sim=(--simulate ${(Q)words[i+1]})\n"
+       "  (( j && j < CURRENT )) && sim=(${(Q)words[j]})\n"
+       "  gpus=(${(f)\"$($_gpumap_exe __describe --format gpus $sim 2>/dev/null)\"})\n"
+       "  compadd \"$@\" -a gpus\n"
        "}\n\n";
   s += "_gpumap() {\n"
        "  local _gpumap_exe=${~words[1]}\n"
@@ -486,6 +535,7 @@ std::string zsh_completion(const CliReference& r) {
     std::string extra;
     if (c.runs_command) extra = "'--[the command to run follows]'";
     else if (!c.subcommands.empty()) extra = "'1:subcommand:(" + join(c.subcommands, " ") + ")' '*:argument:_files'";
+    else if (c.positional_value == "GPU") extra = "'*:GPU:_gpumap_gpus'";
     else if (c.positionals) extra = "'*:argument: '";
     s += "    " + c.name + ")\n" + zsh_arguments(all_options(r, c), extra) + "      ;;\n";
   }
@@ -498,7 +548,78 @@ std::string zsh_completion(const CliReference& r) {
   return s;
 }
 
-std::string wrap_synopsis(const std::string& usage, size_t width) {
+namespace {
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) out.push_back(text.substr(start, nl - start));
+  out.push_back(text.substr(start));
+  return out;
+}
+
+bool starts_new_thought(const std::string& prev, const std::string& next) {
+  if (prev.empty() || next.empty()) return true;
+  char end = prev.back(), first = next.front();
+  if (end != '.' && end != ':') return false;
+  return std::isupper(static_cast<unsigned char>(first)) || first == '-' || first == '`' || first == '$';
+}
+
+}  // namespace
+
+std::string fill_text(const std::string& text, size_t width) {
+  std::vector<std::string> lines = split_lines(text);
+  std::vector<std::string> out;
+  std::string para;  // the paragraph being gathered
+  bool item = false;  // it is a "- " list item
+  auto flush = [&] {
+    if (!para.empty()) out.push_back(wrap(para, width, 0, item ? 2 : 0));  // style.h's, as prose elsewhere
+    para.clear();
+    item = false;
+  };
+  std::string prev;
+  for (const std::string& l : lines) {
+    bool verbatim = l.empty() || l[0] == ' ' || l[0] == '\t';
+    bool list_item = l.rfind("- ", 0) == 0;
+    if (item && l.size() > 2 && l.rfind("  ", 0) == 0 && l[2] != ' ') {  // a list item's next line
+      para += (prev.back() == '.' ? "  " : " ") + l.substr(2);
+      prev = l;
+      continue;
+    }
+    if (verbatim) {
+      flush();
+      out.push_back(l);
+    } else if (para.empty() || list_item || starts_new_thought(prev, l)) {
+      flush();
+      para = l;
+      item = list_item;
+    } else {
+      // A line ending a sentence joins the next with the two spaces the text uses.
+      para += (prev.back() == '.' ? "  " : " ") + l;
+    }
+    prev = verbatim ? std::string() : l;
+  }
+  flush();
+  return join(out, "\n");
+}
+
+std::string indent_lines(const std::string& text, size_t n) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out.append(n, ' ');
+  }
+  return out;
+}
+
+std::string wrap_synopsis(const std::string& usage_text, size_t width) {
+  // A line that continues the form above (it starts with an option group) is part of it.
+  std::string usage;
+  for (const std::string& l : split_lines(usage_text)) {
+    size_t lead = l.find_first_not_of(' ');
+    bool continues = !usage.empty() && lead != std::string::npos && (l[lead] == '[' || l[lead] == '-');
+    usage += usage.empty() ? l : continues ? " " + l.substr(lead) : "\n" + l;
+  }
   std::string out;
   size_t start = 0;
   while (start <= usage.size()) {  // each line of a multi-line usage on its own
@@ -566,6 +687,8 @@ std::string fish_value_args(const OptionDoc& o) {
     case ValueKind::kDir: return " -x -a '(__fish_complete_directories (commandline -ct))'";
     case ValueKind::kEnvName: return " -x -a '(__gpumap_env)'";
     case ValueKind::kEnvAssign: return " -x -a '(__gpumap_env =)'";
+    case ValueKind::kGpuList: return " -x -a '(__gpumap_list (__gpumap_gpus))'";
+    case ValueKind::kWords: return " -x -a " + fish_quote("(__gpumap_list " + join(o.values, " ") + ")");
     case ValueKind::kNone: break;
   }
   return o.takes_value ? " -x" : "";
@@ -644,6 +767,29 @@ std::string fish_completion(const CliReference& r) {
        "    set -l exe (string replace -r '^~' -- $HOME $w[1])\n"
        "    $exe __describe --format hosts 2>/dev/null\n"
        "end\n\n"
+       "# The GPUs a GPU argument may name (nvidia-smi indices, GPU and MIG UUIDs), asked from the gpumap\n"
+       "# being completed, on the command line's --simulate host if it has one.\n"
+       "function __gpumap_gpus\n"
+       "    set -l w (commandline -opc)\n"
+       "    set -l exe (string replace -r '^~' -- $HOME $w[1])\n"
+       "    set -l sim\n"
+       "    for i in (seq 2 (count $w))\n"
+       "        if test \"$w[$i]\" = --simulate; and set -q w[(math $i + 1)]\n"
+       "            set sim --simulate $w[(math $i + 1)]\n"
+       "        else if string match -q -- '--simulate=*' $w[$i]\n"
+       "            set sim $w[$i]\n"
+       "        end\n"
+       "    end\n"
+       "    $exe __describe --format gpus $sim 2>/dev/null\n"
+       "end\n\n"
+       "# A comma list (GPU[,GPU...], FIELDS): the words given for its last item, the items before kept.\n"
+       "function __gpumap_list\n"
+       "    set -l cur (string replace -r -- '^--[^=]*=' '' (commandline -ct))\n"
+       "    set -l pre (string replace -r -- '[^,]*$' '' $cur)\n"
+       "    for w in $argv\n"
+       "        echo $pre$w\n"
+       "    end\n"
+       "end\n\n"
        "# --env NAME=VALUE (`__gpumap_env =`) and --unset NAME: the variables gpumap knows, then exported ones.\n"
        "function __gpumap_env\n"
        "    set -l suffix ''\n"
@@ -678,6 +824,8 @@ std::string fish_completion(const CliReference& r) {
     s += "\n# " + c.name + "\n";
     for (const std::string& sub : c.subcommands)
       s += "complete -c " + p + " -n " + fish_quote("__gpumap_second " + c.name) + " -a " + sub + "\n";
+    if (c.positional_value == "GPU")  // its arguments: the host's GPUs
+      s += "complete -c " + p + " -n " + fish_quote("__gpumap_using " + c.name) + " -a '(__gpumap_gpus)'\n";
     s += fish_options("__gpumap_using " + c.name, all_options(r, c));
   }
   s += "\n# help\n";

@@ -14,8 +14,10 @@ struct OptionDoc {
   std::vector<std::string> aliases;  // "-h"
   bool takes_value = false;
   bool repeatable = false;
-  std::string value_name;  // "HOST", "N", "env|uuid|index" (choices), "FILE"
+  std::string value_name;  // "HOST", "N", "env|uuid|index" (choices), "FILE", "GPU" (the host's GPUs)
   std::string help;
+  /// The words a comma list of its value is made of (--query-gpu's fields): completed item by item.
+  std::vector<std::string> values = {};
 };
 
 struct CommandDoc {
@@ -24,6 +26,7 @@ struct CommandDoc {
   bool positionals = false;        // takes arguments (which GPU...)
   bool runs_command = false;       // `-- CMD [ARGS...]` (run, bind)
   std::vector<std::string> subcommands = {};  // the first argument's words (snapshot: save, diff)
+  std::string positional_value = "";          // "GPU": its arguments are GPUs (which), completed as such
 };
 
 struct ExitCodeDoc {
@@ -67,7 +70,9 @@ std::string man_page(const CliReference& r);
 
 /// A bash completion script defining _gpumap and `complete -F _gpumap gpumap`.  Needs only
 /// bash (bash-completion's helpers are used when loaded, for the command after `--`).
-/// Bundled host names come from `gpumap __describe --format hosts` at completion time.
+/// Bundled host names come from `gpumap __describe --format hosts` at completion time, and a GPU
+/// argument's words (nvidia-smi indices, GPU and MIG UUIDs) from `gpumap __describe --format gpus`
+/// on the host of the command line's --simulate (else $GPUMAP_SIMULATE, else the real driver).
 std::string bash_completion(const CliReference& r);
 
 /// A zsh completion function file (#compdef gpumap), built on _arguments.
@@ -79,6 +84,18 @@ std::string fish_completion(const CliReference& r);
 /// A usage line wrapped at spaces outside brackets to `width` columns, the lines after the first
 /// indented to align after "PROGRAM COMMAND " (at most 16 columns); lines joined with '\n'.
 std::string wrap_synopsis(const std::string& usage, size_t width);
+
+/// Hand-wrapped prose (a command's description, an option's help) filled again to `width`
+/// columns, as --help prints it.  The lines of a paragraph are joined and filled; a break is kept
+/// at a blank line, before a line that starts with a space (an example, a table: kept as written)
+/// or with "- " (a list item: its further lines hang by two), and where a line ends a sentence or
+/// a colon and the next starts a new thought (an upper-case letter, '-', '`', '$').  A sentence's
+/// two spaces stay two inside a line.  A word is never split: one wider than `width` has a line
+/// of its own.  Lines joined with '\n', no trailing newline.
+std::string fill_text(const std::string& text, size_t width);
+
+/// `text` with `n` spaces after each newline (a filled block under a column).
+std::string indent_lines(const std::string& text, size_t n);
 
 /// Escapes text for roff: backslashes, hyphens of options, leading dots/quotes, non-ASCII.
 std::string roff_escape(const std::string& text);

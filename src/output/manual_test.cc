@@ -91,6 +91,35 @@ TEST(WrapSynopsis, BreaksBetweenBracketGroupsWithAHangingIndent) {
   EXPECT_EQ(wrap_synopsis("gpumap a [X]\ngpumap b [Y]", 80), "gpumap a [X]\ngpumap b [Y]");  // its own lines kept
 }
 
+TEST(WrapSynopsis, ALineOfMoreOptionGroupsContinuesTheFormAbove) {
+  EXPECT_EQ(wrap_synopsis("gpumap ps [--user U]\n       [--json | --query=F]\n    [--watch S]", 80),
+            "gpumap ps [--user U] [--json | --query=F] [--watch S]");
+  EXPECT_EQ(wrap_synopsis("gpumap ps [--user U]\n       [--json | --query=F]", 30),
+            "gpumap ps [--user U]\n          [--json | --query=F]");
+}
+
+TEST(FillText, JoinsAParagraphsLinesAndFillsThemAgain) {
+  EXPECT_EQ(fill_text("one two\nthree four five", 80), "one two three four five");
+  EXPECT_EQ(fill_text("one two three four five", 9), "one two\nthree\nfour five");
+  // A sentence's two spaces stay inside a line, and one that ended a line gets them back.
+  EXPECT_EQ(fill_text("It is.  So\nit goes.\nwell", 80), "It is.  So it goes.  well");
+  EXPECT_EQ(fill_text("It is.  So it goes", 8), "It is.\nSo it\ngoes");
+  // A word wider than the line keeps its own line, never split.
+  EXPECT_EQ(fill_text("a --query-gpu=index,uuid b", 6), "a\n--query-gpu=index,uuid\nb");
+}
+
+TEST(FillText, KeepsTheBreaksTheTextMeans) {
+  // A blank line, an indented example (kept exactly), a list item (hanging by two).
+  EXPECT_EQ(fill_text("one\ntwo\n\nthree", 80), "one two\n\nthree");
+  EXPECT_EQ(fill_text("run it:\n    gpumap run --gpus 2 -- python train.py\nand\nthen", 20),
+            "run it:\n    gpumap run --gpus 2 -- python train.py\nand then");
+  EXPECT_EQ(fill_text("items:\n- one two three\n  four\n- five", 12), "items:\n- one two\n  three four\n- five");
+  // A new thought after a sentence or a colon starts its own line; a lower-case word joins.
+  EXPECT_EQ(fill_text("First.\n--watch does this.\nThen that:\n`x` here\nso on.\nand on", 80),
+            "First.\n--watch does this.\nThen that:\n`x` here so on.  and on");
+  EXPECT_EQ(indent_lines("a\nb\nc", 3), "a\n   b\n   c");
+}
+
 TEST(FishCompletion, CommandsOptionsValuesAndSubcommands) {
   CliReference r = tiny();
   r.commands[0].subcommands = {"up", "down"};

@@ -143,6 +143,31 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
           [](const Gpu& g) -> std::optional<double> {
             return g.utilization_memory ? std::optional<double>(*g.utilization_memory / 100.0) : std::nullopt;
           });
+  // What a monitor shows (nvidia-smi's names in the help; none where the driver does not support it).
+  auto opt = [](const auto& v, double scale = 1) -> std::optional<double> {
+    return v ? std::optional<double>(static_cast<double>(*v) * scale) : std::nullopt;
+  };
+  per_gpu("gpumap_gpu_temperature_celsius", "GPU core temperature (nvidia-smi temperature.gpu)",
+          [&](const Gpu& g) { return opt(g.temperature_c); });
+  per_gpu("gpumap_gpu_power_watts", "Board power draw (nvidia-smi power.draw)", [&](const Gpu& g) { return opt(g.power_draw_w); });
+  per_gpu("gpumap_gpu_power_limit_watts", "Power management limit (nvidia-smi power.limit)",
+          [&](const Gpu& g) { return opt(g.power_limit_w); });
+  per_gpu("gpumap_gpu_enforced_power_limit_watts", "The power limit in force (nvidia-smi enforced.power.limit)",
+          [&](const Gpu& g) { return opt(g.enforced_power_limit_w); });
+  per_gpu("gpumap_gpu_sm_clock_hertz", "SM clock (nvidia-smi clocks.current.sm, in Hz)",
+          [&](const Gpu& g) { return opt(g.clock_sm_mhz, 1e6); });
+  per_gpu("gpumap_gpu_memory_clock_hertz", "Memory clock (nvidia-smi clocks.current.memory, in Hz)",
+          [&](const Gpu& g) { return opt(g.clock_memory_mhz, 1e6); });
+  per_gpu("gpumap_gpu_fan_speed_ratio", "Fan speed as a share of its maximum (nvidia-smi fan.speed / 100)",
+          [&](const Gpu& g) { return opt(g.fan_speed_percent, 0.01); });
+  per_gpu("gpumap_gpu_performance_state", "Performance state: 0 for P0 (most performance) to 15 for P15 (nvidia-smi pstate)",
+          [&](const Gpu& g) { return opt(g.performance_state); });
+  per_gpu("gpumap_gpu_ecc_corrected_volatile_errors",
+          "Corrected ECC errors since the driver loaded (nvidia-smi ecc.errors.corrected.volatile.total)",
+          [&](const Gpu& g) { return opt(g.ecc_corrected_volatile); });
+  per_gpu("gpumap_gpu_ecc_uncorrected_volatile_errors",
+          "Uncorrected ECC errors since the driver loaded (nvidia-smi ecc.errors.uncorrected.volatile.total)",
+          [&](const Gpu& g) { return opt(g.ecc_uncorrected_volatile); });
   per_gpu("gpumap_gpu_processes", "Processes in NVML's compute and graphics lists of the GPU (none when the lists could not be read)",
           [](const Gpu& g) -> std::optional<double> {
             return g.processes ? std::optional<double>(g.processes->size()) : std::nullopt;
@@ -209,9 +234,13 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
                 {"user", clean(opt_text(r->user))},
                 {"command", r->command ? short_command(*r->command) : ""},
                 {"slurm_job_id", clean(opt_text(r->slurm_job_id))},
-                {"rank", clean(opt_text(r->slurm_procid))},
+                {"rank", clean(opt_text(r->global_rank))},
                 {"local_rank", opt_text(r->rank)},
-                {"lease", lease}},
+                {"lease", lease},
+                // dcgm-exporter's label names, so dashboards join (empty outside a pod, or unnamed)
+                {"pod", r->pod ? clean(r->pod->name) : ""},
+                {"namespace", r->pod ? clean(r->pod->ns) : ""},
+                {"container", r->pod ? clean(r->pod->container) : ""}},
                1);
   }
   out.family("gpumap_process_used_memory_bytes", "gauge", "GPU memory a process uses on the GPU (none when the driver does not say)");
@@ -219,6 +248,20 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
     if (r->used_memory_mib)
       out.sample({{"pid", std::to_string(r->pid)}, {"type", r->type}, {"uuid", clean(r->uuid)}},
                  *r->used_memory_mib * kMiB);
+
+  out.family("gpumap_process_sm_utilization_ratio", "gauge",
+             "Share of the last sample period the process's kernels ran on the GPU (NVML's per-process SM "
+             "utilisation / 100; none when the driver does not support it)");
+  for (const ProcessRow* r : rows)
+    if (r->sm_utilization)
+      out.sample({{"pid", std::to_string(r->pid)}, {"type", r->type}, {"uuid", clean(r->uuid)}}, *r->sm_utilization / 100.0);
+  out.family("gpumap_process_memory_utilization_ratio", "gauge",
+             "Share of the last sample period the process read or wrote GPU memory (NVML's per-process memory "
+             "utilisation / 100)");
+  for (const ProcessRow* r : rows)
+    if (r->memory_utilization)
+      out.sample({{"pid", std::to_string(r->pid)}, {"type", r->type}, {"uuid", clean(r->uuid)}},
+                 *r->memory_utilization / 100.0);
 
   out.family("gpumap_finding", "gauge",
              "One per finding, value 1 (docs/findings.md): with pid and uuid for a process's (gpumap ps), "

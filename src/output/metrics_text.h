@@ -12,7 +12,7 @@
 
 #include "model/finding.h"
 #include "model/snapshot.h"
-#include "os/lease.h"
+#include "model/lease.h"
 #include "resolve/process_view.h"
 
 namespace gpumap {

@@ -1,5 +1,6 @@
 #include "output/query_csv.h"
 
+#include <cstdio>
 #include <functional>
 
 #include "model/error.h"
@@ -21,7 +22,20 @@ Cell num(const std::optional<T>& v, const char* unit = "") {
   return {v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt, unit};
 }
 Cell text(const std::optional<std::string>& v) { return {v, ""}; }
+/// Watts as nvidia-smi writes them: two decimals ("70.86 W").
+Cell watts(const std::optional<double>& v) {
+  if (!v) return {std::nullopt, "W"};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *v);
+  return {std::string(buf), "W"};
+}
 Cell text(const std::string& v) { return {v.empty() ? std::nullopt : std::optional<std::string>(v), ""}; }
+
+/// A part of a process's pod (its name, namespace, container, UID); null outside a pod or unnamed.
+std::optional<std::string> pod_part(const ProcessRow& r, std::string PodRef::*part) {
+  if (!r.pod || ((*r.pod).*part).empty()) return std::nullopt;
+  return (*r.pod).*part;
+}
 
 std::string lease_text(const LeaseState* l) {
   if (!l) return kNA;
@@ -61,6 +75,20 @@ const std::vector<Field<GpuRow>>& gpu_fields() {
       {"memory.free", "MiB", {}, [](const GpuRow& r) { return num(r.g.memory_free_mib, "MiB"); }},
       {"utilization.gpu", "%", {}, [](const GpuRow& r) { return num(r.g.utilization_gpu, "%"); }},
       {"utilization.memory", "%", {}, [](const GpuRow& r) { return num(r.g.utilization_memory, "%"); }},
+      {"temperature.gpu", "", {}, [](const GpuRow& r) { return num(r.g.temperature_c); }},  // nvidia-smi: no unit
+      {"power.draw", "W", {}, [](const GpuRow& r) { return watts(r.g.power_draw_w); }},
+      {"power.limit", "W", {}, [](const GpuRow& r) { return watts(r.g.power_limit_w); }},
+      {"enforced.power.limit", "W", {}, [](const GpuRow& r) { return watts(r.g.enforced_power_limit_w); }},
+      {"clocks.current.sm", "MHz", {"clocks.sm"}, [](const GpuRow& r) { return num(r.g.clock_sm_mhz, "MHz"); }},
+      {"clocks.current.memory", "MHz", {"clocks.mem"}, [](const GpuRow& r) { return num(r.g.clock_memory_mhz, "MHz"); }},
+      {"fan.speed", "%", {}, [](const GpuRow& r) { return num(r.g.fan_speed_percent, "%"); }},
+      {"pstate", "", {},
+       [](const GpuRow& r) {
+         return text(r.g.performance_state ? std::optional<std::string>("P" + std::to_string(*r.g.performance_state))
+                                           : std::nullopt);
+       }},
+      {"ecc.errors.corrected.volatile.total", "", {}, [](const GpuRow& r) { return num(r.g.ecc_corrected_volatile); }},
+      {"ecc.errors.uncorrected.volatile.total", "", {}, [](const GpuRow& r) { return num(r.g.ecc_uncorrected_volatile); }},
       {"compute_cap", "", {}, [](const GpuRow& r) { return text(r.g.compute_capability); }},
       {"mig.mode.current", "", {},
        [](const GpuRow& r) {
@@ -113,9 +141,17 @@ const std::vector<Field<ProcRow>>& process_fields() {
       {"cuda_ordinal", "", {}, [](const ProcRow& p) { return num(p.r.cuda_ordinal); }},
       {"cuda_visible_devices", "", {}, [](const ProcRow& p) { return text(p.r.cuda_visible_devices); }},
       {"slurm_job_id", "", {}, [](const ProcRow& p) { return text(p.r.slurm_job_id); }},
-      {"rank", "", {"slurm_procid"}, [](const ProcRow& p) { return text(p.r.slurm_procid); }},
+      {"utilization.sm", "%", {"sm_utilization"}, [](const ProcRow& p) { return num(p.r.sm_utilization, "%"); }},
+      {"utilization.memory", "%", {"memory_utilization"},
+       [](const ProcRow& p) { return num(p.r.memory_utilization, "%"); }},
+      {"rank", "", {"global_rank"}, [](const ProcRow& p) { return text(p.r.global_rank); }},
+      {"slurm_procid", "", {}, [](const ProcRow& p) { return text(p.r.slurm_procid); }},
       {"local_rank", "", {}, [](const ProcRow& p) { return num(p.r.rank); }},
       {"lease", "", {}, [](const ProcRow& p) { return text(lease_text(p.lease)); }},
+      {"pod", "", {}, [](const ProcRow& p) { return text(pod_part(p.r, &PodRef::name)); }},
+      {"namespace", "", {}, [](const ProcRow& p) { return text(pod_part(p.r, &PodRef::ns)); }},
+      {"container", "", {}, [](const ProcRow& p) { return text(pod_part(p.r, &PodRef::container)); }},
+      {"pod_uid", "", {}, [](const ProcRow& p) { return text(pod_part(p.r, &PodRef::uid)); }},
       {"findings", "", {},
        [](const ProcRow& p) {
          std::string ids;
@@ -125,11 +161,6 @@ const std::vector<Field<ProcRow>>& process_fields() {
        }},
   };
   return f;
-}
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
 template <class Row>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/snapshot.h"
-#include "os/lease.h"
+#include "model/lease.h"
 #include "resolve/process_view.h"
 
 namespace gpumap {

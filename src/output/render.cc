@@ -76,7 +76,7 @@ std::string render_table(const std::vector<std::string>& raw_headers, const std:
     }
     cut(false);  // the terminal wraps what is left
     for (auto& r : rows)
-      for (size_t c = 0; c < r.size() && c < w.size(); ++c) r[c] = ellipsize(r[c], w[c]);
+      for (size_t c = 0; c < r.size() && c < w.size(); ++c) r[c] = ellipsize_cell(r[c], w[c]);
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s;

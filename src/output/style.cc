@@ -36,6 +36,17 @@ TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const 
   bool forced = forces(env.get(env_var("FORCE_COLOR"))) || forces(env.get(env_var("CLICOLOR_FORCE")));
   bool dumb = env.get(env_var("TERM")).value_or("") == "dumb";
   st.color = !(no_color && !no_color->empty()) && (forced || (is_tty && !dumb));
+  // The charset: the first of LC_ALL, LC_CTYPE, LANG that is set and not empty (POSIX's order).
+  std::string locale;
+  for (std::optional<std::string> v : {env.get(env_var("LC_ALL")), env.get(env_var("LC_CTYPE")), env.get(env_var("LANG"))})
+    if (v && !v->empty()) {
+      locale = *v;
+      break;
+    }
+  std::string lower;
+  for (char c : locale) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  st.utf8 = (lower.find("utf-8") != std::string::npos || lower.find("utf8") != std::string::npos) &&
+            env.get(env_var("TERM")).value_or("") != "linux";
   return st;
 }
 
@@ -71,6 +82,15 @@ std::string ellipsize(const std::string& s, size_t width) {
     out += s[i];
   }
   return out + "\u2026";
+}
+
+std::string ellipsize_cell(const std::string& s, size_t width) {
+  size_t mig = s.rfind(" MIG ");
+  if (display_width(s) <= width || mig == std::string::npos || mig == 0) return ellipsize(s, width);
+  std::string tail = s.substr(mig);  // " MIG 3g.40gb"
+  size_t tail_w = display_width(tail);
+  if (tail_w + 2 > width) return ellipsize(s.substr(mig + 1), width);  // the profile without the model
+  return ellipsize(s.substr(0, mig), width - tail_w) + tail;
 }
 
 std::string short_uuid(const std::string& s) {

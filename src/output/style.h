@@ -15,6 +15,8 @@ struct TermStyle {
   size_t width = 80;    // columns
   bool color = false;   // ANSI colours for severities (a terminal, or forced; never under NO_COLOR)
   bool tty = false;     // stdout is a terminal (escape codes such as clear-screen are welcome)
+  bool utf8 = true;     // the locale's charset is UTF-8 and TERM is not the Linux console: block
+                        // characters draw (top's bars); else ASCII
 };
 
 /// The style for stdout: `is_tty`, $COLUMNS (a positive number) else the terminal's width
@@ -36,6 +38,10 @@ void set_term_style(const TermStyle& s);
 size_t display_width(const std::string& s);
 /// `s` cut to `width` columns, ending in "…" when cut.
 std::string ellipsize(const std::string& s, size_t width);
+/// A table cell cut to `width` columns: ellipsize, except that a MIG device's name keeps its
+/// profile, the part that tells slices apart ("A100-SXM4-80GB MIG 3g.40gb" -> "A100-S… MIG
+/// 3g.40gb"), its model cut first and then the profile itself when nothing else is left.
+std::string ellipsize_cell(const std::string& s, size_t width);
 /// A GPU or MIG UUID shortened to its first 8 hex digits ("GPU-df9ecf4c…"), which gpumap
 /// accepts back as a unique prefix; anything else unchanged.
 std::string short_uuid(const std::string& s);

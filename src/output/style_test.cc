@@ -59,6 +59,14 @@ TEST(TermStyle, ShortFormsAndEllipsis) {
   EXPECT_EQ(ellipsize("abcdef", 4), "abc\u2026");
   EXPECT_EQ(display_width(ellipsize("abcdef", 4)), 4u);
   EXPECT_EQ(ellipsize("abc", 4), "abc");
+  // A MIG name keeps its profile: the model is cut first, then the profile itself.
+  EXPECT_EQ(ellipsize_cell("A100-SXM4-80GB MIG 3g.40gb", 20), "A100-SX\u2026 MIG 3g.40gb");
+  EXPECT_EQ(ellipsize_cell("A100-SXM4-80GB MIG 3g.40gb", 14), "A\u2026 MIG 3g.40gb");
+  EXPECT_EQ(ellipsize_cell("A100-SXM4-80GB MIG 3g.40gb", 13), "MIG 3g.40gb");
+  EXPECT_EQ(ellipsize_cell("A100-SXM4-80GB MIG 3g.40gb", 12), "MIG 3g.40gb");
+  EXPECT_EQ(ellipsize_cell("A100-SXM4-80GB MIG 3g.40gb", 8), "MIG 3g.\u2026");
+  EXPECT_EQ(ellipsize_cell("A100-SXM4-80GB MIG 3g.40gb", 26), "A100-SXM4-80GB MIG 3g.40gb");
+  EXPECT_EQ(ellipsize_cell("H100 80GB HBM3", 8), "H100 80\u2026");
 }
 
 TEST(TermStyle, WrapsAtWordsWithAHangingIndent) {

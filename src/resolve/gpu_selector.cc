@@ -1,5 +1,7 @@
 #include "resolve/gpu_selector.h"
 
+#include "model/text.h"
+
 #include <cctype>
 
 #include "model/error.h"
@@ -14,12 +16,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool all_digits(const std::string& t) {
-  if (t.empty()) return false;
-  for (char c : t)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
 
 }  // namespace
 

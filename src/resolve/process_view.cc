@@ -5,6 +5,7 @@
 #include <set>
 
 #include "env/launcher.h"
+#include "env/pod_cgroup.h"
 
 namespace gpumap {
 namespace {
@@ -64,6 +65,25 @@ const char* process_state_name(ProcessState s) {
   return "running";
 }
 
+void apply_cuda_view(const Snapshot& s, size_t view, const CudaView& v, ProcessRow& r) {
+  r.view = view;
+  r.cuda_error.reset();
+  r.cuda_ordinal.reset();
+  r.rank_nvml_index.reset();
+  if (v.error != CudaInitError::kNone) r.cuda_error = cuda_error_name(v.error);
+  for (size_t i = 0; i < v.uuids.size(); ++i)
+    if (s.nvml_index_of(v.uuids[i]) == static_cast<int>(r.nvml_index)) {
+      r.cuda_ordinal = static_cast<int>(i);
+      break;
+    }
+  r.cuda_device_count = v.uuids.size();
+  if (!r.rank) return;
+  if (r.bound_own) r.bound_own = std::min<size_t>(*r.bound_own, v.uuids.size());
+  size_t own_ordinal = r.bound_own ? 0 : *r.rank;
+  if (own_ordinal < v.uuids.size() && (!r.bound_own || *r.bound_own > 0))
+    if (int own = s.nvml_index_of(v.uuids[own_ordinal]); own >= 0) r.rank_nvml_index = static_cast<uint32_t>(own);
+}
+
 PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& read, const ViewOf& view_of) {
   PsResult res;
   std::map<uint32_t, ProcProcess> procs;  // one read per process, even on several GPUs
@@ -94,6 +114,8 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.uuid = g.uuid;
       r.type = p.type;
       r.used_memory_mib = p.used_memory_mib;
+      r.sm_utilization = p.sm_utilization;
+      r.memory_utilization = p.memory_utilization;
       if (!ns.joinable) {
         r.state = ProcessState::kNotVisible;
         res.rows.push_back(std::move(r));
@@ -101,6 +123,7 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       }
       const ProcProcess& pp = procs.at(p.pid);
       r.nspid = pp.nspid;
+      r.ppid = pp.ppid;
       if (pp.access == ProcAccess::kGone || pp.zombie) {
         r.state = ProcessState::kExited;
         r.zombie = pp.zombie;
@@ -117,6 +140,14 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.environ_truncated = pp.environ_truncated;
       r.environ_access = pp.environ_access;
       r.environ_error = pp.environ_error;
+      if (pp.cgroup)
+        if (std::optional<PodCgroup> pc = parse_pod_cgroup(*pp.cgroup)) {
+          r.pod = PodRef{};
+          r.pod->uid = pc->pod_uid;
+          r.pod->qos = pc->qos;
+          r.pod->container_id = pc->container_id;
+          r.pod->runtime = pc->runtime;
+        }
       if (!pp.environ) {
         res.rows.push_back(std::move(r));
         continue;
@@ -130,6 +161,7 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.slurm_localid = bounded_id(env.get("SLURM_LOCALID"));
       r.slurm_job_id = bounded_id(env.get("SLURM_JOB_ID"));
       r.slurm_procid = bounded_id(env.get("SLURM_PROCID"));
+      r.hostname = bounded_id(env.get("HOSTNAME"));
       auto key = std::make_pair(r.cuda_visible_devices, r.cuda_device_order);
       auto it = views.find(key);
       if (it == views.end()) {
@@ -139,25 +171,16 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
         res.views.push_back(view_of(only));
         it = views.emplace(key, res.views.size() - 1).first;
       }
-      r.view = it->second;
-      const CudaView& v = res.views[it->second];
-      if (v.error != CudaInitError::kNone) r.cuda_error = cuda_error_name(v.error);
-      for (size_t i = 0; i < v.uuids.size(); ++i)
-        if (s.nvml_index_of(v.uuids[i]) == static_cast<int>(g.nvml_index)) {
-          r.cuda_ordinal = static_cast<int>(i);
-          break;
-        }
-      r.cuda_device_count = v.uuids.size();
       LauncherEnv launch = parse_launcher_env(env);
+      r.global_rank = bounded_id(launch.global_rank);
+      r.global_rank_variable = launch.global_rank_variable;
       if (const LocalRank* lr = launch.rank()) {
         r.rank_variable = lr->variable;
         r.rank = lr->value;
         // gpumap bind puts the rank's own GPUs first: its cuda:0, whatever its rank.
-        if (launch.bound) r.bound_own = std::min<size_t>(launch.bound_own.value_or(v.uuids.size()), v.uuids.size());
-        size_t own_ordinal = r.bound_own ? 0 : *lr->value;
-        if (own_ordinal < v.uuids.size() && (!r.bound_own || *r.bound_own > 0))
-          if (int own = s.nvml_index_of(v.uuids[own_ordinal]); own >= 0) r.rank_nvml_index = static_cast<uint32_t>(own);
+        if (launch.bound) r.bound_own = launch.bound_own.value_or(SIZE_MAX);
       }
+      apply_cuda_view(s, it->second, res.views[it->second], r);
       r.job = job_key(env);
       res.rows.push_back(std::move(r));
     }

@@ -16,6 +16,7 @@
 
 #include "env/environment.h"
 #include "model/finding.h"
+#include "model/pod.h"
 #include "model/process.h"
 #include "model/snapshot.h"
 #include "resolve/cuda_rules.h"
@@ -52,10 +53,12 @@ struct ProcessRow {
   uint32_t pid = 0;                    // as NVML reports it
   std::optional<uint32_t> local_pid;   // the same process in gpumap's own PID namespace
   std::optional<std::vector<uint32_t>> nspid;  // its PID in each namespace, the proc root's first
+  std::optional<uint32_t> ppid;        // its parent, in the proc root's namespace (`top`'s tree)
   uint32_t nvml_index = 0;
   std::string uuid;
   std::string type;                    // "compute" | "graphics"
   std::optional<uint64_t> used_memory_mib;
+  std::optional<uint32_t> sm_utilization, memory_utilization;  // percent (GpuProcess); nullopt: not known
   ProcessState state = ProcessState::kRunning;
   bool zombie = false;                 // kExited: exited but not reaped (else: no /proc entry)
   std::optional<uint32_t> uid;
@@ -69,6 +72,8 @@ struct ProcessRow {
   std::optional<std::string> cuda_visible_devices, cuda_device_order, nvidia_visible_devices;
   std::optional<std::string> local_rank, slurm_localid;
   std::optional<std::string> slurm_job_id, slurm_procid;  // for `gpumap job`
+  std::optional<std::string> global_rank;  // LauncherEnv::global_rank (RANK, OMPI_COMM_WORLD_RANK, ..., SLURM_PROCID)
+  std::string global_rank_variable;        // which variable gave it, or ""
   std::string rank_variable;           // the innermost launcher's local-rank variable that parsed, or ""
   std::optional<uint32_t> rank;        // its value
   std::string job;                     // the job its launcher names ("torchrun <id>", "slurm <job>.<step>",
@@ -81,6 +86,13 @@ struct ProcessRow {
   std::optional<size_t> bound_own;     // `gpumap bind` set its CUDA_VISIBLE_DEVICES (GPUMAP_BOUND matches): its
                                        // first bound_own GPUs are its own (all it sees; fewer after --keep-visible)
   std::optional<std::string> cuda_error;  // CUDA_ERROR_* cuInit would return under its environment
+  /// The GPUs of its container (host UUIDs, a MIG device's own), when it runs in one whose GPUs
+  /// are known (resolve/pod_join.h: container_cuda_views): its view, cuda_ordinal and rank are then
+  /// CUDA's inside that container, which numbers only these from 0.
+  std::optional<std::vector<std::string>> container_gpus;
+  std::optional<PodRef> pod;            // its Kubernetes pod (its cgroup), named by the kubelet if asked
+  std::optional<std::string> hostname;  // $HOSTNAME it started with: a pod's name unless the spec says
+                                        // otherwise (resolve/pod_join.h matches on it)
   std::vector<Finding> findings;       // filled by findings/ps_rules.h (add_ps_findings)
   std::vector<size_t> gpu_findings;    // the PsResult::gpu_findings that concern it (positions there)
 };
@@ -114,5 +126,11 @@ struct PsResult {
 
 /// Builds every row, with its facts and no findings (findings/ps_rules.h adds them).
 PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& read, const ViewOf& view_of);
+
+/// Sets what a row's CUDA view says about it: `view` (its position in PsResult::views), cuInit's
+/// error, its cuda:N of its GPU, how many GPUs it sees, and its rank's own GPU (`bound_own`
+/// clamped to what it sees).  join_ps calls it with the host's view; resolve/pod_join.h again
+/// with its container's.
+void apply_cuda_view(const Snapshot& s, size_t view, const CudaView& v, ProcessRow& r);
 
 }  // namespace gpumap

@@ -19,12 +19,6 @@
 namespace gpumap {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\n"), b = s.find_last_not_of(" \t\n");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 /// A number's digits without leading zeros ("007" -> "7", "0" -> "0"): compared as text, so no
 /// value is too long to read.
@@ -90,6 +84,27 @@ std::vector<std::string> job_map_files(const Snapshot& s, const std::string& all
     if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
   }
   return files;
+}
+
+std::vector<std::string> job_map_minor_notes(const Snapshot& s, const std::string& allocation, JobMapNaming naming) {
+  std::vector<std::string> notes;
+  std::stringstream in(allocation);
+  for (std::string entry; std::getline(in, entry, ',');) {
+    entry = trim(entry);
+    if (!all_digits(entry)) continue;
+    for (const Gpu& g : s.gpus) {
+      if (!g.minor_number || std::to_string(*g.minor_number) != without_leading_zeros(entry) || *g.minor_number == g.nvml_index)
+        continue;
+      std::string idx = std::to_string(g.nvml_index);
+      notes.push_back("Slurm's GPU id " + entry + " is /dev/nvidia" + std::to_string(*g.minor_number) + ", which is nvidia-smi GPU " +
+                      idx + " on this host (minor numbers differ from NVML indices): " +
+                      (naming == JobMapNaming::kNvmlIndex
+                           ? "its file is " + idx + ", dcgm-exporter's gpu label"
+                           : "its file is " + std::to_string(*g.minor_number) +
+                                 " as --name-by minor asks, but dcgm-exporter's gpu label for it is " + idx));
+    }
+  }
+  return notes;
 }
 
 std::vector<std::string> job_map_existing_files(const std::string& dir) {

@@ -25,6 +25,11 @@ enum class JobMapNaming { kNvmlIndex, kMinor };
 /// that matches nothing, or a GPU that lacks the number the naming needs.  Pure.
 std::vector<std::string> job_map_files(const Snapshot& s, const std::string& allocation, JobMapNaming naming);
 
+/// Finding minor-differs-from-index where job-map meets it: for each Slurm GPU id (a device minor)
+/// of `allocation` that is not the nvidia-smi index of its GPU, a sentence saying which GPU it is
+/// and which file it got.  Empty on a host whose minors are its indices.  Pure.
+std::vector<std::string> job_map_minor_notes(const Snapshot& s, const std::string& allocation, JobMapNaming naming);
+
 /// The most a mapping file may hold (a file gpumap wrote has one short line per job on the GPU).
 inline constexpr size_t kMaxJobMapFileBytes = 16u << 20;
 

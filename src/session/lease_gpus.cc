@@ -75,18 +75,6 @@ std::map<std::string, std::string> lease_blockers(const std::string& dir, const 
   return out;
 }
 
-std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent) {
-  std::string out;
-  for (size_t i = 0; i < uuids.size(); ++i) {
-    Snapshot::DeviceRef d = s.find_device(uuids[i]);  // a MIG device: its GPU's index and bus id, its own name
-    const Gpu* g = d.gpu;
-    std::string name = d.mig ? (d.mig->name.empty() ? g->name + " MIG" : d.mig->name) : g ? g->name : "";
-    out += indent + "cuda:" + std::to_string(i) + " -> GPU " + (g ? std::to_string(g->nvml_index) : "?") + "  " +
-           uuids[i] + (g ? "  " + g->pci_bus_id + "  " + name : "") + "\n";
-  }
-  return out;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -105,7 +93,38 @@ std::vector<Lease> lease_all(const std::string& dir, const std::vector<std::stri
   return held;
 }
 
+/// Not enough GPUs qualify: what was asked and what blocked, with the fix in the caller's
+/// words (PickRequest::names).
+UnavailableError unavailable(const PickResult& r, const PickRequest& req, const std::string& what, double wait_s) {
+  if (r.impossible)
+    return UnavailableError(what + ": " + r.failure, "ask for fewer GPUs (" + req.names.gpus + "), or relax " + req.names.limits,
+                            r.rejected);
+  char waited[48] = "";
+  if (wait_s > 0) std::snprintf(waited, sizeof waited, " (waited %g s)", wait_s);
+  return UnavailableError(what + ": " + r.failure + waited,
+                          wait_s > 0 ? "wait longer (" + req.names.wait + "), or relax the limits"
+                                     : "add " + req.names.wait + " to wait for them, relax the limits, or " + req.names.allow_busy,
+                          r.rejected);
+}
+
 }  // namespace
+
+PickAnswer pick_now(Session& session, const PickRequest& request, CvdForm form) {
+  std::vector<std::string> visible = pickable_uuids(session, request);
+  PickRequest req = request;
+  req.visible_limit = visible_limit(session);
+  const Snapshot& s = session.snapshot();
+  PickResult r = pick_gpus(s, visible, lease_blockers(session.lease_dir(), visible), req);
+  if (r.uuids.empty()) throw unavailable(r, req, "pick", 0);
+  PickAnswer a;
+  a.snapshot = &s;
+  a.uuids = r.uuids;
+  a.notes = r.notes;
+  a.passed_over = r.rejected;
+  a.visibility = launch_visibility(s, r.uuids, form);
+  a.by_index = launch_visibility(s, r.uuids, CvdForm::kIndex);
+  return a;
+}
 
 std::map<std::string, LeaseState> read_gpu_leases(Session& session) {
   std::map<std::string, LeaseState> out;
@@ -149,18 +168,7 @@ LeasedGpus lease_gpus(Session& session, const PickRequest& request, const LeaseO
         throw UnavailableError(opt.what + ": other gpumap processes kept taking the GPUs picked (" + join(r.uuids, ",") + ")",
                                "add or raise " + req.names.wait, r.rejected);
     } else {
-      if (r.impossible)
-        throw UnavailableError(opt.what + ": " + r.failure,
-                               "ask for fewer GPUs (" + req.names.gpus + "), or relax " + req.names.limits, r.rejected);
-      if (Clock::now() >= deadline) {
-        char waited[48] = "";
-        if (opt.wait_s > 0) std::snprintf(waited, sizeof waited, " (waited %g s)", opt.wait_s);
-        throw UnavailableError(opt.what + ": " + r.failure + waited,
-                               opt.wait_s > 0 ? "wait longer (" + req.names.wait + "), or relax the limits"
-                                              : "add " + req.names.wait + " to wait for them, relax the limits, or " +
-                                                    req.names.allow_busy,
-                               r.rejected);
-      }
+      if (r.impossible || Clock::now() >= deadline) throw unavailable(r, req, opt.what, opt.wait_s);
     }
     lost_races = 0;
     if (wait_for_input(opt.interrupt_fd, static_cast<int>(50 + rng() % 100)))

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "answer/pick_answer.h"
 #include "model/error.h"
 #include "os/lease.h"
 #include "resolve/picker.h"
@@ -44,8 +45,10 @@ std::map<std::string, std::string> lease_blockers(const std::string& dir, const 
 /// `gpumap list` shows).  Error from read_lease for an unsafe lease folder.
 std::map<std::string, LeaseState> read_gpu_leases(Session& session);
 
-/// "cuda:0 -> GPU 1  GPU-...  00000000:07:00.0  NVIDIA H200" lines, one per UUID.
-std::string describe_choice(const Snapshot& s, const std::vector<std::string>& uuids, const std::string& indent);
+/// `gpumap pick`: the GPUs that qualify now among pickable_uuids, by the pick policy, leasing
+/// nothing; their variables in `form` and as indices.  UnavailableError (what "pick: ..."
+/// messages say, with the same hints as lease_gpus) when not enough qualify.
+PickAnswer pick_now(Session& session, const PickRequest& request, CvdForm form);
 
 struct LeaseOptions {
   double wait_s = 0;              // keep trying this long for GPUs to qualify (0: fail at once)

@@ -36,7 +36,9 @@ MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams, 
   if (opt.probe_timeout_s >= 0) d.probe_timeout_s = opt.probe_timeout_s;
   Session session(d, Environment(), seams);
   MetricsFrame f;
-  session.snapshot();  // NVML: its failure is the frame's
+  ReadOptions read = ps_read_options();
+  read.sensors = true;
+  session.snapshot(read);  // NVML: its failure is the frame's
   // CUDA's view: asked at most once per frame (the default order; then cached per boot).  A
   // failure stops the asking for this frame, and NVML's data is served without it.
   std::optional<std::string> cuda_failed;
@@ -51,10 +53,13 @@ MetricsFrame read_metrics_frame(const DriverSource& driver, const Seams& seams, 
       return std::nullopt;
     }
   };
-  f.ps = read_ps_frame(session, ProcFs(seams.proc_root), LeasesOf::kEveryGpu, [&](const Environment& e) {
-    std::optional<Mapping> m = mapping(e);
-    return m ? m->view : CudaView{};
-  });
+  f.ps = read_ps_frame(
+      session, ProcFs(seams.proc_root), LeasesOf::kEveryGpu,
+      [&](const Environment& e) {
+        std::optional<Mapping> m = mapping(e);
+        return m ? m->view : CudaView{};
+      },
+      {}, nullptr, opt.kubelets);
   Environment clean;
   if (std::optional<Mapping> m = mapping(clean); m && !cuda_failed) f.host_findings = environment_findings(session, clean, *m);
   if (cuda_failed) {

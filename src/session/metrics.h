@@ -36,6 +36,7 @@ struct MetricsFrame {
 struct MetricsReadOptions {
   double probe_timeout_s = -1;  // bound on the CUDA probe (DriverSource::probe_timeout_s; <0: the driver's)
   bool ask_cuda = true;         // false: do not run the probe at all (CUDA's view unknown when it is needed)
+  KubeletCache* kubelets = nullptr;  // the kubelet's answer across frames (serve); null: asked each frame
 };
 
 /// Reads one frame in a session of its own (a fresh snapshot every call; safe to call from a

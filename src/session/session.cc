@@ -62,15 +62,26 @@ DriverAsk Session::driver_ask() const {
   return [d](const Environment& e) { return probe_cuda(d, e); };
 }
 
-Mapping Session::mapping(const Environment& env, bool probe, bool fresh_order) {
+MappingOptions Session::mapping_options(bool fresh_order) const {
   MappingOptions opt;
-  opt.probe = probe;
   std::string dir = seams_.cache_dir;
   if (!fresh_order) opt.cache_lookup = [dir](const OrderCacheKey& k) { return cache_lookup(dir, k); };
   opt.cache_store = [dir](const OrderCacheKey& k, const std::vector<std::string>& order) { cache_store(dir, k, order); };
   // A simulated host is its own machine: key its cache on the file's content, not this boot, so
   // an edited host file never answers with the order cached for what it said before.
   opt.boot_id = driver_.simulated ? simulated_boot_id(driver_.host_file) : read_boot_id();
+  return opt;
+}
+
+Mapping Session::mapping_in(const Snapshot& inside, const Environment& env) {
+  MappingOptions opt = mapping_options(false);
+  opt.subset = true;
+  return resolve_mapping(inside, env, opt, driver_ask());
+}
+
+Mapping Session::mapping(const Environment& env, bool probe, bool fresh_order) {
+  MappingOptions opt = mapping_options(fresh_order);
+  opt.probe = probe;
   opt.subset = container_what_if_;
   if (probe && container_what_if_)
     throw Error(kExitUsage, "the driver cannot be asked about a container that does not exist: it sees the host's GPUs",
@@ -127,6 +138,10 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
   s.trace = env.get(env_var("GPUMAP_TRACE")).has_value();
   s.state_dir = state_dir_from(env, geteuid() == 0);
   if (auto t = nonempty(env_var("GPUMAP_DRIVER_TIMEOUT"))) s.driver_timeout_s = parse_driver_timeout(*t, "GPUMAP_DRIVER_TIMEOUT=");
+  for (const std::string& helper : {install_dir + "/gpumap-kubelet", install_dir + "/" GPUMAP_BIN_TO_SIM "/../gpumap-kubelet"})
+    if (s.kubelet_helper.empty() && access(helper.c_str(), X_OK) == 0) s.kubelet_helper = helper;
+  if (auto k = nonempty(env_var("GPUMAP_KUBELET_SOCKET"))) s.kubelet_socket = *k;
+  if (auto c = env.get(env_var("GPUMAP_CDI_DIRS"))) s.cdi_dirs = *c;  // "" (set, empty): no spec folder
   return s;
 }
 

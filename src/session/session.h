@@ -32,6 +32,9 @@ class Session {
   /// With fresh_order the cache is not read: the driver is asked for its order again and the
   /// cache rewritten (map --check, when a cached order disagreed with the driver).
   Mapping mapping(const Environment& env, bool probe, bool fresh_order = false);
+  /// The mapping of `env` inside a container that has only `inside`'s GPUs (resolve/container_view.h's
+  /// snapshot of this host): predicted, the driver's order kept for those (cache or one probe).
+  Mapping mapping_in(const Snapshot& inside, const Environment& env);
   Mapping mapping(bool probe = false) { return mapping(env_, probe); }
   /// The allowed set for `env` (resolve/allocation.h): the GPUs of snapshot() that the Slurm step or
   /// job lets the process use (every GPU when no scheduler allocation restricts it; a container or a
@@ -53,6 +56,8 @@ class Session {
   void enter_container(const std::string& value);
 
  private:
+  /// The mapping engine's order cache and boot id (what mapping() and mapping_in() share).
+  MappingOptions mapping_options(bool fresh_order) const;
   DriverSource driver_;
   Environment env_;
   Seams seams_;

@@ -4,14 +4,7 @@
 # process holding memory), and the commands the merge touched (list, map --check, doctor, ps --json,
 # which) still right beside nvidia-smi.  Needs the carried build folder (gpumap, sim/, hosts/).
 # usage: tools/device/layers_real.sh BUILD_DIR   (writes $OUT/layers_real.log)
-set -u
-B=${1:-build-dev}
-G=$B/gpumap
-OUT=${OUT:-/tmp/layers-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/layers_real.log") 2>&1
-fails=0
-check() { if eval "$2"; then echo "PASS: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+source "$(dirname "$0")/common.sh" layers_real "${1:-build-dev}"
 date -u; nvidia-smi -L; head -1 /proc/driver/nvidia/version; "$G" --version
 U0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
 export GPUMAP_LOCK_DIR=$OUT/locks

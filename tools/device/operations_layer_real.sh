@@ -5,14 +5,7 @@
 # real cuInit, and an error under --json is JSON.  Needs the carried build folder (gpumap,
 # libgpumap.so, gpumap-probe, sim/, hosts/) and python/.  One PASS/FAIL line per check.
 # usage: tools/device/operations_layer_real.sh BUILD_DIR   (writes $OUT/operations_layer.log)
-set -u
-B=${1:-build-dev}
-G=$B/gpumap
-OUT=${OUT:-/tmp/ops-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/operations_layer.log") 2>&1
-fails=0
-check() { if eval "$2"; then echo "PASS: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+source "$(dirname "$0")/common.sh" operations_layer "${1:-build-dev}"
 date -u; nvidia-smi -L; head -1 /proc/driver/nvidia/version; "$G" --version
 "$G" list --json > "$OUT/list.json"
 check "list --json is valid JSON and lists nvidia-smi's GPUs (UUIDs, order)" \

@@ -1,0 +1,250 @@
+// The `top` screen as a pure function: frames read in process (FakeSession), drawn at fixed sizes.
+#include "output/top_view.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_session.h"
+#include "os/proc.h"
+#include "output/style.h"
+#include "session/top.h"
+
+namespace gpumap {
+namespace {
+
+using testing::FakeProcess;
+using testing::FakeSession;
+
+std::string text_of(const TopLine& l) {
+  std::string s;
+  for (const TopSpan& sp : l) s += sp.text;
+  return s;
+}
+
+std::string screen_text(const std::vector<TopLine>& lines) {
+  std::string s;
+  for (const TopLine& l : lines) s += text_of(l) + "\n";
+  return s;
+}
+
+/// h200x2 seen from a shell with CUDA_VISIBLE_DEVICES=1: torchrun (50) with rank 0 outside its
+/// visible set on GPU 0 and rank 1 on GPU 1.
+TopFrame ranks_frame(const std::vector<std::string>& rank0_env = {"CUDA_VISIBLE_DEVICES=1", "LOCAL_RANK=0"}) {
+  FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=1"});
+  f.with_proc_entry({.pid = 50, .argv = {"torchrun", "--nproc-per-node", "2", "train.py"}});
+  f.with_process(0, {.pid = 101, .argv = {"python3", "train.py", "--model", "llama-70b"}, .environ = rank0_env, .ppid = 50}, 1000);
+  f.with_process(1, {.pid = 102, .environ = std::vector<std::string>{"LOCAL_RANK=1"}, .ppid = 50}, 2000);
+  return read_top_frame(f.session(), ProcFs(f.proc_root()));
+}
+
+TEST(RenderTop, At80x24EveryLineFitsAndSaysEachProcesssOwnCudaNumber) {
+  TopFrame t = ranks_frame();
+  ASSERT_TRUE(t.error.empty()) << t.error;
+  TopHistory h;
+  record_history(h, t);
+  std::vector<TopLine> lines = render_top(t, h, TopView{}, {.now_unix_ms = t.read_unix_ms}, 80, 24);
+  ASSERT_EQ(lines.size(), 24u);
+  for (const TopLine& l : lines) EXPECT_LE(display_width(text_of(l)), 80u) << text_of(l);
+  std::string s = screen_text(lines);
+  EXPECT_NE(s.find(" 0 -       H200"), std::string::npos) << s;  // GPU 0 is hidden from this shell
+  EXPECT_NE(s.find(" 1 cuda:0  H200"), std::string::npos) << s;  // GPU 1 is this shell's cuda:0
+  EXPECT_NE(s.find("    101 root        0 none"), std::string::npos) << s;   // outside its visible set
+  EXPECT_NE(s.find("    102 root        1 cuda:1"), std::string::npos) << s;  // its own cuda:1
+  EXPECT_NE(s.find("[error] GPU 0 outside-visible-set (pid 101)"), std::string::npos) << s;
+  EXPECT_NE(s.find("q quit"), std::string::npos) << s;  // the key line, last
+  EXPECT_EQ(text_of(lines.back()).rfind("q quit", 0), 0u);
+}
+
+TEST(RenderTop, WiderTerminalsGiveTheCommandTheRoom) {
+  TopFrame t = ranks_frame();
+  std::string narrow = screen_text(render_top(t, {}, TopView{}, {}, 80, 24));
+  std::string wide = screen_text(render_top(t, {}, TopView{}, {}, 132, 40));
+  EXPECT_EQ(narrow.find("python3 train.py --model llama-70b"), std::string::npos) << narrow;
+  EXPECT_NE(wide.find("python3 train.py --model llama-70b"), std::string::npos) << wide;
+  EXPECT_EQ(render_top(t, {}, TopView{}, {}, 132, 40).size(), 40u);
+}
+
+TEST(RenderTop, InfoFindingsAreHiddenUntilAsked) {
+  TopFrame t = ranks_frame({"LOCAL_RANK=0"});  // sees every GPU on a shared host: an info finding
+  TopView v;
+  std::string hidden = screen_text(render_top(t, {}, v, {}, 100, 30));
+  EXPECT_NE(hidden.find("info hidden: i shows"), std::string::npos) << hidden;
+  EXPECT_EQ(hidden.find("[info]"), std::string::npos) << hidden;
+  v.show_info = true;
+  std::string shown = screen_text(render_top(t, {}, v, {}, 100, 30));
+  EXPECT_NE(shown.find("[info]"), std::string::npos) << shown;
+}
+
+TEST(RenderTop, EachFindingOncePerGpuNotOncePerProcess) {
+  FakeSession f("h200x2");
+  for (uint32_t pid = 201; pid <= 204; ++pid)  // four ranks, all on GPU 0
+    f.with_process(0, {.pid = pid, .environ = std::vector<std::string>{"LOCAL_RANK=" + std::to_string(pid - 201)}});
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  TopView v;
+  v.show_info = true;
+  std::string s = screen_text(render_top(t, {}, v, {}, 120, 40));
+  size_t n = 0;
+  for (size_t at = s.find("ranks-share-gpu"); at != std::string::npos; at = s.find("ranks-share-gpu", at + 1)) ++n;
+  EXPECT_EQ(n, 1u) << s;
+  EXPECT_NE(s.find("(pid 201,202,203,204)"), std::string::npos) << s;
+}
+
+TEST(RenderTop, EightGpusAndManyProcessesStillFit80x24) {
+  FakeSession f("dgx8");
+  for (uint32_t pid = 300; pid < 340; ++pid) f.with_process((pid - 300) % 8, {.pid = pid});
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  TopView v;
+  std::vector<TopLine> lines = render_top(t, {}, v, {}, 80, 24);
+  ASSERT_EQ(lines.size(), 24u);
+  std::string s = screen_text(lines);
+  EXPECT_NE(s.find(" 7 cuda:7"), std::string::npos) << s;  // every GPU, one line each
+  EXPECT_NE(s.find("    300 "), std::string::npos) << s;
+  v.selected = 39;
+  v.scroll = 30;  // scrolled to the end: the last process shows
+  std::string end = screen_text(render_top(t, {}, v, {}, 80, 24));
+  EXPECT_NE(end.find("    339 "), std::string::npos) << end;
+}
+
+TEST(RenderTop, TreePutsRanksUnderTheirLauncher) {
+  TopFrame t = ranks_frame();
+  TopView v;
+  v.tree = true;
+  std::vector<TopRow> rows = top_rows(t, v);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].row, nullptr);
+  EXPECT_EQ(rows[0].parent_pid, 50u);
+  EXPECT_EQ(rows[1].depth, 1);
+  std::string s = screen_text(render_top(t, {}, v, {}, 100, 30));
+  EXPECT_NE(s.find("torchrun --nproc-per-node 2 train.py"), std::string::npos) << s;
+  EXPECT_NE(s.find("└─ python3 train.py"), std::string::npos) << s;
+}
+
+TEST(RenderTop, FiltersBySortsByAndSaysWhenNothingMatches) {
+  TopFrame t = ranks_frame();
+  TopView v;
+  v.filter = "gpu:1";
+  ASSERT_EQ(top_rows(t, v).size(), 1u);
+  EXPECT_EQ(top_rows(t, v)[0].row->pid, 102u);
+  v.filter = "llama";
+  ASSERT_EQ(top_rows(t, v).size(), 1u);
+  EXPECT_EQ(top_rows(t, v)[0].row->pid, 101u);
+  v.filter = "user:nobody";
+  EXPECT_NE(screen_text(render_top(t, {}, v, {}, 80, 24)).find("no process matches user:nobody"), std::string::npos);
+  v.filter.clear();
+  v.sort = TopColumn::kMemory;
+  v.reverse = true;
+  EXPECT_EQ(top_rows(t, v)[0].row->pid, 102u);  // 2000 MiB first
+  EXPECT_TRUE(top_filter_error("pid:abc"));
+  EXPECT_TRUE(top_filter_error("user:"));
+  EXPECT_FALSE(top_filter_error("http://x"));  // text with a colon is text
+}
+
+TEST(RenderTop, TheDetailShowsVariablesItsMapAndFixesUnwrapped) {
+  TopFrame t = ranks_frame({"CUDA_VISIBLE_DEVICES=1", "LOCAL_RANK=0"});
+  TopView v;
+  v.screen = TopView::Screen::kDetail;
+  v.detail_pid = 101;
+  std::string s = screen_text(render_top(t, {}, v, {}, 80, 40));
+  EXPECT_NE(s.find("CUDA_VISIBLE_DEVICES=1"), std::string::npos) << s;
+  EXPECT_NE(s.find("cuda:0 -> nvidia-smi 1"), std::string::npos) << s;
+  EXPECT_NE(s.find("[error] outside-visible-set (GPU 0)"), std::string::npos) << s;
+  v.detail_pid = 999;
+  EXPECT_NE(screen_text(render_top(t, {}, v, {}, 80, 24)).find("no longer on any GPU"), std::string::npos);
+}
+
+TEST(RenderTop, AFixWiderThanTheScreenStaysOneLineAndScrollsSideways) {
+  TopFrame t = ranks_frame({"LOCAL_RANK=0"});  // its fix names a full UUID: longer than 80 columns
+  TopView v;
+  v.screen = TopView::Screen::kDetail;
+  v.detail_pid = 101;
+  std::vector<TopLine> lines = render_top(t, {}, v, {}, 80, 40);
+  const TopLine* fix = nullptr;
+  for (const TopLine& l : lines)
+    if (text_of(l).find("fix: ") != std::string::npos) fix = &l;
+  ASSERT_NE(fix, nullptr) << screen_text(lines);
+  EXPECT_NE(text_of(*fix).find("CUDA_VISIBLE_DEVICES=GPU-ef612c2c"), std::string::npos) << text_of(*fix);
+  EXPECT_EQ(display_width(text_of(*fix)), 80u);  // cut at the edge, not wrapped onto the next line
+  v.detail_hscroll = 40;
+  std::string shifted = screen_text(render_top(t, {}, v, {}, 80, 40));
+  EXPECT_NE(shifted.find("python3 train.py"), std::string::npos) << shifted;  // the fix's end
+}
+
+TEST(RenderTop, AStaleReadAndAFailedReadAreSaid) {
+  TopFrame t = ranks_frame();
+  TopStatus st{.now_unix_ms = t.read_unix_ms + 9000, .reading = true, .reading_since_ms = t.read_unix_ms + 1000};
+  std::string s = screen_text(render_top(t, {}, TopView{}, st, 80, 24));
+  EXPECT_NE(s.find("STALE: the driver has not answered for 8s; showing the read of 9s ago"), std::string::npos) << s;
+  t.error = "the NVIDIA driver did not answer within 60 s";
+  s = screen_text(render_top(t, {}, TopView{}, {}, 80, 24));
+  EXPECT_NE(s.find("read failed: the NVIDIA driver did not answer"), std::string::npos) << s;
+  EXPECT_NE(s.find("    101 "), std::string::npos) << s;  // the last good frame stays
+}
+
+TEST(RenderTop, AsciiTerminalsGetNoMultibyteCharacter) {
+  TopFrame t = ranks_frame();
+  TopHistory h;
+  record_history(h, t);
+  TopView v;
+  v.utf8 = false;
+  v.tree = true;
+  for (auto screen : {TopView::Screen::kMain, TopView::Screen::kHelp, TopView::Screen::kDetail}) {
+    v.screen = screen;
+    v.detail_pid = 101;
+    std::string s = screen_text(render_top(t, h, v, {}, 80, 24));
+    for (unsigned char c : s) ASSERT_LT(c, 0x80) << s;
+  }
+}
+
+TEST(RenderTop, EscapeCodesInACommandNeverReachTheTerminal) {
+  FakeSession f("h200x2");
+  f.with_process(0, {.pid = 77, .argv = {"evil\033[2J\033]0;title\007", "x"}});
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  for (auto screen : {TopView::Screen::kMain, TopView::Screen::kDetail}) {
+    TopView v;
+    v.screen = screen;
+    v.detail_pid = 77;
+    std::string s = screen_text(render_top(t, {}, v, {}, 100, 30));
+    EXPECT_EQ(s.find('\033'), std::string::npos);
+    EXPECT_EQ(s.find('\007'), std::string::npos);
+    EXPECT_NE(s.find("evil?[2J"), std::string::npos) << s;
+  }
+}
+
+// The 8-bit CSI (0x9b, a control on terminals that honour C1 codes) and bytes that are not UTF-8
+// are as dangerous as ESC: every screen, the table and the detail, replaces them.
+TEST(RenderTop, EightBitControlsAndInvalidBytesNeverReachTheTerminal) {
+  FakeSession f("h200x2");
+  f.with_process(0, {.pid = 78, .argv = {"evil\x9b" "2J\xff\xfeX", "\xc2\x9b" "31m"}});
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  for (auto screen : {TopView::Screen::kMain, TopView::Screen::kDetail}) {
+    TopView v;
+    v.screen = screen;
+    v.detail_pid = 78;
+    std::string s = top_text(render_top(t, {}, v, {}, 120, 0), false);
+    EXPECT_EQ(s.find('\x9b'), std::string::npos) << s;
+    EXPECT_EQ(s.find('\xff'), std::string::npos) << s;
+    EXPECT_NE(s.find("evil?2J"), std::string::npos) << s;
+  }
+}
+
+TEST(RenderTop, OnceGivesEveryRowAndFindingInFull) {
+  TopFrame t = ranks_frame();
+  std::string s = top_text(render_top(t, {}, TopView{}, {}, 80, 0), false);
+  EXPECT_NE(s.find("does not include it"), std::string::npos) << s;  // the message, wrapped, not cut
+  EXPECT_EQ(s.find("q quit"), std::string::npos);                    // no key line
+  EXPECT_EQ(s.find('\033'), std::string::npos);
+  std::string colored = top_text(render_top(t, {}, TopView{}, {}, 80, 0), true);
+  EXPECT_NE(colored.find("\033[31m[error] \033[0m"), std::string::npos) << colored;
+}
+
+TEST(TopBar, FillsByEighthsAndSaysUnknown) {
+  EXPECT_EQ(top_bar(50, 4, false), "[||  ]");
+  EXPECT_EQ(top_bar(std::nullopt, 3, false), "[???]");
+  EXPECT_EQ(top_bar(100, 2, true), "▕██▏");
+  EXPECT_EQ(top_bar(25, 2, true), "▕▌ ▏");  // 4 of 16 eighths
+  EXPECT_EQ(top_bar(0, 2, true), "▕  ▏");
+  EXPECT_EQ(top_sparkline({0, 50, 100, 255}, 6, true), "  ▁▄█·");
+  EXPECT_EQ(top_sparkline({0, 100}, 1, false), "#");
+}
+
+}  // namespace
+}  // namespace gpumap
