@@ -4,6 +4,8 @@
 #include <cctype>
 #include <limits>
 
+#include "model/text.h"
+
 namespace gpumap {
 namespace {
 
@@ -130,17 +132,12 @@ CvdEntryForm form_of(std::string_view e, CvdEntryKind kind) {
 
 std::vector<CvdEntry> parse_cuda_visible_devices(std::string_view value) {
   std::vector<CvdEntry> out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = value.find(',', start);
-    std::string_view e = value.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                              : comma - start);
+  for (const std::string& piece : split(value, ',')) {
+    std::string_view e = piece;
     if (e.substr(0, 4) == "GPU-" || e.substr(0, 4) == "MIG-") out.push_back(parse_uuid_entry(e));
     else out.push_back(parse_integer_entry(e));
     out.back().form = form_of(e, out.back().kind);
     if (out.back().form == CvdEntryForm::kPciAddress) out.back().pci = parse_pci_address(e);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -17,10 +17,7 @@ std::optional<uint32_t> get_u32(const Environment& env, const char* name) {
 
 IntList parse_int_list(const std::string& value) {
   IntList out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = value.find(',', start);
-    std::string part = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& part : split(value, ',')) {
     size_t dash = part.find('-');
     uint32_t a, b;
     if (dash != std::string::npos && parse_small_uint(part.substr(0, dash), a) &&
@@ -33,8 +30,6 @@ IntList parse_int_list(const std::string& value) {
       out.values.clear();
       return out;
     }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -67,14 +67,7 @@ NvidiaVisibleDevices parse_nvidia_visible_devices(const std::optional<std::strin
     return out;
   }
   out.mode = NvdMode::kList;
-  size_t start = 0;
-  while (true) {
-    size_t comma = v.find(',', start);
-    out.entries.push_back(parse_entry(v.substr(start, comma == std::string::npos ? std::string::npos
-                                                                                  : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (const std::string& e : split(v, ',')) out.entries.push_back(parse_entry(e));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "formats/cdi_spec.h"
 #include "kube/cdi_files.h"
 #include "kube/kubelet_reader.h"
+#include "model/text.h"
 
 namespace {
 
@@ -48,14 +49,9 @@ int main(int argc, char** argv) {
         return usage(std::string("--timeout ") + argv[i] + ": seconds, more than 0 and at most 3600");
     } else if (a == "--cdi-dirs") {
       cdi_dirs.clear();
-      std::string list = argv[++i];
-      for (size_t start = 0; start < list.size();) {
-        size_t colon = list.find(':', start);
-        std::string dir = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      for (const std::string& dir : gpumap::split(argv[++i], ':')) {
         if (!dir.empty() && dir[0] != '/') return usage("--cdi-dirs: " + dir + " is not an absolute path");
         if (!dir.empty()) cdi_dirs.push_back(dir);
-        if (colon == std::string::npos) break;
-        start = colon + 1;
       }
     } else {
       return usage("unknown argument " + a);

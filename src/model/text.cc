@@ -19,6 +19,16 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    size_t at = text.find(sep, start);
+    out.emplace_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return out;
+    start = at + 1;
+  }
+}
+
 bool parse_small_uint(std::string_view s, uint32_t& out) {
   if (s.empty() || s.size() > 9) return false;
   uint32_t v = 0;

@@ -9,6 +9,9 @@ namespace gpumap {
 
 /// "a, b, c" for join({"a","b","c"}, ", "); an empty part keeps its separators (",b" for {"", "b"}).
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+/// `text` cut at each `sep`, every piece kept, empty ones too: join's inverse ("a,,b" is three
+/// pieces, "" is one empty piece).  The variables' own parsers decide what an empty piece means.
+std::vector<std::string> split(std::string_view text, char sep);
 /// Whether `s` is one or more of the digits 0-9 and nothing else.
 bool all_digits(const std::string& s);
 /// `s` without leading and trailing blanks (space, tab, CR, LF).

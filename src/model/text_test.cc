@@ -93,6 +93,17 @@ TEST(Text, JoinKeepsTheSeparatorsOfEmptyParts) {
   EXPECT_EQ(join({}, ","), "");
 }
 
+TEST(Text, SplitKeepsEveryPieceAndIsJoinsInverse) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split("0,1,2", ','), (V{"0", "1", "2"}));
+  EXPECT_EQ(split("", ','), (V{""}));
+  EXPECT_EQ(split(",", ','), (V{"", ""}));
+  EXPECT_EQ(split("a,,b,", ','), (V{"a", "", "b", ""}));
+  EXPECT_EQ(split("/etc/cdi:/var/run/cdi", ':'), (V{"/etc/cdi", "/var/run/cdi"}));
+  for (const V& parts : {V{""}, V{"x"}, V{"", "b"}, V{"a", "", ""}, V{"GPU-1", "MIG-2", " 3 "}})
+    EXPECT_EQ(split(join(parts, ","), ','), parts) << join(parts, "|");
+}
+
 TEST(Text, DidYouMeanOffersTheClosestWithinTwoEdits) {
   EXPECT_EQ(did_you_mean("memroy_used_mib", {"memory_total_mib", "memory_used_mib"}), " (did you mean `memory_used_mib`?)");
   EXPECT_EQ(did_you_mean("lst", {"list", "map"}), " (did you mean `list`?)");

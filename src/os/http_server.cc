@@ -19,6 +19,7 @@
 #include <list>
 
 #include "model/error.h"
+#include "model/text.h"
 
 namespace gpumap {
 
@@ -106,11 +107,6 @@ std::string peer_of(const sockaddr_storage& ss) {
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
 std::optional<std::string> base64_decode(const std::string& in) {
@@ -253,12 +249,7 @@ ParsedHead parse_request_head(const std::string& head) {
 }
 
 bool accepts_gzip(const std::string& accept_encoding) {
-  size_t pos = 0;
-  while (pos <= accept_encoding.size()) {
-    size_t end = accept_encoding.find(',', pos);
-    if (end == std::string::npos) end = accept_encoding.size();
-    std::string item = accept_encoding.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& item : split(accept_encoding, ',')) {
     size_t semi = item.find(';');
     std::string coding = lower(trim(item.substr(0, semi)));
     if (coding != "gzip" && coding != "x-gzip" && coding != "*") continue;

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "model/error.h"
+#include "model/text.h"
 
 namespace gpumap {
 namespace {
@@ -82,14 +83,10 @@ std::optional<std::vector<int>> parse_cpu_list(const std::string& text, std::str
     v = std::stoi(s);
     return v < kMaxCpus;
   };
-  size_t pos = 0;
   std::string t = text;
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
   if (t.empty()) return std::vector<int>{};
-  while (pos <= t.size()) {
-    size_t comma = t.find(',', pos);
-    std::string part = t.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? t.size() + 1 : comma + 1;
+  for (const std::string& part : split(t, ',')) {
     size_t dash = part.find('-');
     int a = 0, b = 0;
     if (dash == std::string::npos) {

@@ -221,16 +221,9 @@ std::string value_line(const std::vector<Field<Row>>& known, const std::vector<s
 
 CsvFormat parse_csv_format(const std::string& text) {
   CsvFormat f;
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = text.find(',', start);
-    parts.push_back(trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
   bool csv = false;
-  for (const std::string& p : parts) {
+  for (const std::string& piece : split(text, ',')) {
+    std::string p = trim(piece);
     if (p == "csv") csv = true;
     else if (p == "noheader") f.header = false;
     else if (p == "nounits") f.units = false;
@@ -248,25 +241,18 @@ std::vector<std::string> query_field_names(QueryKind kind) {
 
 std::vector<std::string> parse_query_fields(QueryKind kind, const std::string& text, const std::string& option) {
   std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = text.find(',', start);
-    std::string name = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+  for (const std::string& piece : split(text, ',')) {
+    std::string name = trim(piece);
     const char* canonical = nullptr;
     if (kind == QueryKind::kGpu) {
       if (auto* f = find_field(gpu_fields(), name)) canonical = f->name;
     } else if (auto* f = find_field(process_fields(), name)) {
       canonical = f->name;
     }
-    if (!canonical) {
-      std::string all;
-      for (const std::string& n : query_field_names(kind)) all += (all.empty() ? "" : ",") + n;
+    if (!canonical)
       throw Error(kExitUsage, option + ": `" + name + "` is not a field gpumap knows",
-                  "fields: " + all);
-    }
+                  "fields: " + join(query_field_names(kind), ","));
     out.push_back(canonical);  // the header says the canonical name, as nvidia-smi's does
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -152,20 +152,14 @@ void filter_ps_frame(const Snapshot& s, const PsFilter& filter, PsFrame& frame) 
 
 std::vector<uint32_t> parse_ps_pids(const std::vector<std::string>& values) {
   std::vector<uint32_t> pids;
-  for (const std::string& v : values) {
-    size_t start = 0;
-    while (true) {
-      size_t comma = v.find(',', start);
-      std::string one = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& v : values)
+    for (const std::string& one : split(v, ',')) {
       uint32_t pid = 0;
       if (!parse_small_uint(one, pid) || pid == 0)
         throw Error(kExitUsage, "ps: --pid `" + printable(one) + "` is not a process id",
                     "give a PID (a positive number) or a comma list: gpumap ps --pid 1234,5678");
       pids.push_back(pid);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
     }
-  }
   return pids;
 }
 

@@ -8,32 +8,7 @@
 # Prints PASS/FAIL lines; exit 0 when all passed, 1 on a failure, 2 when a tool is missing
 # (prometheus, promtool, curl: scripts/deps.sh installs them).
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 GPUMAP_BINARY" >&2; exit 2; }
-gpumap=$(readlink -f "$1")
-for t in prometheus promtool curl python3; do
-  command -v "$t" >/dev/null || { echo "FAIL: $t is not installed (scripts/deps.sh installs it)"; exit 2; }
-done
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; printf '%s\n' "${2:-}" | sed 's/^/      /'; failed=1; }
-
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-# A free loopback port: bound to 0 by the kernel, then released for the program that takes it.
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
-wait_for() {
-  local until=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $until ] || return 1; sleep 0.2; done
-}
+. "$(dirname "$0")/harness.sh" "${1:-}" prometheus promtool curl python3
 
 # The GPU processes: sleeps with the environments of three traps and one plain process.
 U0=GPU-9f3ad0c1-7a52-4d6b-9e41-1b2c3d4e5f60

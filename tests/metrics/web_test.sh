@@ -11,29 +11,7 @@
 # usage: tests/metrics/web_test.sh GPUMAP_BINARY
 # Prints PASS/FAIL lines; exit 0 when all passed, 1 on a failure, 2 when a tool is missing.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 GPUMAP_BINARY" >&2; exit 2; }
-gpumap=$(readlink -f "$1")
-for t in prometheus promtool curl python3 openssl systemd-socket-activate; do
-  command -v "$t" >/dev/null || { echo "FAIL: $t is not installed (scripts/deps.sh installs it)"; exit 2; }
-done
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; printf '%s\n' "${2:-}" | sed 's/^/      /'; failed=1; }
-
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for() {
-  local until=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $until ] || return 1; sleep 0.2; done
-}
+. "$(dirname "$0")/harness.sh" "${1:-}" prometheus promtool curl python3 openssl systemd-socket-activate
 export GPUMAP_CACHE_DIR=$dir/cache GPUMAP_LOCK_DIR=$dir/locks GPUMAP_IN_CONTAINER=0
 # start_serve NAME ARGS...: gpumap serve in the background; sets $url to what it printed.
 start_serve() {
