@@ -12,6 +12,7 @@
 #include "formats/host_file.h"
 #include "model/env_vars.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "os/container.h"
 #include "os/host_id.h"
 #include "os/lease.h"
@@ -142,6 +143,13 @@ Seams seams_from_environment(const Environment& env, const std::string& install_
     if (s.kubelet_helper.empty() && access(helper.c_str(), X_OK) == 0) s.kubelet_helper = helper;
   if (auto k = nonempty(env_var("GPUMAP_KUBELET_SOCKET"))) s.kubelet_socket = *k;
   if (auto c = env.get(env_var("GPUMAP_CDI_DIRS"))) s.cdi_dirs = *c;  // "" (set, empty): no spec folder
+  // Said here, as gpumap's own usage error (exit 2), rather than by gpumap-kubelet, which refuses
+  // a relative folder too: a folder relative to wherever gpumap was started names no node's specs.
+  for (const std::string& dir : split(s.cdi_dirs, ':'))
+    if (!dir.empty() && dir[0] != '/')
+      throw Error(kExitUsage, "GPUMAP_CDI_DIRS=`" + s.cdi_dirs + "`: `" + dir + "` is not an absolute path",
+                  "name the CDI spec folders by absolute paths, separated by ':' (the default is /etc/cdi:/var/run/cdi; "
+                  "set it empty for none)");
   return s;
 }
 
