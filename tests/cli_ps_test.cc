@@ -370,6 +370,16 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
   CliRun t = gpumap({"ps", "--simulate", host}, {"GPUMAP_PROC_ROOT=" + root});
   EXPECT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("?"), std::string::npos) << t.out;
+  // The table marks the cuda:N counted inside the container (the host's cuda:0 is another GPU) and
+  // says so once under it; the host processes' cells stay plain.
+  EXPECT_NE(t.out.find("cuda:0*"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("cuda:N*: counted inside the process's container, which numbers only its own GPUs from 0 "
+                       "(its map: gpumap ps --pid 4242)"),
+            std::string::npos)
+      << t.out;
+  EXPECT_EQ(t.out.find("cuda:N*"), t.out.rfind("cuda:N*")) << "said once\n" << t.out;
+  CliRun plain = gpumap({"ps", "--simulate", host_with({4444}, {})}, {"GPUMAP_PROC_ROOT=" + root});
+  EXPECT_EQ(plain.out.find('*'), std::string::npos) << "no container, no mark\n" << plain.out;
 }
 
 TEST(CliPs, FixtureChildNamespaceCannotNameHostPids) {

@@ -56,7 +56,8 @@ std::string cell(const ProcessRow& r, TopColumn c) {
       if (r.state == ProcessState::kExited) return "exited";
       if (r.state == ProcessState::kNotVisible || !r.environ_known) return "?";
       if (r.cuda_error) return "error";
-      return r.cuda_ordinal ? "cuda:" + std::to_string(*r.cuda_ordinal) : "none";
+      if (!r.cuda_ordinal) return "none";
+      return "cuda:" + std::to_string(*r.cuda_ordinal) + (r.container_renumbers ? "*" : "");
     case TopColumn::kMemory: return r.used_memory_mib ? std::to_string(*r.used_memory_mib) + "MiB" : "-";
     case TopColumn::kUtil: return r.sm_utilization ? std::to_string(*r.sm_utilization) : "-";
     case TopColumn::kJob:
@@ -297,6 +298,10 @@ std::map<TopColumn, size_t> column_widths(size_t width, const std::vector<TopRow
                                    {TopColumn::kCuda, 6}, {TopColumn::kMemory, 9}, {TopColumn::kUtil, 4},
                                    {TopColumn::kJob, 7},
                                    {TopColumn::kRank, 4}, {TopColumn::kCommand, 0}};
+  // The CUDA column is what top is for: it always fits its longest value ("cuda:12*"), at the
+  // command's cost.
+  for (const TopRow& r : rows)
+    if (r.row) w[TopColumn::kCuda] = std::max(w[TopColumn::kCuda], std::min(display_width(cell(*r.row, TopColumn::kCuda)), size_t{10}));
   // Wider terminals: the user and job columns grow to their longest value (up to a limit) first.
   size_t fixed = 0;
   for (auto& [c, n] : w) fixed += n + 1;
@@ -396,7 +401,8 @@ std::vector<TopLine> help_lines(size_t width) {
                          TopAttr::kDim)
                     .done());
   out.push_back(LineBuilder{width}
-                    .add("CUDA column: the cuda:N each process calls that GPU (none: outside its visible set).",
+                    .add("CUDA column: the cuda:N each process calls that GPU (none: outside its visible set; "
+                         "cuda:N*: counted inside its container, which numbers its own GPUs from 0).",
                          TopAttr::kDim)
                     .done());
   return out;

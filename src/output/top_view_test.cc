@@ -54,6 +54,20 @@ TEST(RenderTop, At80x24EveryLineFitsAndSaysEachProcesssOwnCudaNumber) {
   EXPECT_EQ(text_of(lines.back()).rfind("q quit", 0), 0u);
 }
 
+TEST(RenderTop, ACudaNumberCountedInsideAContainerIsMarked) {
+  // pid 7 in its container, whose NVIDIA_VISIBLE_DEVICES=1 gives it host GPU 1 alone: its
+  // CUDA_VISIBLE_DEVICES=0 is that GPU, its cuda:0, though the host's cuda:0 is GPU 0.
+  FakeSession f("h200x2");
+  f.with_process(1, {.pid = 4242, .environ = std::vector<std::string>{"NVIDIA_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=0"},
+                     .nspid = {7}}, 1000);
+  f.with_process(0, {.pid = 4343, .environ = std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0"}}, 1000);
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  ASSERT_TRUE(t.error.empty()) << t.error;
+  std::string s = screen_text(render_top(t, {}, TopView{}, {}, 100, 30));
+  EXPECT_NE(s.find("   4242 root        1 cuda:0*"), std::string::npos) << s;
+  EXPECT_NE(s.find("   4343 root        0 cuda:0 "), std::string::npos) << "a host process: no mark\n" << s;
+}
+
 TEST(RenderTop, WiderTerminalsGiveTheCommandTheRoom) {
   TopFrame t = ranks_frame();
   std::string narrow = screen_text(render_top(t, {}, TopView{}, {}, 80, 24));

@@ -103,6 +103,16 @@ std::vector<std::string> every_gpu(const Snapshot& s) {
   return out;
 }
 
+/// The devices CUDA numbers on `s`: each GPU, or in its place its MIG devices (their own UUIDs).
+std::vector<std::string> cuda_devices(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const Gpu& g : s.gpus) {
+    if (g.mig_devices.empty()) out.push_back(g.uuid);
+    for (const MigDevice& d : g.mig_devices) out.push_back(d.uuid);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> cdi_device_gpus(const std::string& name, const CdiSpecs& cdi, const Snapshot& s) {
@@ -240,6 +250,7 @@ void container_cuda_views(PsResult& res, const Snapshot& s, const ViewIn& view_i
     std::vector<std::string> gpus;  // the container's devices: its GPUs, or their MIG devices it was given
   };
   std::map<std::tuple<std::string, std::optional<std::string>, std::optional<std::string>>, std::optional<Made>> made;
+  const std::vector<std::string> host_devices = cuda_devices(s);
   for (ProcessRow& r : res.rows) {
     if (r.state != ProcessState::kRunning || !r.environ_known || !r.view) continue;
     if (!r.pod && !(r.nspid && r.nspid->size() > 1)) continue;  // not in a container layer
@@ -262,10 +273,7 @@ void container_cuda_views(PsResult& res, const Snapshot& s, const ViewIn& view_i
         if (r.cuda_device_order) only.set("CUDA_DEVICE_ORDER", *r.cuda_device_order);
         res.views.push_back(view_in(inside.snapshot, only));
         m = Made{res.views.size() - 1, {}};
-        for (const Gpu& g : inside.snapshot.gpus) {
-          if (g.mig_devices.empty()) m->gpus.push_back(g.uuid);
-          for (const MigDevice& d : g.mig_devices) m->gpus.push_back(d.uuid);
-        }
+        m->gpus = cuda_devices(inside.snapshot);
       } catch (const Error&) {
         // A value the runtime refuses (the container would not have started): no view inside.
       }
@@ -274,6 +282,7 @@ void container_cuda_views(PsResult& res, const Snapshot& s, const ViewIn& view_i
     if (!it->second) continue;
     apply_cuda_view(s, it->second->view, res.views[it->second->view], r);
     r.container_gpus = it->second->gpus;
+    r.container_renumbers = it->second->gpus.size() < host_devices.size();
   }
 }
 

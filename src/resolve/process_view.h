@@ -90,6 +90,9 @@ struct ProcessRow {
   /// are known (resolve/pod_join.h: container_cuda_views): its view, cuda_ordinal and rank are then
   /// CUDA's inside that container, which numbers only these from 0.
   std::optional<std::vector<std::string>> container_gpus;
+  /// container_gpus is fewer than the host's devices, so its cuda:N may not be the host's cuda:N for
+  /// the same CUDA variables: the text views mark its cell (`cuda:0*`) and say why under the table.
+  bool container_renumbers = false;
   std::optional<PodRef> pod;            // its Kubernetes pod (its cgroup), named by the kubelet if asked
   std::optional<std::string> hostname;  // $HOSTNAME it started with: a pod's name unless the spec says
                                         // otherwise (resolve/pod_join.h matches on it)
