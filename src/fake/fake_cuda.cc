@@ -150,8 +150,10 @@ int init_devices() {
   // Measured (docs/driver-rules.md, tests/vectors/h200-vm3-*): a first entry that starts with
   // "MIG-" and is 1032 bytes or longer crashes the real cuInit (SIGSEGV) or never returns; the
   // fake crashes the same way: the default action first, so that no handler (a sanitizer's, which
-  // would exit 1) turns the crash into an exit.
-  if (list.compare(0, 4, "MIG-") == 0 && list.substr(0, list.find(',')).size() >= 1032) {
+  // would exit 1) turns the crash into an exit.  Not the legacy "MIG-GPU-" form: turned down at any
+  // length (tests/vectors/h200-vm5-*).
+  if (list.compare(0, 4, "MIG-") == 0 && list.compare(0, 8, "MIG-GPU-") != 0 &&
+      list.substr(0, list.find(',')).size() >= 1032) {
     std::signal(SIGSEGV, SIG_DFL);
     std::raise(SIGSEGV);
   }

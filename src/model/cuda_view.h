@@ -26,6 +26,9 @@ inline constexpr size_t kCudaVisibleDevicesIgnoredBytes = 2625;
 /// space) and is this many bytes or longer makes cuInit crash the process (SIGSEGV) or hang;
 /// 1031 bytes are read normally.  Measured on driver 580.159.04 (docs/driver-rules.md).
 inline constexpr size_t kMigEntryCrashBytes = 1032;
+/// Except one in the legacy form (exactly "MIG-GPU-", not "MIG-gpu-" or "MIG-GPUx"): the driver
+/// turns it down (no device) at every length, 1032 to 2624 bytes.  Measured on driver 580.159.04.
+inline constexpr const char* kLegacyMigPrefix = "MIG-GPU-";
 
 struct DeviceOrderSetting {
   DeviceOrder order = DeviceOrder::kFastestFirst;

@@ -83,9 +83,11 @@ CudaView predict_cuda_view(const std::vector<std::string>& base_order,
     }
     return v;
   }
-  // Measured: a long first MIG- entry crashes cuInit before any GPU is chosen.  (Under an invalid
+  // Measured: a long first MIG- entry crashes cuInit before any GPU is chosen, unless it is in the
+  // legacy MIG-GPU- form, which the driver turns down at any length.  (Under an invalid
   // CUDA_DEVICE_ORDER, handled above, it was not measured.)
   if (!v.entries.empty() && v.entries.front().entry.raw.compare(0, 4, "MIG-") == 0 &&
+      v.entries.front().entry.raw.compare(0, 8, kLegacyMigPrefix) != 0 &&
       v.entries.front().entry.raw.size() >= kMigEntryCrashBytes) {
     v.error = CudaInitError::kDriverCrash;
     v.error_reason = "the first CUDA_VISIBLE_DEVICES entry starts with MIG- and is " +
