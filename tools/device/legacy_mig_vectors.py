@@ -6,14 +6,14 @@ other long MIG- entries (tools/device/long_entry_prefix.py, 2026-12-04; the diff
 signal or still running after 8 s is DRIVER_CRASH.  Probes: tools/difftest/difftest_probe.c (cuInit
 and device queries only).  Writes $OUT/vectors.jsonl and prints it.
 usage: python3 tools/device/legacy_mig_vectors.py"""
-import json, os, subprocess, tempfile
+import json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuinit_probe  # noqa: E402
 
 out_dir = os.environ.get("OUT", "/tmp/legacy-mig-out")
 os.makedirs(out_dir, exist_ok=True)
-work = tempfile.mkdtemp(prefix="gpumap-legacymig-")
-probe = os.path.join(work, "difftest_probe")
-subprocess.run(["cc", "-O2", "-o", probe, "tools/difftest/difftest_probe.c", "-ldl"], check=True)
 uuid = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader"], capture_output=True,
                       text=True).stdout.split()[0]
 driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
@@ -21,19 +21,16 @@ driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=c
 
 
 def run(cvd):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    if cvd is not None:
-        env["CUDA_VISIBLE_DEVICES"] = cvd
-    try:
-        r = subprocess.run([probe], env=env, capture_output=True, timeout=8)
-    except subprocess.TimeoutExpired:
+    """(error, uuids) as a vector line says them: a probe killed by a signal or still running after
+    8 s is DRIVER_CRASH."""
+    kind, v = cuinit_probe.outcome(cvd, timeout=8)
+    if kind in ("signal", "timeout"):
         return "DRIVER_CRASH", []
-    if r.returncode < 0:
-        return "DRIVER_CRASH", []
-    lines = r.stdout.decode().split("\n")
-    if lines[0].startswith("error"):
-        return lines[0].split()[1], []
-    return None, [l.split()[1] for l in lines if l.startswith("uuid ")]
+    if kind == "error":
+        return v, []
+    if kind == "devices":
+        return None, v
+    raise SystemExit("the probe could not run (exit %d)" % v)
 
 
 case = json.load(open("docs/validation/2026-12-04-difftest-seed18-case802.json"))

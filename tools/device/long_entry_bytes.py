@@ -7,30 +7,19 @@ for every single byte B (0x01-0xff) at K=8, and a few bytes at other positions K
 (tools/difftest/difftest_probe.c: cuInit and device queries only).  Prints one JSON line per
 (byte class, outcome) and every probe to $OUT/long_entry_bytes.jsonl.
 usage: python3 tools/device/long_entry_bytes.py"""
-import collections, json, os, subprocess, tempfile
+import collections, json, os, sys
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuinit_probe  # noqa: E402
 
 out_dir = os.environ.get("OUT", "/tmp/long-entry-out")
 os.makedirs(out_dir, exist_ok=True)
-work = tempfile.mkdtemp(prefix="gpumap-longbytes-")
-probe = os.path.join(work, "difftest_probe")
-subprocess.run(["cc", "-O2", "-o", probe, "tools/difftest/difftest_probe.c", "-ldl"], check=True)
 N = 1033
 
 
 def run(cvd):
-    env = {k.encode(): v.encode() for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    env[b"CUDA_VISIBLE_DEVICES"] = cvd
-    try:
-        r = subprocess.run([probe], env=env, capture_output=True, timeout=10)
-    except subprocess.TimeoutExpired:
-        return "TIMEOUT_10s"
-    if r.returncode < 0:
-        return "SIGNAL_%d" % -r.returncode
-    if r.returncode != 0:
-        return "EXIT_%d" % r.returncode
-    first = r.stdout.decode(errors="replace").split("\n")[0].split()
-    return first[1] if first and first[0] == "error" else "count " + (first[1] if len(first) > 1 else "?")
+    return cuinit_probe.label(cuinit_probe.outcome(cvd, timeout=10))
 
 
 def entry(k, b, n=N):

@@ -7,31 +7,20 @@ prefixes between MIG- and MIG-GPU- (and case variants) at lengths from 1031 to 2
 each (tools/difftest/difftest_probe.c: cuInit and device queries only).  Prints one JSON line per
 value; writes them to $OUT/long_entry_prefix.jsonl.
 usage: python3 tools/device/long_entry_prefix.py"""
-import collections, json, os, subprocess, tempfile
+import collections, json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuinit_probe  # noqa: E402
 
 out_dir = os.environ.get("OUT", "/tmp/long-entry-out")
 os.makedirs(out_dir, exist_ok=True)
-work = tempfile.mkdtemp(prefix="gpumap-longprefix-")
-probe = os.path.join(work, "difftest_probe")
-subprocess.run(["cc", "-O2", "-o", probe, "tools/difftest/difftest_probe.c", "-ldl"], check=True)
 uuid = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader"], capture_output=True,
                       text=True).stdout.split()[0]
 
 
 def run(cvd):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    env["CUDA_VISIBLE_DEVICES"] = cvd
-    try:
-        r = subprocess.run([probe], env=env, capture_output=True, timeout=8)
-    except subprocess.TimeoutExpired:
-        return "TIMEOUT_8s"
-    if r.returncode < 0:
-        return "SIGNAL_%d" % -r.returncode
-    if r.returncode != 0:
-        return "EXIT_%d" % r.returncode
-    first = r.stdout.decode(errors="replace").split("\n")[0].split()
-    return first[1] if first and first[0] == "error" else "count " + (first[1] if len(first) > 1 else "?")
+    return cuinit_probe.label(cuinit_probe.outcome(cvd, timeout=8))
 
 
 prefixes = ["MIG-", "MIG-G", "MIG-GP", "MIG-GPU", "MIG-GPU-", "MIG-gpu-", "MIG-GPU-x", "MIG-GPUx", "MIG-" + uuid,

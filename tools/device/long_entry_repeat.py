@@ -7,30 +7,19 @@ docs/validation/2026-12-04-difftest-seed18-case802.json), and MIG- entries with 
 fillers at lengths from the rule's edge (1032 bytes) to just under the ignored-value limit (2625).
 Prints each value's outcome counts as JSON lines; writes them to $OUT/long_entry_repeat.jsonl.
 usage: python3 tools/device/long_entry_repeat.py [REPEAT]"""
-import collections, json, os, subprocess, sys, tempfile
+import collections, json, os, sys
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuinit_probe  # noqa: E402
 
 repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 16
 out_dir = os.environ.get("OUT", "/tmp/long-entry-out")
 os.makedirs(out_dir, exist_ok=True)
-work = tempfile.mkdtemp(prefix="gpumap-longrepeat-")
-probe = os.path.join(work, "difftest_probe")
-subprocess.run(["cc", "-O2", "-o", probe, "tools/difftest/difftest_probe.c", "-ldl"], check=True)
 
 
 def run(cvd):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    env["CUDA_VISIBLE_DEVICES"] = cvd
-    try:
-        r = subprocess.run([probe], env=env, capture_output=True, timeout=10)
-    except subprocess.TimeoutExpired:
-        return "TIMEOUT_10s"
-    if r.returncode < 0:
-        return "SIGNAL_%d" % -r.returncode
-    if r.returncode != 0:
-        return "EXIT_%d" % r.returncode
-    first = r.stdout.decode(errors="replace").split("\n")[0].split()
-    return first[1] if first and first[0] == "error" else "count " + (first[1] if len(first) > 1 else "?")
+    return cuinit_probe.label(cuinit_probe.outcome(cvd, timeout=10))
 
 
 case = json.load(open("docs/validation/2026-12-04-difftest-seed18-case802.json"))
