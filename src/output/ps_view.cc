@@ -321,8 +321,10 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
   }
   if (!notes.empty()) t += "\nFindings:\n" + notes;
   if (hidden)
-    t += std::string(notes.empty() ? "\n" : "") + std::to_string(hidden) + " info finding" + (hidden == 1 ? "" : "s") +
-         " hidden: gpumap ps --all shows " + (hidden == 1 ? "it" : "them") + " (--json always has every finding).\n";
+    t += std::string(notes.empty() ? "\n" : "") +
+         fit_line(std::to_string(hidden) + " info finding" + (hidden == 1 ? "" : "s") + " hidden: gpumap ps --all shows " +
+                      (hidden == 1 ? "it" : "them") + " (--json always has every finding).",
+                  st);
   return t;
 }
 
