@@ -234,7 +234,7 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
   bool pods = std::any_of(res.rows.begin(), res.rows.end(), [](const ProcessRow& r) { return r.pod.has_value(); });
   std::vector<Fold> folds;
   std::map<std::string, size_t> fold_of;  // group key -> position in folds
-  std::vector<uint32_t> in_container;     // pids whose cuda:N is counted inside their container
+  std::optional<uint32_t> in_container;   // the first pid whose cuda:N is counted inside its container
   for (const ProcessRow& r : res.rows) {
     std::string cuda = r.cuda_ordinal ? "cuda:" + std::to_string(*r.cuda_ordinal) : r.environ_known ? "-" : "?";
     std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
@@ -246,7 +246,7 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
     if (r.environ_truncated && !r.cuda_visible_devices) cvd = "unset? (environment cut)";
     if (r.container_renumbers && r.cuda_ordinal) {
       cuda += "*";
-      in_container.push_back(r.pid);
+      if (!in_container) in_container = r.pid;
     }
     if (r.environ_truncated && r.cuda_ordinal) cuda += "?";
     std::string pid = std::to_string(r.pid);
@@ -297,9 +297,9 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
     // below 24 columns (--wide or a pipe keeps everything).
     t += render_table(heads, table, st,
                       TableFit{{"USER", "CUDA_VISIBLE_DEVICES", "LEASE", "POD", "COMMAND"}, {"LEASE", "UUID", "USER"}, "COMMAND", 24});
-    if (!in_container.empty())  // the host's cuda:N for the same variables may differ: said, with where to look
+    if (in_container)  // the host's cuda:N for the same variables may differ: said, with where to look
       t += fit_line("cuda:N*: counted inside the process's container, which numbers only its own GPUs from 0 (its map: gpumap ps --pid " +
-                        std::to_string(in_container[0]) + ")",
+                        std::to_string(*in_container) + ")",
                     st);
   }
   if (frame.kubelet && !frame.kubelet->pods)  // said once, under the table

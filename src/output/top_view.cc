@@ -396,15 +396,12 @@ std::vector<TopLine> help_lines(size_t width) {
     }
   }
   out.push_back({});
-  out.push_back(LineBuilder{width}
-                    .add("GPU lines: nvidia-smi index, then cuda:N in the shell top was started from (- : hidden there).",
-                         TopAttr::kDim)
-                    .done());
-  out.push_back(LineBuilder{width}
-                    .add("CUDA column: the cuda:N each process calls that GPU (none: outside its visible set; "
-                         "cuda:N*: counted inside its container, which numbers its own GPUs from 0).",
-                         TopAttr::kDim)
-                    .done());
+  // One legend, two lines at 80 columns (the screen's last two rows at 80x24); wrapped at words, as
+  // cut its end would be lost.
+  const char* legend = "cuda:N on a GPU line: this shell's (- : hidden); in the CUDA column: its own "
+                       "(none: outside its visible set; cuda:N*: counted inside its container).";
+  for (const std::string& line : split(wrap(legend, width, 0, 2), '\n'))
+    out.push_back(LineBuilder{width}.add(line, TopAttr::kDim).done());
   return out;
 }
 

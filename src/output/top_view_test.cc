@@ -68,6 +68,25 @@ TEST(RenderTop, ACudaNumberCountedInsideAContainerIsMarked) {
   EXPECT_NE(s.find("   4343 root        0 cuda:0 "), std::string::npos) << "a host process: no mark\n" << s;
 }
 
+TEST(RenderTop, TheHelpScreenFits80x24AndKeepsEveryWordOfItsLegends) {
+  TopView v;
+  v.screen = TopView::Screen::kHelp;
+  std::vector<TopLine> lines = render_top(ranks_frame(), {}, v, {}, 80, 24);
+  ASSERT_EQ(lines.size(), 24u);
+  std::string words;
+  for (const TopLine& l : lines) {
+    EXPECT_LE(display_width(text_of(l)), 80u) << text_of(l);
+    EXPECT_EQ(text_of(l).find("\u2026"), std::string::npos) << "cut: " << text_of(l);
+    words += " " + text_of(l);
+  }
+  std::string squeezed;  // the wrapped lines read as one text again
+  for (char c : words)
+    if (c != ' ' || (!squeezed.empty() && squeezed.back() != ' ')) squeezed += c;
+  EXPECT_NE(squeezed.find("cuda:N on a GPU line: this shell's (- : hidden);"), std::string::npos) << screen_text(lines);
+  EXPECT_NE(squeezed.find("(none: outside its visible set; cuda:N*: counted inside its container)."), std::string::npos)
+      << screen_text(lines);
+}
+
 TEST(RenderTop, WiderTerminalsGiveTheCommandTheRoom) {
   TopFrame t = ranks_frame();
   std::string narrow = screen_text(render_top(t, {}, TopView{}, {}, 80, 24));
