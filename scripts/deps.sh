@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages the build needs are installed.  As root it installs
 # what is missing (apt-get); otherwise it prints the one line to run and fails.
-# usage: scripts/deps.sh [--build | --test | --fuzz]
+# usage: scripts/deps.sh [--build | --test | --fuzz | --release]
 #   --build  what building the gpumap binary needs (scripts/run.sh, the quick start's first command)
 #   --test   that and what the tests need (scripts/test.sh); the default
 #   --fuzz   that and clang with libFuzzer (.ci/run's fuzzers)
+#   --release  what scripts/release.sh and tests/release/run.sh need on this machine (the build itself
+#            happens in a Debian 11 root they make): debootstrap; rpm (rpm2cpio, rpm --root) and cpio;
+#            binutils (objdump: the glibc floor check); lintian, man-db, gcc, pkg-config, curl, openssl
+#            (the packages used as a person would)
 set -euo pipefail
 # The build: compiler, CMake, nlohmann-json; pkg-config; git (--version's commit); libssl-dev,
 # libcrypt-dev, zlib1g-dev, libyaml-cpp-dev: `gpumap serve`'s TLS, bcrypt basic auth, gzip and
@@ -24,11 +28,13 @@ tests=(libgtest-dev python3 python3-venv groff-base man-db zsh fish prometheus c
   openmpi-bin iproute2 tmux libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 fuzz=(clang libfuzzer-14-dev libclang-rt-14-dev)
+release=(debootstrap rpm cpio binutils lintian man-db gcc libc6-dev pkg-config curl openssl python3 git)
 case "${1:---test}" in
   --build) pkgs=("${build[@]}") ;;
   --test) pkgs=("${build[@]}" "${tests[@]}") ;;
   --fuzz) pkgs=("${build[@]}" "${tests[@]}" "${fuzz[@]}") ;;
-  *) echo "usage: $0 [--build | --test | --fuzz]" >&2; exit 2 ;;
+  --release) pkgs=("${release[@]}") ;;
+  *) echo "usage: $0 [--build | --test | --fuzz | --release]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

@@ -28,6 +28,18 @@ grep -qx '\[0, 1\]' <<<"$out" || { echo "FAIL: devices"; exit 1; }
 grep -qx '1' <<<"$out" || { echo "FAIL: pin"; exit 1; }
 echo "PASS: pip install ./python works offline and the installed package finds its library"
 
+# The wheel carries the command: `python -m gpumap` is doctor for the interpreter's environment,
+# and pip put a `gpumap` on the environment's PATH.
+set +e
+out=$(env -u PYTHONPATH -u GPUMAP_BUILD_DIR "${preload[@]}" GPUMAP_SIMULATE=h200x2 CUDA_VISIBLE_DEVICES=0,0 \
+  "$tmp/venv/bin/python" -m gpumap 2>&1)
+rc=$?
+set -e
+[ "$rc" = 7 ] && grep -q duplicate <<<"$out" || { echo "FAIL: python -m gpumap (exit $rc): $out"; exit 1; }
+out=$(env -u PYTHONPATH "${preload[@]}" "$tmp/venv/bin/gpumap" list --simulate h200x2) && grep -q H200 <<<"$out" ||
+  { echo "FAIL: the gpumap command pip installed: $out"; exit 1; }
+echo "PASS: python -m gpumap runs doctor for this environment (exit 7 on a duplicate entry); gpumap is on the venv's PATH"
+
 # Without a built library the wheel build stops and says what to build (a copy of the package
 # away from the checkout, so that neither GPUMAP_BUILD_DIR nor ../build finds one).
 mkdir -p "$tmp/alone"

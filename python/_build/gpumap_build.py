@@ -9,7 +9,8 @@ import os
 import sysconfig
 import zipfile
 
-NAME = "gpumap"
+NAME = "gpumap"     # the import name
+DIST = "pygpumap"   # the distribution's name (pip install pygpumap): "gpumap" was taken in the package index
 VERSION = "0.1.0"
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # python/
 
@@ -24,11 +25,13 @@ def _build_dir():
 def _files():
     """(path in the wheel, file on disk) pairs."""
     pkg = os.path.join(HERE, NAME)
-    out = [(f"{NAME}/{n}", os.path.join(pkg, n)) for n in sorted(os.listdir(pkg)) if n.endswith(".py")]
+    out = [(f"{NAME}/{n}", os.path.join(pkg, n)) for n in sorted(os.listdir(pkg)) if n.endswith(".py") or n == "py.typed"]
     build = _build_dir()
     if build:
         out.append((f"{NAME}/_lib/libgpumap.so.1", os.path.join(build, "libgpumap.so.1")))
         out.append((f"{NAME}/_lib/gpumap-probe", os.path.join(build, "gpumap-probe")))
+        if os.path.isfile(os.path.join(build, "gpumap")):  # the command, for `python -m gpumap` and `gpumap`
+            out.append((f"{NAME}/_lib/gpumap", os.path.join(build, "gpumap")))
         for sub in ("sim", "hosts"):
             for n in sorted(os.listdir(os.path.join(build, sub))):
                 out.append((f"{NAME}/_lib/{sub}/{n}", os.path.join(build, sub, n)))
@@ -36,13 +39,23 @@ def _files():
 
 
 def _metadata():
-    return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VERSION}\n"
+    return (f"Metadata-Version: 2.1\nName: {DIST}\nVersion: {VERSION}\n"
             "Summary: Which physical GPU this program runs on, and making it the one you meant\n"
+            "License: Apache-2.0\n"
+            "Classifier: License :: OSI Approved :: Apache Software License\n"
+            "Classifier: Operating System :: POSIX :: Linux\n"
+            "Classifier: Typing :: Typed\n"
             "Requires-Python: >=3.8\n")
 
 
 def _tag(binary):
-    plat = sysconfig.get_platform().replace("-", "_").replace(".", "_") if binary else "any"
+    """py3-none-PLATFORM.  A wheel with the library is tagged for the machine that built it
+    (linux_x86_64: what a local build needs is that machine's glibc), or with
+    $GPUMAP_WHEEL_PLATFORM, which scripts/release.sh sets to manylinux_2_31_x86_64 for the portable
+    library it has checked against that floor."""
+    if not binary:
+        return "py3-none-any"
+    plat = os.environ.get("GPUMAP_WHEEL_PLATFORM") or sysconfig.get_platform().replace("-", "_").replace(".", "_")
     return f"py3-none-{plat}"
 
 
@@ -55,7 +68,7 @@ def get_requires_for_build_sdist(config_settings=None):
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    info = f"{NAME}-{VERSION}.dist-info"
+    info = f"{DIST}-{VERSION}.dist-info"
     os.makedirs(os.path.join(metadata_directory, info), exist_ok=True)
     with open(os.path.join(metadata_directory, info, "METADATA"), "w") as f:
         f.write(_metadata())
@@ -72,8 +85,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             "GPUMAP_BUILD_DIR to the build folder; for a wheel that uses an installed libgpumap.so.1 "
             "(cmake --install, the Debian package), set GPUMAP_PURE_WHEEL=1")
     tag = _tag(binary)
-    name = f"{NAME}-{VERSION}-{tag}.whl"
-    info = f"{NAME}-{VERSION}.dist-info"
+    name = f"{DIST}-{VERSION}-{tag}.whl"
+    info = f"{DIST}-{VERSION}.dist-info"
     record = []
 
     def add(z, arcname, data, mode=0o644):
@@ -91,6 +104,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         add(z, f"{info}/METADATA", _metadata().encode())
         wheel = f"Wheel-Version: 1.0\nGenerator: gpumap_build\nRoot-Is-Purelib: {'false' if binary else 'true'}\nTag: {tag}\n"
         add(z, f"{info}/WHEEL", wheel.encode())
+        if any(a == f"{NAME}/_lib/gpumap" for a, _ in files):
+            add(z, f"{info}/entry_points.txt", f"[console_scripts]\ngpumap = {NAME}.__main__:main\n".encode())
         record.append(f"{info}/RECORD,,")
         z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
     return name
@@ -99,10 +114,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 def build_sdist(sdist_directory, config_settings=None):
     import tarfile
 
-    name = f"{NAME}-{VERSION}"
+    name = f"{DIST}-{VERSION}"
     with tarfile.open(os.path.join(sdist_directory, name + ".tar.gz"), "w:gz") as t:
         for rel in ("pyproject.toml", "_build/gpumap_build.py") + tuple(
-                f"{NAME}/{n}" for n in sorted(os.listdir(os.path.join(HERE, NAME))) if n.endswith(".py")):
+                f"{NAME}/{n}" for n in sorted(os.listdir(os.path.join(HERE, NAME))) if n.endswith(".py") or n == "py.typed"):
             t.add(os.path.join(HERE, rel), f"{name}/{rel}")
         info = tarfile.TarInfo(f"{name}/PKG-INFO")
         data = _metadata().encode()

@@ -16,12 +16,23 @@ gpumap itself reads (GPUMAP_SIMULATE, GPUMAP_LOCK_DIR, GPUMAP_CACHE_DIR, ...) ar
 library as they are, which honours them as the gpumap command does.  See docs/library.md.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import threading
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (annotations only: `typing` is not imported at run time, to keep `import gpumap` cheap)
+    from typing import Any, Dict, Optional, Sequence, Union
+
+    # A GPU named physically: an int is an nvidia-smi index; a str a UUID (or unique prefix), a MIG
+    # device UUID or a PCI bus id.
+    Gpu = Union[int, str]
+
 __all__ = [
-    "GpumapError", "ArgumentTypeError", "ArgumentValueError", "NoDriverError", "CudaInitError", "MismatchError",
+    "GpumapError", "ArgumentTypeError", "ArgumentValueError", "LibraryNotFoundError", "NoDriverError", "CudaInitError",
+    "MismatchError",
     "NotEnoughGpusError", "TooLateError", "NotVisibleError", "devices", "DeviceList", "verify", "pin", "Pinned",
     "which", "max_memory", "check_max_memory", "check_device_map", "diagnose", "Diagnosis", "Finding", "line",
     "cuda_initialized", "library_version", "local_device", "ReKeyedWarning",
@@ -55,8 +66,18 @@ def _bad_value(what, value, expected):
     raise ArgumentValueError(f"{what}: {value!r} is not {expected}", f"pass {expected}", 2)
 
 
+class LibraryNotFoundError(GpumapError):
+    """gpumap's own library (libgpumap.so.1) is not where this package looked: the package was
+    used from a source checkout that has not built it, or installed without it.  Not the NVIDIA
+    driver (that is NoDriverError).  .tried lists the places looked at; code 1."""
+
+    @property
+    def tried(self):
+        return self.details.get("tried", [])
+
+
 class NoDriverError(GpumapError):
-    """No NVIDIA driver library could be loaded or initialised (or libgpumap itself is missing)."""
+    """No NVIDIA driver library could be loaded or initialised."""
 
 
 class CudaInitError(GpumapError):
@@ -148,10 +169,11 @@ def _load():
             continue
         break
     else:
-        raise NoDriverError(
-            "libgpumap.so.1 was not found (tried: " + ", ".join(tried) + ")",
-            "build it (scripts/test.sh, or cmake --build build), or set GPUMAP_BUILD_DIR to the build folder",
-            code=3)
+        raise LibraryNotFoundError(
+            "gpumap's library libgpumap.so.1 was not found (tried: " + ", ".join(tried) + ")",
+            "in a source checkout build it with scripts/run.sh (or: cmake --build build --target gpumap_shared); "
+            "elsewhere pip install pygpumap, or set GPUMAP_LIBRARY to the file or GPUMAP_BUILD_DIR to the build folder",
+            code=1, details={"tried": tried})
     P = ctypes.c_void_p
     S = ctypes.c_char_p
     out = ctypes.POINTER(ctypes.c_void_p)
@@ -228,7 +250,7 @@ def _session(lib):
     return s
 
 
-def library_version():
+def library_version() -> str:
     """The libgpumap release in use ("0.1.0")."""
     return _load().gpumap_version().decode()
 
@@ -259,7 +281,7 @@ def _warn_late(findings):
                           RuntimeWarning, stacklevel=3)
 
 
-def devices():
+def devices() -> DeviceList:
     """This process's CUDA devices, cuda:0 first: [{cuda_ordinal, nvml_index, uuid, pci_bus_id, name, ...}],
     each the object `gpumap map --json` writes for it (a MIG device: its own name, memory and "mig").
 
@@ -276,7 +298,7 @@ def devices():
     return DeviceList(data["devices"], data.get("source", "predicted"), data.get("findings", []))
 
 
-def verify(expect, prefix=False):
+def verify(expect: Union[Gpu, Sequence[Gpu]], prefix: bool = False) -> None:
     """Returns None when cuda:0, cuda:1, ... are exactly `expect` (a GPU or a list of them);
     with prefix=True only the first len(expect) must match.  Once CUDA runs in this process the
     GPUs compared are the ones it really uses (live), not what os.environ says now.  Raises
@@ -315,7 +337,7 @@ def _gpu_names(gpus, what):
     return [_gpu_name(g, what) for g in gpus]
 
 
-def cuda_initialized():
+def cuda_initialized() -> bool:
     """True when CUDA is already initialised in this process (torch.cuda, or the driver library)."""
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -364,8 +386,9 @@ class Pinned:
         return f"<gpumap.Pinned {','.join(self.uuids)} ({state})>"
 
 
-def pin(gpus=1, min_free_mib=None, max_util=None, include=None, exclude=None, wait=None, allow_busy=False,
-        allow_unknown=False):
+def pin(gpus: int = 1, min_free_mib: Optional[int] = None, max_util: Optional[int] = None,
+        include: Optional[Union[Gpu, Sequence[Gpu]]] = None, exclude: Optional[Union[Gpu, Sequence[Gpu]]] = None,
+        wait: Optional[float] = None, allow_busy: bool = False, allow_unknown: bool = False) -> Pinned:
     """Picks GPUs exactly as `gpumap pick` among those this process can see, leases them (the
     lock files `gpumap run` uses: no other gpumap gets them), and sets os.environ's
     CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES=<their UUIDs>, so cuda:0.. are them.
@@ -487,7 +510,7 @@ def _locate(gpus, whole=False):
     return data if whole else data["gpus"]
 
 
-def which(gpus):
+def which(gpus: Union[Gpu, Sequence[Gpu]]) -> Dict[str, str]:
     """{"CUDA_VISIBLE_DEVICES": value} that makes exactly these GPUs (one, or a list, named
     physically) cuda:0, cuda:1, ... in that order (`gpumap which`'s UUID form: it survives
     reboots and containers).  For a child process's environment, or os.environ before CUDA starts."""
@@ -577,7 +600,7 @@ def _mapping_arg(value, what):
     return value
 
 
-def max_memory(sizes):
+def max_memory(sizes: Dict[Any, Any]) -> Dict[Any, Any]:
     """{GPU: size, ...} with GPUs named physically (int: nvidia-smi index) -> the dict keyed by
     CUDA ordinal that transformers/accelerate expect (max_memory=...).  "cpu"/"disk" keys pass
     through.  Raises NotVisibleError for a GPU this process cannot see (live once CUDA runs here),
@@ -854,7 +877,7 @@ def _current_device():
     return None
 
 
-def diagnose(model=None, max_memory=None):
+def diagnose(model: Any = None, max_memory: Optional[Dict[Any, Any]] = None) -> Diagnosis:
     """The five-step check of "my model is on the wrong GPU" in one call (docs/library.md):
     (1) CUDA's variables now and at start, (2) how many GPUs CUDA sees of how many exist, (3) with a
     model (anything with .parameters()/.buffers(), and .hf_device_map if accelerate placed it): the
@@ -881,7 +904,7 @@ def diagnose(model=None, max_memory=None):
     return Diagnosis(data)
 
 
-def line():
+def line() -> str:
     """One line for a program's start-up log, like `gpumap map --line`: rank and node (Slurm),
     cuda:N -> nvidia-smi index and UUID, live or predicted, and the findings' ids."""
     try:

@@ -96,11 +96,14 @@ class Devices(SimulatedHost):
         self.assertEqual(out.strip(), "[]")
 
     def test_missing_library_is_a_clear_error(self):
+        # gpumap's own library missing is its own error naming the build command, not the
+        # driver's (NoDriverError sent people looking for an NVIDIA driver they had).
         env = dict(os.environ, PYTHONPATH=PYTHON_DIR, GPUMAP_LIBRARY="/nonexistent/libgpumap.so.1")
-        code = "import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.NoDriverError as e:\n    print('NoDriverError', e)\n"
+        code = ("import gpumap\ntry:\n    gpumap.devices()\nexcept gpumap.LibraryNotFoundError as e:\n"
+                "    print('LibraryNotFoundError', isinstance(e, gpumap.NoDriverError), e.tried, e)\n")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
-        self.assertIn("NoDriverError", out)
-        self.assertIn("/nonexistent/libgpumap.so.1", out)
+        self.assertIn("LibraryNotFoundError False ['/nonexistent/libgpumap.so.1']", out)
+        self.assertIn("scripts/run.sh", out)
         self.assertIn("GPUMAP_BUILD_DIR", out)
 
 

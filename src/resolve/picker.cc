@@ -193,9 +193,9 @@ std::vector<const Gpu*> best_set(const std::vector<Gpu>& all, const std::vector<
     if (best.empty() || sc.better_than(best_score)) best = set, best_score = sc;
   };
   if (k >= c.n) {
-    std::vector<size_t> all(c.n);
-    for (size_t i = 0; i < c.n; ++i) all[i] = i;
-    consider(all);
+    std::vector<size_t> every(c.n);
+    for (size_t i = 0; i < c.n; ++i) every[i] = i;
+    consider(every);
   } else if (combinations(c.n, k) <= 50000) {
     std::vector<bool> sel(c.n, false);
     std::fill(sel.begin(), sel.begin() + static_cast<long>(k), true);

@@ -85,6 +85,17 @@ void reader(std::shared_ptr<Shared> sh, std::function<TopFrame()> read) {
 /// Rows the table shows on a screen of `height` lines, for PgUp/PgDn and the scroll.
 size_t table_page(const std::vector<TopLine>& lines) { return lines.size() > 12 ? lines.size() - 12 : 1; }
 
+/// The signals the prompt offers, by name (glibc's sigabbrev_np is 2.32, above the portable floor).
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
 /// Sends the signal the person confirmed, to the process that is still the one on screen.
 std::string send_signal(const TopFrame& frame, const TopAction& a) {
   const ProcessRow* row = nullptr;
@@ -96,8 +107,7 @@ std::string send_signal(const TopFrame& frame, const TopAction& a) {
     return "pid " + std::to_string(a.pid) + " has exited (or is another process now): nothing sent";
   std::string err = signal_process(a.pid, a.signal);
   if (!err.empty()) return "pid " + std::to_string(a.pid) + ": " + err;
-  return std::string("sent ") + (sigabbrev_np(a.signal) ? std::string("SIG") + sigabbrev_np(a.signal) : "signal") +
-         " to pid " + std::to_string(a.pid);
+  return "sent " + signal_name(a.signal) + " to pid " + std::to_string(a.pid);
 }
 
 }  // namespace
