@@ -167,6 +167,31 @@ int main(void) {
   gpumap_free(out);
   unsetenv("CUDA_VISIBLE_DEVICES");
 
+  /* One rank of MPICH's Hydra / Intel MPI: the library knows MPI_LOCALRANKID as bind does. */
+  setenv("MPI_LOCALRANKID", "1", 1);
+  out = NULL;
+  rc = gpumap_local_device(s, &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"device\":\"cuda:1\"") && contains(out, "\"variable\":\"MPI_LOCALRANKID\""),
+        "local_device with MPI_LOCALRANKID=1: %d %s", rc, out);
+  gpumap_free(out);
+  setenv("MPI_LOCALRANKID", "2", 1);
+  out = NULL;
+  rc = gpumap_local_device(s, &out);
+  CHECK(rc == GPUMAP_UNAVAILABLE && out == NULL && contains(gpumap_last_error(), "MPI_LOCALRANKID=2") &&
+            contains(gpumap_last_error(), "gpumap bind"),
+        "a rank past the GPUs: %d", rc);
+  unsetenv("MPI_LOCALRANKID");
+  out = NULL;
+  rc = gpumap_check_devices(s, "{\"items\": [{\"value\": \"cuda:1\"}, {\"value\": \"cpu\"}, {\"value\": 0}]}", &out);
+  CHECK(rc == GPUMAP_OK && contains(out, "\"cuda_ordinals\":[1,null,0]"), "check_devices: %d %s", rc, out);
+  gpumap_free(out);
+  rc = gpumap_check_devices(s, "{\"items\": [{\"value\": 2, \"what\": \"device_map['x']\"}]}", &out);
+  CHECK(rc == GPUMAP_USAGE && contains(gpumap_last_error(), "\"kind\":\"not-visible\"") &&
+            contains(gpumap_last_error(), "\"ordinal\":2"),
+        "cuda:2 on two GPUs: %d", rc);
+  rc = gpumap_check_devices(s, "{\"items\": [{\"value\": \"cuda:0\", \"role\": \"key\"}]}", &out);
+  CHECK(rc == GPUMAP_USAGE && contains(gpumap_last_error(), "not recognized"), "a cuda:N max_memory key: %d", rc);
+
   hostile_input(s);
   rc = gpumap_diagnose(s, NULL, &out);
   CHECK(rc == GPUMAP_OK && contains(out, "\"source\":\"predicted\"") && contains(out, "\"host_gpu_count\":2"),

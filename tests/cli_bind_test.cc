@@ -17,8 +17,8 @@ CliRun bind(const std::vector<std::string>& opts, const std::vector<std::string>
 }
 
 TEST(CliBind, EachLocalRankVariableSelectsItsGpu) {
-  for (const char* var : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
-                          "LOCAL_RANK"}) {
+  for (const char* var : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                          "PMI_LOCAL_RANK", "LOCAL_RANK"}) {
     CliRun r0 = bind({}, {std::string(var) + "=0"});
     EXPECT_EQ(r0.code, 0) << var << ": " << r0.err;
     EXPECT_EQ(r0.out, "0|PCI_BUS_ID\n") << var;

@@ -1,6 +1,6 @@
 // The layer rule of docs/coding-guidelines.md, checked over the source tree: each folder of src/
-// includes only the folders below it.  A test file may include more (a fixture from another
-// layer); the sources may not.
+// includes only the folders below it, and inside src/session/ each operation includes only those
+// below it.  A test file may include more (a fixture from another layer); the sources may not.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,6 +51,36 @@ const std::map<std::string, std::string>& exceptions() {
   return table;
 }
 
+// Inside src/session/: each file's level (by its name without .cc/.h); a file includes only
+// session files of a lower level (and its own header).  Two operations that include each other
+// cannot be tested, built or reasoned about one at a time: `ps` and `pods` did, through the
+// kubelet (issue 45).  A new session file fails the test until it has a row.
+struct SessionLevel {
+  int level;
+  const char* why;
+};
+const std::map<std::string, SessionLevel>& session_levels() {
+  static const char* kBase = "the Session itself, and what takes only Seams or plain values: no operation";
+  static const char* kOne = "one query on a Session, or a cache of one of level 0";
+  static const char* kTwo = "an operation composed of level-1 queries (ps: the kubelet's cache; map: explain, which)";
+  static const char* kThree = "an operation on ps's frame or verify's answer";
+  static const char* kFour = "the environment diagnosis: devices, explain, which and ps together";
+  static const char* kFive = "the library's operations in one place (self.h): every use case a front end calls";
+  static const std::map<std::string, SessionLevel> table = {
+      {"session", {0, kBase}},       {"output_file", {0, kBase}}, {"launch_plan", {0, kBase}},
+      {"job_map", {0, kBase}},       {"kubelet", {0, kBase}},
+      {"kubelet_cache", {1, kOne}},  {"lease_gpus", {1, kOne}},   {"which", {1, kOne}},
+      {"explain", {1, kOne}},        {"map_batch", {1, kOne}},    {"mapping_snapshot", {1, kOne}},
+      {"ps", {2, kTwo}},             {"verify", {2, kTwo}},       {"list", {2, kTwo}},
+      {"map", {2, kTwo}},            {"launch", {2, kTwo}},
+      {"pods", {3, kThree}},         {"job", {3, kThree}},        {"top", {3, kThree}},
+      {"metrics", {3, kThree}},      {"devices", {3, kThree}},
+      {"diagnose", {4, kFour}},
+      {"self", {5, kFive}},
+  };
+  return table;
+}
+
 bool is_test_file(const fs::path& p) {
   std::string name = p.filename().string();
   return name.ends_with("_test.cc") || name.ends_with("_testing.h");
@@ -88,6 +118,45 @@ TEST(Layers, EachFolderIncludesOnlyTheFoldersBelowIt) {
   }
   EXPECT_GT(files, 100u);  // the tree was found
   EXPECT_GT(includes, 300u);
+}
+
+TEST(Layers, EachSessionFileIncludesOnlyTheSessionFilesBelowIt) {
+  const fs::path dir = fs::path(GPUMAP_SOURCE_DIR) / "src" / "session";
+  const std::regex include(R"(^\s*#\s*include\s+"session/([a-z_]+)\.h")");
+  size_t files = 0, includes = 0;
+  for (const fs::directory_entry& f : fs::directory_iterator(dir)) {
+    std::string ext = f.path().extension().string();
+    if (!f.is_regular_file() || is_test_file(f.path()) || (ext != ".cc" && ext != ".h")) continue;
+    ++files;
+    std::string from = f.path().stem().string();
+    auto level = session_levels().find(from);
+    if (level == session_levels().end()) {
+      ADD_FAILURE() << "src/session/" << f.path().filename().string()
+                    << " has no level in session_levels() (tests/layers_test.cc): give it one, with its reason";
+      continue;
+    }
+    std::ifstream in(f.path());
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      ++includes;
+      std::string to = m[1];
+      if (to == from) continue;
+      auto below = session_levels().find(to);
+      if (below == session_levels().end()) {
+        ADD_FAILURE() << "src/session/" << f.path().filename().string() << ":" << n << " includes session/" << to
+                      << ".h, which has no level in session_levels()";
+      } else if (below->second.level >= level->second.level) {
+        ADD_FAILURE() << "src/session/" << f.path().filename().string() << ":" << n << " includes session/" << to
+                      << ".h (level " << below->second.level << ": " << below->second.why << ") from level "
+                      << level->second.level << " (" << level->second.why
+                      << "): a session file includes only those below it";
+      }
+    }
+  }
+  EXPECT_GT(files, 40u);  // the folder was found
+  EXPECT_GT(includes, 40u);
 }
 
 }  // namespace

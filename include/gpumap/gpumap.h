@@ -138,6 +138,32 @@ int gpumap_release(int lease);
  *   "memory_known", "unlisted_gpus", "findings": [{"id", "severity", "message", "fix", "note"?}]}.
  * Reads NVML's process lists; never initialises CUDA. */
 int gpumap_diagnose(gpumap_session* session, const char* request_json, char** result_json);
+/* Which cuda:N this process should use as one rank of its launcher (added after 0.1.0: version node
+ * GPUMAP_2).  The local rank is the first set of LOCAL_RANK (torchrun),
+ * OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), MPI_LOCALRANKID (MPICH's Hydra, Intel MPI),
+ * MV2_COMM_WORLD_LOCAL_RANK (MVAPICH2), PMI_LOCAL_RANK, SLURM_LOCALID; the same list and rule as
+ * `gpumap bind` and `gpumap explain` (docs/launch.md).  Result:
+ *   {"device": "cuda:N", "cuda_ordinal": N, "local_rank": {"variable", "value"} or null,
+ *    "why": "...", "error": null, "source": "live"|"predicted", "visible": GPUs seen}
+ * cuda:0 where `gpumap bind` narrowed the rank (GPUMAP_BOUND), with one visible GPU, under Slurm's
+ * per-task binding and with no rank variable.  GPUMAP_UNAVAILABLE when no GPU is visible or the
+ * rank is past them, GPUMAP_USAGE for a rank variable that is not a whole number,
+ * GPUMAP_CUDA_WOULD_FAIL as gpumap_devices; gpumap_last_error() then holds the same object with
+ * code, message and hint added. */
+int gpumap_local_device(gpumap_session* session, char** result_json);
+
+/* Device-map values and max_memory keys as CUDA ordinals of this process (added after 0.1.0:
+ * version node GPUMAP_2; Python's check_device_map, check_max_memory and max_memory call it).
+ * request_json: {"items": [{"value": 3 or "cuda:1"/"cpu"/..., "role": "value" (a device_map value)
+ * | "key" (a max_memory key in CUDA ordinals) | "physical_key" (one in nvidia-smi numbers: only
+ * "cuda:N" is refused, which accelerate refuses), "what", "where", "shown": the caller's words for
+ * it in messages}]}.  Result: {"cuda_ordinals": [N or null (cpu, disk, meta, mps; a physical
+ * key)], "source"}.  GPUMAP_USAGE for the first refused item, gpumap_last_error() adding "kind":
+ * "value" (not a device; a "cuda:N" key) or "not-visible" (no such cuda:N here; "ordinal"; the
+ * hint names the ordinal meant when N is a visible GPU's nvidia-smi index);
+ * GPUMAP_CUDA_WOULD_FAIL as gpumap_devices. */
+int gpumap_check_devices(gpumap_session* session, const char* request_json, char** result_json);
+
 /* 1 when the CUDA driver library is loaded in this process and initialised (cuInit ran),
  * 0 otherwise (also when its driver does not answer within the default driver timeout, 60 s).
  * Never initialises it.  Safe in a child made by fork(), as is every call here. */

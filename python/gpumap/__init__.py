@@ -581,17 +581,46 @@ def _check_budget(what, size, device):
         f"give at most {mib * 2**20 // 2**30}GiB (leave room for activations)", 2)
 
 
-def _refuse_cuda_key(key):
-    """accelerate refuses "cuda:N" as a max_memory key (measured, accelerate 1.15: ValueError:
-    Device cuda:0 is not recognized, available devices are integers(for GPU/XPU), 'mps', 'cpu' and 'disk')."""
-    text = str(key)
-    if (isinstance(key, str) or type(key).__name__ == "device") and (text == "cuda" or text.startswith("cuda:")):
-        ordinal = text[5:] or "0"
-        raise ArgumentValueError(
-            f"max_memory key {key!r}: accelerate and transformers refuse it (ValueError: Device {text} is not "
-            f"recognized, available devices are integers(for GPU/XPU), 'mps', 'cpu' and 'disk')",
-            f"key GPUs by the int CUDA ordinal: {{{ordinal}: ...}} instead of {{{key!r}: ...}} "
-            f"(gpumap.max_memory() builds the dict from nvidia-smi indices)", 2)
+def _is_device_text(value):
+    """A str or a torch.device (which prints as "cuda:1"): sent to the library as its text."""
+    return isinstance(value, str) or type(value).__name__ == "device"
+
+
+def _check_devices(items):
+    """The library's reading of device_map values and max_memory keys (gpumap_check_devices: the
+    rule is src/env/device_value.h's, the range check session/self.h's): items are dicts
+    {"value": int or text, "role", "what", "where", "shown"}; returns each one's cuda ordinal or
+    None (cpu/disk/meta/mps, a physical key).  Raises ArgumentValueError for a value that is no
+    device and a "cuda:N" max_memory key (accelerate refuses it), NotVisibleError for an ordinal
+    this process does not have."""
+    import ctypes
+
+    if not items:
+        return []
+    lib = _load()
+    fn = getattr(lib, "gpumap_check_devices", None)
+    if fn is None:
+        raise GpumapError("this libgpumap has no gpumap_check_devices (it is older than this package)",
+                          "install matching versions of the library and the Python package")
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    fn.restype = ctypes.c_int
+    request = _json().dumps({"items": items}).encode()
+    with _lock:
+        rc, data = _call(lib, fn, _session(lib), request, ok=(0, 2))
+    if rc == 2:
+        info = _json().loads(lib.gpumap_last_error().decode("utf-8", "replace") or "{}")
+        cls = NotVisibleError if info.get("kind") == "not-visible" else ArgumentValueError
+        raise cls(info.get("message", "not a device"), info.get("hint", ""), 2,
+                  {"ordinal": info["ordinal"]} if "ordinal" in info else info)
+    return data["cuda_ordinals"]
+
+
+def _device_item(value, role, what, where=""):
+    """One item for _check_devices; the argument's type is checked here (a bool is no ordinal)."""
+    if isinstance(value, bool) or not (isinstance(value, int) or _is_device_text(value)):
+        _bad_type(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
+    return {"value": value if isinstance(value, int) else str(value), "role": role, "what": what,
+            "where": where, "shown": repr(value)}
 
 
 def _mapping_arg(value, what):
@@ -610,8 +639,8 @@ def max_memory(sizes: Dict[Any, Any]) -> Dict[Any, Any]:
     answer, not the dict passed in, goes to accelerate."""
     _mapping_arg(sizes, "max_memory(sizes)")
     out = {}
-    for k in sizes:
-        _refuse_cuda_key(k)
+    _check_devices([{"value": str(k), "role": "physical_key", "what": f"max_memory key {k!r}", "shown": repr(k)}
+                    for k in sizes if _is_device_text(k)])
     gpus = [k for k in sizes if not (isinstance(k, str) and k in _NOT_GPUS)]
     for k in sizes:
         _check_size(k, sizes[k])
@@ -640,42 +669,6 @@ def max_memory(sizes: Dict[Any, Any]) -> Dict[Any, Any]:
     return out
 
 
-def _ordinal_of(value, what="device"):
-    """A device_map value's cuda ordinal, or None for cpu/disk/meta."""
-    if isinstance(value, bool):
-        _bad_type(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
-    if isinstance(value, int):
-        if value < 0:
-            _bad_value(what, value, "a cuda ordinal (0 or more)")
-        return value
-    if not isinstance(value, str) and type(value).__name__ != "device":
-        _bad_type(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
-    text = str(value)  # torch.device prints as "cuda:1"
-    if text in _NOT_GPUS:
-        return None
-    if text == "cuda":
-        return 0
-    digits = text[5:]
-    if text.startswith("cuda:") and digits and len(digits) <= 9 and all("0" <= c <= "9" for c in digits):
-        return int(digits)  # ASCII digits only: str.isdigit() accepts '²' and '١'
-    _bad_value(what, value, "a device: an int (cuda ordinal), 'cuda:N', 'cpu' or 'disk'")
-
-
-def _not_an_ordinal(what, ordinal, visible):
-    """NotVisibleError for cuda:N that does not exist here, pointing at the ordinal meant when N is
-    an nvidia-smi index of a visible GPU (the commonest mix-up)."""
-    n = len(visible)
-    hint = "device_map values and max_memory keys are CUDA ordinals of this process (0.." + str(max(n - 1, 0)) + \
-        "): build them with gpumap.max_memory() or from gpumap.devices()"
-    meant = [d for d in visible if d.get("nvml_index") == ordinal]
-    if meant:
-        d = meant[0]
-        hint = (f"nvidia-smi GPU {ordinal} is cuda:{d['cuda_ordinal']} in this process: use {d['cuda_ordinal']} "
-                f"(device_map/max_memory count the GPUs this process sees, from 0)")
-    raise NotVisibleError(f"{what}: cuda:{ordinal} does not exist here (this process sees {n} GPU"
-                          f"{'s' if n != 1 else ''})", hint, 2, {"ordinal": ordinal})
-
-
 _DISPATCH = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
@@ -692,17 +685,12 @@ def check_device_map(device_map):
     elif isinstance(device_map, int) and not isinstance(device_map, bool):
         device_map = {"": device_map}
     _mapping_arg(device_map, "check_device_map(device_map)")
-    ordinals = {key: _ordinal_of(value, f"device_map[{key!r}]") for key, value in device_map.items()}
+    ordinals = _check_devices([_device_item(value, "value", f"device_map[{key!r}]", f"device_map[{key!r}] = {value!r}")
+                               for key, value in device_map.items()])
     visible = devices()
     out = {}
-    for key, value in device_map.items():
-        ordinal = ordinals[key]
-        if ordinal is None:
-            out[key] = str(value)
-            continue
-        if not 0 <= ordinal < len(visible):
-            _not_an_ordinal(f"device_map[{key!r}] = {value!r}", ordinal, visible)
-        out[key] = visible[ordinal]
+    for (key, value), ordinal in zip(device_map.items(), ordinals):
+        out[key] = str(value) if ordinal is None else visible[ordinal]
     return out
 
 
@@ -714,24 +702,38 @@ def check_max_memory(max_memory):
     "cuda:N" key (accelerate refuses it: the int N) and a budget larger than the GPU it names."""
     _mapping_arg(max_memory, "check_max_memory(max_memory)")
     for key, size in max_memory.items():
-        _refuse_cuda_key(key)
         _check_size(key, size)
+    ordinals = _check_devices([_device_item(key, "key", f"max_memory key {key!r}") for key in max_memory])
     visible = devices()
     out = {}
-    for key in max_memory:
-        if isinstance(key, str) and key in _NOT_GPUS:
+    for key, ordinal in zip(max_memory, ordinals):
+        if ordinal is None:
             out[key] = key
             continue
-        ordinal = _ordinal_of(key, f"max_memory key {key!r}")
-        if not 0 <= ordinal < len(visible):
-            _not_an_ordinal(f"max_memory key {key!r}", ordinal, visible)
         _check_budget(f"max_memory[{key!r}]", max_memory[key], visible[ordinal])
         out[key] = visible[ordinal]
     return out
 
 
-_LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
-                         "PMI_LOCAL_RANK", "SLURM_LOCALID")
+def _local_device_answer():
+    """libgpumap's gpumap_local_device for os.environ now: {device, cuda_ordinal, local_rank
+    ({variable, value} or None), why, source, visible}.  The rule and the launcher variables live
+    in the library (src/env/launcher.h), where `gpumap bind` and `gpumap explain` read them too."""
+    import ctypes
+
+    lib = _load()
+    fn = getattr(lib, "gpumap_local_device", None)
+    if fn is None:
+        raise GpumapError("this libgpumap has no gpumap_local_device (it is older than this package)",
+                          "install matching versions of the library and the Python package")
+    fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    fn.restype = ctypes.c_int
+    with _lock:
+        rc, data = _call(lib, fn, _session(lib), ok=(0, 2))
+    if rc == 2:  # a rank variable that is not a whole number: a bad value, not a failed call
+        info = _json().loads(lib.gpumap_last_error().decode("utf-8", "replace") or "{}")
+        raise ArgumentValueError(info.get("message", "not a local rank"), info.get("hint", ""), 2, info)
+    return data
 
 
 def local_device():
@@ -740,36 +742,12 @@ def local_device():
     when Slurm bound GPUs per task (fewer visible than SLURM_GPUS_ON_NODE); else "cuda:<local
     rank>" from LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, MV2_COMM_WORLD_LOCAL_RANK,
     PMI_LOCAL_RANK or SLURM_LOCALID (the first set); "cuda:0" with no rank variable.  Counts the
-    GPUs with devices() (live once CUDA runs here).  Raises NotEnoughGpusError when this process
-    sees no GPU or fewer than its local rank needs, ArgumentValueError for a rank variable that is
-    not a whole number."""
-    env = os.environ
-    visible = devices()
-    n = len(visible)
-    if n == 0:
-        raise NotEnoughGpusError("this process sees no GPU (CUDA_VISIBLE_DEVICES=" +
-                                 repr(env.get("CUDA_VISIBLE_DEVICES")) + ")",
-                                 "run `gpumap doctor` for why; under Ray ask for GPUs with num_gpus=1", 6)
-    cvd = env.get("CUDA_VISIBLE_DEVICES")
-    if env.get("GPUMAP_BOUND") is not None and env.get("GPUMAP_BOUND") == cvd:
-        return "cuda:0"  # bind put this rank's own GPU(s) first
-    name = next((v for v in _LOCAL_RANK_VARIABLES if env.get(v) is not None), None)
-    if name is None or n == 1:
-        return "cuda:0"
-    text = env[name].strip()
-    if not text.isascii() or not text.isdigit():
-        raise ArgumentValueError(f"{name}={env[name]!r} is not a local rank (a whole number from 0)",
-                                 "start the program with torchrun, mpirun or srun, which set it", 2)
-    rank = int(text)
-    on_node = env.get("SLURM_GPUS_ON_NODE", "")
-    if name == "SLURM_LOCALID" and on_node.isascii() and on_node.isdigit() and n < int(on_node):
-        return "cuda:0"  # per-task binding: this task's GPUs are its own, from cuda:0
-    if rank >= n:
-        raise NotEnoughGpusError(
-            f"{name}={rank} but this process sees {n} GPUs: cuda:{rank} does not exist",
-            "start each rank under `gpumap bind -- <your command>` (it gives each rank its own GPU as cuda:0), "
-            "or start no more ranks per node than GPUs", 6)
-    return f"cuda:{rank}"
+    GPUs as devices() does (live once CUDA runs here).  The rule is the library's
+    (gpumap_local_device), the one `gpumap bind` and `gpumap explain` follow.  Raises
+    NotEnoughGpusError when this process sees no GPU or fewer than its local rank needs,
+    ArgumentValueError for a rank variable that is not a whole number, CudaInitError where CUDA
+    would fail to initialise."""
+    return _local_device_answer()["device"]
 
 
 class Finding:

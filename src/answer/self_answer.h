@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "env/launcher.h"            // LocalDevice
 #include "findings/process_rules.h"  // ProcessCudaFacts
 #include "model/finding.h"
 #include "model/mapping.h"
@@ -37,6 +38,28 @@ struct DevicesAnswer {
   /// is the answer, and this says why there is no order ("" otherwise).
   std::string no_driver;
   std::optional<Refusal> refusal;      // CUDA would fail (kExitCudaWouldFail)
+};
+
+/// local_device(): which cuda:N this process, one rank of a launcher or a lone one, should use
+/// (env/launcher.h's choose_local_device on the GPUs it sees).
+struct LocalDeviceAnswer {
+  bool live = false;      // the GPUs counted are the driver's own (CUDA runs here)
+  size_t visible = 0;     // the GPUs this process sees
+  LocalDevice choice;     // the ordinal, the rank that decided it, why; or why none (code, message, hint)
+  std::optional<Refusal> refusal;  // choice's refusal, or CUDA would fail (devices())
+};
+
+/// check_devices(): device_map values and max_memory keys read as CUDA ordinals of this process,
+/// each checked against the GPUs it sees (session/self.h's DeviceItem says what each one is).
+struct DeviceItemsAnswer {
+  bool live = false;
+  std::vector<std::optional<uint32_t>> cuda_ordinals;  // per item; nullopt: a place (cpu, disk) or a physical key
+  /// Why not: kExitUsage for a value that is no device or a "cuda:N" max_memory key (refused_as
+  /// "value"), or a cuda:N this process does not have ("not-visible", refused_ordinal); CUDA
+  /// failing as devices().
+  std::optional<Refusal> refusal;
+  std::string refused_as;
+  std::optional<uint32_t> refused_ordinal;
 };
 
 /// verify(): are cuda:0.. exactly the expected GPUs?

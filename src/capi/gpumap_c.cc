@@ -323,6 +323,52 @@ int gpumap_devices(gpumap_session* h, char** out) {
   });
 }
 
+int gpumap_local_device(gpumap_session* h, char** out) {
+  return guarded([&] {
+    LocalDeviceAnswer a = local_device_here(current(h));
+    Json j = local_device_answer_json(a);
+    if (a.refusal) {
+      Json e = refusal_json(*a.refusal);
+      e.update(j);
+      set_error(e);
+      return a.refusal->code;
+    }
+    return give(j, out);
+  });
+}
+
+int gpumap_check_devices(gpumap_session* h, const char* request_json, char** out) {
+  return guarded([&] {
+    Json r = parse_object(request_json, "gpumap_check_devices request", {"items"});
+    const Json& list = r.contains("items") ? r["items"] : Json::array();
+    if (!list.is_array()) throw Error(kExitUsage, "gpumap_check_devices: `items` must be a list of objects");
+    std::vector<DeviceItem> items;
+    for (const Json& j : list) {
+      if (!j.is_object()) throw Error(kExitUsage, "gpumap_check_devices: each item must be an object");
+      DeviceItem item;
+      std::string role = j.value("role", std::string("value"));
+      if (role == "key") item.role = DeviceItem::Role::kKey;
+      else if (role == "physical_key") item.role = DeviceItem::Role::kPhysicalKey;
+      else if (role != "value")
+        throw Error(kExitUsage, "gpumap_check_devices: role `" + printable(role) + "`", "known: value, key, physical_key");
+      const Json& v = j.contains("value") ? j["value"] : Json();
+      if (v.is_number_integer()) item.number = v.get<int64_t>();
+      else if (v.is_string()) item.text = v.get<std::string>();
+      else throw Error(kExitUsage, "gpumap_check_devices: an item's `value` must be an int or a string");
+      item.what = j.value("what", std::string("device"));
+      item.where = j.value("where", std::string());
+      item.shown = j.value("shown", v.dump());
+      items.push_back(std::move(item));
+    }
+    DeviceItemsAnswer a = check_devices_here(current(h), items);
+    if (a.refusal) {
+      set_error(device_items_refusal_json(a));
+      return a.refusal->code;
+    }
+    return give(device_items_json(a), out);
+  });
+}
+
 int gpumap_verify(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
     Json r = parse_object(request_json, "gpumap_verify request", {"expect", "prefix"});

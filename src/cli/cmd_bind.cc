@@ -53,9 +53,9 @@ Command bind_command() {
           "gpumap bind [--gpus-per-rank N] [--keep-visible] [--no-cpu-bind] [--cvd-form index|uuid] [--json]\n"
           "            [--json-file FILE] -- CMD [ARGS...]",
           "Run once per rank under srun, `torchrun --no-python`, or mpirun.  Reads the local rank from\n"
-          "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK or\n"
-          "SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when none is set: it\n"
-          "never assumes 0).  Rank r gets the GPUs\n"
+          "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, MV2_COMM_WORLD_LOCAL_RANK,\n"
+          "PMI_LOCAL_RANK or SLURM_LOCALID, in that order: the innermost launcher's wins (exit 2 when\n"
+          "none is set: it never assumes 0).  Rank r gets the GPUs\n"
           "cuda:[r*N, r*N+N) of those the job can see (within a Slurm step's allocation, also where\n"
           "CUDA_VISIBLE_DEVICES is unset): it sets CUDA_DEVICE_ORDER=PCI_BUS_ID and\n"
           "CUDA_VISIBLE_DEVICES to their PCI-order indices (--cvd-form uuid: their UUIDs; MIG devices\n"

@@ -7,6 +7,7 @@
 #include "model/error.h"
 #include "model/text.h"
 #include "output/render.h"
+#include "output/self_view.h"
 #include "session/explain.h"
 
 namespace gpumap {
@@ -35,6 +36,7 @@ int run(const Args& args, Context& ctx) {
     j["entries"] = entries;
     j["cuda"] = mapping_json(s, m);
     j["findings"] = findings_json(e.findings);
+    j["local_device"] = e.local_device ? local_device_json(*e.local_device) : Json(nullptr);
     std::cout << dump(j);
     return kExitOk;
   }

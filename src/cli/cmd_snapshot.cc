@@ -1,24 +1,15 @@
 // gpumap snapshot save|diff [FILE]: record this host's GPU numbering, and say later in words what
 // changed since (a replaced board, a moved GPU, a driver update, MIG, CUDA's order).
 #include <iostream>
-#include <sstream>
 
 #include "cli/command.h"
-#include "formats/snapshot_file.h"
 #include "model/error.h"
-#include "model/text.h"
 #include "output/render.h"
 #include "output/snapshot_view.h"
 #include "session/mapping_snapshot.h"
 
 namespace gpumap {
 namespace {
-
-std::string summary(const MappingSnapshot& s) {
-  return "saved " + s.saved_at + " on " + (s.hostname.empty() ? std::string("an unnamed host") : s.hostname) +
-         ", driver " + s.driver_version.value_or("N/A") + ", " + std::to_string(s.gpus.size()) + " GPU" +
-         (s.gpus.size() == 1 ? "" : "s");
-}
 
 std::string file_arg(const Args& args, Context& ctx, bool* is_default = nullptr) {
   const auto& p = args.positionals();
@@ -32,19 +23,11 @@ std::string file_arg(const Args& args, Context& ctx, bool* is_default = nullptr)
 
 int save(const Args& args, Context& ctx) {
   bool is_default = false;
-  std::string path = file_arg(args, ctx, &is_default);
-  MappingSnapshot now = save_mapping_snapshot(ctx.session(), path, is_default);
-  if (ctx.json()) {
-    std::cout << dump({{"simulated", now.simulated}, {"saved", path}, {"snapshot", mapping_snapshot_json(now)}});
-    return kExitOk;
-  }
-  std::ostringstream out;  // the driver's version, paths and errors: printed printable
-  out << "Saved the numbering of " << now.gpus.size() << " GPU" << (now.gpus.size() == 1 ? "" : "s") << " (driver "
-      << now.driver_version.value_or("N/A") << ") to " << path << "\n";
-  for (const SnapshotOrder& o : now.cuda_orders)
-    if (!o.error.empty()) out << "  note: CUDA's " << o.order << " order is not recorded: " << o.error << "\n";
-  out << "Check it later with: gpumap snapshot diff" << (is_default ? "" : " " + path) << "\n";
-  std::cout << printable_lines(out.str());
+  SnapshotSaved a;
+  a.path = file_arg(args, ctx, &is_default);
+  a.diff_command = "gpumap snapshot diff" + (is_default ? "" : " " + a.path);
+  a.snapshot = save_mapping_snapshot(ctx.session(), a.path, is_default);
+  std::cout << (ctx.json() ? dump(snapshot_saved_json(a)) : snapshot_saved_text(a));
   return kExitOk;
 }
 
@@ -65,27 +48,10 @@ int run(const Args& args, Context& ctx) {
 }  // namespace
 
 int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
-  std::string save_command = "gpumap snapshot save" + (is_default ? "" : " " + path);
-  SnapshotCheck check = check_mapping_snapshot(ctx.session(), path, save_command);
-  const SnapshotDiff& d = check.diff;
-  int code = check.code;
-  if (ctx.json()) {
-    std::cout << dump(snapshot_diff_json(path, check.saved, check.now, d));
-    return code;
-  }
-  // Both snapshots' hostnames, driver versions, GPU names and UUIDs are quoted: printed printable.
-  std::ostringstream out;
-  out << "Snapshot " << path << ": " << summary(check.saved) << "\n";
-  if (d.changes.empty()) {
-    out << "SAME: the GPU numbering matches the snapshot.\n";
-  } else {
-    out << "CHANGED: " << d.changes.size() << " difference" << (d.changes.size() == 1 ? "" : "s") << ":\n";
-    for (const SnapshotChange& c : d.changes) out << "  - " << c.message << "\n      breaks: " << c.breaks << "\n";
-  }
-  for (const std::string& n : d.notes) out << "  note: " << n << "\n";
-  if (!d.changes.empty()) out << "When the new numbering is intended, record it: " << save_command << "\n";
-  std::cout << host_banner(ctx.session().snapshot()) << printable_lines(out.str());
-  return code;
+  SnapshotCheck c = check_mapping_snapshot(ctx.session(), path, "gpumap snapshot save" + (is_default ? "" : " " + path));
+  if (ctx.json()) std::cout << dump(snapshot_diff_json(path, c.saved, c.now, c.diff));
+  else std::cout << host_banner(ctx.session().snapshot()) << snapshot_check_text(c);
+  return c.code;
 }
 
 Command snapshot_command() {

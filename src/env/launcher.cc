@@ -1,6 +1,7 @@
 #include "env/launcher.h"
 
 #include "model/env_vars.h"
+#include "model/error.h"
 #include "model/text.h"
 
 namespace gpumap {
@@ -34,6 +35,23 @@ IntList parse_int_list(const std::string& value) {
   return out;
 }
 
+// Each name of the two lists is one of model/env_vars.h's, as env_var() checks for a literal.
+static_assert([] {
+  for (const char* n : kLocalRankVariables)
+    if (!find_env_var(n)) return false;
+  for (const char* n : kGlobalRankVariables)
+    if (!find_env_var(n)) return false;
+  return true;
+}(), "a launcher variable is missing from model/env_vars.h's kEnvVars");
+
+std::string local_rank_variables_words(const char* last_joiner) {
+  std::string out;
+  size_t n = std::size(kLocalRankVariables);
+  for (size_t i = 0; i < n; ++i)
+    out += (i == 0 ? "" : i + 1 == n ? std::string(" ") + last_joiner + " " : ", ") + std::string(kLocalRankVariables[i]);
+  return out;
+}
+
 const LocalRank* LauncherEnv::rank() const {
   for (const LocalRank& r : local_ranks)
     if (r.value) return &r;
@@ -44,8 +62,7 @@ LauncherEnv parse_launcher_env(const Environment& env) {
   LauncherEnv out;
   // Innermost launcher first: torchrun inside srun, or mpirun inside an sbatch script (whose
   // SLURM_LOCALID=0 every rank inherits), leave the outer launcher's variable behind unchanged.
-  for (const char* name : {env_var("LOCAL_RANK"), env_var("OMPI_COMM_WORLD_LOCAL_RANK"), env_var("MV2_COMM_WORLD_LOCAL_RANK"),
-                           env_var("PMI_LOCAL_RANK"), env_var("SLURM_LOCALID")}) {
+  for (const char* name : kLocalRankVariables) {
     auto v = env.get(name);
     if (!v) continue;
     LocalRank r;
@@ -56,8 +73,8 @@ LauncherEnv parse_launcher_env(const Environment& env) {
     out.local_ranks.push_back(r);
   }
   out.local_world_size = get_u32(env, env_var("LOCAL_WORLD_SIZE"));
-  for (const char* name : {env_var("RANK"), env_var("OMPI_COMM_WORLD_RANK"), env_var("PMIX_RANK"),
-                           env_var("MV2_COMM_WORLD_RANK"), env_var("PMI_RANK"), env_var("SLURM_PROCID")})
+  out.world_size = get_u32(env, env_var("WORLD_SIZE"));
+  for (const char* name : kGlobalRankVariables)
     if (auto v = env.get(name)) {
       out.global_rank = *v;
       out.global_rank_variable = name;
@@ -75,6 +92,44 @@ LauncherEnv parse_launcher_env(const Environment& env) {
     if (own && *own > 0) out.bound_own = own;
   }
   return out;
+}
+
+LocalDevice choose_local_device(const LauncherEnv& launch, size_t visible, const std::optional<std::string>& cvd) {
+  LocalDevice d;
+  if (!launch.local_ranks.empty()) d.rank = launch.local_ranks.front();  // the innermost launcher's, as bind
+  if (visible == 0) {
+    d.code = kExitUnavailable;
+    d.message = "this process sees no GPU (CUDA_VISIBLE_DEVICES=" + (cvd ? "'" + *cvd + "'" : std::string("unset")) + ")";
+    d.hint = "run `gpumap doctor` for why; under Ray ask for GPUs with num_gpus=1";
+    return d;
+  }
+  auto use = [&](uint32_t n, std::string why) {
+    d.cuda_ordinal = n;
+    d.why = std::move(why);
+    return d;
+  };
+  if (launch.bound) return use(0, "gpumap bind put this rank's own GPU(s) first (GPUMAP_BOUND matches CUDA_VISIBLE_DEVICES)");
+  if (!d.rank) return use(0, "no launcher set a local rank (" + local_rank_variables_words() + ")");
+  if (visible == 1) return use(0, "this process sees one GPU");
+  const LocalRank& r = *d.rank;
+  if (!r.value) {
+    d.code = kExitUsage;
+    d.message = (r.error.empty() ? r.variable + " is not set to a number" : r.error) + " (a local rank: a whole number from 0)";
+    d.hint = "start the program with torchrun, mpirun or srun, which set it";
+    return d;
+  }
+  if (r.variable == "SLURM_LOCALID" && launch.slurm_gpus_on_node && visible < *launch.slurm_gpus_on_node)
+    return use(0, "Slurm bound GPUs per task: this task sees " + std::to_string(visible) + " of the node's " +
+                      std::to_string(*launch.slurm_gpus_on_node) + " (SLURM_GPUS_ON_NODE), its own from cuda:0");
+  if (*r.value >= visible) {
+    d.code = kExitUnavailable;
+    d.message = r.variable + "=" + std::to_string(*r.value) + " but this process sees " + std::to_string(visible) +
+                " GPUs: cuda:" + std::to_string(*r.value) + " does not exist";
+    d.hint = "start each rank under `gpumap bind -- <your command>` (it gives each rank its own GPU as cuda:0), "
+             "or start no more ranks per node than GPUs";
+    return d;
+  }
+  return use(*r.value, "the local rank " + r.variable + "=" + std::to_string(*r.value) + ": each rank of the node its own GPU");
 }
 
 }  // namespace gpumap

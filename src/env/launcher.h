@@ -21,11 +21,26 @@ struct LocalRank {
   std::string error;  // set but not a non-negative integer
 };
 
+/// Every variable a launcher sets to a process's local rank, innermost launcher first: torchrun,
+/// Open MPI, MPICH's Hydra and Intel MPI (MPI_LOCALRANKID, PMI_LOCAL_RANK), MVAPICH2, Slurm.  The one
+/// list: `bind`, `explain`, the findings, the C API's gpumap_local_device and the Python package's
+/// local_device() all read it (docs/launch.md).
+inline constexpr const char* kLocalRankVariables[] = {
+    "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
+    "SLURM_LOCALID"};
+/// Every variable a launcher sets to a process's global rank, innermost first: torchrun, Open MPI,
+/// PMIx (Open MPI 5, srun --mpi=pmix), MVAPICH2, MPICH/Intel MPI and srun --mpi=pmi2, Slurm.
+inline constexpr const char* kGlobalRankVariables[] = {"RANK",      "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                                       "MV2_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+
+/// "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ... or SLURM_LOCALID": the list in words, for messages.
+std::string local_rank_variables_words(const char* last_joiner = "or");
+
 struct LauncherEnv {
   std::vector<LocalRank> local_ranks;  // every local-rank variable that is set, innermost launcher first
   std::optional<uint32_t> local_world_size;  // LOCAL_WORLD_SIZE
-  /// The global rank, innermost launcher first: RANK (torchrun), OMPI_COMM_WORLD_RANK, PMIX_RANK,
-  /// MV2_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID; the first that is set, as written, and its variable.
+  std::optional<uint32_t> world_size;        // WORLD_SIZE (torchrun)
+  /// The global rank: the first of kGlobalRankVariables that is set, as written, and its variable.
   std::optional<std::string> global_rank;
   std::string global_rank_variable;
   std::optional<IntList> slurm_step_gpus;    // global ids
@@ -41,11 +56,29 @@ struct LauncherEnv {
   /// peer access.  nullopt: every GPU it sees is its own (plain bind), or not bound.
   std::optional<uint32_t> bound_own;
 
-  /// The innermost launcher's local rank: the first that parsed in the order LOCAL_RANK,
-  /// OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK, SLURM_LOCALID;
+  /// The innermost launcher's local rank: the first that parsed in kLocalRankVariables' order;
   /// nullptr when none did.
   const LocalRank* rank() const;
 };
+
+/// Which cuda:N a process of a launcher should use when nothing narrowed its GPUs for it: the
+/// rule of `gpumap.local_device()` and gpumap_local_device (C API), and of `explain`'s line.
+struct LocalDevice {
+  std::optional<uint32_t> cuda_ordinal;  // set: use cuda:N
+  std::optional<LocalRank> rank;         // the local rank that decided (the first variable set)
+  std::string why;                       // why this ordinal, in words
+  /// Why there is none: an exit code (model/error.h: kExitUsage for a rank that is not a number,
+  /// kExitUnavailable for too few GPUs), the words and the fix; code 0 when cuda_ordinal is set.
+  int code = 0;
+  std::string message, hint;
+};
+
+/// The rule, on values: `visible` GPUs this process sees (CUDA's own count once it runs), `cvd`
+/// CUDA_VISIBLE_DEVICES as set (for the message when none is visible).  cuda:0 when gpumap bind
+/// narrowed the rank (GPUMAP_BOUND), with one visible GPU, under Slurm's per-task binding (fewer
+/// visible than SLURM_GPUS_ON_NODE) and with no local-rank variable; else cuda:<local rank> of the
+/// first variable set.  Refused: no GPU, a rank that is not a number, a rank past the visible GPUs.
+LocalDevice choose_local_device(const LauncherEnv& launch, size_t visible, const std::optional<std::string>& cvd);
 
 /// Reads "2,3" or Slurm's ranges "0-2,5"; an error names the bad part.
 IntList parse_int_list(const std::string& value);

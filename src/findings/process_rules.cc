@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "env/device_value.h"
 #include "env/launcher.h"
 #include "resolve/cuda_rules.h"
 #include "resolve/framework_view.h"
@@ -105,13 +106,11 @@ std::optional<Finding> set_too_late(const Snapshot& s, const ProcessCudaFacts& f
 }
 
 std::optional<size_t> device_ordinal(const std::string& device) {
-  std::string d = device;
-  if (d == "cuda") return 0;
-  if (d.rfind("cuda:", 0) == 0) d = d.substr(5);
-  if (d.empty() || d.size() > 9) return std::nullopt;
-  for (char c : d)
-    if (c < '0' || c > '9') return std::nullopt;
-  return static_cast<size_t>(std::stoul(d));
+  // An hf_device_map value reaches here as text: "3" is the int 3 (env/device_value.h reads the rest).
+  bool digits = !device.empty() && device.size() <= 9;
+  for (char c : device) digits = digits && c >= '0' && c <= '9';
+  if (digits) return static_cast<size_t>(std::stoul(device));
+  return device_value_of_text(device).cuda_ordinal;
 }
 
 std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::string>& visible,

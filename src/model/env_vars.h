@@ -51,6 +51,7 @@ inline constexpr EnvVarInfo kEnvVars[] = {
     {"WORLD_SIZE", kEnvReasoned, true, "how many ranks run in all (torchrun)"},
     {"OMPI_COMM_WORLD_LOCAL_RANK", kEnvReasoned, true, "the rank on its node (Open MPI's mpirun)"},
     {"MV2_COMM_WORLD_LOCAL_RANK", kEnvReasoned, true, "the rank on its node (MVAPICH2)"},
+    {"MPI_LOCALRANKID", kEnvReasoned, true, "the rank on its node (MPICH's Hydra, Intel MPI)"},
     {"PMI_LOCAL_RANK", kEnvReasoned, true, "the rank on its node (MPICH's Hydra, Intel MPI)"},
     {"GPUMAP_BOUND", kEnvReasoned, true,
      "set by gpumap bind in the rank it starts, to the CUDA_VISIBLE_DEVICES it gave it: doctor then knows the narrowing is deliberate"},

@@ -75,7 +75,7 @@ struct PodResources {
   CdiSpecs cdi;
 };
 
-/// What asking the kubelet gave (session/pods.h): its answer, or why there is none.  `code` is
+/// What asking the kubelet gave (session/kubelet.h): its answer, or why there is none.  `code` is
 /// gpumap-kubelet's ("absent", "denied", "unavailable", "deadline", "failed") or "not-built"
 /// (this gpumap has no gpumap-kubelet beside it) or "helper-failed" (it did not run or answer).
 struct KubeletReply {

@@ -41,6 +41,36 @@ Json devices_answer_json(const DevicesAnswer& a) {
           {"findings", findings_json(a.findings)}};
 }
 
+Json local_device_json(const LocalDevice& d) {
+  Json rank = nullptr;
+  if (d.rank) rank = {{"variable", d.rank->variable}, {"value", json_or_null(d.rank->value)}};
+  return {{"device", d.cuda_ordinal ? Json("cuda:" + std::to_string(*d.cuda_ordinal)) : Json(nullptr)},
+          {"cuda_ordinal", json_or_null(d.cuda_ordinal)},
+          {"local_rank", rank},
+          {"why", d.why},
+          {"error", d.code ? refusal_json(Refusal{d.code, d.message, d.hint, ""}) : Json(nullptr)}};
+}
+
+Json local_device_answer_json(const LocalDeviceAnswer& a) {
+  Json j = local_device_json(a.choice);
+  j["source"] = source_of(a.live);
+  j["visible"] = a.visible;
+  return j;
+}
+
+Json device_items_json(const DeviceItemsAnswer& a) {
+  Json ordinals = Json::array();
+  for (const auto& o : a.cuda_ordinals) ordinals.push_back(json_or_null(o));
+  return {{"cuda_ordinals", ordinals}, {"source", source_of(a.live)}};
+}
+
+Json device_items_refusal_json(const DeviceItemsAnswer& a) {
+  Json j = a.refusal ? refusal_json(*a.refusal) : Json::object();
+  if (!a.refused_as.empty()) j["kind"] = a.refused_as;
+  if (a.refused_ordinal) j["ordinal"] = *a.refused_ordinal;
+  return j;
+}
+
 Json verify_answer_json(const VerifyAnswer& a) {
   return {{"ok", !a.refusal},
           {"source", source_of(a.live)},

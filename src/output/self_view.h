@@ -11,6 +11,15 @@ Json refusal_json(const Refusal& r);
 
 /// devices(): {devices, source, order_source, order_note, findings}.
 Json devices_answer_json(const DevicesAnswer& a);
+/// A launcher's local device: {device ("cuda:N"|null), cuda_ordinal, local_rank ({variable,
+/// value}|null: the first local-rank variable set), why, error (refusal_json|null)}.
+Json local_device_json(const LocalDevice& d);
+/// local_device(): local_device_json plus source and visible (the GPUs counted).
+Json local_device_answer_json(const LocalDeviceAnswer& a);
+/// check_devices(): {cuda_ordinals: [N|null], source}; its refusal's error object adds kind
+/// ("value", "not-visible") and, for not-visible, ordinal.
+Json device_items_json(const DeviceItemsAnswer& a);
+Json device_items_refusal_json(const DeviceItemsAnswer& a);
 /// verify(): {ok, source, expected, actual, differences, fix, findings}; its refusal's error
 /// object adds source, differences, fix and findings to refusal_json.
 Json verify_answer_json(const VerifyAnswer& a);

@@ -3,13 +3,21 @@
 #pragma once
 #include <string>
 
+#include "answer/snapshot_answer.h"
 #include "formats/json.h"
-#include "resolve/snapshot_diff.h"
 
 namespace gpumap {
 
 /// `snapshot diff --json` and `verify --snapshot --json`.
 Json snapshot_diff_json(const std::string& path, const MappingSnapshot& saved, const MappingSnapshot& now,
                         const SnapshotDiff& d);
+
+/// `snapshot save --json`: {simulated, saved (the path), snapshot (the file's object)}.
+Json snapshot_saved_json(const SnapshotSaved& a);
+/// `snapshot save`: what was recorded, CUDA orders that could not be, and how to check it later.
+std::string snapshot_saved_text(const SnapshotSaved& a);
+/// `snapshot diff` (and `verify --snapshot`): SAME, or CHANGED with each difference and what it
+/// breaks, the notes, and how to record the new numbering when it is intended.
+std::string snapshot_check_text(const SnapshotCheck& c);
 
 }  // namespace gpumap

@@ -1,6 +1,6 @@
 // Which pod a GPU process is in, by name, and what the kubelet allocated to it: the kubelet's
 // pod-resources answer (model/pod.h) joined with what each process's cgroup and environment say.
-// Pure: the answer comes from gpumap-kubelet (session/pods.h), the rows from resolve/process_view.h.
+// Pure: the answer comes from gpumap-kubelet (session/kubelet.h), the rows from resolve/process_view.h.
 //
 // The pod-resources API names pods by namespace and name, never by UID, and a cgroup names the
 // pod by UID only.  The two meet through the process's environment:

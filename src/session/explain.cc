@@ -149,6 +149,13 @@ Explanation explain(Session& session, const Environment& env, bool probe) {
                                 ? ""
                                 : explain_entry(s, m.view, i, container ? host_indices(s, env.get("NVIDIA_VISIBLE_DEVICES"))
                                                                         : std::vector<uint32_t>{}));
+  if (m.view.error == CudaInitError::kNone || (m.view.error == CudaInitError::kNoDevice && gpus_hidden_on_purpose(m.view))) {
+    e.local_device = choose_local_device(parse_launcher_env(env), m.view.uuids.size(), env.get("CUDA_VISIBLE_DEVICES"));
+    const LocalDevice& d = *e.local_device;
+    e.lines.push_back(d.cuda_ordinal ? "gpumap.local_device() (one rank's GPU): cuda:" + std::to_string(*d.cuda_ordinal) +
+                                           ", because " + d.why
+                                     : "gpumap.local_device() (one rank's GPU): none, " + d.message);
+  }
   return e;
 }
 

@@ -2,10 +2,12 @@
 // variables in force, in plain words, with the consequence.  The words are built here, as
 // plain strings; `gpumap explain` only renders them.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "env/environment.h"
+#include "env/launcher.h"
 #include "findings/severity.h"
 #include "model/mapping.h"
 #include "model/snapshot.h"
@@ -29,6 +31,9 @@ struct Explanation {
   std::vector<std::string> entry_texts;  // explain_entry per CUDA_VISIBLE_DEVICES entry; "" for each
                                          // when CUDA_DEVICE_ORDER is invalid (no entry is read)
   std::vector<Finding> findings;         // diagnose
+  /// The cuda:N a launcher's rank in `env` should use (the library's local_device()); nullopt
+  /// where CUDA would fail to initialise.
+  std::optional<LocalDevice> local_device;
 };
 
 /// Every rule of findings/rules.h against `env`, whose mapping in this session is `m`: the one

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "session/pods.h"
+#include "session/kubelet.h"
 
 namespace gpumap {
 

@@ -19,7 +19,7 @@ class KubeletCache {
  public:
   using Ask = std::function<KubeletReply(const Seams&)>;
   using Clock = std::function<double()>;  // seconds, monotonic
-  /// `ask`: how the kubelet is asked (default session/pods.h's ask_kubelet); `now`: the clock.
+  /// `ask`: how the kubelet is asked (default session/kubelet.h's ask_kubelet); `now`: the clock.
   explicit KubeletCache(Ask ask = {}, Clock now = {});
 
   /// The answer for a frame whose GPU processes are in the pods `uids` (cgroup UIDs).  Asked again

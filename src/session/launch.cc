@@ -40,8 +40,8 @@ RankBinding plan_bind(Session& session, size_t gpus_per_rank, bool keep_visible,
   LauncherEnv le = parse_launcher_env(env);
   if (le.local_ranks.empty())
     throw Error(kExitUsage,
-                "bind: no local rank: none of SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, "
-                "PMI_LOCAL_RANK, LOCAL_RANK is set (gpumap never assumes rank 0: every rank would share one GPU)",
+                "bind: no local rank: none of " + local_rank_variables_words() +
+                    " is set (gpumap never assumes rank 0: every rank would share one GPU)",
                 "start it once per rank: `srun gpumap bind -- CMD`, `torchrun --no-python ... gpumap bind -- CMD`, "
                 "`mpirun -np N gpumap bind -- CMD` (docs/launch.md)");
   const LocalRank& rank = le.local_ranks.front();

@@ -111,6 +111,8 @@ MappingSnapshot load_mapping_snapshot(const std::string& path, const std::string
 
 SnapshotCheck check_mapping_snapshot(Session& s, const std::string& path, const std::string& save_command) {
   SnapshotCheck c;
+  c.path = path;
+  c.save_command = save_command;
   c.saved = load_mapping_snapshot(path, save_command);
   c.now = take_mapping_snapshot(s);
   c.diff = diff_mapping_snapshots(c.saved, c.now);

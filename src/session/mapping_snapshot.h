@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "resolve/snapshot_diff.h"
+#include "answer/snapshot_answer.h"
 #include "session/session.h"
 
 namespace gpumap {
@@ -27,13 +27,8 @@ MappingSnapshot save_mapping_snapshot(Session& s, const std::string& path, bool 
 /// unreadable, too big, damaged, not a snapshot or from a newer gpumap.
 MappingSnapshot load_mapping_snapshot(const std::string& path, const std::string& save_command);
 
-struct SnapshotCheck {
-  MappingSnapshot saved, now;
-  SnapshotDiff diff;
-  int code = 0;  // kExitOk (same numbering) or kExitMismatch
-};
-
-/// Compares the host now with the snapshot at `path` (errors as load_mapping_snapshot).
+/// Compares the host now with the snapshot at `path` (errors as load_mapping_snapshot);
+/// `save_command` is how the front end records a new one (the answer's advice).
 SnapshotCheck check_mapping_snapshot(Session& s, const std::string& path, const std::string& save_command);
 
 }  // namespace gpumap

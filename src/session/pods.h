@@ -1,15 +1,9 @@
-// Asking the kubelet which pods hold which devices: gpumap-kubelet (Seams::kubelet_helper, a
-// program of its own so gRPC never enters gpumap) run with a deadline, its JSON read back.
+// `gpumap pods`: each pod that holds an NVIDIA device or runs a GPU process, from the kubelet's
+// answer (session/kubelet.h) and the GPU processes (session/ps.h).
 #pragma once
 #include "answer/pods_answer.h"
-#include "model/pod.h"
-#include "model/seams.h"
 
 namespace gpumap {
-
-/// The kubelet's answer, or why there is none (KubeletReply::code).  Never throws: a node
-/// without a kubelet, a socket gpumap may not open, a helper that hangs are all answers.
-KubeletReply ask_kubelet(const Seams& seams);
 
 class Session;
 

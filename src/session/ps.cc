@@ -8,7 +8,7 @@
 #include "model/error.h"
 #include "resolve/gpu_selector.h"
 #include "resolve/pod_join.h"
-#include "session/pods.h"
+#include "session/kubelet.h"
 #include "findings/severity.h"
 #include "model/text.h"
 

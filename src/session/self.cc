@@ -1,5 +1,7 @@
 #include "session/self.h"
 
+#include "env/device_value.h"
+#include "env/launcher.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "session/devices.h"
@@ -57,6 +59,75 @@ DevicesAnswer devices_here(Session& session) {
                             "), because " + v.error_reason,
                         "fix or unset CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER before CUDA starts (`gpumap map` shows the details)",
                         name};
+  }
+  return a;
+}
+
+LocalDeviceAnswer local_device_here(Session& session) {
+  LocalDeviceAnswer a;
+  DevicesAnswer d = devices_here(session);
+  a.live = d.live;
+  if (d.refusal) {
+    a.refusal = d.refusal;
+    return a;
+  }
+  a.visible = d.no_driver.empty() ? d.mapping.view.uuids.size() : 0;
+  const Environment& env = session.env();
+  a.choice = choose_local_device(parse_launcher_env(env), a.visible, env.get("CUDA_VISIBLE_DEVICES"));
+  if (a.choice.code) a.refusal = Refusal{a.choice.code, a.choice.message, a.choice.hint, ""};
+  return a;
+}
+
+DeviceItemsAnswer check_devices_here(Session& session, const std::vector<DeviceItem>& items) {
+  DeviceItemsAnswer a;
+  auto refuse = [&](const std::string& message, const std::string& hint) {
+    a.refusal = Refusal{kExitUsage, message, hint, ""};
+    a.refused_as = "value";
+    a.cuda_ordinals.clear();
+    return a;
+  };
+  for (const DeviceItem& item : items) {
+    if (item.role != DeviceItem::Role::kValue && !item.number)
+      if (auto r = cuda_key_refusal(item.text, item.shown)) return refuse(r->message, r->hint);
+    if (item.role == DeviceItem::Role::kPhysicalKey) {
+      a.cuda_ordinals.push_back(std::nullopt);
+      continue;
+    }
+    DeviceValue v = item.number ? device_value_of_number(*item.number) : device_value_of_text(item.text);
+    if (!v.expected.empty()) return refuse(item.what + ": " + item.shown + " is not " + v.expected, "pass " + v.expected);
+    a.cuda_ordinals.push_back(v.cuda_ordinal);
+  }
+  bool gpus = false;
+  for (const auto& o : a.cuda_ordinals) gpus |= o.has_value();
+  if (!gpus) return a;
+  DevicesAnswer d = devices_here(session);
+  a.live = d.live;
+  if (d.refusal) {
+    a.refusal = d.refusal;
+    a.cuda_ordinals.clear();
+    return a;
+  }
+  const std::vector<std::string>& visible = d.mapping.view.uuids;
+  size_t n = d.no_driver.empty() ? visible.size() : 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::optional<uint32_t>& o = a.cuda_ordinals[i];
+    if (!o || *o < n) continue;
+    std::string hint = "device_map values and max_memory keys are CUDA ordinals of this process (0.." +
+                       std::to_string(n > 0 ? n - 1 : 0) + "): build them with gpumap.max_memory() or from gpumap.devices()";
+    for (size_t k = 0; k < n; ++k)
+      if (d.snapshot && d.snapshot->nvml_index_of(visible[k]) == static_cast<int>(*o)) {
+        hint = "nvidia-smi GPU " + std::to_string(*o) + " is cuda:" + std::to_string(k) + " in this process: use " +
+               std::to_string(k) + " (device_map/max_memory count the GPUs this process sees, from 0)";
+        break;
+      }
+    a.refusal = Refusal{kExitUsage,
+                        (items[i].where.empty() ? items[i].what : items[i].where) + ": cuda:" + std::to_string(*o) +
+                            " does not exist here (this process sees " + std::to_string(n) + " GPU" + (n == 1 ? "" : "s") + ")",
+                        hint, ""};
+    a.refused_as = "not-visible";
+    a.refused_ordinal = o;
+    a.cuda_ordinals.clear();
+    return a;
   }
   return a;
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_session.h"
+#include "env/device_value.h"
 #include "model/error.h"
 #include "output/self_view.h"
 
@@ -79,6 +80,88 @@ TEST(SelfDevices, CudaFailingIsARefusalWithTheCudaErrorAndTheFacts) {
   bool explained = false;
   for (const Finding& x : a.findings) explained |= x.severity == Severity::kError;
   EXPECT_TRUE(explained);
+}
+
+TEST(SelfLocalDevice, TheRankOfEachLauncherCountsTheGpusThisProcessSees) {
+  FakeSession f("h200x2", {"MPI_LOCALRANKID=1"});
+  LocalDeviceAnswer a = local_device_here(f.session());
+  EXPECT_FALSE(a.refusal);
+  EXPECT_EQ(a.visible, 2u);
+  Json j = local_device_answer_json(a);
+  EXPECT_EQ(j["device"], "cuda:1");
+  EXPECT_EQ(j["local_rank"]["variable"], "MPI_LOCALRANKID");
+  EXPECT_EQ(j["local_rank"]["value"], 1);
+  EXPECT_EQ(j["source"], "predicted");
+  EXPECT_TRUE(j["error"].is_null());
+  // Narrowed to one GPU, the same rank uses cuda:0.
+  FakeSession one("h200x2", {"MPI_LOCALRANKID=1", "CUDA_VISIBLE_DEVICES=1"});
+  EXPECT_EQ(local_device_answer_json(local_device_here(one.session()))["device"], "cuda:0");
+}
+
+TEST(SelfLocalDevice, RefusalsCarryTheCodeOfTheFrontEnds) {
+  FakeSession past("h200x2", {"OMPI_COMM_WORLD_LOCAL_RANK=2"});
+  LocalDeviceAnswer a = local_device_here(past.session());
+  ASSERT_TRUE(a.refusal);
+  EXPECT_EQ(a.refusal->code, kExitUnavailable);
+  EXPECT_EQ(local_device_answer_json(a)["error"]["code"], kExitUnavailable);
+  FakeSession hidden("h200x2", {"CUDA_VISIBLE_DEVICES=-1", "LOCAL_RANK=0"});
+  ASSERT_TRUE(local_device_here(hidden.session()).refusal);
+  EXPECT_EQ(local_device_here(hidden.session()).refusal->code, kExitUnavailable);
+  FakeSession fails("h200x2", {"CUDA_DEVICE_ORDER=pci_bus_id", "LOCAL_RANK=0"});
+  ASSERT_TRUE(local_device_here(fails.session()).refusal);
+  EXPECT_EQ(local_device_here(fails.session()).refusal->code, kExitCudaWouldFail);
+}
+
+DeviceItem item(DeviceItem::Role role, std::optional<int64_t> number, std::string text) {
+  DeviceItem d;
+  d.role = role;
+  d.number = number;
+  d.text = text;
+  d.what = "device_map['x']";
+  d.shown = number ? std::to_string(*number) : "'" + text + "'";
+  return d;
+}
+
+TEST(SelfCheckDevices, ValuesBecomeOrdinalsOfThisProcess) {
+  FakeSession f("h200x2", {});
+  using R = DeviceItem::Role;
+  DeviceItemsAnswer a = check_devices_here(
+      f.session(), {item(R::kValue, 1, ""), item(R::kValue, std::nullopt, "cuda:0"), item(R::kValue, std::nullopt, "cpu"),
+                    item(R::kPhysicalKey, std::nullopt, "GPU-a04764cc")});
+  ASSERT_FALSE(a.refusal) << a.refusal->message;
+  EXPECT_EQ(a.cuda_ordinals, (std::vector<std::optional<uint32_t>>{1u, 0u, std::nullopt, std::nullopt}));
+  EXPECT_EQ(device_items_json(a)["cuda_ordinals"], Json::parse("[1, 0, null, null]"));
+}
+
+TEST(SelfCheckDevices, AnNvidiaSmiIndexUsedAsAnOrdinalNamesTheOneMeant) {
+  // Only nvidia-smi GPU 1 is visible: it is cuda:0, and cuda:1 does not exist.
+  FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=1"});
+  DeviceItem d = item(DeviceItem::Role::kValue, std::nullopt, "cuda:1");
+  d.where = "device_map['x'] = 'cuda:1'";
+  DeviceItemsAnswer a = check_devices_here(f.session(), {d});
+  ASSERT_TRUE(a.refusal);
+  EXPECT_EQ(a.refusal->code, kExitUsage);
+  EXPECT_EQ(a.refused_as, "not-visible");
+  EXPECT_EQ(a.refused_ordinal, 1u);
+  EXPECT_EQ(a.refusal->message, "device_map['x'] = 'cuda:1': cuda:1 does not exist here (this process sees 1 GPU)");
+  EXPECT_NE(a.refusal->hint.find("nvidia-smi GPU 1 is cuda:0 in this process: use 0"), std::string::npos) << a.refusal->hint;
+  Json e = device_items_refusal_json(a);
+  EXPECT_EQ(e["kind"], "not-visible");
+  EXPECT_EQ(e["ordinal"], 1);
+}
+
+TEST(SelfCheckDevices, NoDeviceAndCudaKeysAreRefusedBeforeAnyGpuIsCounted) {
+  FakeSession f("h200x2", {"CUDA_DEVICE_ORDER=pci_bus_id"});  // CUDA would fail: never asked
+  DeviceItemsAnswer bad = check_devices_here(f.session(), {item(DeviceItem::Role::kValue, std::nullopt, "gpu0")});
+  ASSERT_TRUE(bad.refusal);
+  EXPECT_EQ(bad.refused_as, "value");
+  EXPECT_EQ(bad.refusal->message, "device_map['x']: 'gpu0' is not " + std::string(kDeviceWords));
+  DeviceItemsAnswer key = check_devices_here(f.session(), {item(DeviceItem::Role::kPhysicalKey, std::nullopt, "cuda:1")});
+  ASSERT_TRUE(key.refusal);
+  EXPECT_NE(key.refusal->message.find("is not recognized"), std::string::npos) << key.refusal->message;
+  DeviceItemsAnswer gpu = check_devices_here(f.session(), {item(DeviceItem::Role::kKey, 0, "")});
+  ASSERT_TRUE(gpu.refusal);
+  EXPECT_EQ(gpu.refusal->code, kExitCudaWouldFail);
 }
 
 TEST(SelfVerify, TheExpectedGpusAreOk) {
