@@ -388,6 +388,8 @@ int gpumap_locate(gpumap_session* h, const char* gpus_json, char** out) {
   });
 }
 
+}  // extern "C" (a C++ helper between the exported functions: it returns a C++ type)
+
 /// ProgramFacts from gpumap_diagnose's request.
 ProgramFacts program_facts(const Json& r) {
   ProgramFacts p;
@@ -416,6 +418,8 @@ ProgramFacts program_facts(const Json& r) {
   p.max_memory = string_map("max_memory");
   return p;
 }
+
+extern "C" {
 
 int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
