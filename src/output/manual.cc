@@ -834,4 +834,22 @@ std::string fish_completion(const CliReference& r) {
   return s;
 }
 
+std::optional<std::string> reference_text(const CliReference& r, const std::string& format) {
+  if (format == "json") return reference_json(r).dump(2) + "\n";
+  if (format == "man") return man_page(r);
+  if (format == "bash") return bash_completion(r);
+  if (format == "zsh") return zsh_completion(r);
+  if (format == "fish") return fish_completion(r);
+  return std::nullopt;
+}
+
+std::string completion_gpu_words(const Snapshot& s) {
+  std::string out;
+  for (const Gpu& g : s.gpus) out += std::to_string(g.nvml_index) + "\n";
+  for (const Gpu& g : s.gpus) out += g.uuid + "\n";
+  for (const Gpu& g : s.gpus)
+    for (const MigDevice& m : g.mig_devices) out += m.uuid + "\n";
+  return out;
+}
+
 }  // namespace gpumap

@@ -2,10 +2,13 @@
 // (`gpumap __describe`), the man page, and the bash, zsh and fish completion scripts.  The CLI
 // fills a CliReference from its command table, so none of these is a second list to drift.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "model/snapshot.h"
 
 namespace gpumap {
 
@@ -67,6 +70,14 @@ nlohmann::ordered_json reference_json(const CliReference& r);
 /// options), COMMON OPTIONS, EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO.  ASCII only: other
 /// characters become \[uXXXX] escapes, so `groff -ww -z` is clean without preconv.
 std::string man_page(const CliReference& r);
+
+/// `__describe --format FORMAT` for the reference's own formats: json (reference_json, indented),
+/// man, bash, zsh, fish; nullopt for any other.
+std::optional<std::string> reference_text(const CliReference& r, const std::string& format);
+
+/// What a GPU argument may be, one word a line, for the completion: the nvidia-smi indices, then
+/// the GPU UUIDs, then the MIG devices' (NVML only: no CUDA probe, quick enough for a Tab).
+std::string completion_gpu_words(const Snapshot& s);
 
 /// A bash completion script defining _gpumap and `complete -F _gpumap gpumap`.  Needs only
 /// bash (bash-completion's helpers are used when loaded, for the command after `--`).

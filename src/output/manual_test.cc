@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "fake_session.h"
+
 namespace gpumap {
 namespace {
 
@@ -24,6 +26,29 @@ CliReference tiny() {
   r.environment = {{"GPUMAP_X", "an x", {"seams"}}, {"CUDA_Y", "a y", {"environment", "seams"}}};
   r.environment_groups = {{"environment", "Reasoned about"}, {"seams", "Settings"}};
   return r;
+}
+
+TEST(DescribeFormats, EachReferenceFormatAndNoOther) {
+  EXPECT_EQ(reference_text(tiny(), "man"), man_page(tiny()));
+  EXPECT_EQ(reference_text(tiny(), "fish"), fish_completion(tiny()));
+  EXPECT_EQ(reference_text(tiny(), "json"), reference_json(tiny()).dump(2) + "\n");
+  EXPECT_FALSE(reference_text(tiny(), "yaml"));
+  EXPECT_FALSE(reference_text(tiny(), "gpus"));  // not the reference's: __describe asks the session
+}
+
+TEST(DescribeFormats, GpuWordsAreIndicesThenUuidsThenMigDevices) {
+  testing::FakeSession f("mig");
+  const Snapshot& s = f.session().snapshot();
+  std::vector<std::string> words;
+  std::istringstream in(completion_gpu_words(s));
+  for (std::string w; std::getline(in, w);) words.push_back(w);
+  size_t migs = 0;
+  for (const Gpu& g : s.gpus) migs += g.mig_devices.size();
+  ASSERT_GT(migs, 0u);
+  ASSERT_EQ(words.size(), 2 * s.gpus.size() + migs);
+  EXPECT_EQ(words[0], "0");
+  EXPECT_EQ(words[s.gpus.size()], s.gpus[0].uuid);
+  EXPECT_EQ(words.back().rfind("MIG-", 0), 0u) << words.back();
 }
 
 TEST(RoffEscape, MinusBackslashBacktickAndUnicode) {
