@@ -35,15 +35,6 @@ IntList parse_int_list(const std::string& value) {
   return out;
 }
 
-// Each name of the two lists is one of model/env_vars.h's, as env_var() checks for a literal.
-static_assert([] {
-  for (const char* n : kLocalRankVariables)
-    if (!find_env_var(n)) return false;
-  for (const char* n : kGlobalRankVariables)
-    if (!find_env_var(n)) return false;
-  return true;
-}(), "a launcher variable is missing from model/env_vars.h's kEnvVars");
-
 std::string local_rank_variables_words(const char* last_joiner) {
   std::string out;
   size_t n = std::size(kLocalRankVariables);

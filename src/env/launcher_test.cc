@@ -4,12 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include "model/env_vars.h"
 #include "model/error.h"
 
 namespace gpumap {
 namespace {
 
 LauncherEnv launch(std::vector<std::string> vars) { return parse_launcher_env(Environment::from_strings(vars)); }
+
+// Each name of the two lists is one of model/env_vars.h's (the man page's ENVIRONMENT and env_var()
+// know it).  A test, not a static_assert: GCC's sanitizer build does not fold the pointer search.
+TEST(LauncherEnv, EveryLauncherVariableIsInTheVariableTable) {
+  for (const char* n : kLocalRankVariables) EXPECT_NE(find_env_var(n), nullptr) << n;
+  for (const char* n : kGlobalRankVariables) EXPECT_NE(find_env_var(n), nullptr) << n;
+}
 
 TEST(LauncherEnv, EveryLocalRankVariableIsReadInnermostFirst) {
   // MPICH's Hydra and Intel MPI set MPI_LOCALRANKID (issue 45: only the Python package knew it).
