@@ -1,12 +1,15 @@
 #include "os/web_config.h"
 
 #include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
+#include <vector>
 
 #include "model/error.h"
 
@@ -95,7 +98,14 @@ bool is_bcrypt_hash(const std::string& h) {
 WebConfig parse_web_config(const std::string& text, const std::string& name) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    // One document: a `---` that leaves an empty first one (and the users in a second) would
+    // otherwise be read as an empty config, plain HTTP without authentication.
+    if (docs.size() > 1)
+      throw bad(name, "holds " + std::to_string(docs.size()) +
+                          " YAML documents (separated by `---`); a web config is one: keep one document, with "
+                          "tls_server_config and basic_auth_users in it");
+    if (!docs.empty()) root = docs.front();
   } catch (const YAML::Exception& e) {
     throw bad(name, std::string("not YAML: ") + e.what());
   }
@@ -130,13 +140,43 @@ WebConfig parse_web_config(const std::string& text, const std::string& name) {
   return c;
 }
 
+std::string read_config_file(const std::string& path, const std::string& what) {
+  const std::string fix = what == "--web.config.file"
+                              ? "give the path of a readable web-config.yml file (a folder there is what Docker makes of a "
+                                "bind mount whose file is missing on the host)"
+                              : "give the path of a readable PEM file (the " + what + " of the web config)";
+  auto fail = [&](const std::string& why) { return Error(kExitUsage, what + " " + path + ": " + why, fix); };
+  // O_NONBLOCK: opening a FIFO with no writer returns at once (and it is refused below).
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw fail(std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st = {};
+  if (fstat(fd, &st) != 0) throw fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw fail("is a folder, not a file");
+  if (!S_ISREG(st.st_mode))
+    throw fail(std::string("is not a regular file (a ") +
+               (S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : S_ISSOCK(st.st_mode) ? "socket" : "special file") +
+               ")");
+  if (static_cast<unsigned long long>(st.st_size) > kWebConfigMaxBytes) throw fail("larger than 1 MiB");
+  // Read to the end, never past the limit (a file in /proc says size 0 and may hold more).
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t got = read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw fail(std::string("cannot be read: ") + std::strerror(errno));
+    if (got == 0) break;
+    text.append(buf, static_cast<size_t>(got));
+    if (text.size() > kWebConfigMaxBytes) throw fail("larger than 1 MiB");
+  }
+  return text;
+}
+
 WebConfig read_web_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(kExitUsage, "--web.config.file " + path + ": " + std::strerror(errno), "give a readable file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (1 << 20)) throw bad(path, "larger than 1 MiB");
-  return parse_web_config(text.str(), path);
+  return parse_web_config(read_config_file(path, "--web.config.file"), path);
 }
 
 bool password_matches(const std::string& password, const std::string& hash) {
