@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -80,6 +81,13 @@ TlsServerConfig parse_tls(const YAML::Node& n, const std::string& name, const st
 
 }  // namespace
 
+int bcrypt_cost(const std::string& h) {
+  if (h.size() < 7 || h[0] != '$' || h[1] != '2' || h[3] != '$' || h[6] != '$' || !isdigit(static_cast<unsigned char>(h[4])) ||
+      !isdigit(static_cast<unsigned char>(h[5])))
+    return -1;
+  return (h[4] - '0') * 10 + (h[5] - '0');
+}
+
 bool is_bcrypt_hash(const std::string& h) {
   // $2b$10$ + 22 salt + 31 hash characters of bcrypt's base64.
   if (h.size() != 60 || h[0] != '$' || h[1] != '2' || (h[2] != 'a' && h[2] != 'b' && h[2] != 'y') || h[3] != '$' ||
@@ -129,6 +137,15 @@ WebConfig parse_web_config(const std::string& text, const std::string& name) {
         if (!is_bcrypt_hash(hash))
           throw bad(name, "basic_auth_users." + user +
                               ": not a bcrypt hash ($2y$..., 60 characters): make one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`");
+        // Checked at start, so one login can never hold the server for seconds (cost 31: days).
+        if (int cost = bcrypt_cost(hash); cost > kMaxBcryptCost)
+          throw Error(kExitUsage,
+                      "--web.config.file " + name + ": basic_auth_users." + user + ": bcrypt cost " + std::to_string(cost) +
+                          " is above gpumap serve's maximum of " + std::to_string(kMaxBcryptCost) +
+                          " (each login check would take about " + std::to_string(1 << std::min(cost - 10, 20)) +
+                          " times a cost-10 check)",
+                      "make the hash again with a cost from 10 to " + std::to_string(kMaxBcryptCost) +
+                          ": htpasswd -nBC 10 \"\" | tr -d ':\\n'");
         c.basic_auth_users[user] = hash;
       }
     } else if (key == "http_server_config" || key == "rate_limit") {

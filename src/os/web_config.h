@@ -47,6 +47,13 @@ inline constexpr size_t kWebConfigMaxBytes = size_t{1} << 20;
 /// a byte is read, then read whole.  Error(kExitUsage) naming `what`, the file and the fix.
 std::string read_config_file(const std::string& path, const std::string& what);
 
+/// The highest bcrypt cost gpumap serve accepts (web config users): each check of a password
+/// costs 2^cost rounds, 14 is about 16 times the default 10 (about 1 s on a server core), and a
+/// higher cost lets one login hold the server for seconds or, at 31, for days.
+inline constexpr int kMaxBcryptCost = 14;
+/// The cost of a bcrypt hash ("$2b$10$..."), or -1 when it has none.
+int bcrypt_cost(const std::string& hash);
+
 /// Whether `password` matches `hash` (a crypt(3) hash: bcrypt `$2y$`/`$2b$`/`$2a$`, checked by
 /// libcrypt's crypt_r).  A hash libcrypt cannot read matches nothing.  Constant-time comparison.
 bool password_matches(const std::string& password, const std::string& hash);

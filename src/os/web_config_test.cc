@@ -105,6 +105,21 @@ TEST(WebConfig, RefusesWhatItDoesNotServeNamingTheKey) {
   EXPECT_NE(error_of("x: 1").find("/etc/gpumap/web.yml"), std::string::npos);
 }
 
+// Issue 46, item 3: a cost above kMaxBcryptCost is refused at start, naming the user and the cost
+// (cost 31 as the first user kept serve from starting; as another, one login froze it).
+TEST(WebConfig, BcryptCostsAboveTheMaximumAreRefusedAtStart) {
+  std::string h14 = std::string(kUU), h15 = h14, h31 = h14;
+  h14.replace(4, 2, "14");
+  h15.replace(4, 2, "15");
+  h31.replace(4, 2, "31");
+  EXPECT_EQ(bcrypt_cost(h14), 14);
+  EXPECT_EQ(parse_web_config("basic_auth_users: {alice: '" + h14 + "'}", "w.yml").basic_auth_users.size(), 1u);
+  std::string e = error_of("basic_auth_users: {alice: '" + std::string(kUU) + "', bob: '" + h31 + "'}");
+  EXPECT_NE(e.find("basic_auth_users.bob: bcrypt cost 31 is above gpumap serve's maximum of 14"), std::string::npos) << e;
+  e = error_of("basic_auth_users: {carol: '" + h15 + "'}");
+  EXPECT_NE(e.find("basic_auth_users.carol: bcrypt cost 15"), std::string::npos) << e;
+}
+
 TEST(WebConfig, BasicAuthHeader) {
   BasicAuth auth(std::map<std::string, std::string>{{"alice", kUU}});
   // "alice:U*U" and "alice:U*U*" in base64.
