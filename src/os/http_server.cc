@@ -227,6 +227,7 @@ ParsedHead parse_request_head(const std::string& head) {
   }
   p.path = target.substr(0, target.find('?'));
   // The headers the server reads; the others are not looked at.
+  bool seen_authorization = false;
   size_t pos = eol == std::string::npos ? head.size() : eol + 1;
   while (pos < head.size()) {
     size_t end = head.find('\n', pos);
@@ -237,6 +238,13 @@ ParsedHead parse_request_head(const std::string& head) {
     if (colon == std::string::npos) continue;
     std::string name = lower(trim(h.substr(0, colon))), value = trim(h.substr(colon + 1));
     if (name == "authorization") {
+      // Two credentials: which one counts is where proxies and servers disagree (a proxy that
+      // checks the first while the server takes the last).  Refused, as Go's net/http does.
+      if (seen_authorization) {
+        p.refuse = 400;
+        return p;
+      }
+      seen_authorization = true;
       p.authorization = value;
     } else if (name == "accept-encoding") {
       p.accept_gzip = p.accept_gzip || accepts_gzip(value);

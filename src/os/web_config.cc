@@ -43,14 +43,23 @@ int tls_version(const std::string& v, const std::string& name, const std::string
   throw bad(name, "`" + key + ": " + v + "` is not a TLS version: give TLS10, TLS11, TLS12 or TLS13");
 }
 
+// A key given twice: yaml-cpp keeps both, and which one counts would be the reader's guess (a
+// second `basic_auth_users:` or `cert_file:` edited in below the first).  An error naming it.
+void once(std::set<std::string>& seen, const std::string& key, const std::string& where, const std::string& name) {
+  if (!seen.insert(key).second) throw bad(name, "`" + where + "` is given twice: keep one");
+}
+
 TlsServerConfig parse_tls(const YAML::Node& n, const std::string& name, const std::string& dir) {
   if (!n.IsMap()) throw bad(name, "`tls_server_config` must be a mapping");
   TlsServerConfig t;
   std::string auth;
   auto path = [&](const std::string& p) { return p.empty() || p[0] == '/' ? p : dir + p; };
+  std::set<std::string> seen;
   for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) throw bad(name, "a key of tls_server_config must be a string");
     std::string key = kv.first.as<std::string>();
     const std::string where = "tls_server_config." + key;
+    once(seen, key, where, name);
     if (key == "cert_file") t.cert_file = path(scalar(kv.second, name, where));
     else if (key == "key_file") t.key_file = path(scalar(kv.second, name, where));
     else if (key == "client_ca_file") t.client_ca_file = path(scalar(kv.second, name, where));
@@ -121,16 +130,20 @@ WebConfig parse_web_config(const std::string& text, const std::string& name) {
   if (root.IsNull()) return c;  // an empty file: plain HTTP, no authentication (as exporter-toolkit)
   if (!root.IsMap()) throw bad(name, "the top level must be a mapping (tls_server_config:, basic_auth_users:)");
   std::string dir = folder_of(name);
+  std::set<std::string> seen;
   for (const auto& kv : root) {
     if (!kv.first.IsScalar()) throw bad(name, "a key must be a string");
     std::string key = kv.first.as<std::string>();
+    once(seen, key, key, name);
     if (key == "tls_server_config") {
       if (!kv.second.IsNull()) c.tls = parse_tls(kv.second, name, dir);
     } else if (key == "basic_auth_users") {
       if (kv.second.IsNull()) continue;
       if (!kv.second.IsMap()) throw bad(name, "`basic_auth_users` must map user names to bcrypt hashes");
+      std::set<std::string> users;
       for (const auto& u : kv.second) {
         std::string user = scalar(u.first, name, "basic_auth_users");
+        once(users, user, "basic_auth_users." + user, name);
         std::string hash = scalar(u.second, name, "basic_auth_users." + user);
         if (user.empty() || user.find(':') != std::string::npos)
           throw bad(name, "basic_auth_users: user `" + user + "`: a user name is not empty and holds no `:`");

@@ -101,6 +101,14 @@ TEST(WebConfig, RefusesWhatItDoesNotServeNamingTheKey) {
   EXPECT_NE(error_of("tls_server_config: {cert_file: a, key_file: b, min_version: TLS13, max_version: TLS12}")
                 .find("max_version"),
             std::string::npos);
+  // A key given twice is an error naming it (yaml-cpp keeps both; the last used to count).
+  EXPECT_NE(error_of(std::string("basic_auth_users:\n  alice: ") + kUU + "\n  alice: " + kUUU + "\n")
+                .find("`basic_auth_users.alice` is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string("basic_auth_users: {alice: ") + kUU + "}\nbasic_auth_users: {}\n").find("`basic_auth_users` is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("tls_server_config: {cert_file: a, key_file: b, cert_file: c}").find("`tls_server_config.cert_file` is given twice"),
+            std::string::npos);
   // Every message names the file.
   EXPECT_NE(error_of("x: 1").find("/etc/gpumap/web.yml"), std::string::npos);
 }
@@ -266,6 +274,11 @@ TEST(HttpServer, ReadsTheHeadersItServes) {
   ASSERT_TRUE(p.scrape_timeout_s);
   EXPECT_DOUBLE_EQ(*p.scrape_timeout_s, 2.5);
   EXPECT_EQ(p.authorization, "Basic YWxpY2U6VSpV");
+  // Two Authorization headers: refused (400), not the last one counted (issue 46, item 12).
+  EXPECT_EQ(parse_request_head("GET /metrics HTTP/1.1\r\nAuthorization: Basic Ym9iOlUqVQ==\r\n"
+                               "authorization: Basic YWxpY2U6VSpV\r\n")
+                .refuse,
+            400);
   EXPECT_FALSE(parse_request_head("GET / HTTP/1.1\r\nX-Prometheus-Scrape-Timeout-Seconds: -1\r\n").scrape_timeout_s);
   EXPECT_FALSE(parse_request_head("GET / HTTP/1.1\r\nX-Prometheus-Scrape-Timeout-Seconds: 1e999\r\n").scrape_timeout_s);
   EXPECT_FALSE(parse_request_head("GET / HTTP/1.1\r\nX-Prometheus-Scrape-Timeout-Seconds: 3s\r\n").scrape_timeout_s);
