@@ -17,6 +17,20 @@ bool cdi_word(const std::string& s, const std::string& extra) {
   return true;
 }
 
+/// A value from the spec as a message quotes it: a NUL or another control byte as \0 or \xNN, so
+/// the message (carried as an exception's what(), a C string) is never cut short at a NUL.
+std::string cdi_quoted(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == 0) out += "\\0";
+    else if (c < 0x20 || c == 0x7f) out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    else if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
 [[noreturn]] void bad(const std::string& file, const std::string& what) {
   throw std::invalid_argument(file + ": " + what);
 }
@@ -46,7 +60,7 @@ std::vector<CdiDevice> parse_cdi_spec(const Json& spec, const std::string& file)
   std::string kind = spec["kind"].get<std::string>();
   size_t slash = kind.find('/');
   if (slash == std::string::npos || !cdi_word(kind.substr(0, slash), ".-") || !cdi_word(kind.substr(slash + 1), "_.-"))
-    bad(file, "kind \"" + kind + "\" is not vendor/class (e.g. nvidia.com/gpu)");
+    bad(file, "kind " + cdi_quoted(kind) + " is not vendor/class (e.g. nvidia.com/gpu)");
   if (!spec.contains("devices") || !spec["devices"].is_array()) bad(file, "no \"devices\" list");
   std::vector<std::string> common = spec.contains("containerEdits")
                                         ? device_nodes(spec["containerEdits"], file, "the spec's containerEdits")
@@ -55,7 +69,7 @@ std::vector<CdiDevice> parse_cdi_spec(const Json& spec, const std::string& file)
   for (const Json& d : spec["devices"]) {
     if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) bad(file, "a device without a name");
     std::string name = d["name"].get<std::string>();
-    if (!cdi_word(name, "_.:-")) bad(file, "device name \"" + name + "\" has characters CDI does not allow");
+    if (!cdi_word(name, "_.:-")) bad(file, "device name " + cdi_quoted(name) + " has characters CDI does not allow");
     CdiDevice c{kind + "=" + name, {}, file};
     if (d.contains("containerEdits")) c.device_nodes = device_nodes(d["containerEdits"], file, "device " + name);
     c.device_nodes.insert(c.device_nodes.end(), common.begin(), common.end());

@@ -65,6 +65,11 @@ TEST(CdiSpec, WhatARuntimeRefusesIsRefusedNamingIt) {
   EXPECT_NE(error(R"({"kind": "nvidia.com/gpu", "devices": [], "containerEdits": {"deviceNodes": "x"}})")
                 .find("deviceNodes is not a list"),
             std::string::npos);
+  // A NUL in a refused value is written \0 and the message goes on past it (issue 46, item 12).
+  EXPECT_EQ(error(R"({"kind": "nvidia.com/gpu", "devices": [{"name": "0\u0000evil\u001b[2J"}]})"),
+            "/var/run/cdi/x.json: device name \"0\\0evil\\x1b[2J\" has characters CDI does not allow");
+  EXPECT_NE(error(R"({"kind": "nvidia.com\u0000/gpu", "devices": []})").find("kind \"nvidia.com\\0/gpu\" is not vendor/class"),
+            std::string::npos);
   EXPECT_EQ(error(R"({"kind": "k8s.gpu.nvidia.com/device", "devices": [{"name": "gpu-0"}]})"), "accepted")
       << "a device without edits (the DRA driver's names) is a device";
 }

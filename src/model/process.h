@@ -48,6 +48,8 @@ struct ProcProcess {
                                               // or a NAME=VALUE longer than kMaxEnvValueBytes was cut
   std::optional<std::vector<uint32_t>> nspid;  // status "NSpid:", outermost (this procfs's) first
   std::optional<uint32_t> ppid;               // status "PPid:" (in this procfs's namespace; 0: none)
+  std::optional<int64_t> start_ticks;         // stat field 22 (clock ticks after boot): with the pid, which
+                                              // process this is (a reused pid has a later one)
   std::optional<std::string> cgroup;          // /proc/PID/cgroup (read with environ); nullopt: unreadable
 };
 

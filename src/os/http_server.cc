@@ -7,6 +7,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <strings.h>
@@ -15,8 +17,13 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <list>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "model/error.h"
 #include "model/text.h"
@@ -84,6 +91,8 @@ struct Client {
   bool want_write = false, want_read = false;  // TLS: what the last call waits for
   bool gzip = false;
   bool heard = false;    // bytes came from it (a request, a TLS hello), or it closed
+  bool auth_wait = false;     // its head is in, its credentials are being checked (BasicAuth)
+  std::string authorization;  // its Authorization header, while auth_wait
   size_t poll_at = SIZE_MAX;  // its entry in this round's poll list (SIZE_MAX: accepted this round)
   HttpRequest req;
   Clock::time_point started, deadline;
@@ -226,6 +235,7 @@ ParsedHead parse_request_head(const std::string& head) {
   }
   p.path = target.substr(0, target.find('?'));
   // The headers the server reads; the others are not looked at.
+  bool seen_authorization = false;
   size_t pos = eol == std::string::npos ? head.size() : eol + 1;
   while (pos < head.size()) {
     size_t end = head.find('\n', pos);
@@ -236,6 +246,13 @@ ParsedHead parse_request_head(const std::string& head) {
     if (colon == std::string::npos) continue;
     std::string name = lower(trim(h.substr(0, colon))), value = trim(h.substr(colon + 1));
     if (name == "authorization") {
+      // Two credentials: which one counts is where proxies and servers disagree (a proxy that
+      // checks the first while the server takes the last).  Refused, as Go's net/http does.
+      if (seen_authorization) {
+        p.refuse = 400;
+        return p;
+      }
+      seen_authorization = true;
       p.authorization = value;
     } else if (name == "accept-encoding") {
       p.accept_gzip = p.accept_gzip || accepts_gzip(value);
@@ -305,37 +322,159 @@ std::optional<int> activation_socket(const std::optional<std::string>& listen_pi
   return fd;
 }
 
-BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {
-  if (users_.empty()) return;
-  // A hash for unknown users, of the cost of the first user's: the same work either way.
-  int cost = std::atoi(users_.begin()->second.substr(4, 2).c_str());
+struct BasicAuth::State {
+  struct Job {
+    std::string key, password, hash;
+    bool known = false;  // a user of the config (else `hash` is the dummy one and nothing matches)
+  };
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Job> queue;
+  std::set<std::string> waiting;  // keys queued or being checked
+  std::set<std::string> allowed, denied;
+  std::deque<std::string> allowed_order, denied_order;  // oldest first, to forget past the bounds
+  bool stop = false, busy = false;
+  size_t runs = 0;
+  int wake_r = -1, wake_w = -1;
+  Verify verify;
+  ~State() {
+    if (wake_r >= 0) close(wake_r);
+    if (wake_w >= 0) close(wake_w);
+  }
+  void remember(const std::string& key, bool ok) {
+    std::set<std::string>& set = ok ? allowed : denied;
+    std::deque<std::string>& order = ok ? allowed_order : denied_order;
+    if (!set.insert(key).second) return;
+    order.push_back(key);
+    if (order.size() > (ok ? kMaxAllowed : kMaxDenied)) {
+      set.erase(order.front());
+      order.pop_front();
+    }
+  }
+};
+
+namespace {
+
+// The checking thread: one bcrypt check at a time, off the server's loop.
+void check_credentials(std::shared_ptr<BasicAuth::State> st) {
+  std::unique_lock<std::mutex> lock(st->m);
+  for (;;) {
+    st->cv.wait(lock, [&] { return st->stop || !st->queue.empty(); });
+    if (st->stop) return;
+    BasicAuth::State::Job job = std::move(st->queue.front());
+    st->queue.pop_front();
+    st->busy = true;
+    lock.unlock();
+    bool ok = st->verify(job.password, job.hash) && job.known;
+    lock.lock();
+    st->busy = false;
+    ++st->runs;
+    st->waiting.erase(job.key);
+    st->remember(job.key, ok);
+    char b = 1;
+    [[maybe_unused]] ssize_t n = write(st->wake_w, &b, 1);
+    st->cv.notify_all();
+  }
+}
+
+// What the caches are keyed by: the user and a SHA-256 of the password (never the password).
+std::string credential_key(const std::string& user, const std::string& password) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  std::string both = user + ":" + password;  // a user holds no ':'
+  SHA256(reinterpret_cast<const unsigned char*>(both.data()), both.size(), digest);
+  return user + ":" + std::string(reinterpret_cast<const char*>(digest), sizeof digest);
+}
+
+}  // namespace
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users, Verify verify)
+    : st_(std::make_shared<State>()), users_(std::move(users)) {
+  st_->verify = verify ? std::move(verify) : Verify(password_matches);
+  int p[2];
+  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(kExitError, std::string("pipe: ") + std::strerror(errno));
+  st_->wake_r = p[0];
+  st_->wake_w = p[1];
+  // A hash for unknown users, of the default cost: the same work as a known user's of that cost.
   char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-  if (crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt)) {
+  if (crypt_gensalt_rn("$2b$", kDefaultCost, nullptr, 0, salt, sizeof salt)) {
     crypt_data data;
     std::memset(&data, 0, sizeof data);
     if (const char* h = crypt_r("gpumap: no such user", salt, &data)) dummy_hash_ = h;
   }
+  std::thread(check_credentials, st_).detach();  // it holds the state; ends when told to stop
+}
+
+BasicAuth::~BasicAuth() {
+  std::lock_guard<std::mutex> lock(st_->m);
+  st_->stop = true;
+  st_->queue.clear();
+  st_->cv.notify_all();
+}
+
+int BasicAuth::wake_fd() const { return st_->wake_r; }
+
+size_t BasicAuth::checks_run() const {
+  std::lock_guard<std::mutex> lock(st_->m);
+  return st_->runs;
+}
+
+BasicAuth::Verdict BasicAuth::check(const std::string& authorization) {
+  if (authorization.size() < 6 || strncasecmp(authorization.c_str(), "Basic ", 6) != 0) return Verdict::kDenied;
+  std::optional<std::string> pair = base64_decode(trim(authorization.substr(6)));
+  if (!pair) return Verdict::kDenied;
+  size_t colon = pair->find(':');
+  if (colon == std::string::npos) return Verdict::kDenied;
+  std::string user = pair->substr(0, colon), password = pair->substr(colon + 1);
+  std::string key = credential_key(user, password);
+  auto it = users_.find(user);
+  std::lock_guard<std::mutex> lock(st_->m);
+  if (st_->allowed.count(key)) return Verdict::kAllowed;
+  if (st_->denied.count(key)) return Verdict::kDenied;
+  if (st_->waiting.count(key)) return Verdict::kPending;
+  if (st_->queue.size() >= kMaxQueued) return Verdict::kBusy;
+  if (it == users_.end() && dummy_hash_.empty()) return Verdict::kDenied;
+  st_->queue.push_back({key, password, it != users_.end() ? it->second : dummy_hash_, it != users_.end()});
+  st_->waiting.insert(key);
+  st_->cv.notify_all();
+  return Verdict::kPending;
 }
 
 bool BasicAuth::allows(const std::string& authorization) {
-  if (authorization.size() < 6 || strncasecmp(authorization.c_str(), "Basic ", 6) != 0) return false;
-  std::optional<std::string> pair = base64_decode(trim(authorization.substr(6)));
-  if (!pair) return false;
-  size_t colon = pair->find(':');
-  if (colon == std::string::npos) return false;
-  std::string user = pair->substr(0, colon), password = pair->substr(colon + 1);
-  auto it = users_.find(user);
-  if (it == users_.end()) {
-    if (!dummy_hash_.empty()) (void)password_matches(password, dummy_hash_);
-    return false;
+  for (;;) {
+    Verdict v = check(authorization);
+    if (v != Verdict::kPending) return v == Verdict::kAllowed;
+    std::unique_lock<std::mutex> lock(st_->m);
+    size_t runs = st_->runs;
+    st_->cv.wait(lock, [&] { return st_->runs != runs || st_->stop; });
   }
-  if (auto v = verified_.find(user); v != verified_.end() && same_secret(v->second, password)) return true;
-  if (!password_matches(password, it->second)) return false;
-  verified_[user] = password;
-  return true;
 }
 
 namespace {
+
+// A PEM file's bytes as an OpenSSL memory BIO.
+struct Bio {
+  BIO* b;
+  explicit Bio(const std::string& text) : b(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))) {
+    if (!b) throw Error(kExitError, "OpenSSL: out of memory");
+  }
+  ~Bio() { BIO_free(b); }
+  Bio(const Bio&) = delete;
+  Bio& operator=(const Bio&) = delete;
+};
+
+// An encrypted key is refused, never asked for on the terminal (OpenSSL's default callback).
+int no_passphrase(char*, int, int, void*) { return -1; }
+
+// After a loop of PEM reads: whether it stopped at the end of the file (OpenSSL's "no start
+// line"), not at a malformed block.  Clears the end's error.
+bool pem_ended() {
+  unsigned long e = ERR_peek_last_error();
+  if (e == 0 || (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)) {
+    ERR_clear_error();
+    return true;
+  }
+  return false;
+}
 
 std::unique_ptr<TlsContext> make_tls(const TlsServerConfig& t) {
   auto tls = std::make_unique<TlsContext>();
@@ -349,14 +488,54 @@ std::unique_ptr<TlsContext> make_tls(const TlsServerConfig& t) {
   if (t.max_version) SSL_CTX_set_max_proto_version(tls->ctx, t.max_version);
   SSL_CTX_set_options(tls->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(tls->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  if (SSL_CTX_use_certificate_chain_file(tls->ctx, t.cert_file.c_str()) != 1) throw bad("cert_file", t.cert_file);
-  if (SSL_CTX_use_PrivateKey_file(tls->ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(tls->ctx) != 1)
-    throw bad("key_file (unreadable, or not the key of cert_file " + t.cert_file + ")", t.key_file);
+  // Each file is opened once, checked (a regular file, at most 1 MiB: a FIFO or a device is
+  // refused, never waited on) and read by read_config_file; OpenSSL parses the bytes.
+  const std::string cert = read_config_file(t.cert_file, "tls_server_config.cert_file");
+  {
+    Bio in(cert);
+    X509* leaf = PEM_read_bio_X509_AUX(in.b, nullptr, no_passphrase, nullptr);
+    bool ok = leaf && SSL_CTX_use_certificate(tls->ctx, leaf) == 1;
+    X509_free(leaf);
+    if (!ok) throw bad("cert_file", t.cert_file);
+    while (X509* ca = PEM_read_bio_X509(in.b, nullptr, no_passphrase, nullptr)) {  // the rest of the chain
+      if (SSL_CTX_add0_chain_cert(tls->ctx, ca) != 1) {
+        X509_free(ca);
+        throw bad("cert_file", t.cert_file);
+      }
+    }
+    if (!pem_ended()) throw bad("cert_file", t.cert_file);
+  }
+  {
+    const std::string key_text = read_config_file(t.key_file, "tls_server_config.key_file");
+    Bio in(key_text);  // (reads the string in place: it outlives the BIO)
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(in.b, nullptr, no_passphrase, nullptr);
+    bool ok = key && SSL_CTX_use_PrivateKey(tls->ctx, key) == 1 && SSL_CTX_check_private_key(tls->ctx) == 1;
+    EVP_PKEY_free(key);
+    if (!ok) throw bad("key_file (unreadable, encrypted, or not the key of cert_file " + t.cert_file + ")", t.key_file);
+  }
   if (!t.client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(tls->ctx, t.client_ca_file.c_str(), nullptr) != 1)
-      throw bad("client_ca_file", t.client_ca_file);
-    if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(t.client_ca_file.c_str()))
-      SSL_CTX_set_client_CA_list(tls->ctx, names);
+    const std::string ca_text = read_config_file(t.client_ca_file, "tls_server_config.client_ca_file");
+    Bio in(ca_text);
+    X509_STORE* store = SSL_CTX_get_cert_store(tls->ctx);
+    STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+    int count = 0;
+    while (X509* ca = PEM_read_bio_X509(in.b, nullptr, no_passphrase, nullptr)) {
+      bool ok = X509_STORE_add_cert(store, ca) == 1;
+      if (ok && names) {
+        if (X509_NAME* n = X509_NAME_dup(X509_get_subject_name(ca)); n && !sk_X509_NAME_push(names, n)) X509_NAME_free(n);
+      }
+      X509_free(ca);
+      if (!ok) {
+        sk_X509_NAME_pop_free(names, X509_NAME_free);
+        throw bad("client_ca_file", t.client_ca_file);
+      }
+      ++count;
+    }
+    if (count == 0 || !pem_ended()) {
+      sk_X509_NAME_pop_free(names, X509_NAME_free);
+      throw bad("client_ca_file (no PEM certificate in it)", t.client_ca_file);
+    }
+    if (names) SSL_CTX_set_client_CA_list(tls->ctx, names);
   }
   switch (t.client_auth) {
     case ClientAuth::kNone: SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_NONE, nullptr); break;
@@ -374,7 +553,7 @@ std::unique_ptr<TlsContext> make_tls(const TlsServerConfig& t) {
 
 }  // namespace
 
-void HttpServer::setup(const WebConfig& web) {
+void HttpServer::setup(const WebConfig& web, BasicAuth::Verify verify) {
   set_nonblocking(fd_);
   sockaddr_storage ss = {};
   socklen_t len = sizeof ss;
@@ -386,7 +565,7 @@ void HttpServer::setup(const WebConfig& web) {
   else if (ss.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, buf, sizeof buf);
   host_ = buf;
   if (web.tls) tls_ = make_tls(*web.tls);
-  if (!web.basic_auth_users.empty()) auth_ = std::make_unique<BasicAuth>(web.basic_auth_users);
+  if (!web.basic_auth_users.empty()) auth_ = std::make_unique<BasicAuth>(web.basic_auth_users, std::move(verify));
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
@@ -394,7 +573,9 @@ HttpServer::HttpServer(int listen_fd, HttpLimits limits, const WebConfig& web) :
   setup(web);
 }
 
-HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits, const WebConfig& web) : limits_(limits) {
+HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits, const WebConfig& web,
+                       BasicAuth::Verify verify)
+    : limits_(limits) {
   addrinfo hints = {};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -426,7 +607,7 @@ HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits
                 err == EADDRINUSE ? "another program uses that port: choose another with --listen HOST:PORT"
                                   : "check the address is this machine's, and that this user may use the port");
   try {
-    setup(web);
+    setup(web, std::move(verify));
   } catch (...) {
     close(fd_);
     if (reserve_fd_ >= 0) close(reserve_fd_);
@@ -495,6 +676,15 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
     c.want_read = c.want_write = false;
     c.deadline = after(limits_.write_timeout_s);
   };
+  // A request allowed in: counted against max_requests, or answered 503 past it.
+  auto admit = [&](Client& c) {
+    if (limits_.max_requests && requests >= limits_.max_requests) {
+      answer(c, plain(503, "too many requests at once (limit " + std::to_string(limits_.max_requests) + ")\n"));
+    } else {
+      c.counted = true;
+      ++requests;
+    }
+  };
   // Reads or writes through TLS or the socket: > 0 bytes, 0 the peer closed, -1 not now, -2 failed.
   auto io = [&](Client& c, bool write, char* buf, size_t n) -> ssize_t {
     if (!c.ssl) {
@@ -519,6 +709,7 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
     bool accepting = now >= accept_paused_until;
     fds.push_back({accepting ? fd_ : -1, POLLIN, 0});
     if (wake_fd >= 0) fds.push_back({wake_fd, POLLIN, 0});
+    if (auth_) fds.push_back({auth_->wake_fd(), POLLIN, 0});
     bool waiting = false;
     for (Client& c : clients) {
       short ev = 0;
@@ -598,6 +789,11 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       while (read(wake_fd, buf, sizeof buf) > 0) {
       }
     }
+    if (auth_ && (fds[k++].revents & POLLIN)) {  // a credential check finished: its clients ask below
+      char buf[64];
+      while (read(auth_->wake_fd(), buf, sizeof buf) > 0) {
+      }
+    }
     now = Clock::now();
     for (auto it = clients.begin(); it != clients.end();) {
       Client& c = *it;
@@ -623,22 +819,44 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
           c.req = {p.method, p.path, now, p.scrape_timeout_s, p.accept_gzip};
           if (p.refuse) {
             answer(c, plain(p.refuse, std::string(reason(p.refuse)) + "\n"));
-          } else if (auth_ && !auth_->allows(p.authorization)) {
-            HttpResponse r = plain(401, "Unauthorized\n");
-            r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"gpumap\"");
-            answer(c, r);
-          } else if (limits_.max_requests && requests >= limits_.max_requests) {
-            answer(c, plain(503, "too many requests at once (limit " + std::to_string(limits_.max_requests) + ")\n"));
+          } else if (auth_) {
+            c.auth_wait = true;  // decided below, from memory or by the checking thread
+            c.authorization = p.authorization;
           } else {
-            c.counted = true;
-            ++requests;
+            admit(c);
           }
         } else if (!drop && c.in.size() > limits_.max_request_bytes) {
           c.parsed = true;
           answer(c, plain(431, "request head larger than " + std::to_string(limits_.max_request_bytes) + " bytes\n"));
         }
       }
-      if (!drop && c.parsed && !c.writing) {
+      if (!drop && c.auth_wait) {
+        switch (auth_->check(c.authorization)) {
+          case BasicAuth::Verdict::kAllowed:
+            c.auth_wait = false;
+            admit(c);
+            break;
+          case BasicAuth::Verdict::kDenied: {
+            c.auth_wait = false;
+            HttpResponse r = plain(401, "Unauthorized\n");
+            r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"gpumap\"");
+            answer(c, r);
+            break;
+          }
+          case BasicAuth::Verdict::kBusy:
+            c.auth_wait = false;
+            answer(c, plain(503, "too many credential checks at once (limit " + std::to_string(BasicAuth::kMaxQueued) + ")\n"));
+            break;
+          case BasicAuth::Verdict::kPending:
+            if (now > c.deadline) {
+              c.auth_wait = false;
+              answer(c, plain(503, "the credential check did not finish in time\n"));
+            }
+            break;
+        }
+        if (!c.auth_wait) c.authorization.clear();
+      }
+      if (!drop && c.parsed && !c.writing && !c.auth_wait) {
         if (std::optional<HttpResponse> r = handler(c.req)) answer(c, *r);
       }
       if (!drop && c.writing && (rev || c.sent == 0)) {

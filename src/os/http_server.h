@@ -85,19 +85,45 @@ std::string gzip_compress(const std::string& body);
 std::optional<int> activation_socket(const std::optional<std::string>& listen_pid,
                                      const std::optional<std::string>& listen_fds);
 
-/// Basic authentication against a web config's users: bcrypt checked once per (user, password)
-/// that matched (kept in memory, as exporter-toolkit does), an unknown user checked against a
-/// hash of its own so the time does not tell which users exist.
+/// Basic authentication against a web config's users.  The bcrypt checks run on a thread of their
+/// own, one at a time, never on the server's loop: a request waiting for its check holds only its
+/// own connection, and /healthz, a cached login or any other request is answered meanwhile.  Each
+/// answer is remembered, the failures too (bounded: kMaxAllowed and kMaxDenied, by user and a
+/// SHA-256 of the password, never the password), so a repeated login costs no check.  An unknown
+/// user is checked against a hash of the default cost (10), as much work as a known one of that
+/// cost, so the time does not tell which users exist.  At most kMaxQueued checks wait at once;
+/// past it a request is answered 503 at once.
 class BasicAuth {
  public:
-  explicit BasicAuth(std::map<std::string, std::string> users);
-  /// Whether `authorization` ("Basic base64(user:password)") names a user and its password.
+  /// Whether `password` matches `hash` (password_matches; tests pass one they can hold).
+  using Verify = std::function<bool(const std::string& password, const std::string& hash)>;
+  static constexpr size_t kMaxQueued = 16, kMaxAllowed = 256, kMaxDenied = 4096;
+  static constexpr int kDefaultCost = 10;
+
+  explicit BasicAuth(std::map<std::string, std::string> users, Verify verify = nullptr);
+  /// Stops the checking thread; a check under way is not waited for (SIGTERM stops serve at once).
+  ~BasicAuth();
+  BasicAuth(const BasicAuth&) = delete;
+  BasicAuth& operator=(const BasicAuth&) = delete;
+
+  enum class Verdict { kAllowed, kDenied, kPending, kBusy };
+  /// The answer for `authorization` ("Basic base64(user:password)"): from memory, kDenied at once
+  /// when malformed, else kPending (the check is queued; ask again when wake_fd() is readable)
+  /// or kBusy (kMaxQueued checks already wait).  Never runs bcrypt itself.
+  Verdict check(const std::string& authorization);
+  /// Readable after each finished check (the server drains it).
+  int wake_fd() const;
+  /// check(), waiting for a pending answer (kBusy: false).
   bool allows(const std::string& authorization);
   bool enabled() const { return !users_.empty(); }
+  /// How many bcrypt checks ran (for tests).
+  size_t checks_run() const;
+
+  struct State;  // shared with the checking thread (http_server.cc)
 
  private:
+  std::shared_ptr<State> st_;
   std::map<std::string, std::string> users_;  // user -> bcrypt hash
-  std::map<std::string, std::string> verified_;  // user -> the password that matched its hash
   std::string dummy_hash_;
 };
 
@@ -109,7 +135,9 @@ class HttpServer {
   /// Binds and listens; Error(kExitError) naming the address (in use, not permitted, ...).
   /// `web`: TLS and basic authentication (Error(kExitUsage) naming the file when a certificate or
   /// key cannot be loaded).
-  HttpServer(const std::string& host, uint16_t port, HttpLimits limits = {}, const WebConfig& web = {});
+  /// `verify`: how BasicAuth checks a password (nullptr: bcrypt; tests pass one they can hold).
+  HttpServer(const std::string& host, uint16_t port, HttpLimits limits = {}, const WebConfig& web = {},
+             BasicAuth::Verify verify = nullptr);
   /// Serves on `listen_fd`, a listening socket (socket activation); takes it over.
   HttpServer(int listen_fd, HttpLimits limits = {}, const WebConfig& web = {});
   ~HttpServer();
@@ -129,7 +157,7 @@ class HttpServer {
   void serve(const Handler& handler, const volatile sig_atomic_t* stop, int wake_fd = -1);
 
  private:
-  void setup(const WebConfig& web);
+  void setup(const WebConfig& web, BasicAuth::Verify verify = nullptr);
   int fd_ = -1;
   int reserve_fd_ = -1;  // held for EMFILE: closed to accept and refuse one connection
   uint16_t port_ = 0;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <pwd.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,6 +142,7 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
     return p;
   }
   p.uid = parse_status_uid(*status);
+  if (std::optional<ProcStat> st = stat(pid)) p.start_ticks = st->start_ticks;
   p.nspid = parse_nspid(*status);
   p.ppid = parse_status_number(*status, "PPid:");
   if (auto state = line_value(*status, "State:")) {  // "\tZ (zombie)"; X: dead, being reaped
@@ -220,6 +222,30 @@ std::string signal_process(uint32_t pid, int sig) {
   if (errno == EPERM) return "not permitted: it belongs to another user (run as that user or as root)";
   if (errno == ESRCH) return "no such process";
   return strerror(errno);
+}
+
+std::string signal_process_checked(uint32_t pid, int sig, const std::function<std::string()>& same) {
+  if (pid == 0 || pid > static_cast<uint32_t>(std::numeric_limits<pid_t>::max())) return "not a process id";
+  int pidfd = -1;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+  pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0 && errno == ESRCH) return "no such process";
+#endif
+  std::string why = same();
+  if (!why.empty() || pidfd < 0) {
+    if (pidfd >= 0) close(pidfd);
+    return why.empty() ? signal_process(pid, sig) : why;
+  }
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+  long rc = ::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
+  int err = errno;
+  close(pidfd);
+  if (rc == 0) return "";
+  if (err == EPERM) return "not permitted: it belongs to another user (run as that user or as root)";
+  if (err == ESRCH) return "no such process";
+  if (err != ENOSYS) return strerror(err);
+#endif
+  return signal_process(pid, sig);
 }
 
 std::optional<ProcStat> parse_proc_stat(const std::string& text) {

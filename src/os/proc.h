@@ -3,6 +3,7 @@
 // through ProcFs so tests can point it at a fixture directory (Seams::proc_root, from $GPUMAP_PROC_ROOT).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,11 @@ class ProcFs {
 /// kill(pid, sig): "" when sent, else why not in words ("not permitted: it belongs to another
 /// user", "no such process").  Signal 0 only checks.
 std::string signal_process(uint32_t pid, int sig);
+/// Sends `sig` to `pid` only when `same()` ("" when it is still the process meant, else why not)
+/// says so, checked after the process is held: through a pidfd (pidfd_open, Linux 5.3) opened
+/// before the check and signalled after it (pidfd_send_signal), so a pid reused between the check
+/// and the signal is never hit; without pidfds, kill(2) right after the check.  "" when sent.
+std::string signal_process_checked(uint32_t pid, int sig, const std::function<std::string()>& same);
 
 /// The init PID namespace's link text: its inode is fixed by the kernel (PROC_PID_INIT_INO).
 inline constexpr const char* kInitPidNamespace = "pid:[4026531836]";

@@ -6,6 +6,7 @@
 // unknown key is an error naming it; a key exporter-toolkit knows and gpumap does not serve
 // (cipher_suites, http_server_config, ...) is an error saying so, never silently ignored.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,8 +33,26 @@ struct WebConfig {
 /// paths are resolved against its folder.  Throws Error(kExitUsage) naming the file, the key and
 /// the fix.  Checks the form of every value, not the files' contents (load_tls does).
 WebConfig parse_web_config(const std::string& yaml_text, const std::string& name);
-/// Reads and parses `path`: Error(kExitUsage) when it cannot be read or is malformed.
+/// Reads and parses `path`: Error(kExitUsage) when it cannot be read or is malformed.  Fails
+/// closed: a folder, a device, a FIFO, a file over 1 MiB or a read that fails is an error naming
+/// the file, never an empty config (which would serve plain HTTP without authentication).
 WebConfig read_web_config(const std::string& path);
+
+/// The largest file the web config (and the files it names) may be.
+inline constexpr size_t kWebConfigMaxBytes = size_t{1} << 20;
+
+/// The text of a file the web config names or is (`what`: "--web.config.file",
+/// "tls_server_config.cert_file", ...): opened once, without blocking (O_NONBLOCK, so a FIFO never
+/// holds the start), checked with fstat to be a regular file of at most kWebConfigMaxBytes before
+/// a byte is read, then read whole.  Error(kExitUsage) naming `what`, the file and the fix.
+std::string read_config_file(const std::string& path, const std::string& what);
+
+/// The highest bcrypt cost gpumap serve accepts (web config users): each check of a password
+/// costs 2^cost rounds, 14 is about 16 times the default 10 (about 1 s on a server core), and a
+/// higher cost lets one login hold the server for seconds or, at 31, for days.
+inline constexpr int kMaxBcryptCost = 14;
+/// The cost of a bcrypt hash ("$2b$10$..."), or -1 when it has none.
+int bcrypt_cost(const std::string& hash);
 
 /// Whether `password` matches `hash` (a crypt(3) hash: bcrypt `$2y$`/`$2b$`/`$2a$`, checked by
 /// libcrypt's crypt_r).  A hash libcrypt cannot read matches nothing.  Constant-time comparison.

@@ -1,7 +1,9 @@
 #include "output/style.h"
 
+#include <locale.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <algorithm>
 #include <cctype>
@@ -16,6 +18,38 @@ TermStyle g_style;
 
 /// Whether a FORCE_COLOR / CLICOLOR_FORCE value asks for colour: set, not empty, not "0".
 bool forces(const std::optional<std::string>& v) { return v && !v->empty() && *v != "0"; }
+
+// The C.UTF-8 locale for wcwidth(3), whatever the process's own (the commands run in the C
+// locale, whose wcwidth knows no character past ASCII; `top` takes the user's, which may not be
+// UTF-8).  Null where the C library has none (a static build): char_cells then uses its own table
+// of the wide ranges.
+locale_t utf8_locale() {
+  static const locale_t loc = [] {
+    locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+    if (!l) l = newlocale(LC_CTYPE_MASK, "C.utf8", static_cast<locale_t>(nullptr));
+    return l;
+  }();
+  return loc;
+}
+
+// Cells of code point `cp` past ASCII: wcwidth in C.UTF-8; a character it calls unprintable
+// counts 1 (gpumap shows controls as '?' before this).
+size_t char_cells(char32_t cp) {
+  if (locale_t loc = utf8_locale()) {
+    locale_t old = uselocale(loc);
+    int w = wcwidth(static_cast<wchar_t>(cp));
+    uselocale(old);
+    return w < 0 ? 1 : static_cast<size_t>(w);
+  }
+  // Unicode's East Asian Wide and Fullwidth blocks and the emoji, and the combining marks.
+  if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0xFE00 && cp <= 0xFE0F)) return 0;
+  if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0x303E) || (cp >= 0x3041 && cp <= 0xA4CF) ||
+      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
+      (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+      (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD))
+    return 2;
+  return 1;
+}
 
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
@@ -61,27 +95,46 @@ TermStyle term_style_from_env(const Environment& env, bool wide) {
 const TermStyle& term_style() { return g_style; }
 void set_term_style(const TermStyle& s) { g_style = s; }
 
+size_t next_char_cells(const std::string& s, size_t* i) {
+  unsigned char c = static_cast<unsigned char>(s[*i]);
+  size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (n == 1) {
+    ++*i;
+    return 1;
+  }
+  char32_t cp = n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+  for (size_t k = 1; k < n; ++k) {
+    if (*i + k >= s.size() || (static_cast<unsigned char>(s[*i + k]) & 0xC0) != 0x80) n = 0;
+    if (n == 0) break;
+    cp = (cp << 6) | (static_cast<unsigned char>(s[*i + k]) & 0x3F);
+  }
+  if (n == 0) {  // not UTF-8: one byte, one cell (as printable() would show it)
+    ++*i;
+    return 1;
+  }
+  *i += n;
+  return char_cells(cp);
+}
+
 size_t display_width(const std::string& s) {
   size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;  // count the first byte of each code point
+  for (size_t i = 0; i < s.size();) n += next_char_cells(s, &i);
   return n;
 }
 
 std::string ellipsize(const std::string& s, size_t width) {
   if (display_width(s) <= width) return s;
   if (width == 0) return "";
-  std::string out;
-  size_t cols = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (cols + 1 == width) break;
-      ++cols;
+  size_t cols = 0, i = 0;
+  while (i < s.size()) {
+    size_t at = i, w = next_char_cells(s, &i);
+    if (cols + w + 1 > width) {  // leave a cell for the "…"
+      i = at;
+      break;
     }
-    out += s[i];
+    cols += w;
   }
-  return out + "\u2026";
+  return s.substr(0, i) + "\u2026";
 }
 
 std::string ellipsize_cell(const std::string& s, size_t width) {

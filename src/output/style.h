@@ -34,9 +34,14 @@ TermStyle term_style_from_env(const Environment& env, bool wide);
 const TermStyle& term_style();
 void set_term_style(const TermStyle& s);
 
-/// Columns a string takes on a terminal: UTF-8 code points (every gpumap string is narrow).
+/// Columns (terminal cells) a UTF-8 string takes: each character's wcwidth(3) in the C.UTF-8
+/// locale, so a CJK character or an emoji counts 2 and a combining mark 0 (a process's command
+/// line or a user name may hold any of them); a byte that is not UTF-8 counts 1.
 size_t display_width(const std::string& s);
-/// `s` cut to `width` columns, ending in "…" when cut.
+/// The cells of the character that starts at byte `*i` of `s` (0, 1 or 2); moves `*i` past it.
+size_t next_char_cells(const std::string& s, size_t* i);
+/// `s` cut to `width` columns, ending in "…" when cut (a wide character that would pass the
+/// width is left out whole).
 std::string ellipsize(const std::string& s, size_t width);
 /// A table cell cut to `width` columns: ellipsize, except that a MIG device's name keeps its
 /// profile, the part that tells slices apart ("A100-SXM4-80GB MIG 3g.40gb" -> "A100-S… MIG

@@ -49,6 +49,25 @@ TEST(TermStyle, ForceColorAndClicolorForceBesideNoColor) {
   }
 }
 
+// Issue 46, item 11: terminal cells, not code points.  A CJK character takes two cells, a
+// combining mark none; a cut never leaves half a wide character.
+TEST(TermStyle, WidthsAreTerminalCells) {
+  EXPECT_EQ(display_width("\u8bad\u7ec3"), 4u);        // 训练
+  EXPECT_EQ(display_width("e\u0301"), 1u);              // e + combining acute
+  EXPECT_EQ(display_width("\uff21"), 2u);               // fullwidth A
+  EXPECT_EQ(display_width("\u2026"), 1u);               // …
+  EXPECT_EQ(display_width("a\xff"), 2u);                // a byte that is not UTF-8: one cell
+  EXPECT_EQ(ellipsize("\u8bad\u7ec3\u6a21\u578b", 5), "\u8bad\u7ec3\u2026");  // 2 + 2 + 1
+  EXPECT_EQ(ellipsize("\u8bad\u7ec3\u6a21\u578b", 6), "\u8bad\u7ec3\u2026");  // the third would end at 7
+  EXPECT_EQ(display_width(ellipsize("x\u8bad\u7ec3\u6a21\u578b", 6)), 6u);
+  std::string table = render_table({"USER", "COMMAND"}, {{"\u7528\u6237", "\u8bad\u7ec3 a"}, {"bob", "b"}},
+                                   TermStyle{.fit = true, .width = 80});
+  // The columns line up in cells: "COMMAND" starts at the same cell on every line.
+  EXPECT_NE(table.find("USER  COMMAND"), std::string::npos) << table;
+  EXPECT_NE(table.find("\u7528\u6237  \u8bad\u7ec3 a"), std::string::npos) << table;  // 4 cells + 2 spaces
+  EXPECT_NE(table.find("bob   b"), std::string::npos) << table;
+}
+
 TEST(TermStyle, ShortFormsAndEllipsis) {
   EXPECT_EQ(short_uuid("GPU-df9ecf4c-79e5-ad77-701c-fc88c196632b"), "GPU-df9ecf4c\u2026");
   EXPECT_EQ(short_uuid("MIG-d280783e-1fb2-1e62-1a58-9de8d06cf5dd"), "MIG-d280783e\u2026");

@@ -537,13 +537,10 @@ TopLine shifted(const TopLine& line, size_t skip, size_t width) {
       continue;
     }
     std::string t = s.text;
-    if (skip) {  // drop `skip` code points
-      size_t i = 0;
-      for (size_t k = 0; k < skip && i < t.size(); ++k) {
-        ++i;
-        while (i < t.size() && (static_cast<unsigned char>(t[i]) & 0xC0) == 0x80) ++i;
-      }
-      t = t.substr(i);
+    if (skip) {  // drop `skip` cells (a wide character cut in two leaves a space for its half)
+      size_t i = 0, cut = 0;
+      while (cut < skip && i < t.size()) cut += next_char_cells(t, &i);
+      t = std::string(cut - skip, ' ') + t.substr(i);
       skip = 0;
     }
     b.add(t, s.attr);
@@ -552,7 +549,8 @@ TopLine shifted(const TopLine& line, size_t skip, size_t width) {
 }
 
 /// Every line in ASCII for a terminal that cannot show UTF-8 (LANG=C, the Linux console): "…"
-/// becomes "~", any other non-ASCII character "?" (one column each, so the layout holds).
+/// becomes "~", any other non-ASCII character "?" once per cell it took (a wide one "??", so
+/// the layout holds).
 void asciify(std::vector<TopLine>& lines) {
   for (TopLine& l : lines)
     for (TopSpan& s : l) {
@@ -563,10 +561,8 @@ void asciify(std::vector<TopLine>& lines) {
           t += s.text[i++];
           continue;
         }
-        size_t n = 1;
-        while (i + n < s.text.size() && (static_cast<unsigned char>(s.text[i + n]) & 0xC0) == 0x80) ++n;
-        t += s.text.compare(i, n, "…") == 0 ? '~' : '?';
-        i += n;
+        size_t at = i, cells = next_char_cells(s.text, &i);
+        t += s.text.compare(at, i - at, "…") == 0 ? std::string("~") : std::string(cells, '?');
       }
       s.text = std::move(t);
     }

@@ -212,6 +212,44 @@ TEST(RenderTop, AStaleReadAndAFailedReadAreSaid) {
   EXPECT_NE(s.find("    101 "), std::string::npos) << s;  // the last good frame stays
 }
 
+// Cells counted here on their own, not by display_width: a CJK ideograph (U+3000-U+9FFF) and a
+// Hangul syllable take two, any other character one.
+size_t cells(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    char32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    n += (cp >= 0x3000 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7A3) ? 2 : 1;
+    i += len;
+  }
+  return n;
+}
+
+// Issue 46, item 11: a command in Chinese fits 80 columns on every screen (a row was 84 cells).
+TEST(RenderTop, WideCharactersTakeTwoCellsAndEveryLineFits80Columns) {
+  FakeSession f("h200x2");
+  const std::string zh = "\u8bad\u7ec3\u6a21\u578b";  // 训练模型
+  f.with_proc_entry({.pid = 60, .argv = {"\u542f\u52a8\u5668", zh + zh + zh}});
+  f.with_process(0, {.pid = 61, .argv = {"python3", zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + ".py", "--" + zh}, .ppid = 60});
+  f.with_process(1, {.pid = 62, .argv = {zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + zh + zh}});
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  ASSERT_TRUE(t.error.empty()) << t.error;
+  TopHistory h;
+  record_history(h, t);
+  for (bool tree : {false, true})
+    for (bool utf8 : {true, false}) {
+      TopView v;
+      v.tree = tree;
+      v.utf8 = utf8;
+      std::vector<TopLine> lines = render_top(t, h, v, {.now_unix_ms = t.read_unix_ms}, 80, 24);
+      std::string s = screen_text(lines);
+      EXPECT_NE(s.find(utf8 ? "\u8bad\u7ec3" : "????"), std::string::npos) << s;
+      for (const TopLine& l : lines) EXPECT_LE(cells(text_of(l)), 80u) << text_of(l);
+    }
+}
+
 TEST(RenderTop, AsciiTerminalsGetNoMultibyteCharacter) {
   TopFrame t = ranks_frame();
   TopHistory h;

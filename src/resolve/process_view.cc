@@ -133,6 +133,7 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       if (pp.nspid && pp.nspid->size() > ns.self_level) r.local_pid = (*pp.nspid)[ns.self_level];
       else if (!pp.nspid && ns.self_level == 0) r.local_pid = p.pid;
       r.uid = pp.uid;
+      r.start_ticks = pp.start_ticks;
       r.user = pp.user;
       r.command = pp.command;
       r.argv = pp.argv;

@@ -54,6 +54,7 @@ struct ProcessRow {
   std::optional<uint32_t> local_pid;   // the same process in gpumap's own PID namespace
   std::optional<std::vector<uint32_t>> nspid;  // its PID in each namespace, the proc root's first
   std::optional<uint32_t> ppid;        // its parent, in the proc root's namespace (`top`'s tree)
+  std::optional<int64_t> start_ticks;  // when it started (ProcProcess::start_ticks): `top` signals only this one
   uint32_t nvml_index = 0;
   std::string uuid;
   std::string type;                    // "compute" | "graphics"

@@ -96,21 +96,31 @@ std::string signal_name(int sig) {
   }
 }
 
-/// Sends the signal the person confirmed, to the process that is still the one on screen.
-std::string send_signal(const TopFrame& frame, const TopAction& a) {
+}  // namespace
+
+std::string signal_shown_process(const TopFrame& frame, const TopAction& a) {
   const ProcessRow* row = nullptr;
   for (const ProcessRow& r : frame.ps.result.rows)
     if (r.local_pid && *r.local_pid == a.pid) row = &r;
-  if (!row) return "pid " + std::to_string(a.pid) + " is no longer a GPU process: nothing sent";
-  ProcProcess now = ProcFs(frame.ps.proc_root).read(a.pid, false);
-  if (now.access == ProcAccess::kGone || now.command != row->command)
-    return "pid " + std::to_string(a.pid) + " has exited (or is another process now): nothing sent";
-  std::string err = signal_process(a.pid, a.signal);
-  if (!err.empty()) return "pid " + std::to_string(a.pid) + ": " + err;
-  return "sent " + signal_name(a.signal) + " to pid " + std::to_string(a.pid);
+  const std::string who = "pid " + std::to_string(a.pid);
+  if (!row) return who + " is no longer a GPU process: nothing sent";
+  if (!row->start_ticks || !row->uid)
+    return who + ": its start time or owner could not be read, so it cannot be told from a process that took its pid: "
+                 "nothing sent (use kill(1) after checking it)";
+  const ProcFs proc(frame.ps.proc_root);
+  // Checked with the process held (a pidfd): its start time and owner as the frame read them,
+  // so a pid reused by another process since (one refresh, or a paused or stale frame) is never hit.
+  std::string err = signal_process_checked(a.pid, a.signal, [&]() -> std::string {
+    ProcProcess now = proc.read(a.pid, false);
+    if (now.access == ProcAccess::kGone || now.zombie) return who + " has exited: nothing sent";
+    if (now.start_ticks != row->start_ticks || now.uid != row->uid || now.command != row->command)
+      return who + " is another process now (it started after the one shown" +
+             std::string(now.uid != row->uid ? ", as another user" : "") + "): nothing sent; press r to read again";
+    return "";
+  });
+  if (!err.empty()) return err.rfind("pid ", 0) == 0 ? err : who + ": " + err;
+  return "sent " + signal_name(a.signal) + " to " + who;
 }
-
-}  // namespace
 
 std::string top_once(const TopFrame& frame, const TopView& view, size_t width, bool color) {
   TopHistory history;
@@ -177,7 +187,7 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
       }
       TopAction a = top_key(view, key, *frame, page);
       if (a.kind == TopAction::kQuit) break;
-      if (a.kind == TopAction::kSignal) view.message = send_signal(*frame, a);
+      if (a.kind == TopAction::kSignal) view.message = signal_shown_process(*frame, a);
       std::lock_guard<std::mutex> lock(sh->m);
       sh->interval_s = view.interval_s;
       sh->paused = view.paused;

@@ -6,6 +6,7 @@
 
 #include "answer/top_answer.h"
 #include "output/top_view.h"
+#include "top/top_keys.h"
 
 namespace gpumap {
 
@@ -17,6 +18,11 @@ struct TopOptions {
 /// Runs the full-screen view until quit; returns the exit code.  `read` makes one frame on a
 /// fresh session; it runs on its own thread, one read at a time.
 int run_top(const TopOptions& options, const std::function<TopFrame()>& read);
+
+/// Sends the signal of `action` (TopAction::kSignal, confirmed) to its pid, only when that pid is
+/// still the process `frame` showed: the same start time (/proc/PID/stat field 22), owner and
+/// command, checked while the process is held by a pidfd.  Returns the words for the status line.
+std::string signal_shown_process(const TopFrame& frame, const TopAction& action);
 
 /// One frame as text (`top --once`): `width` columns, every GPU and process.
 std::string top_once(const TopFrame& frame, const TopView& view, size_t width, bool color);
