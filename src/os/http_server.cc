@@ -149,13 +149,6 @@ std::optional<std::string> base64_decode(const std::string& in) {
   return out;
 }
 
-bool same_secret(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return d == 0;
-}
-
 std::string ssl_errors() {
   std::string all;
   while (unsigned long e = ERR_get_error()) {
