@@ -155,7 +155,7 @@ WebConfig parse_web_config(const std::string& text, const std::string& name) {
           throw Error(kExitUsage,
                       "--web.config.file " + name + ": basic_auth_users." + user + ": bcrypt cost " + std::to_string(cost) +
                           " is above gpumap serve's maximum of " + std::to_string(kMaxBcryptCost) +
-                          " (each login check would take about " + std::to_string(1 << std::min(cost - 10, 20)) +
+                          " (each login check would take about " + std::to_string(1ULL << (cost - 10)) +
                           " times a cost-10 check)",
                       "make the hash again with a cost from 10 to " + std::to_string(kMaxBcryptCost) +
                           ": htpasswd -nBC 10 \"\" | tr -d ':\\n'");

@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_set>
+#include <unordered_map>
 #include <tuple>
 
 #include "findings/severity.h"
@@ -592,19 +594,31 @@ std::vector<TopRow> top_rows(const TopFrame& frame, const TopView& view) {
     for (const ProcessRow* r : rows) out.push_back({r, 0, 0});
     return out;
   }
-  std::set<uint32_t> gpu_pids;
-  for (const ProcessRow* r : rows)
+  // O(rows): each row's children listed once (in the table's order), the tree walked with a
+  // stack of its own (a chain of 100 000 parents is no recursion 100 000 deep).
+  std::unordered_set<uint32_t> gpu_pids;
+  std::unordered_map<uint32_t, std::vector<const ProcessRow*>> children;  // by ppid
+  for (const ProcessRow* r : rows) {
     if (r->local_pid) gpu_pids.insert(*r->local_pid);
-  std::set<const ProcessRow*> done;
-  std::set<uint32_t> expanded;
-  std::function<void(const ProcessRow*, int)> emit = [&](const ProcessRow* r, int depth) {
-    if (!done.insert(r).second) return;
-    out.push_back({r, 0, depth});
-    if (!r->local_pid || !expanded.insert(*r->local_pid).second) return;  // children once, under its first row
-    for (const ProcessRow* c : rows)
-      if (c->ppid && *c->ppid == *r->local_pid) emit(c, depth + 1);
+    if (r->ppid) children[*r->ppid].push_back(r);
+  }
+  std::unordered_set<const ProcessRow*> done;
+  std::unordered_set<uint32_t> expanded;
+  std::vector<std::pair<const ProcessRow*, int>> stack;
+  auto emit = [&](const ProcessRow* top, int top_depth) {
+    stack.push_back({top, top_depth});
+    while (!stack.empty()) {
+      auto [r, depth] = stack.back();
+      stack.pop_back();
+      if (!done.insert(r).second) continue;
+      out.push_back({r, 0, depth});
+      if (!r->local_pid || !expanded.insert(*r->local_pid).second) continue;  // children once, under its first row
+      auto it = children.find(*r->local_pid);
+      if (it == children.end()) continue;
+      for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) stack.push_back({*c, depth + 1});
+    }
   };
-  std::set<uint32_t> parents_shown;
+  std::unordered_set<uint32_t> parents_shown;
   for (const ProcessRow* r : rows) {
     if (done.count(r)) continue;
     bool root = !r->ppid || !gpu_pids.count(*r->ppid);
@@ -612,8 +626,8 @@ std::vector<TopRow> top_rows(const TopFrame& frame, const TopView& view) {
     if (r->ppid && frame.parents.count(*r->ppid)) {
       if (!parents_shown.insert(*r->ppid).second) continue;  // already emitted with its siblings
       out.push_back({nullptr, *r->ppid, 0});
-      for (const ProcessRow* s : rows)
-        if (s->ppid == r->ppid && !done.count(s)) emit(s, 1);
+      for (const ProcessRow* s : children[*r->ppid])
+        if (!done.count(s)) emit(s, 1);
     } else {
       emit(r, 0);
     }

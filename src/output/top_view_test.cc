@@ -250,6 +250,45 @@ TEST(RenderTop, WideCharactersTakeTwoCellsAndEveryLineFits80Columns) {
     }
 }
 
+// Issue 46, item 10: the tree is built from each row's children listed once and walked without
+// recursion: a chain of 20 000 processes, each the parent of the next, and 20 000 siblings under
+// one launcher keep every row at its depth.
+TEST(RenderTop, TheTreeOfALongChainAndManySiblingsKeepsEveryRow) {
+  TopFrame f;
+  const uint32_t n = 20000;
+  for (uint32_t i = 0; i < n; ++i) {
+    ProcessRow r;
+    r.pid = r.local_pid.emplace(1000 + i);
+    r.ppid = i ? 999 + i : 1;
+    r.command = "chain";
+    f.ps.result.rows.push_back(r);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    ProcessRow r;
+    r.pid = r.local_pid.emplace(200000 + i);
+    r.ppid = 50;
+    r.command = "sibling";
+    f.ps.result.rows.push_back(r);
+  }
+  f.parents[50] = "launcher";
+  TopView v;
+  v.tree = true;
+  std::vector<TopRow> t = top_rows(f, v);
+  ASSERT_EQ(t.size(), 2 * n + 1);  // every row, and the launcher's line
+  int deepest = 0;
+  size_t siblings = 0;
+  for (const TopRow& r : t) {
+    if (!r.row) continue;
+    deepest = std::max(deepest, r.depth);
+    if (*r.row->command == "sibling") {
+      EXPECT_EQ(r.depth, 1);
+      ++siblings;
+    }
+  }
+  EXPECT_EQ(deepest, static_cast<int>(n - 1));
+  EXPECT_EQ(siblings, n);
+}
+
 TEST(RenderTop, AsciiTerminalsGetNoMultibyteCharacter) {
   TopFrame t = ranks_frame();
   TopHistory h;
