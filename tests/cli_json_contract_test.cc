@@ -78,8 +78,9 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
   // Every object of the table was met: no row documents a key nothing prints.  A pod's objects
   // need a kubelet: Pods.* (tests/kube/pods_cases.cc) checks them against this table.
   for (const auto& [name, _] : checker.contract())
-    if (name.rfind("pod_", 0) != 0)
+    if (name.rfind("pod_", 0) != 0) {
       EXPECT_TRUE(checker.checked().count(name)) << "no command's output exercised `" << name << "`";
+    }
 }
 
 TEST(CliJsonContract, CheckerRejectsMissingExtraAndMistypedKeys) {

@@ -132,8 +132,9 @@ TEST(CliLayers, FixesStayInsideTheAllocation) {
       std::set<std::string> now = ids_above_info(doctor_json("dgx8", fixed));
       EXPECT_EQ(now.count(f["id"].get<std::string>()), 0u) << extra[0] << ": `" << fix << "` left its own finding";
       for (const std::string& id : now) EXPECT_EQ(before.count(id), 1u) << extra[0] << ": `" << fix << "` made " << id;
-      if (fix.find("CUDA_VISIBLE_DEVICES=") != std::string::npos)
+      if (fix.find("CUDA_VISIBLE_DEVICES=") != std::string::npos) {
         for (int g : cuda_gpus("dgx8", fixed)) EXPECT_TRUE(g == 2 || g == 3) << extra[0] << ": `" << fix << "` gives GPU " << g;
+      }
     }
     // A user who pastes the first fix doctor shows, again and again, ends on the step's GPUs.
     std::vector<std::string> cur = env;

@@ -94,11 +94,11 @@ TEST(CliOutput, WhichPickAndVerifyProseWrapsAtWordsAt80Columns) {
     for (std::string line; std::getline(in, line);) {
       bool paste = line.rfind("  export ", 0) == 0 || line.rfind("  docker run ", 0) == 0 || line.rfind("export ", 0) == 0 ||
                    line.rfind("fix (before CUDA starts): ", 0) == 0;
-      if (!paste) EXPECT_LE(columns(line), 80u) << what << ": " << line << "\n" << tty.out;
+      if (!paste) { EXPECT_LE(columns(line), 80u) << what << ": " << line << "\n" << tty.out; }
       wrapped += line.rfind("    ", 0) == 0 && line.find("export") == std::string::npos;
     }
     EXPECT_EQ(words(tty.out), words(pipe.out)) << what << ": a word split or lost\n" << tty.out << "\n---\n" << pipe.out;
-    if (args[0] == "which") EXPECT_GT(wrapped, 0u) << what << ": nothing wrapped with a hanging indent\n" << tty.out;
+    if (args[0] == "which") { EXPECT_GT(wrapped, 0u) << what << ": nothing wrapped with a hanging indent\n" << tty.out; }
   }
 }
 

@@ -87,7 +87,7 @@ TEST(CliPods, NoReaderBesideGpumapIsNotBuilt) {
 // A relative spec folder names no node's specs: gpumap's own usage error, naming the variable and
 // the fix, before anything is read; an empty entry (a stray ':') and an empty value are fine.
 TEST(CliPods, ARelativeCdiFolderIsAUsageError) {
-  for (const std::string& value : {"cdi", "/etc/cdi:run/cdi", "/etc/cdi:./x"}) {
+  for (const std::string value : {"cdi", "/etc/cdi:run/cdi", "/etc/cdi:./x"}) {
     CliRun r = gpumap({"pods", "--json", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
     EXPECT_EQ(r.code, 2) << value << ": " << r.err;
     json j = json::parse(r.out, nullptr, false);  // --json: the error document alone, nothing half-done
@@ -102,7 +102,7 @@ TEST(CliPods, ARelativeCdiFolderIsAUsageError) {
     EXPECT_TRUE(text.out.empty()) << text.out;
     EXPECT_NE(text.err.find("is not an absolute path"), std::string::npos) << text.err;
   }
-  for (const std::string& value : {"", "/etc/cdi::/var/run/cdi:"}) {
+  for (const std::string value : {"", "/etc/cdi::/var/run/cdi:"}) {
     CliRun r = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
     EXPECT_EQ(r.code, 0) << "`" << value << "`: " << r.err;
   }

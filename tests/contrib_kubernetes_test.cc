@@ -66,12 +66,12 @@ TEST(ContribKubernetes, TheDaemonSetAsksOnlyForWhatItNeeds) {
   ASSERT_EQ(pod["containers"].size(), 1u);
   YAML::Node c = pod["containers"][0];
   for (const char* kind : {"requests", "limits"})
-    if (c["resources"][kind]) EXPECT_FALSE(c["resources"][kind]["nvidia.com/gpu"]) << "an exporter must not take a GPU";
+    if (c["resources"][kind]) { EXPECT_FALSE(c["resources"][kind]["nvidia.com/gpu"]) << "an exporter must not take a GPU"; }
   std::set<std::string> mounts;
   for (const YAML::Node& m : c["volumeMounts"]) {
     std::string path = m["mountPath"].as<std::string>();
     mounts.insert(path);
-    if (path != "/tmp") EXPECT_TRUE(m["readOnly"] && m["readOnly"].as<bool>()) << path << " must be read-only";
+    if (path != "/tmp") { EXPECT_TRUE(m["readOnly"] && m["readOnly"].as<bool>()) << path << " must be read-only"; }
   }
   EXPECT_EQ(mounts, (std::set<std::string>{"/var/lib/kubelet/pod-resources", "/var/run/cdi", "/etc/cdi", "/tmp"}));
   for (const std::string& dir : kCdiSpecDirs)  // the folders gpumap-kubelet reads by default

@@ -318,7 +318,7 @@ TEST(Rules, ContainerHostNumberIsTheContainersGpu) {
   // and container-host-number would say so after the paste.
   EXPECT_EQ(cut->fix, std::string("export CUDA_VISIBLE_DEVICES=") + kUuids[2] + "," + kUuids[3]);
   for (const Finding& f : in.fs)
-    if (!f.fix.empty()) EXPECT_EQ(f.fix, cut->fix) << f.id;  // one reading for the run
+    if (!f.fix.empty()) { EXPECT_EQ(f.fix, cut->fix) << f.id; }  // one reading for the run
   // Outside a container, or with NVIDIA_VISIBLE_DEVICES by UUID, nothing says so.
   for (const Diag& other : {diag(Host::kUniform, vars, false),
                             diag(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=" + std::string(kUuids[0]), "CUDA_VISIBLE_DEVICES=5"}, true)})
@@ -424,8 +424,9 @@ TEST(RulesFixes, AnAmbiguousIndexIsSaidOnceAndTheFixesAgree) {
   std::string reading = fix_of(cut, "visible-devices-without-pci-order");
   EXPECT_EQ(reading, "export CUDA_DEVICE_ORDER=PCI_BUS_ID  # cuda:0 = nvidia-smi GPU 1");
   for (const Finding& f : cut.fs) {
-    if (f.id == "visible-devices-without-pci-order")
+    if (f.id == "visible-devices-without-pci-order") {
       EXPECT_NE(f.note.find("export CUDA_VISIBLE_DEVICES=" + std::string(kUuids[0])), std::string::npos) << f.note;
+    }
   }
   EXPECT_EQ(fix_of(cut, "list-cut-short"), "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,2");
   // `1,1`: the duplicate is fixed to nvidia-smi GPU 1, as the PCI_BUS_ID reading says, not to GPU 0.

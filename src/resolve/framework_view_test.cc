@@ -68,7 +68,7 @@ TEST(TorchViewVectors, EveryMeasuredFrameworkVector) {
       if (v.driver["error"] == "TIMEOUT" || v.driver["error"] == "DRIVER_CRASH") continue;
       ASSERT_EQ(d.error == CudaInitError::kNone ? std::string() : std::string(cuda_error_name(d.error)),
                 v.driver["error"].is_null() ? std::string() : v.driver["error"].get<std::string>());
-      if (d.error == CudaInitError::kNone) ASSERT_EQ(d.uuids, v.driver["uuids"].get<std::vector<std::string>>());
+      if (d.error == CudaInitError::kNone) { ASSERT_EQ(d.uuids, v.driver["uuids"].get<std::vector<std::string>>()); }
 
       TorchView t = predict_torch_view(nvml, v.cvd);
       for (const nlohmann::json* side : {&v.torch, &v.torch_nvml_check}) {
@@ -81,14 +81,16 @@ TEST(TorchViewVectors, EveryMeasuredFrameworkVector) {
           EXPECT_EQ(torch_device_count(t, d), std::optional<unsigned>(dc.get<unsigned>()));
         }
         // torch's own NVML count before the driver fallback: -1 exactly where it defers.
-        if ((*side)["device_count_nvml"].is_number())
+        if ((*side)["device_count_nvml"].is_number()) {
           EXPECT_EQ(t.defers_to_driver, (*side)["device_count_nvml"].get<int>() < 0);
+        }
         // The driver, through the runtime, says what the driver probe said.
-        if ((*side)["cuda_getDeviceCount"].is_number())
+        if ((*side)["cuda_getDeviceCount"].is_number()) {
           EXPECT_EQ(driver_device_count(d), (*side)["cuda_getDeviceCount"].get<unsigned>());
+        }
       }
       // is_available(): the driver's count without the NVML check, device_count() > 0 with it.
-      if (v.torch["is_available"].is_boolean()) EXPECT_EQ(v.torch["is_available"].get<bool>(), driver_device_count(d) > 0);
+      if (v.torch["is_available"].is_boolean()) { EXPECT_EQ(v.torch["is_available"].get<bool>(), driver_device_count(d) > 0); }
       if (v.torch_nvml_check["is_available"].is_boolean()) {
         std::optional<unsigned> n = torch_device_count(t, d);
         ASSERT_TRUE(n.has_value());

@@ -13,7 +13,6 @@ namespace {
 
 using testing::FakeSession;
 
-const char* kH0 = "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab";
 const char* kH1 = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
 
 PickRequest cli_request(int count) {

@@ -322,10 +322,10 @@ TEST(Pods, CdiClaimsVisibleSetsAndSharedGpus) {
   EXPECT_TRUE(has(e1, "pod-gpu-outside-allocation")) << e1["findings"];
   ASSERT_TRUE(has(e1, "pod-sees-unallocated-gpu")) << e1["findings"];
   json shared = nullptr;
-  for (const json& gf : ps["findings"])  // the document's findings: each about a GPU
-    if (gf["id"] == "pod-gpu-shared") {
+  for (const json& gdoc : ps["findings"])  // the document's findings: each about a GPU
+    if (gdoc["id"] == "pod-gpu-shared") {
       EXPECT_TRUE(shared.is_null()) << "once per GPU: " << ps["findings"];
-      shared = gf;
+      shared = gdoc;
     }
   ASSERT_FALSE(shared.is_null()) << ps["findings"];
   EXPECT_EQ(shared["nvml_index"], 1) << "GPU 0's two pods are time-slicing replicas: explained";
@@ -357,8 +357,9 @@ TEST(Pods, CdiClaimsVisibleSetsAndSharedGpus) {
   Checker checker(read_contract());
   EXPECT_EQ(checker.check(pj, "pods", "pods"), "");
   for (const auto& [name, _] : checker.contract())
-    if (name.rfind("pod_", 0) == 0 && name != "pod_unnamed")
+    if (name.rfind("pod_", 0) == 0 && name != "pod_unnamed") {
       EXPECT_TRUE(checker.checked().count(name)) << "`pods` did not exercise " << name;
+    }
   CliRun pt = gpumap({"pods", "--wide", "--simulate", host}, env);
   EXPECT_NE(pt.out.find("[warning] pod-gpu-shared"), std::string::npos) << pt.out;
   EXPECT_NE(pt.out.find("[warning] pod-sees-unallocated-gpu"), std::string::npos) << pt.out;
