@@ -330,6 +330,12 @@ TEST(CliAdvice, HidingGpusOnPurposeIsANote) {
     EXPECT_EQ(j["findings"][0]["severity"], "info");
     CliRun x = on("seed-mixed", {"explain", "--env", v});
     EXPECT_EQ(x.out.find("4294967295"), std::string::npos) << x.out;
+    // The text's summary counts with the words its tags and the JSON's counts use (issue 43:
+    // it said "1 note(s)" under an [info] tag, while "note:" is also a line of each finding).
+    CliRun t = on("seed-mixed", {"doctor", "--env", v});
+    EXPECT_NE(t.out.find("[info] gpus-hidden"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("\n0 error(s), 0 warning(s), 1 info\n"), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("note(s)"), std::string::npos) << t.out;
   }
   // The keyword fix gpumap gives for `none` is itself clean.
   CliRun none = on("seed-mixed", {"doctor", "--json", "--env", "CUDA_VISIBLE_DEVICES=none"});

@@ -33,7 +33,8 @@ int run(const Args& args, Context& ctx) {
   std::cout << host_banner(s);
   if (fs.empty()) std::cout << "\nNo traps found: cuda:N numbering is what it looks like.\n";
   else std::cout << render_findings(fs);
-  std::cout << "\n" << errors << " error(s), " << warnings << " warning(s), " << infos << " note(s)\n";
+  // The severities' own words, as the tags and --json's counts say them ("note" is a finding's line).
+  std::cout << "\n" << errors << " error(s), " << warnings << " warning(s), " << infos << " info\n";
   return code;
 }
 

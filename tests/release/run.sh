@@ -57,8 +57,10 @@ mount -t proc proc "$r/proc" && mounted+=("$r/proc")
 in_root() { chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=xterm "$@"; }
 [ "$(in_root ldd --version | head -1 | awk '{print $NF}')" = 2.31 ] && pass "the run root is Debian 11, glibc 2.31" ||
   fail "the run root's glibc" "$(in_root ldd --version | head -1)"
-for lib in libssl.so.1.1 libyaml-cpp.so.0.6 libncursesw.so.6 libstdc++.so.6 libgrpc++.so.1; do
-  [ -z "$(find "$r/usr/lib" "$r/lib" -name "$lib" 2>/dev/null | head -1)" ] || echo "note: the run root has $lib"
+# (python3 and apt bring libssl, libncursesw and libstdc++ into any Debian 11; that gpumap uses none
+# of them is what check-artifacts.sh's NEEDED check proves.  yaml-cpp and gRPC must not be there.)
+for lib in libyaml-cpp.so.0.6 libgrpc++.so.1; do
+  [ -z "$(find "$r/usr/lib" "$r/lib" -name "$lib" 2>/dev/null | head -1)" ] || fail "the run root has $lib: not a clean root"
 done
 
 # --- the tarball ---
