@@ -434,10 +434,16 @@ BasicAuth::Verdict BasicAuth::check(const std::string& authorization) {
 
 bool BasicAuth::allows(const std::string& authorization) {
   for (;;) {
+    // The count of finished checks is read before the check is queued: the worker may finish it
+    // before this thread waits, and a count read after that would wait for a check that never comes.
+    size_t runs;
+    {
+      std::lock_guard<std::mutex> lock(st_->m);
+      runs = st_->runs;
+    }
     Verdict v = check(authorization);
     if (v != Verdict::kPending) return v == Verdict::kAllowed;
     std::unique_lock<std::mutex> lock(st_->m);
-    size_t runs = st_->runs;
     st_->cv.wait(lock, [&] { return st_->runs != runs || st_->stop; });
   }
 }
