@@ -96,7 +96,10 @@ if command -v openssl >/dev/null && command -v curl >/dev/null; then
   hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
   printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' "'$hash'" >"$w/web.yml"
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  in_root "$G" serve --simulate dgx8 --listen "127.0.0.1:$port" --web.config.file /opt/web/web.yml >"$scratch/serve.log" 2>&1 &
+  # chroot and env exec gpumap in place: the PID kept is serve's own (a shell function run in the
+  # background would be a subshell, and killing it would leave serve running).
+  chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    "$G" serve --simulate dgx8 --listen "127.0.0.1:$port" --web.config.file /opt/web/web.yml >"$scratch/serve.log" 2>&1 &
   pids+=($!)
   code=000
   for _ in $(seq 100); do
@@ -108,7 +111,8 @@ if command -v openssl >/dev/null && command -v curl >/dev/null; then
     fail "tarball: serve TLS scrape answered $code" "$(cat "$scratch/serve.log")"
   code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' --cacert "$w/ca.crt" -u prom:wrong "https://127.0.0.1:$port/metrics")
   [ "$code" = 401 ] && pass "tarball: serve, wrong password: 401" || fail "tarball: serve, wrong password answered $code"
-  kill "${pids[-1]}" 2>/dev/null
+  kill "${pids[-1]}" 2>/dev/null && wait "${pids[-1]}" 2>/dev/null
+  ! pgrep -f "$G serve" >/dev/null && pass "tarball: serve stopped by its PID" || fail "tarball: serve still runs after kill"
 else
   fail "openssl and curl are needed on this machine for the serve check (scripts/deps.sh --test)"
 fi
