@@ -86,6 +86,17 @@ bool is_test_file(const fs::path& p) {
   return name.ends_with("_test.cc") || name.ends_with("_testing.h");
 }
 
+// Each line of `file` that `include` matches: its number and the regex's first group.
+std::vector<std::pair<size_t, std::string>> includes_of(const fs::path& file, const std::regex& include) {
+  std::vector<std::pair<size_t, std::string>> out;
+  std::ifstream in(file);
+  std::string line;
+  std::smatch m;
+  for (size_t n = 1; std::getline(in, line); ++n)
+    if (std::regex_search(line, m, include)) out.emplace_back(n, m[1]);
+  return out;
+}
+
 TEST(Layers, EachFolderIncludesOnlyTheFoldersBelowIt) {
   const fs::path src = fs::path(GPUMAP_SOURCE_DIR) / "src";
   const std::regex include(R"(^\s*#\s*include\s+"([a-z_]+)/)");
@@ -102,13 +113,8 @@ TEST(Layers, EachFolderIncludesOnlyTheFoldersBelowIt) {
       if (ext != ".cc" && ext != ".h") continue;
       ++files;
       std::string rel = fs::relative(f.path(), src).string();
-      std::ifstream in(f.path());
-      std::string line;
-      for (size_t n = 1; std::getline(in, line); ++n) {
-        std::smatch m;
-        if (!std::regex_search(line, m, include)) continue;
+      for (const auto& [n, to] : includes_of(f.path(), include)) {
         ++includes;
-        std::string to = m[1];
         if (to == folder || rule->second.count(to)) continue;
         if (auto e = exceptions().find(rel); e != exceptions().end() && e->second == to) continue;
         ADD_FAILURE() << "src/" << rel << ":" << n << " includes " << to << "/, which " << folder
@@ -135,13 +141,8 @@ TEST(Layers, EachSessionFileIncludesOnlyTheSessionFilesBelowIt) {
                     << " has no level in session_levels() (tests/layers_test.cc): give it one, with its reason";
       continue;
     }
-    std::ifstream in(f.path());
-    std::string line;
-    for (size_t n = 1; std::getline(in, line); ++n) {
-      std::smatch m;
-      if (!std::regex_search(line, m, include)) continue;
+    for (const auto& [n, to] : includes_of(f.path(), include)) {
       ++includes;
-      std::string to = m[1];
       if (to == from) continue;
       auto below = session_levels().find(to);
       if (below == session_levels().end()) {
