@@ -240,7 +240,8 @@ slurm_stop() {
       local comm=
       read -r comm 2>/dev/null <"$p/comm"  # a builtin: no process per /proc entry
       [ "$comm" = slurmstepd ] || continue
-      tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" && kill -KILL "${p#/proc/}" 2>/dev/null
+      # (the braces: a step that ended since the read must not print "No such process")
+      { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" && kill -KILL "${p#/proc/}" 2>/dev/null
     done
   fi
   slurm_remove_cgroups "${SLURM_NODES[@]}"

@@ -51,8 +51,8 @@ check() {
 }
 ok_ranks() { local i; for ((i = 0; i < $1; i++)); do echo "rank $i ok"; done; }
 
-wait_running() {  # wait_running JOBID: until the job runs (or 20 s)
-  for _ in $(seq 1 100); do
+wait_running() {  # wait_running JOBID: until the job runs (or 60 s: a bound, not a wait)
+  for _ in $(seq 1 300); do
     [ "$(squeue -h -j "$1" -o %T 2>/dev/null)" = RUNNING ] && return 0
     sleep 0.2
   done
@@ -83,7 +83,7 @@ run_mode() {
   # Two concurrent jobs: A holds GPUs 0,1 while B runs; B's GPUs are 2,3 (under a device cgroup
   # CUDA_VISIBLE_DEVICES=0,1 there, renumbered).  Inside B also: doctor, pick, run.
   local a
-  a=$(sbatch --parsable --gpus=2 -o /dev/null --wrap "sleep 30")
+  a=$(sbatch --parsable --gpus=2 -o /dev/null --wrap "sleep 300")  # (cancelled below; long enough for any load)
   if ! wait_running "$a"; then fail "two concurrent jobs" "job A never ran"; scancel "$a"; return; fi
   cat >"$SLURM_DIR/jobb.sh" <<JOBB
 #!/bin/bash
@@ -112,16 +112,18 @@ JOBB
     pass "doctor in job B: \$SLURM_JOB_GPUS used as a CUDA ordinal is an error"
   else fail "doctor in job B: \$SLURM_JOB_GPUS used as a CUDA ordinal is an error" "$out"; fi
 
-  # doctor: nothing to warn about in a correct step; more ranks than GPUs is an error.
+  # doctor: nothing to warn about in a correct step; more ranks than GPUs is an error.  Only the
+  # "rank" lines are compared: on a loaded machine srun also says "job N queued and waiting for
+  # resources" while the previous step's GPUs are still being released.
   out=$(timeout 60 srun --gres=gpu:2 gpumap doctor 2>&1; echo "exit $?")
   if grep -q '^exit 0$' <<<"$out" && ! grep -qE '\[(warning|error)\]' <<<"$out"; then pass "doctor: a correct step has no trap"
   else fail "doctor: a correct step has no trap" "$out"; fi
-  out=$(timeout 60 srun -n 4 --gres=gpu:2 bash -c 'gpumap doctor >/dev/null; echo "rank $SLURM_PROCID doctor $?"' 2>&1 | sort)
+  out=$(timeout 60 srun -n 4 --gres=gpu:2 bash -c 'gpumap doctor >/dev/null; echo "rank $SLURM_PROCID doctor $?"' 2>&1 | grep '^rank ' | sort)
   if [ "$out" = "$(printf 'rank 0 doctor 0\nrank 1 doctor 0\nrank 2 doctor 7\nrank 3 doctor 7')" ]; then
     pass "doctor: 4 ranks on 2 GPUs, ranks 2 and 3 have no cuda:\$SLURM_LOCALID"
   else fail "doctor: 4 ranks on 2 GPUs, ranks 2 and 3 have no cuda:\$SLURM_LOCALID" "$out"; fi
 
-  out=$(timeout 60 srun -n 2 --gpus-per-task=1 bash -c 'gpumap doctor >/dev/null; echo "rank $SLURM_PROCID doctor $?"' 2>&1 | sort)
+  out=$(timeout 60 srun -n 2 --gpus-per-task=1 bash -c 'gpumap doctor >/dev/null; echo "rank $SLURM_PROCID doctor $?"' 2>&1 | grep '^rank ' | sort)
   if [ "$out" = "$(printf 'rank 0 doctor 0\nrank 1 doctor 0')" ]; then
     pass "doctor: --gpus-per-task=1, task 1 rightly has only cuda:0"
   else fail "doctor: --gpus-per-task=1, task 1 rightly has only cuda:0" "$out"; fi
@@ -155,8 +157,8 @@ start_ranks() {
   rm -rf "$SLURM_DIR/pids" && mkdir -p "$SLURM_DIR/pids"
   local j
   j=$(sbatch --parsable -n 4 --gres="$1" -o "$SLURM_DIR/ranks.out" \
-    --wrap "srun bash -c 'echo \$\$ >$SLURM_DIR/pids/\$SLURM_PROCID.tmp && mv $SLURM_DIR/pids/\$SLURM_PROCID.tmp $SLURM_DIR/pids/\$SLURM_PROCID; exec sleep 60'")
-  for _ in $(seq 1 150); do
+    --wrap "srun bash -c 'echo \$\$ >$SLURM_DIR/pids/\$SLURM_PROCID.tmp && mv $SLURM_DIR/pids/\$SLURM_PROCID.tmp $SLURM_DIR/pids/\$SLURM_PROCID; exec sleep 300'")
+  for _ in $(seq 1 300); do
     [ "$(ls "$SLURM_DIR/pids" | grep -c '^[0-3]$')" = 4 ] && { echo "$j"; return 0; }
     sleep 0.2
   done
