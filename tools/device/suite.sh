@@ -87,8 +87,9 @@ if [ -n "$release" ]; then
   tar -xzf "$tarball" -C "$scratch" || exit 2
   u=$(echo "$scratch"/gpumap-*/)
   build=$scratch/build && mkdir -p "$build"
-  ln -s "$u/bin/gpumap" "$u/lib/libgpumap.so.1" "$u/lib/gpumap/gpumap-probe" "$u/lib/gpumap/gpumap-kubelet" \
-    "$u/lib/gpumap/sim" "$u/share/gpumap/hosts" "$build/"
+  ln -s "$u/bin/gpumap" "$u/lib/libgpumap.so.1" "$u/lib/libgpumap.so" "$u/lib/gpumap/gpumap-probe" \
+    "$u/lib/gpumap/gpumap-kubelet" "$u/lib/gpumap/sim" "$u/share/gpumap/hosts" "$build/"
+  mkdir -p "$build/completion/bash" && ln -s "$u/share/bash-completion/completions/gpumap" "$build/completion/bash/"
   release=$(cd "$release" && pwd)
 fi
 build=$(cd "${build:-$root/build}" 2>/dev/null && pwd) ||
@@ -147,7 +148,7 @@ for name in "${selected[@]}"; do
         release_real.sh) OUT=$work bash "$C/$s" "$release" ;;
         difftest.sh) OUT=$work/difftest DEADLINE=${DEADLINE:-240} bash "$C/$s" "${COUNT:-1000}" "$(date +%j)" ;;
         check_matrix.py) cc -O2 -o "$work/cuda_probe" bench/cuda_probe.c -ldl &&
-                           python3 "$C/$s" "$GPUMAP" "$work/cuda_probe" >"$work/check_matrix.jsonl" ;;
+                           OUT=$work python3 "$C/$s" "$GPUMAP" "$work/cuda_probe" ;;
         framework_view.py) OUT=$work/framework_view DEADLINE=${DEADLINE:-180} python3 "$C/$s" ;;
         *) OUT=$work bash "$C/$s" "$build" ;;
       esac

@@ -2,7 +2,8 @@
 """On a GPU host: run `gpumap map --check --json` under many environments and compare
 gpumap's prediction with (a) the driver as gpumap's own probe saw it and (b) the minimal
 C probe (bench/cuda_probe.c), the independent ground truth.
-usage: check_matrix.py GPUMAP CUDA_PROBE > results.jsonl   (summary on stderr)"""
+usage: check_matrix.py GPUMAP CUDA_PROBE   (one JSON line per environment in $OUT/check_matrix.jsonl;
+a PASS or FAIL line per comparison and the summary on stdout)"""
 import json, os, subprocess, sys
 
 gpumap, probe = sys.argv[1], sys.argv[2]
@@ -36,6 +37,7 @@ cases = [
 ]
 base = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
 agree = truth_agree = 0
+rows = open(os.path.join(os.environ.get("OUT", "."), "check_matrix.jsonl"), "w")
 for c in cases:
     env = dict(base, **c)
     r = subprocess.run([gpumap, "map", "--check", "--json"], env=env, capture_output=True, text=True)
@@ -43,7 +45,7 @@ for c in cases:
     try:
         j = json.loads(r.stdout)
     except Exception:
-        print(json.dumps({"env": c, "gpumap_error": r.stderr}))
+        print(f"FAIL {c}: map --check --json is not JSON: {r.stderr.strip()[:200]}")
         continue
     pred = j["check"]["predicted"]
     got = [d["uuid"] for d in pred["devices"]]
@@ -53,6 +55,11 @@ for c in cases:
     truth_agree += ok_truth
     print(json.dumps({"env": c, "agree_with_own_probe": j["check"]["agree"], "agree_with_c_probe": ok_truth,
                       "predicted": got, "predicted_error": pred["error"], "c_probe": t,
-                      "findings": [f["id"] for f in j["findings"]]}), flush=True)
+                      "findings": [f["id"] for f in j["findings"]]}), file=rows, flush=True)
+    if not (j["check"]["agree"] and ok_truth):
+        print(f"FAIL {c}: predicted {got} {pred['error']}, gpumap's probe agrees: {j['check']['agree']}, "
+              f"the C probe saw {t}")
 print(f"{len(cases)} environments: gpumap prediction agrees with its driver probe in {agree}, "
-      f"with the minimal C probe in {truth_agree}", file=sys.stderr)
+      f"with the minimal C probe in {truth_agree}")
+print(("PASS" if agree == truth_agree == len(cases) else "FAIL") +
+      f": map --check's prediction against both probes in {len(cases)} environments")

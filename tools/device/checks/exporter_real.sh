@@ -6,7 +6,8 @@
 # usage: tools/device/suite.sh exporter   (or: checks/exporter_real.sh BUILD_DIR)
 source "$(dirname "$0")/common.sh" exporter_real "${1:-${BUILD:-build}}"
 T=$(mktemp -d /tmp/gpumap-exporter.XXXXXX)
-cleanup() { kill "${tp:-}" "${sp:-}" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+# (wait names its PIDs: a bare wait would also wait for common.sh's tee, which never ends)
+cleanup() { kill ${tp:-} ${sp:-} 2>/dev/null; wait ${tp:-} ${sp:-} 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 CUDA_VISIBLE_DEVICES=0 LOCAL_RANK=0 python3 -c '
 import torch, time

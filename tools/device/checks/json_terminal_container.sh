@@ -20,6 +20,8 @@ check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export GPUMAP_LOCK_DIR=$TMP/locks
+# The last GPU stands for "another GPU" (GPU 1 on two GPUs; on one GPU, GPU 0 itself).
+L=$(( $(nvidia-smi -L | grep -c '^GPU') - 1 ))
 
 # --- point 11: the JSON contract on real NVML -------------------------------------------------
 run_json() {  # name, stderr|stdout, command...
@@ -30,12 +32,12 @@ run_json list stdout "$G" list --json
 run_json map stdout "$G" map --json
 run_json map-check stdout "$G" map --check --json --env CUDA_VISIBLE_DEVICES=1,0
 run_json explain stdout "$G" explain --json --env CUDA_VISIBLE_DEVICES=1,GPU-zz
-run_json which stdout "$G" which --json 1 0
+run_json which stdout "$G" which --json $L 0
 run_json verify stdout "$G" verify --json --expect 0 --prefix
 run_json doctor stdout "$G" doctor --json
-run_json pick stdout "$G" pick --json --exclude 1
+if [ $L -gt 0 ]; then run_json pick stdout "$G" pick --json --exclude $L; else run_json pick stdout "$G" pick --json; fi
 run_json run stderr "$G" run --json -- true
-run_json bind stderr env LOCAL_RANK=1 "$G" bind --json -- true
+run_json bind stderr env LOCAL_RANK=$L "$G" bind --json -- true
 run_json ps stdout "$G" ps --json
 python3 - "$TMP" docs/cli.md >"$TMP/contract.txt" <<'PY'
 import json, re, sys
@@ -116,16 +118,19 @@ check "ps --watch into a pipe: no escape code, several frames" \
 # --- point 13: containers -----------------------------------------------------------------------
 "$G" doctor --json >"$TMP/doc.json"
 in_ctr=$( [ -e /.dockerenv ] || [ -e /run/.containerenv ] && echo yes || echo no)
-U1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 1 | tr -d ' ')
+U1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i $L | tr -d ' ')
 if [ "$in_ctr" = no ]; then
-  "$G" map --json --env NVIDIA_VISIBLE_DEVICES=1 >"$TMP/ctr.json"
-  check "--env NVIDIA_VISIBLE_DEVICES=1: one GPU, index 0, host UUID $U1" \
+  "$G" map --json --env NVIDIA_VISIBLE_DEVICES=$L >"$TMP/ctr.json"
+  check "--env NVIDIA_VISIBLE_DEVICES=$L: one GPU, index 0, host UUID $U1" \
     'python3 -c "import json,sys; j=json.load(open(sys.argv[1])); g=j[\"gpus\"]; d=j[\"cuda\"][\"devices\"]; sys.exit(not (len(g)==1 and g[0][\"nvml_index\"]==0 and g[0][\"uuid\"]==sys.argv[2] and d[0][\"uuid\"]==sys.argv[2]))" "$TMP/ctr.json" "$U1"'
 else
   echo "SKIP container what-if: this host itself is a container"
 fi
-"$G" which 1 0 | grep -q "docker run --gpus '\"device=$U1,$U0\"' -e CUDA_VISIBLE_DEVICES=$U1,$U0" \
-  && pass "which 1 0 prints the docker run --gpus form" || fail "which 1 0 prints the docker run --gpus form"
+# (two GPUs out of PCI order need CUDA_VISIBLE_DEVICES inside too; one GPU does not)
+if [ $L -gt 0 ]; then ask=($L 0) want="'\"device=$U1,$U0\"' -e CUDA_VISIBLE_DEVICES=$U1,$U0"
+else ask=(0) want="'\"device=$U0\"' IMAGE"; fi
+"$G" which "${ask[@]}" | grep -qF "docker run --gpus $want" \
+  && pass "which ${ask[*]} prints the docker run --gpus form" || fail "which ${ask[*]} prints the docker run --gpus form"
 
 # --- point 6: MIG -------------------------------------------------------------------------------
 mig=$(nvidia-smi --query-gpu=mig.mode.current --format=csv,noheader | tr '\n' ' ')
