@@ -45,6 +45,7 @@ launch|check|torch|run_two_jobs.sh cuda_ipc.sh|gpumap run places two jobs on dif
 prolog|check|smi|slurm_prolog_ps_keys.sh|Slurm's TaskProlog and map --line against the real driver, ps --json's host and minor-number keys
 release|check|release torch|release_real.sh|the portable artifacts: tarball under a path with a space, list vs nvidia-smi, map --check, top, the wheel inside torch
 commands|measure|smi|commands.sh|explain/which/verify/doctor/bind/pick on the real host with exit codes, and their times beside nvidia-smi
+viewers|measure|torch|top_vs_nvitop.py|gpumap top beside nvitop with a busy torch process (first frame, CPU at 1 s, RSS, SM % shown), list beside nvidia-smi --query-gpu for nine fields, import gpumap + devices() over a bare python (bench/top_vs_nvitop.py; nvitop's source in .dev/nvitop)
 trace|measure|smi|trace.sh|where `gpumap list`'s time goes: per-NVML-call trace and whole-process times beside nvidia-smi --query-gpu
 EOF
 
@@ -149,6 +150,7 @@ for name in "${selected[@]}"; do
         difftest.sh) OUT=$work/difftest DEADLINE=${DEADLINE:-240} bash "$C/$s" "${COUNT:-1000}" "$(date +%j)" ;;
         check_matrix.py) cc -O2 -o "$work/cuda_probe" bench/cuda_probe.c -ldl &&
                            OUT=$work python3 "$C/$s" "$GPUMAP" "$work/cuda_probe" ;;
+        top_vs_nvitop.py) python3 bench/top_vs_nvitop.py --gpumap "$GPUMAP" --nvitop "${NVITOP:-.dev/nvitop}" ;;
         framework_view.py) OUT=$work/framework_view DEADLINE=${DEADLINE:-180} python3 "$C/$s" ;;
         *) OUT=$work bash "$C/$s" "$build" ;;
       esac
