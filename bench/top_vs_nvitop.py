@@ -134,9 +134,13 @@ try:
         rows["nvitop"] = run_viewer([sys.executable, "-m", "nvitop", "--interval", "1"], nv_env, marker)
     else:
         print("nvitop: cannot be imported here:", probe.stderr.decode().strip().splitlines()[-1:])
+    # The busy process's row in each viewer's one-frame text form (a curses screen is cursor moves).
+    once = {"gpumap top": ([gpumap, "top", "--once"], {}), "nvitop": ([sys.executable, "-m", "nvitop", "--once"], nv_env)}
     for name, r in rows.items():
-        line = next((l for l in r["screen"].splitlines() if str(busy.pid) in l), "")
-        r["util_shown"] = bool(re.search(r"\b(9\d|100)\s*%", line)) or bool(re.search(r"\b(9\d|100)\b", line))
+        argv, extra = once[name]
+        text = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, COLUMNS="132", **extra)).stdout
+        line = next((l for l in text.splitlines() if re.search(rf"\b{busy.pid}\b", l)), "")
+        r["util_shown"] = bool(re.search(r"\b(9\d|100)\s*%", line))
         r["line"] = line.strip()[:130]
     print(f"\n{'':14s} {'first frame':>12s} {'CPU (1 core)':>13s} {'RSS':>9s} {'peak RSS':>9s}  busy SM% shown")
     for name, r in rows.items():
@@ -160,7 +164,15 @@ for name, argv in (("nvidia-smi --query-gpu", None), ("gpumap list", [gpumap, "l
     b, m = base if argv is None else best_ms(argv)
     print(f"{name:26s} best {b:6.1f} ms  median {m:6.1f} ms  ratio {b / base[0]:.2f}x")
 print(f"\n== Python: import gpumap; gpumap.devices() over a bare interpreter, best of {a.runs}")
-bare = best_ms([sys.executable, "-c", "pass"])[0]
-imp = best_ms([sys.executable, "-c", "import gpumap"])[0]
-dev = best_ms([sys.executable, "-c", "import gpumap; gpumap.devices()"])[0]
-print(f"bare {bare:.1f} ms; import gpumap +{imp - bare:.1f} ms; import + devices() +{dev - bare:.1f} ms")
+check = subprocess.run([sys.executable, "-c", "import gpumap; print(gpumap.__file__, len(gpumap.devices()))"],
+                       capture_output=True, text=True)
+if check.returncode != 0:
+    print("import gpumap; devices() fails here (PYTHONPATH=python and GPUMAP_BUILD_DIR, or the wheel):",
+          (check.stderr.strip().splitlines() or [""])[-1])
+else:
+    best_ms([sys.executable, "-c", "pass"], runs=3)  # (warm the page cache first)
+    bare = best_ms([sys.executable, "-c", "pass"])[0]
+    imp = best_ms([sys.executable, "-c", "import gpumap"])[0]
+    dev = best_ms([sys.executable, "-c", "import gpumap; gpumap.devices()"])[0]
+    print(f"{check.stdout.strip()}: bare {bare:.1f} ms; import gpumap +{imp - bare:.1f} ms; "
+          f"import + devices() +{dev - bare:.1f} ms")

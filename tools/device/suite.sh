@@ -144,7 +144,6 @@ for name in "${selected[@]}"; do
     for s in $scripts; do
       echo "== $s"
       case $s in
-        *.py) OUT=$work python3 "$C/$s" ;;
         csv_vs_nvidia_smi.sh|cuda_ipc.sh) OUT=$work bash "$C/$s" "$GPUMAP" ;;
         release_real.sh) OUT=$work bash "$C/$s" "$release" ;;
         difftest.sh) OUT=$work/difftest DEADLINE=${DEADLINE:-240} bash "$C/$s" "${COUNT:-1000}" "$(date +%j)" ;;
@@ -152,6 +151,7 @@ for name in "${selected[@]}"; do
                            OUT=$work python3 "$C/$s" "$GPUMAP" "$work/cuda_probe" ;;
         top_vs_nvitop.py) python3 bench/top_vs_nvitop.py --gpumap "$GPUMAP" --nvitop "${NVITOP:-.dev/nvitop}" ;;
         framework_view.py) OUT=$work/framework_view DEADLINE=${DEADLINE:-180} python3 "$C/$s" ;;
+        *.py) OUT=$work python3 "$C/$s" ;;
         *) OUT=$work bash "$C/$s" "$build" ;;
       esac
       r=$?

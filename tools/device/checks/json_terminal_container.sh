@@ -32,7 +32,7 @@ run_json list stdout "$G" list --json
 run_json map stdout "$G" map --json
 run_json map-check stdout "$G" map --check --json --env CUDA_VISIBLE_DEVICES=1,0
 run_json explain stdout "$G" explain --json --env CUDA_VISIBLE_DEVICES=1,GPU-zz
-run_json which stdout "$G" which --json $L 0
+if [ $L -gt 0 ]; then run_json which stdout "$G" which --json $L 0; else run_json which stdout "$G" which --json 0; fi
 run_json verify stdout "$G" verify --json --expect 0 --prefix
 run_json doctor stdout "$G" doctor --json
 if [ $L -gt 0 ]; then run_json pick stdout "$G" pick --json --exclude $L; else run_json pick stdout "$G" pick --json; fi
