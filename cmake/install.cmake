@@ -32,6 +32,9 @@ install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # `gpumap serve` as a systemd service, shipped disabled (no maintainer script enables or starts it;
 # docs/metrics.md).  Under a .../usr prefix Debian's /usr/lib/systemd/system, else PREFIX/lib/systemd/system.
 install(FILES contrib/systemd/gpumap-serve.service contrib/systemd/gpumap-serve.socket DESTINATION lib/systemd/system)
+# Prometheus's recording rules and alerts (rule_files: in prometheus.yml; docs/metrics.md).
+install(FILES contrib/prometheus/gpumap-rules.yml contrib/prometheus/gpumap-alerts.yml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/gpumap/prometheus)
 file(GLOB GPUMAP_DOCS CONFIGURE_DEPENDS docs/*.md)
 install(FILES ${GPUMAP_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 

@@ -1,7 +1,8 @@
-// contrib/kubernetes/ as a cluster would take it: the alert rules pass promtool and are the ones
-// docs/metrics.md shows, the DaemonSet asks only for what docs/kubernetes.md says (host PIDs, the
-// pod-resources socket and CDI folder read-only, no GPU taken, no API token), its probes and ports
-// meet `gpumap serve`'s, and the image's runtime packages hold every library the binaries load.
+// contrib/kubernetes/ as a cluster would take it: the alert rules (contrib/prometheus/) pass promtool
+// and are the ones docs/metrics.md shows, the DaemonSet asks only for what docs/kubernetes.md says
+// (host PIDs, the pod-resources socket and CDI folder read-only, no GPU taken, no API token), its
+// probes and ports meet `gpumap serve`'s, and the image's runtime packages hold every library the
+// binaries load.
 #include <unistd.h>
 
 #include <fstream>
@@ -19,6 +20,7 @@ namespace gpumap::testing {
 namespace {
 
 const std::string kDir = std::string(GPUMAP_SOURCE_DIR) + "/contrib/kubernetes/";
+const std::string kRules = std::string(GPUMAP_SOURCE_DIR) + "/contrib/prometheus/";
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -37,7 +39,8 @@ std::map<std::string, std::string> alerts(const YAML::Node& doc) {
 
 TEST(ContribKubernetes, AlertRulesPassPromtoolAndAreTheDocs) {
   ASSERT_EQ(access("/usr/bin/promtool", X_OK), 0) << "promtool is not installed (scripts/deps.sh installs it)";
-  CliRun check = run_program({"/usr/bin/promtool", "check", "rules", kDir + "gpumap-alerts.yml"});
+  CliRun check =
+      run_program({"/usr/bin/promtool", "check", "rules", kRules + "gpumap-rules.yml", kRules + "gpumap-alerts.yml"});
   EXPECT_EQ(check.code, 0) << check.out << check.err;
   std::string md = slurp(std::string(GPUMAP_SOURCE_DIR) + "/docs/metrics.md");
   size_t at = md.find("```yaml\ngroups:\n- name: gpumap\n");
@@ -45,10 +48,12 @@ TEST(ContribKubernetes, AlertRulesPassPromtoolAndAreTheDocs) {
   at += 8;
   std::string block = md.substr(at, md.find("```", at) - at);
   std::map<std::string, std::string> docs = alerts(YAML::Load(block));
-  std::map<std::string, std::string> shipped = alerts(YAML::LoadFile(kDir + "gpumap-alerts.yml"));
-  EXPECT_GE(docs.size(), 13u);
-  EXPECT_EQ(docs, shipped) << "contrib/kubernetes/gpumap-alerts.yml and docs/metrics.md disagree";
-  EXPECT_EQ(shipped.count("GpuPodOutsideAllocation"), 1u);
+  std::map<std::string, std::string> shipped = alerts(YAML::LoadFile(kRules + "gpumap-alerts.yml"));
+  EXPECT_GE(docs.size(), 17u);
+  EXPECT_EQ(docs, shipped) << "contrib/prometheus/gpumap-alerts.yml and docs/metrics.md disagree";
+  for (const char* name : {"GpuPodOutsideAllocation", "GpuRankOnWrongGpu", "GpuAllocatedButIdle", "GpumapScrapeDown",
+                           "GpumapCudaProbeFailing", "GpumapExporterDown"})
+    EXPECT_EQ(shipped.count(name), 1u) << name;
 }
 
 TEST(ContribKubernetes, TheDaemonSetAsksOnlyForWhatItNeeds) {

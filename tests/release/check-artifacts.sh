@@ -58,7 +58,7 @@ pass "$checked ELF files: newest glibc symbol GLIBC_$worst (floor $floor), NEEDE
 top=$(ls "$scratch/tgz")
 [ "$(echo "$top" | wc -l)" = 1 ] && [[ $top == gpumap-*-linux-x86_64 ]] || fail "the tarball has no single top folder: $top"
 for f in bin/gpumap lib/libgpumap.so.1 lib/gpumap/gpumap-probe lib/gpumap/sim/libcuda.so.1 lib/gpumap/sim/libnvidia-ml.so.1 \
-  include/gpumap/gpumap.h share/gpumap/hosts/dgx8.json share/doc/gpumap/LICENSE \
+  include/gpumap/gpumap.h share/gpumap/hosts/dgx8.json share/gpumap/prometheus/gpumap-alerts.yml share/doc/gpumap/LICENSE \
   lib/pkgconfig/gpumap.pc; do
   [ -e "$scratch/tgz/$top/$f" ] || fail "the tarball lacks $f"
   [ -e "$scratch/deb/usr/$f" ] || fail "the .deb lacks /usr/$f"
