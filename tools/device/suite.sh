@@ -32,7 +32,7 @@ truth|check|smi|difftest.sh check_matrix.py|gpumap's prediction of CUDA's number
 faults|check|smi|driver_faults_real.sh|the NVML reader survives the real driver: list/map/ps --json valid, exit codes, no process left, no GPU memory used
 cli|check|smi|cli_real.sh|the commands on real NVML: ps --pid on a real process, completion words, 80-column output, no kubelet asked without pods, --help widths, a full stdout
 contracts|check|smi|json_terminal_container.sh|every command's --json against docs/cli.md's contract on real NVML; terminal vs pipe; inside a container's variables
-monitor|check|smi|csv_vs_nvidia_smi.sh monitor_fields_real.sh|list --query-gpu and ps --query against nvidia-smi's CSV field by field; the per-process utilisation call's cost
+monitor|check|torch|csv_vs_nvidia_smi.sh monitor_fields_real.sh utilization_real.sh|list --query-gpu and ps --query against nvidia-smi's CSV field by field; the per-process utilisation call's cost; a busy process's SM % the same in ps --query, ps --json, metrics and top
 live|check|torch|operations_layer_real.sh live_truth.py|the library's live path: devices() is map --json's cuda.devices, pin() round-trips through torch, answers once CUDA runs in the process
 top|check|torch|top_real.sh|top --once with a real torch process (its own cuda:N), first frame time beside nvidia-smi and nvitop, CPU use while open
 exporter|check|torch|exporter_real.sh|serve on the real driver: a scrape parsed by prometheus_client, one gpu_info per nvidia-smi GPU, a torch process's series with its cuda index, /healthz
