@@ -1,5 +1,5 @@
-# Sourced by bench/ps_bench.sh and bench/metrics_bench.sh: a simulated 8-GPU host whose process
-# lists hold TOTAL entries, REAL of them live `sleep` processes with 4 different
+# Sourced by the bench/ scripts.  bench_host (ps_bench.sh, metrics_bench.sh): a simulated 8-GPU
+# host whose process lists hold TOTAL entries, REAL of them live `sleep` processes with 4 different
 # CUDA_VISIBLE_DEVICES/CUDA_DEVICE_ORDER settings (so /proc/PID/environ is really read and
 # resolved), the rest made-up pids that show as exited.
 # bench_host TMP TOTAL REAL: writes TMP/host.json; the sleepers' pids are appended to the array `pids`.
@@ -24,5 +24,20 @@ for g in range(8):
                  "memory_total_mib": 143771, "memory_used_mib": 0,
                  "processes": [{"pid": p, "used_memory_mib": 256} for p in pids[g::8]]})
 json.dump({"driver_version": "580.159.04", "cuda_driver_version": 13000, "gpus": gpus}, open(out, "w"))
+PY
+}
+
+# spread_host SRC OUT PID...: the host file SRC with its process lists replaced by PID... spread over
+# its GPUs in turn (the i-th on GPU i % count), 512 MiB each; written to OUT.
+spread_host() {
+  python3 - "$@" <<'PY'
+import json, sys
+src, out, pids = sys.argv[1], sys.argv[2], [int(p) for p in sys.argv[3:]]
+h = json.load(open(src))
+for g in h["gpus"]:
+    g["processes"] = []
+for i, p in enumerate(pids):
+    h["gpus"][i % len(h["gpus"])]["processes"].append({"pid": p, "used_memory_mib": 512})
+json.dump(h, open(out, "w"))
 PY
 }

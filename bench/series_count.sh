@@ -7,6 +7,7 @@
 # A benchmark program: it prints numbers and asserts nothing.
 # usage: bench/series_count.sh [BUILD_DIR] [METRICS_FLAGS...]
 set -euo pipefail
+. "$(dirname "$0")/ps_host.sh"  # spread_host
 build=$(cd "${1:-build}" && pwd)
 shift || true
 work=$(mktemp -d /tmp/gpumap-series-XXXXXX)
@@ -33,16 +34,7 @@ start() {
 scrape() {
   local name=$1
   shift
-  python3 - "$work/host.json" "$build/hosts/dgx8.json" "${pids[@]}" <<'PY'
-import json, sys
-out, src, pids = sys.argv[1], sys.argv[2], [int(p) for p in sys.argv[3:]]
-h = json.load(open(src))
-for g in h["gpus"]:
-    g["processes"] = []
-for i, p in enumerate(pids):
-    h["gpus"][i % 8]["processes"].append({"pid": p, "used_memory_mib": 512})
-json.dump(h, open(out, "w"))
-PY
+  spread_host "$build/hosts/dgx8.json" "$work/host.json" "${pids[@]}"
   "$build/gpumap" metrics --simulate "$work/host.json" "$@" >"$work/$name.prom"
 }
 count() {  # count FILE: "families series max_labels" and per-family series on stderr

@@ -5,6 +5,7 @@
 # core, beside `gpumap ps --watch` over the same time (the same reads, printed as text frames).
 # usage: bench/top_cpu.sh [BUILD_DIR] [DURATION] [SECONDS]
 set -euo pipefail
+. "$(dirname "$0")/ps_host.sh"  # spread_host
 build=$(cd "${1:-build}" && pwd)
 duration=${2:-20}
 interval=${3:-1}
@@ -22,16 +23,7 @@ for i in $(seq 0 199); do
   pids+=($!)
 done
 sleep 0.5
-python3 - "$work/host.json" "$(dirname "$0")/../hosts/dgx8.json" "${pids[@]}" <<'PY'
-import json, sys
-out, src, pids = sys.argv[1], sys.argv[2], [int(p) for p in sys.argv[3:]]
-h = json.load(open(src))
-for g in h["gpus"]:
-    g["processes"] = []
-for i, p in enumerate(pids):
-    h["gpus"][i % 8]["processes"].append({"pid": p, "used_memory_mib": 512})
-json.dump(h, open(out, "w"))
-PY
+spread_host "$(dirname "$0")/../hosts/dgx8.json" "$work/host.json" "${pids[@]}"
 ticks=$(getconf CLK_TCK)
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 measure() {  # $1: name; the rest: the command, run in a tmux terminal
