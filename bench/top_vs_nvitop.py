@@ -50,6 +50,27 @@ def tree_pids(pid):  # the viewer and its children (nvitop runs in the python it
     return out
 
 
+def sm_cell(text, pid):
+    """The SM % a viewer's one-frame text shows for `pid`: the value under the header word SM% (or
+    nvitop's %SM), matched by column position (rows may hold cells with no header, as nvitop's type
+    letter), None when there is no such column or row."""
+    lines = [l.replace("\u2502", " ").replace("|", " ") for l in text.splitlines()]
+    head = next((l for l in lines if re.search(r"(^|\s)PID(\s|$)", l) and re.search(r"(^|\s)(SM%|%SM)(\s|$)", l)), None)
+    row = next((l for l in lines if re.search(rf"(^|\s){pid}(\s|$)", l) and l is not head), None)
+    if head is None or row is None:
+        return None
+    m = re.search(r"(SM%|%SM)", head)
+    lo, hi = m.start() - 3, m.end() + 3
+    best = None
+    for t in re.finditer(r"\S+", row):
+        if not re.fullmatch(r"\d+(\.\d+)?%?|N/A|-", t.group(0)):
+            continue
+        overlap = min(hi, t.end()) - max(lo, t.start())
+        if overlap > 0 and (best is None or overlap > best[0]):
+            best = (overlap, t.group(0))
+    return best[1] if best else None
+
+
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]")
 
 
@@ -139,10 +160,10 @@ try:
     for name, r in rows.items():
         argv, extra = once[name]
         text = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, COLUMNS="132", **extra)).stdout
-        line = next((l for l in text.splitlines() if re.search(rf"\b{busy.pid}\b", l)), "")
-        r["util_shown"] = bool(re.search(r"\b(9\d|100)\s*%", line))
-        r["line"] = line.strip()[:130]
-    print(f"\n{'':14s} {'first frame':>12s} {'CPU (1 core)':>13s} {'RSS':>9s} {'peak RSS':>9s}  busy SM% shown")
+        sm = sm_cell(text, busy.pid)
+        r["util_shown"] = f"{sm}" if sm is not None else "no SM column"
+        r["line"] = next((l for l in text.splitlines() if re.search(rf"\b{busy.pid}\b", l)), "").strip()[:130]
+    print(f"\n{'':14s} {'first frame':>12s} {'CPU (1 core)':>13s} {'RSS':>9s} {'peak RSS':>9s}  busy SM% on its row")
     for name, r in rows.items():
         ff = "none" if r["first_ms"] is None else f"{r['first_ms']:.1f} ms"
         print(f"{name:14s} {ff:>12s} {r['cpu_pct']:12.2f}% {r['rss_mib']:7.1f} MiB {r['hwm_mib']:6.1f} MiB  {r['util_shown']}")
