@@ -875,10 +875,10 @@ TopLine footer(const TopView& view, size_t width) {
   return b.done();
 }
 
-std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& history, const TopView& view,
-                                   const TopStatus& status, size_t width, size_t height) {
+/// The title (host, driver, CUDA, simulated, refresh, time) and the status line (a failed or
+/// hanging read, else what `cuda:N` means here).
+std::vector<TopLine> head_lines(const TopFrame& frame, const TopView& view, const TopStatus& status, size_t width) {
   std::vector<TopLine> out;
-  // Title: host, driver, CUDA, simulated, refresh, time.
   const Snapshot* s = frame.snapshot.get();
   {
     LineBuilder b{width};
@@ -916,6 +916,58 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
             TopAttr::kDim);
     out.push_back(b.done());
   }
+  return out;
+}
+
+/// The findings, each once per GPU, in `lines` lines (the header and "... N more" included):
+/// the first line of each, cut at the edge; with no height (--once) each whole, wrapped, with its
+/// fix.  The full text and fixes of one process are in the detail view.
+void add_findings(std::vector<TopLine>& out, const std::vector<const ShownFinding*>& shown, size_t hidden_info,
+                  size_t finding_lines, size_t height, size_t width) {
+  if (!finding_lines) return;
+  LineBuilder b{width};
+  b.add("Findings", TopAttr::kHeader);
+  if (hidden_info)
+    b.add("  (" + std::to_string(hidden_info) + " info hidden: " + (height ? "i shows" : "--all shows") + ")",
+          TopAttr::kDim);
+  out.push_back(b.done());
+  for (size_t i = 0; i < shown.size() && i + 1 < finding_lines; ++i) {
+    const ShownFinding& f = *shown[i];
+    bool last_room = i + 2 == finding_lines && shown.size() > i + 1;
+    LineBuilder l{width};
+    if (last_room) {
+      l.add("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
+    } else if (!height) {  // --once: the whole text, wrapped (a bug report keeps every word)
+      std::string head = "[" + std::string(severity_name(f.severity)) + "] ";
+      std::string text = wrap(head + "GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) +
+                                  "): " + printable(f.message),
+                              width, 2, 6);
+      for (size_t at = 0; at <= text.size();) {
+        size_t nl = text.find('\n', at);
+        std::string piece = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        if (at == 0 && piece.size() >= 2 + head.size())
+          out.push_back(LineBuilder{width}.add("  ").add(head, severity_attr(f.severity)).add(piece.substr(2 + head.size())).done());
+        else
+          out.push_back(LineBuilder{width}.add(piece).done());
+        if (nl == std::string::npos) break;
+        at = nl + 1;
+      }
+      if (!f.fix.empty()) out.push_back(LineBuilder{width + f.fix.size()}.add("      fix: " + printable(f.fix), TopAttr::kBold).done());
+      continue;
+    } else {
+      l.add("  [" + std::string(severity_name(f.severity)) + "] ", severity_attr(f.severity))
+          .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ")
+          .add(printable(f.message), TopAttr::kDim);
+    }
+    out.push_back(l.done());
+    if (last_room) break;
+  }
+}
+
+std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& history, const TopView& view,
+                                   const TopStatus& status, size_t width, size_t height) {
+  std::vector<TopLine> out = head_lines(frame, view, status, width);
+  const Snapshot* s = frame.snapshot.get();
   if (view.screen == TopView::Screen::kHelp) {
     for (TopLine& l : help_lines(width)) out.push_back(std::move(l));
     if (height && out.size() > height) out.resize(height);
@@ -978,46 +1030,7 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
                       .done());
   if (height)
     while (out.size() + finding_lines + 1 < height) out.push_back({});
-  // Findings, each once per GPU; the full text and fixes are in the detail view.
-  if (finding_lines) {
-    LineBuilder b{width};
-    b.add("Findings", TopAttr::kHeader);
-    if (hidden_info)
-      b.add("  (" + std::to_string(hidden_info) + " info hidden: " + (height ? "i shows" : "--all shows") + ")",
-            TopAttr::kDim);
-    out.push_back(b.done());
-    for (size_t i = 0; i < shown.size() && i + 1 < finding_lines; ++i) {
-      const ShownFinding& f = *shown[i];
-      bool last_room = i + 2 == finding_lines && shown.size() > i + 1;
-      LineBuilder l{width};
-      if (last_room) {
-        l.add("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
-      } else if (!height) {  // --once: the whole text, wrapped (a bug report keeps every word)
-        std::string head = "[" + std::string(severity_name(f.severity)) + "] ";
-        std::string text = wrap(head + "GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) +
-                                    "): " + printable(f.message),
-                                width, 2, 6);
-        for (size_t at = 0; at <= text.size();) {
-          size_t nl = text.find('\n', at);
-          std::string piece = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-          if (at == 0 && piece.size() >= 2 + head.size())
-            out.push_back(LineBuilder{width}.add("  ").add(head, severity_attr(f.severity)).add(piece.substr(2 + head.size())).done());
-          else
-            out.push_back(LineBuilder{width}.add(piece).done());
-          if (nl == std::string::npos) break;
-          at = nl + 1;
-        }
-        if (!f.fix.empty()) out.push_back(LineBuilder{width + f.fix.size()}.add("      fix: " + printable(f.fix), TopAttr::kBold).done());
-        continue;
-      } else {
-        l.add("  [" + std::string(severity_name(f.severity)) + "] ", severity_attr(f.severity))
-            .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ")
-            .add(printable(f.message), TopAttr::kDim);
-      }
-      out.push_back(l.done());
-      if (last_room) break;
-    }
-  }
+  add_findings(out, shown, hidden_info, finding_lines, height, width);
   if (height) {
     while (out.size() + 1 < height) out.push_back({});
     out.resize(height - 1);
