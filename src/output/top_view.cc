@@ -431,12 +431,12 @@ Layout column_layout(size_t width, const std::vector<TopRow>& rows, const TopFra
     return true;
   };
   // First columns with no value in any row give way while the command is cut; then, while it
-  // would get fewer than 20 cells, the others with a drop order.
+  // would get fewer than 16 cells, the others with a drop order.
   size_t whole_command = 0;
   for (const TopRow& r : rows)
     if (r.row) whole_command = std::max(whole_command, display_width(printable(r.row->command.value_or("?"))) + 3 * r.depth);
   for (int pass = 0; pass < 2; ++pass)
-    while (used() + (pass ? size_t{20} : std::min<size_t>(whole_command, 60)) > width) {
+    while (used() + (pass ? size_t{16} : std::min<size_t>(whole_command, 60)) > width) {
       auto drop = w.end();
       for (auto it = w.begin(); it != w.end(); ++it)
         if (it->first->drop && it->first->id != v.sort && (pass || empty(*it->first)) &&

@@ -43,7 +43,7 @@ struct TopColumnSpec {
   bool largest_first;  // sorts largest first, as htop and nvitop sort resources (r reverses)
   int drop;            // 0: always shown; else the column gives way to the command on a narrow
                        // terminal, highest first: with no value in any row while the command is
-                       // cut, any while it would get fewer than 20 cells (never the sort column)
+                       // cut, any while it would get fewer than 16 cells (never the sort column)
   /// The cell; `use` is the process's host use (null: unknown).
   std::string (*value)(const ProcessRow& row, const ProcessHostUse* use);
   /// The sort key; null: the column sorts by its cell's text.
