@@ -956,8 +956,8 @@ void add_findings(std::vector<TopLine>& out, const std::vector<const ShownFindin
       continue;
     } else {
       l.add("  [" + std::string(severity_name(f.severity)) + "] ", severity_attr(f.severity))
-          .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ")
-          .add(printable(f.message), TopAttr::kDim);
+          .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ");
+      l.add(cut_at_word(printable(f.message), l.width > l.used ? l.width - l.used : 0), TopAttr::kDim);  // at a word
     }
     out.push_back(l.done());
     if (last_room) break;

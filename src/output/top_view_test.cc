@@ -535,6 +535,26 @@ TEST(TopMessages, TooSmallBreaksBetweenWords) {
   EXPECT_EQ(joined, "gpumap top needs at least 80x24; this terminal is 60x20 (q quits)");
 }
 
+TEST(TopMessages, AFindingCutAt80ColumnsIsCutAtAWord) {
+  TopFrame t = ranks_frame();
+  std::string message;
+  for (const ProcessRow& r : t.ps.result.rows)
+    for (const Finding& f : r.findings)
+      if (f.id == "outside-visible-set") message = f.message;
+  ASSERT_FALSE(message.empty());
+  std::string line;
+  for (const TopLine& l : render_top(t, {}, TopView{}, {}, 80, 24))
+    if (text_of(l).find("outside-visible-set (pid 101): ") != std::string::npos) line = text_of(l);
+  ASSERT_FALSE(line.empty());
+  EXPECT_LE(display_width(line), 80u);
+  std::string shown = line.substr(line.find("): ") + 3);
+  ASSERT_GE(shown.size(), std::string("…").size());
+  ASSERT_EQ(shown.substr(shown.size() - std::string("…").size()), "…") << line;
+  shown.resize(shown.size() - std::string("…").size());
+  ASSERT_EQ(message.rfind(shown, 0), 0u) << line;
+  EXPECT_EQ(message[shown.size()], ' ') << "cut inside a word: " << line;
+}
+
 TEST(TopMessages, TheSignalPromptNamesSignalsByLetterAndOnceSaysAll) {
   TopFrame t = ranks_frame();
   TopView v;
