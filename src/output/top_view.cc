@@ -33,6 +33,18 @@ std::string fit(const std::string& s, size_t w, bool right = false) {
   return right ? pad + t : t + pad;
 }
 
+/// `text` cut to at most `cells` columns at a word: the words that fit and "…" (ellipsize when
+/// not even the first word fits).
+std::string cut_at_word(const std::string& text, size_t cells) {
+  if (display_width(text) <= cells) return text;
+  if (cells == 0) return "";
+  std::string t = ellipsize(text, cells);
+  size_t space = t.find_last_of(' ', t.size() - 1);
+  while (space != std::string::npos && space > 0 && t[space - 1] == ' ') --space;
+  if (space == std::string::npos || space == 0) return t;
+  return t.substr(0, space) + "…";
+}
+
 // --- the table's cells ---------------------------------------------------------------------------
 
 /// CPU % as top shows it: one decimal under 100, whole numbers above (16 busy cores: "1600").
@@ -304,6 +316,10 @@ struct LineBuilder {
     used += display_width(t);
     line.push_back({t, a});
     return *this;
+  }
+  /// A message: cut at a word (with "…") when it does not fit what is left of the line.
+  LineBuilder& words(const std::string& text, TopAttr a = TopAttr::kNormal) {
+    return add(cut_at_word(text, width > used ? width - used : 0), a);
   }
   TopLine done() { return std::move(line); }
 };
@@ -816,18 +832,6 @@ std::string top_sparkline(const std::deque<uint8_t>& samples, size_t width, bool
 
 namespace {
 
-/// `text` cut to at most `cells` columns at a word: the words that fit and "…" (ellipsize when
-/// not even the first word fits).
-std::string cut_at_word(const std::string& text, size_t cells) {
-  if (display_width(text) <= cells) return text;
-  if (cells == 0) return "";
-  std::string t = ellipsize(text, cells);
-  size_t space = t.find_last_of(' ', t.size() - 1);
-  while (space != std::string::npos && space > 0 && t[space - 1] == ' ') --space;
-  if (space == std::string::npos || space == 0) return t;
-  return t.substr(0, space) + "…";
-}
-
 /// A signal's name as kill(1) spells it: "TERM", "KILL".
 std::string signal_word(int sig) {
   switch (sig) {
@@ -901,17 +905,17 @@ std::vector<TopLine> head_lines(const TopFrame& frame, const TopView& view, cons
     int64_t age_ms = frame.read_unix_ms ? status.now_unix_ms - frame.read_unix_ms : 0;
     bool stale = frame.read_unix_ms && status.reading &&
                  status.now_unix_ms - status.reading_since_ms > static_cast<int64_t>(view.interval_s * 2000) + 2000;
-    if (!frame.error.empty()) b.add("read failed: " + printable(frame.error), TopAttr::kBad);
+    if (!frame.error.empty()) b.words("read failed: " + printable(frame.error), TopAttr::kBad);
     else if (stale)
-      b.add("STALE: the driver has not answered for " +
+      b.words("STALE: the driver has not answered for " +
                 std::to_string((status.now_unix_ms - status.reading_since_ms) / 1000) + "s; showing the read of " +
                 std::to_string(age_ms / 1000) + "s ago",
             TopAttr::kBad);
     else if (!s && status.reading) b.add("reading the GPUs...", TopAttr::kDim);
     else if (!frame.cuda_here_error.empty())
-      b.add("this shell's CUDA_VISIBLE_DEVICES breaks CUDA: " + printable(frame.cuda_here_error), TopAttr::kWarn);
+      b.words("this shell's CUDA_VISIBLE_DEVICES breaks CUDA: " + printable(frame.cuda_here_error), TopAttr::kWarn);
     else if (s)
-      b.add(std::to_string(s->gpus.size()) + " GPUs, " + std::to_string(frame.ps.result.rows.size()) +
+      b.words(std::to_string(s->gpus.size()) + " GPUs, " + std::to_string(frame.ps.result.rows.size()) +
                 " GPU processes; cuda:N after the index is this shell's",
             TopAttr::kDim);
     out.push_back(b.done());
@@ -936,7 +940,7 @@ void add_findings(std::vector<TopLine>& out, const std::vector<const ShownFindin
     bool last_room = i + 2 == finding_lines && shown.size() > i + 1;
     LineBuilder l{width};
     if (last_room) {
-      l.add("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
+      l.words("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
     } else if (!height) {  // --once: the whole text, wrapped (a bug report keeps every word)
       std::string head = "[" + std::string(severity_name(f.severity)) + "] ";
       std::string text = wrap(head + "GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) +

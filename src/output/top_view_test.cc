@@ -555,6 +555,19 @@ TEST(TopMessages, AFindingCutAt80ColumnsIsCutAtAWord) {
   EXPECT_EQ(message[shown.size()], ' ') << "cut inside a word: " << line;
 }
 
+TEST(TopMessages, TheStatusLineIsCutAtAWord) {
+  TopFrame t = ranks_frame();
+  t.cuda_here_error = "CUDA_VISIBLE_DEVICES=GPU-ef612c2c names a GPU twice and the driver refuses the whole list";
+  std::string status = text_of(render_top(t, {}, TopView{}, {}, 80, 24)[1]);
+  EXPECT_LE(display_width(status), 80u) << status;
+  ASSERT_GE(status.size(), std::string("…").size());
+  EXPECT_EQ(status.substr(status.size() - std::string("…").size()), "…") << status;
+  std::string shown = status.substr(0, status.size() - std::string("…").size());
+  std::string whole = "this shell's CUDA_VISIBLE_DEVICES breaks CUDA: " + t.cuda_here_error;
+  ASSERT_EQ(whole.rfind(shown, 0), 0u) << status;
+  EXPECT_EQ(whole[shown.size()], ' ') << "cut inside a word: " << status;
+}
+
 TEST(TopMessages, TheSignalPromptNamesSignalsByLetterAndOnceSaysAll) {
   TopFrame t = ranks_frame();
   TopView v;
