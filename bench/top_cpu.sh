@@ -3,6 +3,8 @@
 # (sleeping, each with its own environment), `top` in a tmux terminal at 132x40 reading every
 # SECONDS (default 1) for DURATION seconds (default 20).  Prints top's CPU time as a share of one
 # core, beside `gpumap ps --watch` over the same time (the same reads, printed as text frames).
+# top's frame includes each process's CPU %, RSS and run time (its /proc/PID/stat, already read
+# for the process cache, and /proc/uptime once a frame); `--sort cpu` adds sorting by one of them.
 # usage: bench/top_cpu.sh [BUILD_DIR] [DURATION] [SECONDS]
 set -euo pipefail
 . "$(dirname "$0")/ps_host.sh"  # spread_host
@@ -41,4 +43,5 @@ measure() {  # $1: name; the rest: the command, run in a tmux terminal
 }
 echo "dgx8, 200 GPU processes, every ${interval}s, over ${duration}s:"
 measure "gpumap top" "$build/gpumap" top --simulate "$work/host.json" --interval "$interval"
+measure "gpumap top --sort cpu" "$build/gpumap" top --simulate "$work/host.json" --interval "$interval" --sort cpu
 measure "gpumap ps --watch" "$build/gpumap" ps --simulate "$work/host.json" --watch "$interval"

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "model/text.h"
 
 namespace gpumap::testing {
 namespace {
@@ -149,8 +150,10 @@ TEST(CliTop, SortFilterDetailAndResizeAsAPersonUsesThem) {
   Tmux t(80, 24, top_command({"--simulate", host_with({a.pid()}, {b.pid()})}));
   ASSERT_TRUE(t.started());
   t.wait_for_text("alpha.py");
-  t.keys({">", ">", ">", ">"});  // GPU -> CUDA -> MEM -> SM% -> JOB
-  t.wait_for_text("JOB▼");
+  t.keys({">", ">"});  // GPU -> CUDA -> MEM: largest first, as htop and nvitop sort resources
+  t.wait_for_text("MEM▼");
+  t.keys({">", ">", ">", ">", ">", ">"});  // -> SM% -> CPU% -> RSS -> TIME -> JOB -> RANK
+  t.wait_for_text("RANK▲");
   t.keys({"/", "b", "e", "t", "a", "Enter"});
   std::string s = t.wait_for([](const std::string& x) { return x.find("alpha.py") == std::string::npos; });
   EXPECT_NE(s.find("beta-with"), std::string::npos) << s;
@@ -163,10 +166,17 @@ TEST(CliTop, SortFilterDetailAndResizeAsAPersonUsesThem) {
   t.keys({"Escape"});  // the filter goes too
   t.wait_for_text("alpha.py");
   EXPECT_EQ(t.screen().find("--lr 0.0003"), std::string::npos);  // 80 columns: the command is cut
-  t.tmux({"resize-window", "-x", "132", "-y", "40"});
-  s = t.wait_for_text("--lr 0.0003");  // 132 columns: all of it
-  t.tmux({"resize-window", "-x", "70", "-y", "20"});
-  t.wait_for_text("needs at least 80x24");
+  t.tmux({"resize-window", "-x", "160", "-y", "40"});
+  s = t.wait_for_text("--lr 0.0003");  // 160 columns: all of it, beside CPU%, RSS and TIME
+  t.tmux({"resize-window", "-x", "60", "-y", "20"});
+  s = t.wait_for_text("needs at least");
+  // Broken between words, not cut at the edge: the lines read as the whole sentence.
+  std::string joined;
+  for (std::string line : split(s, '\n')) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (!line.empty()) joined += (joined.empty() ? "" : " ") + line;
+  }
+  EXPECT_EQ(joined, "gpumap top needs at least 80x24; this terminal is 60x20 (q quits)") << s;
   t.keys({"q"});
   EXPECT_EQ(t.exit_status(), "0");
 }
@@ -241,12 +251,15 @@ TEST(CliTop, ASignalGoesToTheSelectedProcessAfterConfirmation) {
   Tmux t(80, 24, top_command({"--simulate", host_with({victim.pid()}, {})}));
   t.wait_for_text("victim.py");
   t.keys({"k"});
-  t.wait_for_text("send signal 15 to pid " + std::to_string(victim.pid()) + "?");
+  t.wait_for_text("signal pid " + std::to_string(victim.pid()) + ": t TERM  k KILL  h HUP  i INT");
+  t.keys({"1"});  // a digit sends nothing (it once sent HUP at once): it cancels
+  t.wait_for_text("no signal sent");
+  t.keys({"k", "t"});
+  t.wait_for_text("send TERM to pid " + std::to_string(victim.pid()) + "? y sends it");
   t.keys({"n"});
   t.wait_for_text("no signal sent");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(waitpid(victim.pid(), nullptr, WNOHANG), 0);  // still running
-  t.keys({"k", "y"});
+  t.keys({"k", "t", "y"});
   std::string s = t.wait_for_text("sent SIGTERM to pid " + std::to_string(victim.pid()));
   int status = 0;
   ASSERT_EQ(waitpid(victim.pid(), &status, 0), victim.pid());
@@ -254,6 +267,60 @@ TEST(CliTop, ASignalGoesToTheSelectedProcessAfterConfirmation) {
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
   t.keys({"q"});
   EXPECT_EQ(t.exit_status(), "0");
+}
+
+TEST(CliTop, EightGpusAndFortySleepersAt132x40ShowTwentyProcessRowsInCompactMode) {
+  REQUIRE_TMUX();
+  std::vector<std::unique_ptr<Sleeper>> sleepers;
+  std::ifstream in(host_path("dgx8"));
+  nlohmann::json h = nlohmann::json::parse(in);
+  for (auto& g : h["gpus"]) g["processes"] = nlohmann::json::array();
+  for (int i = 0; i < 40; ++i) {
+    sleepers.push_back(std::make_unique<Sleeper>(std::vector<std::string>{"LOCAL_RANK=0"}, "python3 sleeper.py", 120));
+    h["gpus"][i % 8]["processes"].push_back({{"pid", sleepers.back()->pid()}, {"used_memory_mib", 100 + i}});
+  }
+  Tmux t(132, 40, top_command({"--simulate", write_temp_file("dgx8-sleepers.json", h.dump())}));
+  ASSERT_TRUE(t.started());
+  auto rows = [](const std::string& s) {
+    size_t n = 0;
+    for (size_t at = s.find("sleeper.py"); at != std::string::npos; at = s.find("sleeper.py", at + 1)) ++n;
+    return n;
+  };
+  std::string s = t.wait_for([&](const std::string& x) { return rows(x) >= 20; });
+  EXPECT_GE(rows(s), 20u) << s;
+  EXPECT_NE(s.find("CPU%"), std::string::npos) << s;  // the host columns beside the GPU's
+  EXPECT_NE(s.find("RSS"), std::string::npos) << s;
+  EXPECT_NE(s.find("TIME"), std::string::npos) << s;
+  t.keys({"c"});  // the full blocks: fewer rows
+  s = t.wait_for([&](const std::string& x) { return rows(x) < 20 && x.find("\n   UTIL") != std::string::npos; });
+  t.keys({"c"});
+  t.wait_for([&](const std::string& x) { return rows(x) >= 20; });
+  t.keys({"/", "p", "i", "d", ":", std::to_string(sleepers[0]->pid()), "Enter"});
+  s = t.wait_for([&](const std::string& x) { return rows(x) == 1; });
+  EXPECT_NE(s.find("filter: pid:" + std::to_string(sleepers[0]->pid())), std::string::npos) << s;  // in the footer
+  t.keys({"q"});
+  EXPECT_EQ(t.exit_status(), "0");
+}
+
+TEST(CliTop, PsPsJsonMetricsAndTopReadTheSameProcessUtilisation) {
+  // A busy process at 90 %: every front end says 90 (ps said [N/A] and null, issue 43).
+  std::ifstream in(host_path("h200x2"));
+  nlohmann::json h = nlohmann::json::parse(in);
+  h["gpus"][0]["processes"] = {{{"pid", 4242}, {"used_memory_mib", 1000}, {"sm_utilization", 90}}};
+  std::string host = write_temp_file("busy-host.json", h.dump());
+  CliRun r = gpumap({"ps", "--query=pid,utilization.sm", "--simulate", host});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4242, 90 %"), std::string::npos) << r.out;
+  r = gpumap({"ps", "--json", "--simulate", host});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"sm_utilization\":90"), std::string::npos) << r.out;
+  r = gpumap({"metrics", "--simulate", host});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("gpumap_process_sm_utilization_ratio{pid=\"4242\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("} 0.9\n"), std::string::npos) << r.out;
+  r = gpumap({"top", "--once", "--sort", "sm", "--simulate", host}, {"LANG=C.UTF-8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1000MiB   90"), std::string::npos) << r.out;
 }
 
 TEST(CliTop, OnceIsPlainTextAndJsonOrNoTerminalAreRefusedWithTheWay) {
@@ -272,6 +339,13 @@ TEST(CliTop, OnceIsPlainTextAndJsonOrNoTerminalAreRefusedWithTheWay) {
   r = gpumap({"top", "--sort", "size", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--sort size"), std::string::npos) << r.err;
+  r = gpumap({"top", "--sort", "cpuu", "--simulate", "h200x2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean `cpu`"), std::string::npos) << r.err;
+  for (const char* col : {"sm", "cpu", "rss", "time", "mem", "SM%"}) {  // every column the keys sort
+    r = gpumap({"top", "--once", "--sort", col, "--simulate", "h200x2"}, {"LANG=C.UTF-8"});
+    EXPECT_EQ(r.code, 0) << col << r.err;
+  }
   r = gpumap({"top", "--interval", "0", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
 }

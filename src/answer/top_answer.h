@@ -13,6 +13,16 @@
 
 namespace gpumap {
 
+/// What the host says about one GPU process beside the GPU's numbers, as nvitop shows them:
+/// CPU use (percent of one core: over the time since the last frame, or over its life on the
+/// first frame, as ps(1) does), resident host memory, how long it has run.  Each is unknown
+/// (nullopt) when /proc does not say (another PID namespace, an unreadable stat file).
+struct ProcessHostUse {
+  std::optional<double> cpu_percent;
+  std::optional<uint64_t> rss_kib;
+  std::optional<int64_t> elapsed_s;
+};
+
 /// One read of the machine: the GPUs, every GPU process with its own cuda:N (the `ps` frame, with
 /// the lease of every GPU), what cuda:N each GPU is in the shell `top` was started from, and the
 /// parents of the processes (the tree view).
@@ -22,6 +32,7 @@ struct TopFrame {
   std::map<std::string, int> cuda_here;      // UUID -> N: cuda:N in top's own environment
   std::string cuda_here_error;               // top's own CUDA_VISIBLE_DEVICES breaks CUDA: why
   std::map<uint32_t, std::string> parents;   // ppid -> its command, for parents that are not GPU processes
+  std::map<uint32_t, ProcessHostUse> host_use;  // by pid in top's /proc (ProcessRow::local_pid)
   std::string error;                         // the read failed: the error's text
   int64_t read_unix_ms = 0;                  // when the read finished
   double read_ms = 0;                        // how long it took

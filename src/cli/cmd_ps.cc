@@ -18,7 +18,10 @@ PsFilter ps_filter(const Args& args, Context& ctx) {
   for (const std::string& v : args.values("--gpu"))
     for (const std::string& g : split_gpu_specs(v)) f.gpus.push_back(g);
   f.pids = parse_ps_pids(args.values("--pid"));
-  check_ps_filter(ctx.session().snapshot(), f);
+  // The session's first snapshot is the one every later read gets: read it as a ps frame does
+  // (with each process's utilisation), or --query's utilization.sm and --json's sm_utilization
+  // stay unknown while top and metrics show them (issue 43).
+  check_ps_filter(ctx.session().snapshot(ps_read_options()), f);
   return f;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "model/error.h"
+#include "model/text.h"
 #include "output/style.h"
 #include "session/top.h"
 #include "top/top_app.h"
@@ -13,14 +14,9 @@ namespace gpumap {
 namespace {
 
 TopColumn sort_column(const std::string& name) {
-  for (TopColumn c : kTopColumns) {
-    std::string n = top_column_name(c);
-    std::string lower;
-    for (char ch : n) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (name == n || name == lower) return c;
-  }
-  throw Error(kExitUsage, "--sort " + name + ": not a column",
-              "one of pid, user, gpu, cuda, mem, job, rank, command");
+  if (std::optional<TopColumn> c = top_column_named(name)) return *c;
+  std::vector<std::string> words = top_column_words();
+  throw Error(kExitUsage, "--sort " + name + ": not a column" + did_you_mean(name, words), "one of " + join(words, ", "));
 }
 
 int run(const Args& args, Context& ctx) {
@@ -58,15 +54,18 @@ Command top_command() {
           "gpumap top [--once] [--interval SECONDS] [--sort COLUMN] [--filter TEXT] [--tree] [--all]",
           "A full-screen view that refreshes every --interval seconds (default 1): one block per GPU\n"
           "(nvidia-smi index, its cuda:N in this shell, name, utilisation and memory with history, lease\n"
-          "and Slurm job), the GPU processes (pid, user, GPU, the cuda:N the process itself calls it,\n"
-          "memory, job, rank, command) and the findings, once per GPU.  Keys: h shows them all; q quits.\n"
+          "and Slurm job; one line per GPU when the blocks would take a third of the screen, c toggles),\n"
+          "the GPU processes (pid, user, GPU, the cuda:N the process itself calls it, GPU memory, SM %,\n"
+          "CPU %, resident memory, run time, job, rank, command) and the findings, once per GPU.  Keys: h shows them all; q quits.\n"
           "Enter on a process shows its CUDA variables, its own cuda:N map and its findings with fixes.\n"
           "The driver is read apart from the drawing: a hung driver leaves the screen usable and says\n"
           "the data is stale.  Needs a terminal of at least 80x24.  --once prints one frame as text\n"
           "(no escape codes into a pipe) for scripts and bug reports.  For programs: gpumap ps --json --watch.",
           {{"--once", false, false, "", "print one frame as text and exit"},
            {"--interval", true, false, "SECONDS", "seconds between reads (0.25 to 3600, default 1; + and - change it)"},
-           {"--sort", true, false, "COLUMN", "sort by pid, user, gpu, cuda, mem, job, rank or command"},
+           {"--sort", true, false, "COLUMN",
+            "sort by pid, user, gpu, cuda, mem, sm, cpu, rss, time, job, rank or command (mem, sm, cpu, rss and time: "
+            "largest first)"},
            {"--filter", true, false, "TEXT", "user:NAME, gpu:N, job:ID, pid:N, or text in the command"},
            {"--tree", false, false, "", "show processes under their parents"},
            {"--all", false, false, "", "show info findings too"}},

@@ -256,10 +256,12 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
   st.comm = text.substr(open + 1, close - open - 1);
   std::istringstream fields(text.substr(close + 2));
   std::string f;
-  for (int i = 3; i <= 22 && fields >> f; ++i) {
+  for (int i = 3; i <= 24 && fields >> f; ++i) {
     if (i == 3) st.state = f.empty() ? '?' : f[0];
     if (i == 4) st.ppid = static_cast<uint32_t>(std::strtoul(f.c_str(), nullptr, 10));
+    if (i == 14 || i == 15) st.cpu_ticks += std::strtoull(f.c_str(), nullptr, 10);
     if (i == 22) st.start_ticks = std::atoll(f.c_str());
+    if (i == 24) st.rss_pages = std::strtoull(f.c_str(), nullptr, 10);
   }
   if (st.start_ticks < 0) return std::nullopt;
   return st;
@@ -270,6 +272,32 @@ std::optional<ProcStat> ProcFs::stat(uint32_t pid) const {
   auto text = slurp(root_ + "/" + std::to_string(pid) + "/stat", &err, 4096);
   if (!text) return std::nullopt;
   return parse_proc_stat(*text);
+}
+
+std::optional<double> ProcFs::uptime_s() const {
+  int err = 0;
+  auto text = slurp(root_ + "/uptime", &err, 256);
+  if (!text) return std::nullopt;
+  char* end = nullptr;
+  double s = std::strtod(text->c_str(), &end);
+  if (end == text->c_str() || s < 0) return std::nullopt;
+  return s;
+}
+
+int64_t clock_ticks_per_second() {
+  static const int64_t hz = [] {
+    long n = sysconf(_SC_CLK_TCK);
+    return n > 0 ? static_cast<int64_t>(n) : int64_t{100};
+  }();
+  return hz;
+}
+
+int64_t page_size_bytes() {
+  static const int64_t size = [] {
+    long n = sysconf(_SC_PAGESIZE);
+    return n > 0 ? static_cast<int64_t>(n) : int64_t{4096};
+  }();
+  return size;
 }
 
 }  // namespace gpumap

@@ -14,12 +14,16 @@
 namespace gpumap {
 
 /// What /proc/PID/stat says that `top` needs between full reads: state ('R', 'S', 'Z'...), parent,
-/// start (clock ticks since boot) and comm (changes on exec).
+/// start (clock ticks since boot) and comm (changes on exec); and what it shows beside the GPU's
+/// numbers: CPU time (utime + stime, clock ticks) and resident memory (pages, the counter statm's
+/// second field shows too).
 struct ProcStat {
   char state = '?';
   uint32_t ppid = 0;
   int64_t start_ticks = -1;
   std::string comm;
+  uint64_t cpu_ticks = 0;   // fields 14 + 15: user and system time
+  uint64_t rss_pages = 0;   // field 24
 };
 /// Parses a stat file's text (comm may hold spaces and parentheses); nullopt when malformed.
 std::optional<ProcStat> parse_proc_stat(const std::string& text);
@@ -39,6 +43,9 @@ class ProcFs {
   std::optional<std::vector<uint32_t>> nspid(const std::string& who) const;
   /// <root>/<pid>/stat, parsed; nullopt when gone or unreadable.
   std::optional<ProcStat> stat(uint32_t pid) const;
+  /// Seconds since boot (the first number of <root>/uptime); nullopt when unreadable.  With a
+  /// process's start_ticks, how long it has run; between two frames, the time CPU use is over.
+  std::optional<double> uptime_s() const;
 
  private:
   std::string root_;
@@ -56,6 +63,10 @@ std::string signal_process_checked(uint32_t pid, int sig, const std::function<st
 
 /// The init PID namespace's link text: its inode is fixed by the kernel (PROC_PID_INIT_INO).
 inline constexpr const char* kInitPidNamespace = "pid:[4026531836]";
+
+/// The kernel's clock ticks per second (stat's times) and page size in bytes (stat's rss).
+int64_t clock_ticks_per_second();
+int64_t page_size_bytes();
 
 /// Parses the "NSpid:" line of a status file's text; nullopt when absent or malformed.
 std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text);

@@ -116,6 +116,29 @@ TEST(ParseProcStat, CommWithSpacesAndParenthesesAndTheFieldsTopNeeds) {
   EXPECT_FALSE(parse_proc_stat(""));
 }
 
+TEST(ParseProcStat, CpuTimeAndResidentPagesForTop) {
+  // fields: 14 utime 250, 15 stime 50, 22 start 98765, 24 rss 4096 pages
+  std::optional<ProcStat> st =
+      parse_proc_stat("4242 (python3) S 17 4242 4242 0 -1 0 0 0 0 0 250 50 0 0 20 0 1 0 98765 123456789 4096 0\n");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->cpu_ticks, 300u);
+  EXPECT_EQ(st->rss_pages, 4096u);
+  EXPECT_EQ(st->start_ticks, 98765);
+}
+
+TEST(ProcFs, UptimeIsTheFirstNumberOfItsFile) {
+  std::string dir = fixture_root();
+  EXPECT_FALSE(ProcFs(dir).uptime_s());  // no file: unknown
+  write(dir + "/uptime", "12345.67 98765.43\n");
+  ASSERT_TRUE(ProcFs(dir).uptime_s());
+  EXPECT_DOUBLE_EQ(*ProcFs(dir).uptime_s(), 12345.67);
+  write(dir + "/uptime", "garbage\n");
+  EXPECT_FALSE(ProcFs(dir).uptime_s());
+  EXPECT_TRUE(ProcFs("/proc").uptime_s());
+  EXPECT_GT(clock_ticks_per_second(), 0);
+  EXPECT_GT(page_size_bytes(), 0);
+}
+
 TEST(ProcFs, ReadsItsOwnStatAndParent) {
   std::optional<ProcStat> st = ProcFs("/proc").stat(static_cast<uint32_t>(getpid()));
   ASSERT_TRUE(st);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -17,28 +19,12 @@
 
 namespace gpumap {
 
-const char* top_column_name(TopColumn c) {
-  switch (c) {
-    case TopColumn::kPid: return "PID";
-    case TopColumn::kUser: return "USER";
-    case TopColumn::kGpu: return "GPU";
-    case TopColumn::kCuda: return "CUDA";
-    case TopColumn::kMemory: return "MEM";
-    case TopColumn::kUtil: return "SM%";
-    case TopColumn::kJob: return "JOB";
-    case TopColumn::kRank: return "RANK";
-    case TopColumn::kCommand: return "COMMAND";
-  }
-  return "?";
-}
-
 namespace {
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
-
 
 /// `s` cut or padded to exactly `w` columns (left-aligned, or right-aligned when `right`).
 std::string fit(const std::string& s, size_t w, bool right = false) {
@@ -47,51 +33,149 @@ std::string fit(const std::string& s, size_t w, bool right = false) {
   return right ? pad + t : t + pad;
 }
 
-// --- the table's cells ---------------------------------------------------------------------------
-
-std::string cell(const ProcessRow& r, TopColumn c) {
-  switch (c) {
-    case TopColumn::kPid: return std::to_string(r.pid);
-    case TopColumn::kUser: return printable(r.user.value_or("?"));
-    case TopColumn::kGpu: return std::to_string(r.nvml_index);
-    case TopColumn::kCuda:
-      if (r.state == ProcessState::kExited) return "exited";
-      if (r.state == ProcessState::kNotVisible || !r.environ_known) return "?";
-      if (r.cuda_error) return "error";
-      if (!r.cuda_ordinal) return "none";
-      return "cuda:" + std::to_string(*r.cuda_ordinal) + (r.container_renumbers ? "*" : "");
-    case TopColumn::kMemory: return r.used_memory_mib ? std::to_string(*r.used_memory_mib) + "MiB" : "-";
-    case TopColumn::kUtil: return r.sm_utilization ? std::to_string(*r.sm_utilization) : "-";
-    case TopColumn::kJob:
-      if (r.slurm_job_id) return printable(*r.slurm_job_id);
-      return r.job.empty() ? "-" : printable(r.job);
-    case TopColumn::kRank:  // the global rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID...), else the local one
-      if (r.global_rank) return printable(*r.global_rank);
-      return r.rank ? std::to_string(*r.rank) : "-";
-    case TopColumn::kCommand: return printable(r.command.value_or("?"));
-  }
-  return "";
+/// `text` cut to at most `cells` columns at a word: the words that fit and "…" (ellipsize when
+/// not even the first word fits).
+std::string cut_at_word(const std::string& text, size_t cells) {
+  if (display_width(text) <= cells) return text;
+  if (cells == 0) return "";
+  std::string t = ellipsize(text, cells);
+  size_t space = t.find_last_of(' ', t.size() - 1);
+  while (space != std::string::npos && space > 0 && t[space - 1] == ' ') --space;
+  if (space == std::string::npos || space == 0) return t;
+  return t.substr(0, space) + "…";
 }
 
-/// The sort key's comparison: numbers as numbers, the rest as text; ties by GPU, then pid.
-bool before(const ProcessRow& a, const ProcessRow& b, TopColumn c) {
-  auto num = [&](const ProcessRow& r) -> std::tuple<int, int64_t> {
-    switch (c) {
-      case TopColumn::kPid: return {0, r.pid};
-      case TopColumn::kGpu: return {0, r.nvml_index};
-      case TopColumn::kCuda: return {r.cuda_ordinal ? 0 : 1, r.cuda_ordinal.value_or(0)};
-      case TopColumn::kMemory: return {0, static_cast<int64_t>(r.used_memory_mib.value_or(0))};
-      case TopColumn::kUtil: return {r.sm_utilization ? 0 : 1, r.sm_utilization.value_or(0)};
-      case TopColumn::kRank: return {r.rank ? 0 : 1, r.rank.value_or(0)};
-      default: return {0, 0};
-    }
-  };
-  bool text = c == TopColumn::kUser || c == TopColumn::kJob || c == TopColumn::kCommand;
-  if (text) {
-    std::string x = cell(a, c), y = cell(b, c);
-    if (x != y) return x < y;
-  } else if (num(a) != num(b)) {
-    return num(a) < num(b);
+// --- the table's cells ---------------------------------------------------------------------------
+
+/// CPU % as top shows it: one decimal under 100, whole numbers above (16 busy cores: "1600").
+std::string cpu_text(double pct) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pct < 99.95 ? "%.1f" : "%.0f", pct);
+  return buf;
+}
+
+/// Resident memory in at most five cells: "512K", "2047M", "12.5G", "130G".
+std::string rss_text(uint64_t kib) {
+  char buf[32];
+  if (kib < 1024) std::snprintf(buf, sizeof buf, "%lluK", static_cast<unsigned long long>(kib));
+  else if (kib < 10000 * 1024ull) std::snprintf(buf, sizeof buf, "%lluM", static_cast<unsigned long long>(kib / 1024));
+  else if (kib < 100ull * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1fG", static_cast<double>(kib) / (1024.0 * 1024));
+  else std::snprintf(buf, sizeof buf, "%lluG", static_cast<unsigned long long>(kib / (1024 * 1024)));
+  return buf;
+}
+
+/// Elapsed time as nvitop and ps show it: "MM:SS", "H:MM:SS", then "Nd HHh".
+std::string elapsed_text(int64_t s) {
+  char buf[32];
+  if (s < 3600) std::snprintf(buf, sizeof buf, "%02lld:%02lld", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+  else if (s < 86400)
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  else std::snprintf(buf, sizeof buf, "%lldd %02lldh", static_cast<long long>(s / 86400), static_cast<long long>(s / 3600 % 24));
+  return buf;
+}
+
+std::string cuda_cell(const ProcessRow& r) {
+  if (r.state == ProcessState::kExited) return "exited";
+  if (r.state == ProcessState::kNotVisible || !r.environ_known) return "?";
+  if (r.cuda_error) return "error";
+  if (!r.cuda_ordinal) return "none";
+  return "cuda:" + std::to_string(*r.cuda_ordinal) + (r.container_renumbers ? "*" : "");
+}
+
+template <typename T>
+TopSortKey key_of(const std::optional<T>& v) {
+  return v ? TopSortKey{true, static_cast<double>(*v)} : TopSortKey{false, 0};
+}
+
+// The columns.  A row: id, header, word, width, right-aligned, largest first, drop order, cell,
+// sort key (null: by the cell's text), filter (null: none).
+const std::vector<TopColumnSpec> kColumns = {
+    {TopColumn::kPid, "PID", "pid", 7, true, false, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) { return std::to_string(r.pid); },
+     [](const ProcessRow& r, const ProcessHostUse*) { return TopSortKey{true, static_cast<double>(r.pid)}; },
+     [](const ProcessRow& r, const std::string& v) {
+       return std::to_string(r.pid) == v || (r.local_pid && std::to_string(*r.local_pid) == v);
+     }},
+    {TopColumn::kUser, "USER", "user", 8, false, false, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) { return printable(r.user.value_or("?")); }, nullptr,
+     [](const ProcessRow& r, const std::string& v) { return r.user == v || (r.uid && std::to_string(*r.uid) == v); }},
+    {TopColumn::kGpu, "GPU", "gpu", 4, true, false, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) { return std::to_string(r.nvml_index); },
+     [](const ProcessRow& r, const ProcessHostUse*) { return TopSortKey{true, static_cast<double>(r.nvml_index)}; },
+     [](const ProcessRow& r, const std::string& v) {
+       return all_digits(v) ? std::to_string(r.nvml_index) == v : lower(r.uuid).rfind(lower(v), 0) == 0;
+     }},
+    {TopColumn::kCuda, "CUDA", "cuda", 6, false, false, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) { return cuda_cell(r); },
+     [](const ProcessRow& r, const ProcessHostUse*) { return key_of(r.cuda_ordinal); }, nullptr},
+    {TopColumn::kMemory, "MEM", "mem", 9, true, true, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) {
+       return r.used_memory_mib ? std::to_string(*r.used_memory_mib) + "MiB" : std::string("-");
+     },
+     [](const ProcessRow& r, const ProcessHostUse*) { return key_of(r.used_memory_mib); }, nullptr},
+    {TopColumn::kUtil, "SM%", "sm", 4, true, true, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) {
+       return r.sm_utilization ? std::to_string(*r.sm_utilization) : std::string("-");
+     },
+     [](const ProcessRow& r, const ProcessHostUse*) { return key_of(r.sm_utilization); }, nullptr},
+    {TopColumn::kCpu, "CPU%", "cpu", 5, true, true, 3,
+     [](const ProcessRow&, const ProcessHostUse* u) {
+       return u && u->cpu_percent ? cpu_text(*u->cpu_percent) : std::string("-");
+     },
+     [](const ProcessRow&, const ProcessHostUse* u) { return u ? key_of(u->cpu_percent) : TopSortKey{false, 0}; },
+     nullptr},
+    {TopColumn::kRss, "RSS", "rss", 5, true, true, 4,
+     [](const ProcessRow&, const ProcessHostUse* u) { return u && u->rss_kib ? rss_text(*u->rss_kib) : std::string("-"); },
+     [](const ProcessRow&, const ProcessHostUse* u) { return u ? key_of(u->rss_kib) : TopSortKey{false, 0}; }, nullptr},
+    {TopColumn::kTime, "TIME", "time", 8, true, true, 5,
+     [](const ProcessRow&, const ProcessHostUse* u) {
+       return u && u->elapsed_s ? elapsed_text(*u->elapsed_s) : std::string("-");
+     },
+     [](const ProcessRow&, const ProcessHostUse* u) { return u ? key_of(u->elapsed_s) : TopSortKey{false, 0}; },
+     nullptr},
+    {TopColumn::kJob, "JOB", "job", 7, false, false, 2,
+     [](const ProcessRow& r, const ProcessHostUse*) {
+       if (r.slurm_job_id) return printable(*r.slurm_job_id);
+       return r.job.empty() ? std::string("-") : printable(r.job);
+     },
+     nullptr,
+     [](const ProcessRow& r, const std::string& v) {
+       return (r.slurm_job_id && *r.slurm_job_id == v) || r.job.find(v) != std::string::npos;
+     }},
+    // The global rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID...), else the local one.
+    {TopColumn::kRank, "RANK", "rank", 4, false, false, 1,
+     [](const ProcessRow& r, const ProcessHostUse*) {
+       if (r.global_rank) return printable(*r.global_rank);
+       return r.rank ? std::to_string(*r.rank) : std::string("-");
+     },
+     [](const ProcessRow& r, const ProcessHostUse*) { return key_of(r.rank); }, nullptr},
+    {TopColumn::kCommand, "COMMAND", "command", 0, false, false, 0,
+     [](const ProcessRow& r, const ProcessHostUse*) { return printable(r.command.value_or("?")); }, nullptr, nullptr},
+};
+
+const ProcessHostUse* use_of(const ProcessRow& r, const TopFrame& f) {
+  if (!r.local_pid) return nullptr;
+  auto it = f.host_use.find(*r.local_pid);
+  return it == f.host_use.end() ? nullptr : &it->second;
+}
+
+std::string cell(const ProcessRow& r, TopColumn c, const ProcessHostUse* use = nullptr) {
+  return top_column(c).value(r, use);
+}
+
+/// The sort key's comparison, in the column's own direction (resources largest first), turned
+/// by `reverse`; unknown values last either way; ties by GPU, then pid.
+bool before(const ProcessRow& a, const ProcessRow& b, const TopColumnSpec& c, bool reverse, const TopFrame& f) {
+  const ProcessHostUse *ua = use_of(a, f), *ub = use_of(b, f);
+  bool descending = c.largest_first != reverse;
+  if (c.sort) {
+    TopSortKey x = c.sort(a, ua), y = c.sort(b, ub);
+    if (x.known != y.known) return x.known;
+    if (x.known && x.number != y.number) return descending ? x.number > y.number : x.number < y.number;
+  } else {
+    std::string x = c.value(a, ua), y = c.value(b, ub);
+    if (x != y) return descending ? x > y : x < y;
   }
   return std::tie(a.nvml_index, a.pid) < std::tie(b.nvml_index, b.pid);
 }
@@ -99,19 +183,44 @@ bool before(const ProcessRow& a, const ProcessRow& b, TopColumn c) {
 bool matches(const ProcessRow& r, const std::string& filter) {
   if (filter.empty()) return true;
   size_t colon = filter.find(':');
-  std::string key = colon == std::string::npos ? "" : lower(filter.substr(0, colon));
-  std::string value = colon == std::string::npos ? filter : filter.substr(colon + 1);
-  if (key == "user") return r.user == value || (r.uid && std::to_string(*r.uid) == value);
-  if (key == "gpu")
-    return all_digits(value) ? std::to_string(r.nvml_index) == value
-                             : lower(r.uuid).rfind(lower(value), 0) == 0;
-  if (key == "job") return (r.slurm_job_id && *r.slurm_job_id == value) || r.job.find(value) != std::string::npos;
-  if (key == "pid")
-    return std::to_string(r.pid) == value || (r.local_pid && std::to_string(*r.local_pid) == value);
+  if (colon != std::string::npos) {
+    std::string key = lower(filter.substr(0, colon));
+    for (const TopColumnSpec& c : kColumns)
+      if (c.filter && key == c.name) return c.filter(r, filter.substr(colon + 1));
+  }
   std::string v = lower(filter);
   return lower(r.command.value_or("")).find(v) != std::string::npos ||
          lower(r.user.value_or("")).find(v) != std::string::npos;
 }
+
+}  // namespace
+
+const std::vector<TopColumnSpec>& top_columns() { return kColumns; }
+
+const TopColumnSpec& top_column(TopColumn c) {
+  for (const TopColumnSpec& s : kColumns)
+    if (s.id == c) return s;
+  return kColumns.back();
+}
+
+const char* top_column_name(TopColumn c) { return top_column(c).header; }
+
+std::optional<TopColumn> top_column_named(const std::string& name) {
+  std::string n = lower(name);
+  for (const TopColumnSpec& c : kColumns)
+    if (n == c.name || n == lower(c.header)) return c.id;
+  return std::nullopt;
+}
+
+std::vector<std::string> top_column_words() {
+  std::vector<std::string> out;
+  for (const TopColumnSpec& c : kColumns) out.push_back(c.name);
+  return out;
+}
+
+bool top_auto_compact(size_t gpus, size_t height) { return height && 3 * gpus * 3 > height; }
+
+namespace {
 
 // --- findings, each once per GPU ---------------------------------------------------------------
 
@@ -123,10 +232,15 @@ struct ShownFinding {
   std::string message, fix;
 };
 
-std::vector<ShownFinding> shown_findings(const PsResult& ps) {
+/// The findings of the rows the filter keeps, as `ps --user/--gpu/--pid` keeps them: each row's
+/// own, and the GPU findings a kept row refers to.
+std::vector<ShownFinding> shown_findings(const PsResult& ps, const std::string& filter) {
   std::vector<ShownFinding> out;
   std::map<std::pair<std::string, uint32_t>, size_t> at;
-  for (const ProcessRow& r : ps.rows)
+  std::set<size_t> gpu_findings;
+  for (const ProcessRow& r : ps.rows) {
+    if (!matches(r, filter)) continue;
+    gpu_findings.insert(r.gpu_findings.begin(), r.gpu_findings.end());
     for (const Finding& f : r.findings) {
       auto key = std::make_pair(f.id, r.nvml_index);
       auto it = at.find(key);
@@ -138,8 +252,12 @@ std::vector<ShownFinding> shown_findings(const PsResult& ps) {
         out[it->second].pids.push_back(r.pid);
       }
     }
-  for (const GpuFinding& g : ps.gpu_findings)
-    out.push_back({g.finding.severity, g.finding.id, g.nvml_index, g.pids, g.finding.message, g.finding.fix});
+  }
+  for (size_t i = 0; i < ps.gpu_findings.size(); ++i) {
+    const GpuFinding& g = ps.gpu_findings[i];
+    if (filter.empty() || gpu_findings.count(i))
+      out.push_back({g.finding.severity, g.finding.id, g.nvml_index, g.pids, g.finding.message, g.finding.fix});
+  }
   std::stable_sort(out.begin(), out.end(), [](const ShownFinding& a, const ShownFinding& b) {
     return std::make_tuple(-static_cast<int>(a.severity), a.gpu) < std::make_tuple(-static_cast<int>(b.severity), b.gpu);
   });
@@ -198,6 +316,10 @@ struct LineBuilder {
     used += display_width(t);
     line.push_back({t, a});
     return *this;
+  }
+  /// A message: cut at a word (with "…") when it does not fit what is left of the line.
+  LineBuilder& words(const std::string& text, TopAttr a = TopAttr::kNormal) {
+    return add(cut_at_word(text, width > used ? width - used : 0), a);
   }
   TopLine done() { return std::move(line); }
 };
@@ -294,74 +416,105 @@ void gpu_lines(std::vector<TopLine>& out, const Gpu& g, const TopFrame& f, const
   out.push_back(hist.done());
 }
 
-/// Column widths of the process table for `width` columns: the command takes what is left.
-std::map<TopColumn, size_t> column_widths(size_t width, const std::vector<TopRow>& rows) {
-  std::map<TopColumn, size_t> w = {{TopColumn::kPid, 7},  {TopColumn::kUser, 8}, {TopColumn::kGpu, 4},
-                                   {TopColumn::kCuda, 6}, {TopColumn::kMemory, 9}, {TopColumn::kUtil, 4},
-                                   {TopColumn::kJob, 7},
-                                   {TopColumn::kRank, 4}, {TopColumn::kCommand, 0}};
+/// The columns shown at `width` cells and their widths, in order: the command takes what is
+/// left; when that is under 12 cells, columns with a drop order go, those with no value in any
+/// row first, then highest drop order first (the sort column never goes).
+using Layout = std::vector<std::pair<const TopColumnSpec*, size_t>>;
+Layout column_layout(size_t width, const std::vector<TopRow>& rows, const TopFrame& f, const TopView& v) {
+  Layout w;
+  for (const TopColumnSpec& c : kColumns) w.push_back({&c, c.width});
+  auto longest = [&](const TopColumnSpec& c) {
+    size_t n = 0;
+    for (const TopRow& r : rows)
+      if (r.row) n = std::max(n, display_width(c.value(*r.row, use_of(*r.row, f))));
+    return n;
+  };
+  auto used = [&]() {
+    size_t n = 0;
+    for (const auto& [c, cells] : w)
+      if (c->id != TopColumn::kCommand) n += cells + 1;
+    return n;
+  };
   // The CUDA column is what top is for: it always fits its longest value ("cuda:12*"), at the
   // command's cost.
-  for (const TopRow& r : rows)
-    if (r.row) w[TopColumn::kCuda] = std::max(w[TopColumn::kCuda], std::min(display_width(cell(*r.row, TopColumn::kCuda)), size_t{10}));
-  // Wider terminals: the user and job columns grow to their longest value (up to a limit) first.
-  size_t fixed = 0;
-  for (auto& [c, n] : w) fixed += n + 1;
-  size_t spare = width > fixed + 24 ? width - fixed - 24 : 0;
-  for (TopColumn c : {TopColumn::kUser, TopColumn::kJob}) {
-    size_t longest = 0;
+  for (auto& [c, cells] : w) {
+    if (c->id == TopColumn::kCuda) cells = std::max(cells, std::min(longest(*c), size_t{10}));
+    if (c->id == v.sort && c->id != TopColumn::kCommand) cells = std::max(cells, display_width(c->header) + 1);  // its arrow
+  }
+  auto empty = [&](const TopColumnSpec& c) {
     for (const TopRow& r : rows)
-      if (r.row) longest = std::max(longest, display_width(cell(*r.row, c)));
-    size_t grow = std::min({spare, longest > w[c] ? longest - w[c] : 0, size_t{16}});
-    w[c] += grow;
+      if (r.row && c.value(*r.row, use_of(*r.row, f)) != "-") return false;
+    return true;
+  };
+  // First columns with no value in any row give way while the command is cut; then, while it
+  // would get fewer than 16 cells, the others with a drop order.
+  size_t whole_command = 0;
+  for (const TopRow& r : rows)
+    if (r.row) whole_command = std::max(whole_command, display_width(printable(r.row->command.value_or("?"))) + 3 * r.depth);
+  for (int pass = 0; pass < 2; ++pass)
+    while (used() + (pass ? size_t{16} : std::min<size_t>(whole_command, 60)) > width) {
+      auto drop = w.end();
+      for (auto it = w.begin(); it != w.end(); ++it)
+        if (it->first->drop && it->first->id != v.sort && (pass || empty(*it->first)) &&
+            (drop == w.end() || it->first->drop > drop->first->drop))
+          drop = it;
+      if (drop == w.end()) break;
+      w.erase(drop);
+    }
+  // Wider terminals: the user and job columns grow to their longest value (up to a limit) first.
+  size_t spare = width > used() + 24 ? width - used() - 24 : 0;
+  for (auto& [c, cells] : w) {
+    if (c->id != TopColumn::kUser && c->id != TopColumn::kJob) continue;
+    size_t l = longest(*c);
+    size_t grow = std::min({spare, l > cells ? l - cells : 0, size_t{16}});
+    cells += grow;
     spare -= grow;
   }
-  size_t used = 0;
-  for (auto& [c, n] : w)
-    if (c != TopColumn::kCommand) used += n + 1;
-  w[TopColumn::kCommand] = width > used ? width - used : 1;
+  size_t before_command = used();
+  for (auto& [c, cells] : w)
+    if (c->id == TopColumn::kCommand) cells = width > before_command ? width - before_command : 1;
   return w;
 }
 
-bool right_aligned(TopColumn c) {
-  return c == TopColumn::kPid || c == TopColumn::kMemory || c == TopColumn::kGpu || c == TopColumn::kUtil;
-}
-
-TopLine table_header(const std::map<TopColumn, size_t>& w, const TopView& v, size_t width) {
+TopLine table_header(const Layout& w, const TopView& v, size_t width) {
   LineBuilder b{width};
-  for (TopColumn c : kTopColumns) {
-    std::string name = top_column_name(c);
-    if (c == v.sort) name += v.reverse ? (v.utf8 ? "▲" : "^") : (v.utf8 ? "▼" : "v");
-    b.add(fit(name, w.at(c), right_aligned(c)) + (c == TopColumn::kCommand ? "" : " "), TopAttr::kHeader);
+  for (const auto& [c, cells] : w) {
+    std::string name = c->header;
+    bool down = c->largest_first != v.reverse;  // the arrow points the way values go down the table
+    if (c->id == v.sort) name += down ? (v.utf8 ? "▼" : "v") : (v.utf8 ? "▲" : "^");
+    b.add(fit(name, cells, c->right) + (c->id == TopColumn::kCommand ? "" : " "), TopAttr::kHeader);
   }
   return b.done();
 }
 
-TopLine table_line(const TopRow& tr, const TopFrame& f, const std::map<TopColumn, size_t>& w, const TopView& v,
-                   bool selected, size_t width) {
+TopLine table_line(const TopRow& tr, const TopFrame& f, const Layout& w, const TopView& v, bool selected,
+                   size_t width) {
   LineBuilder b{width};
   if (!tr.row) {  // a parent that is not a GPU process
     std::string cmd = "?";
     if (auto it = f.parents.find(tr.parent_pid); it != f.parents.end()) cmd = printable(it->second);
-    size_t before_command = 0;
-    for (const auto& [c, n] : w)
-      if (c != TopColumn::kCommand && c != TopColumn::kPid) before_command += n + 1;
-    b.add(fit(std::to_string(tr.parent_pid), w.at(TopColumn::kPid), true) + " ", TopAttr::kDim)
+    size_t before_command = 0, pid_cells = 7;
+    for (const auto& [c, cells] : w) {
+      if (c->id == TopColumn::kPid) pid_cells = cells;
+      else if (c->id != TopColumn::kCommand) before_command += cells + 1;
+    }
+    b.add(fit(std::to_string(tr.parent_pid), pid_cells, true) + " ", TopAttr::kDim)
         .add(std::string(before_command, ' '))
         .add(cmd, selected ? TopAttr::kSelected : TopAttr::kDim);
     return b.done();
   }
   const ProcessRow& r = *tr.row;
+  const ProcessHostUse* use = use_of(r, f);
   std::optional<Severity> worst = worst_for(r, f.ps.result);
   if (worst && *worst == Severity::kInfo && !v.show_info) worst.reset();
-  for (TopColumn c : kTopColumns) {
-    std::string text = cell(r, c);
-    if (c == TopColumn::kCommand && tr.depth > 0)
+  for (const auto& [c, cells] : w) {
+    std::string text = c->value(r, use);
+    if (c->id == TopColumn::kCommand && tr.depth > 0)
       text = std::string(2 * (tr.depth - 1), ' ') + (v.utf8 ? "└─ " : "`- ") + text;
     TopAttr a = selected ? TopAttr::kSelected : TopAttr::kNormal;
-    if (!selected && c == TopColumn::kCuda && worst) a = severity_attr(*worst);
+    if (!selected && c->id == TopColumn::kCuda && worst) a = severity_attr(*worst);
     if (!selected && r.state == ProcessState::kExited) a = TopAttr::kDim;
-    b.add(fit(text, w.at(c), right_aligned(c)) + (c == TopColumn::kCommand ? "" : " "), a);
+    b.add(fit(text, cells, c->right) + (c->id == TopColumn::kCommand ? "" : " "), a);
   }
   return b.done();
 }
@@ -378,8 +531,9 @@ std::vector<TopLine> help_lines(size_t width) {
       {"/", "filter: user:NAME, gpu:N or gpu:UUID, job:ID, pid:N, or text in the command (Enter applies, "
             "Esc clears)"},
       {"t", "tree: processes under their parents"},
+      {"c", "GPU lines: one line per GPU or the full blocks"},
       {"i", "show or hide info findings"},
-      {"k", "send a signal to the selected process (asks first; only processes you may signal)"},
+      {"k", "signal the selected process (asks which, then y sends)"},
       {"space, p", "pause / resume reading"},
       {"+, -", "refresh faster / slower"},
       {"Esc", "back to the main screen; clear the filter"},
@@ -576,7 +730,8 @@ std::optional<std::string> top_filter_error(const std::string& filter) {
   size_t colon = filter.find(':');
   if (colon == std::string::npos) return std::nullopt;
   std::string key = lower(filter.substr(0, colon)), value = filter.substr(colon + 1);
-  if (key != "user" && key != "gpu" && key != "job" && key != "pid") return std::nullopt;  // text with a colon
+  if (std::none_of(kColumns.begin(), kColumns.end(), [&](const TopColumnSpec& c) { return c.filter && key == c.name; }))
+    return std::nullopt;  // text with a colon
   if (value.empty()) return "filter '" + filter + "' has no value: write " + key + ":VALUE";
   if (key == "pid" && !all_digits(value)) return "filter '" + filter + "': a pid is a number (pid:1234)";
   return std::nullopt;
@@ -584,10 +739,11 @@ std::optional<std::string> top_filter_error(const std::string& filter) {
 
 std::vector<TopRow> top_rows(const TopFrame& frame, const TopView& view) {
   std::vector<const ProcessRow*> rows;
+  const TopColumnSpec& column = top_column(view.sort);
   for (const ProcessRow& r : frame.ps.result.rows)
     if (matches(r, view.filter)) rows.push_back(&r);
   std::stable_sort(rows.begin(), rows.end(), [&](const ProcessRow* a, const ProcessRow* b) {
-    return view.reverse ? before(*b, *a, view.sort) : before(*a, *b, view.sort);
+    return before(*a, *b, column, view.reverse, frame);
   });
   std::vector<TopRow> out;
   if (!view.tree) {
@@ -676,10 +832,57 @@ std::string top_sparkline(const std::deque<uint8_t>& samples, size_t width, bool
 
 namespace {
 
-std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& history, const TopView& view,
-                                   const TopStatus& status, size_t width, size_t height) {
+/// A signal's name as kill(1) spells it: "TERM", "KILL".
+std::string signal_word(int sig) {
+  switch (sig) {
+    case SIGTERM: return "TERM";
+    case SIGKILL: return "KILL";
+    case SIGHUP: return "HUP";
+    case SIGINT: return "INT";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+/// The footer: a prompt, the last action's outcome, else the keys; the active filter always, cut
+/// at words (with an ellipsis) only when the line cannot hold it.
+TopLine footer(const TopView& view, size_t width) {
+  std::vector<TopSpan> spans;
+  if (view.prompt == TopView::Prompt::kFilter) {
+    spans = {{"filter: ", TopAttr::kBold}, {printable(view.typed) + "_", TopAttr::kNormal},
+             {"  (Enter applies, Esc clears)", TopAttr::kDim}};
+  } else if (view.prompt == TopView::Prompt::kSignal) {
+    std::string pid = std::to_string(view.signal_pid);
+    if (!view.signal)
+      spans = {{"signal pid " + pid + ": ", TopAttr::kWarn},
+               {"t TERM  k KILL  h HUP  i INT  (any other key cancels)", TopAttr::kDim}};
+    else
+      spans = {{"send " + signal_word(view.signal) + " to pid " + pid + "? ", TopAttr::kWarn},
+               {"y sends it, any other key cancels", TopAttr::kDim}};
+  } else if (!view.message.empty()) {
+    spans = {{printable(view.message), TopAttr::kInfo}};
+  } else {
+    spans = {{"q quit  h help  Enter detail  <> sort  / filter  t tree  c GPU lines  i info  k signal", TopAttr::kDim}};
+  }
+  std::string filter = view.filter.empty() || view.prompt == TopView::Prompt::kFilter ? ""
+                                                                                       : "  filter: " + printable(view.filter);
+  // The filter first: what precedes it gives way (cut at words) until it fits.
+  size_t room = width > display_width(filter) ? width - display_width(filter) : 0;
+  LineBuilder b{width};
+  size_t used = 0;
+  for (const TopSpan& sp : spans) {
+    std::string t = sp.text;
+    if (used + display_width(t) > room) t = cut_at_word(t, room > used ? room - used : 0);
+    used += display_width(t);
+    b.add(t, sp.attr);
+  }
+  if (!filter.empty()) b.add(display_width(filter) > width ? cut_at_word(filter, width) : filter, TopAttr::kWarn);
+  return b.done();
+}
+
+/// The title (host, driver, CUDA, simulated, refresh, time) and the status line (a failed or
+/// hanging read, else what `cuda:N` means here).
+std::vector<TopLine> head_lines(const TopFrame& frame, const TopView& view, const TopStatus& status, size_t width) {
   std::vector<TopLine> out;
-  // Title: host, driver, CUDA, simulated, refresh, time.
   const Snapshot* s = frame.snapshot.get();
   {
     LineBuilder b{width};
@@ -702,21 +905,73 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
     int64_t age_ms = frame.read_unix_ms ? status.now_unix_ms - frame.read_unix_ms : 0;
     bool stale = frame.read_unix_ms && status.reading &&
                  status.now_unix_ms - status.reading_since_ms > static_cast<int64_t>(view.interval_s * 2000) + 2000;
-    if (!frame.error.empty()) b.add("read failed: " + printable(frame.error), TopAttr::kBad);
+    if (!frame.error.empty()) b.words("read failed: " + printable(frame.error), TopAttr::kBad);
     else if (stale)
-      b.add("STALE: the driver has not answered for " +
+      b.words("STALE: the driver has not answered for " +
                 std::to_string((status.now_unix_ms - status.reading_since_ms) / 1000) + "s; showing the read of " +
                 std::to_string(age_ms / 1000) + "s ago",
             TopAttr::kBad);
     else if (!s && status.reading) b.add("reading the GPUs...", TopAttr::kDim);
     else if (!frame.cuda_here_error.empty())
-      b.add("this shell's CUDA_VISIBLE_DEVICES breaks CUDA: " + printable(frame.cuda_here_error), TopAttr::kWarn);
+      b.words("this shell's CUDA_VISIBLE_DEVICES breaks CUDA: " + printable(frame.cuda_here_error), TopAttr::kWarn);
     else if (s)
-      b.add(std::to_string(s->gpus.size()) + " GPUs, " + std::to_string(frame.ps.result.rows.size()) +
+      b.words(std::to_string(s->gpus.size()) + " GPUs, " + std::to_string(frame.ps.result.rows.size()) +
                 " GPU processes; cuda:N after the index is this shell's",
             TopAttr::kDim);
     out.push_back(b.done());
   }
+  return out;
+}
+
+/// The findings, each once per GPU, in `lines` lines (the header and "... N more" included):
+/// the first line of each, cut at the edge; with no height (--once) each whole, wrapped, with its
+/// fix.  The full text and fixes of one process are in the detail view.
+void add_findings(std::vector<TopLine>& out, const std::vector<const ShownFinding*>& shown, size_t hidden_info,
+                  size_t finding_lines, size_t height, size_t width) {
+  if (!finding_lines) return;
+  LineBuilder b{width};
+  b.add("Findings", TopAttr::kHeader);
+  if (hidden_info)
+    b.add("  (" + std::to_string(hidden_info) + " info hidden: " + (height ? "i shows" : "--all shows") + ")",
+          TopAttr::kDim);
+  out.push_back(b.done());
+  for (size_t i = 0; i < shown.size() && i + 1 < finding_lines; ++i) {
+    const ShownFinding& f = *shown[i];
+    bool last_room = i + 2 == finding_lines && shown.size() > i + 1;
+    LineBuilder l{width};
+    if (last_room) {
+      l.words("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
+    } else if (!height) {  // --once: the whole text, wrapped (a bug report keeps every word)
+      std::string head = "[" + std::string(severity_name(f.severity)) + "] ";
+      std::string text = wrap(head + "GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) +
+                                  "): " + printable(f.message),
+                              width, 2, 6);
+      for (size_t at = 0; at <= text.size();) {
+        size_t nl = text.find('\n', at);
+        std::string piece = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        if (at == 0 && piece.size() >= 2 + head.size())
+          out.push_back(LineBuilder{width}.add("  ").add(head, severity_attr(f.severity)).add(piece.substr(2 + head.size())).done());
+        else
+          out.push_back(LineBuilder{width}.add(piece).done());
+        if (nl == std::string::npos) break;
+        at = nl + 1;
+      }
+      if (!f.fix.empty()) out.push_back(LineBuilder{width + f.fix.size()}.add("      fix: " + printable(f.fix), TopAttr::kBold).done());
+      continue;
+    } else {
+      l.add("  [" + std::string(severity_name(f.severity)) + "] ", severity_attr(f.severity))
+          .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ");
+      l.add(cut_at_word(printable(f.message), l.width > l.used ? l.width - l.used : 0), TopAttr::kDim);  // at a word
+    }
+    out.push_back(l.done());
+    if (last_room) break;
+  }
+}
+
+std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& history, const TopView& view,
+                                   const TopStatus& status, size_t width, size_t height) {
+  std::vector<TopLine> out = head_lines(frame, view, status, width);
+  const Snapshot* s = frame.snapshot.get();
   if (view.screen == TopView::Screen::kHelp) {
     for (TopLine& l : help_lines(width)) out.push_back(std::move(l));
     if (height && out.size() > height) out.resize(height);
@@ -737,7 +992,7 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
   }
 
   std::vector<TopRow> rows = top_rows(frame, view);
-  std::vector<ShownFinding> findings = shown_findings(frame.ps.result);
+  std::vector<ShownFinding> findings = shown_findings(frame.ps.result, view.filter);
   size_t hidden_info = 0;
   std::vector<const ShownFinding*> shown;
   for (const ShownFinding& f : findings) {
@@ -747,6 +1002,9 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
   size_t ngpu = s ? s->gpus.size() : 0;
   size_t finding_lines = shown.size() + (hidden_info || !shown.empty() ? 1 : 0);
   int per_gpu = height ? 3 : 2;  // --once: one sample is no history
+  // Compact: one line per GPU, when the full blocks would take more than about a third of the
+  // screen (eight GPUs at 40 lines), or the other way when c says so.
+  if (height && top_auto_compact(ngpu, height) != view.compact_toggled) per_gpu = 1;
   size_t table_room = rows.size();
   if (height) {
     size_t findings_room = std::min<size_t>(finding_lines, 4);
@@ -764,7 +1022,7 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
   }
   if (s)
     for (const Gpu& g : s->gpus) gpu_lines(out, g, frame, history, view, width, per_gpu);
-  std::map<TopColumn, size_t> w = column_widths(width, rows);
+  Layout w = column_layout(width, rows, frame, view);
   out.push_back(table_header(w, view, width));
   size_t first = std::min(view.scroll, rows.size());
   for (size_t i = first; i < rows.size() && i - first < table_room; ++i)
@@ -776,61 +1034,11 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
                       .done());
   if (height)
     while (out.size() + finding_lines + 1 < height) out.push_back({});
-  // Findings, each once per GPU; the full text and fixes are in the detail view.
-  if (finding_lines) {
-    LineBuilder b{width};
-    b.add("Findings", TopAttr::kHeader);
-    if (hidden_info) b.add("  (" + std::to_string(hidden_info) + " info hidden: i shows)", TopAttr::kDim);
-    out.push_back(b.done());
-    for (size_t i = 0; i < shown.size() && i + 1 < finding_lines; ++i) {
-      const ShownFinding& f = *shown[i];
-      bool last_room = i + 2 == finding_lines && shown.size() > i + 1;
-      LineBuilder l{width};
-      if (last_room) {
-        l.add("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
-      } else if (!height) {  // --once: the whole text, wrapped (a bug report keeps every word)
-        std::string head = "[" + std::string(severity_name(f.severity)) + "] ";
-        std::string text = wrap(head + "GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) +
-                                    "): " + printable(f.message),
-                                width, 2, 6);
-        for (size_t at = 0; at <= text.size();) {
-          size_t nl = text.find('\n', at);
-          std::string piece = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-          if (at == 0 && piece.size() >= 2 + head.size())
-            out.push_back(LineBuilder{width}.add("  ").add(head, severity_attr(f.severity)).add(piece.substr(2 + head.size())).done());
-          else
-            out.push_back(LineBuilder{width}.add(piece).done());
-          if (nl == std::string::npos) break;
-          at = nl + 1;
-        }
-        if (!f.fix.empty()) out.push_back(LineBuilder{width + f.fix.size()}.add("      fix: " + printable(f.fix), TopAttr::kBold).done());
-        continue;
-      } else {
-        l.add("  [" + std::string(severity_name(f.severity)) + "] ", severity_attr(f.severity))
-            .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ")
-            .add(printable(f.message), TopAttr::kDim);
-      }
-      out.push_back(l.done());
-      if (last_room) break;
-    }
-  }
+  add_findings(out, shown, hidden_info, finding_lines, height, width);
   if (height) {
-    LineBuilder b{width};
-    if (view.prompt == TopView::Prompt::kFilter) {
-      b.add("filter: ", TopAttr::kBold).add(printable(view.typed) + "_").add("  (Enter applies, Esc clears)", TopAttr::kDim);
-    } else if (view.prompt == TopView::Prompt::kSignal) {
-      b.add("send signal " + std::to_string(view.signal) + " to pid " + std::to_string(view.signal_pid) + "? ",
-            TopAttr::kWarn)
-          .add("y yes, n no; 1 HUP 2 INT 9 KILL 15 TERM choose", TopAttr::kDim);
-    } else if (!view.message.empty()) {
-      b.add(printable(view.message), TopAttr::kInfo);
-    } else {
-      b.add("q quit  h help  Enter detail  <> sort  / filter  t tree  i info  k signal", TopAttr::kDim);
-      if (!view.filter.empty()) b.add("  filter: " + printable(view.filter), TopAttr::kWarn);
-    }
     while (out.size() + 1 < height) out.push_back({});
     out.resize(height - 1);
-    out.push_back(b.done());
+    out.push_back(footer(view, width));
   }
   return out;
 }
@@ -842,6 +1050,15 @@ std::vector<TopLine> render_top(const TopFrame& frame, const TopHistory& history
   std::vector<TopLine> lines = render_screen(frame, history, view, status, std::max<size_t>(width, 20), height);
   if (!view.utf8) asciify(lines);
   return lines;
+}
+
+std::vector<TopLine> top_too_small(size_t width, size_t height) {
+  std::string text = "gpumap top needs at least 80x24; this terminal is " + std::to_string(width) + "x" +
+                     std::to_string(height) + " (q quits)";
+  std::vector<TopLine> out;
+  for (const std::string& line : split(wrap(text, std::max<size_t>(width, 1), 0, 0), '\n'))
+    out.push_back({{display_width(line) > width ? ellipsize(line, width) : line, TopAttr::kWarn}});
+  return out;
 }
 
 std::string top_text(const std::vector<TopLine>& lines, bool color) {

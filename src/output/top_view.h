@@ -22,13 +22,48 @@ struct TopSpan {
 };
 using TopLine = std::vector<TopSpan>;
 
-/// The process table's columns, in order; each can be the sort key.
-enum class TopColumn { kPid, kUser, kGpu, kCuda, kMemory, kUtil, kJob, kRank, kCommand };
-inline constexpr TopColumn kTopColumns[] = {TopColumn::kPid,    TopColumn::kUser, TopColumn::kGpu,
-                                            TopColumn::kCuda,   TopColumn::kMemory, TopColumn::kUtil,
-                                            TopColumn::kJob,    TopColumn::kRank,   TopColumn::kCommand};
-/// "PID", "USER", "GPU", "CUDA", "MEM", "SM%", "JOB", "RANK", "COMMAND".
+/// The process table's columns, in order (top_columns() has one row for each).
+enum class TopColumn { kPid, kUser, kGpu, kCuda, kMemory, kUtil, kCpu, kRss, kTime, kJob, kRank, kCommand };
+
+/// A column's sort key: known values in order of `number` (or of the cell's text when the column
+/// sorts as text); unknown ones ("-") last whichever way the table is sorted.
+struct TopSortKey {
+  bool known = true;
+  double number = 0;
+};
+
+/// One column of the process table.  Everything about a column is its row in top_columns():
+/// adding a column is one row there (and its test), nothing else (docs/top.md).
+struct TopColumnSpec {
+  TopColumn id;
+  const char* header;  // "SM%"
+  const char* name;    // its word for --sort (and the filter when `filter` is set): "sm"
+  size_t width;        // cells (COMMAND: 0, it takes what is left)
+  bool right;          // right-aligned (numbers)
+  bool largest_first;  // sorts largest first, as htop and nvitop sort resources (r reverses)
+  int drop;            // 0: always shown; else the column gives way to the command on a narrow
+                       // terminal, highest first: with no value in any row while the command is
+                       // cut, any while it would get fewer than 16 cells (never the sort column)
+  /// The cell; `use` is the process's host use (null: unknown).
+  std::string (*value)(const ProcessRow& row, const ProcessHostUse* use);
+  /// The sort key; null: the column sorts by its cell's text.
+  TopSortKey (*sort)(const ProcessRow& row, const ProcessHostUse* use);
+  /// Whether `name:VALUE` (the filter) matches the row; null: the column has no filter.
+  bool (*filter)(const ProcessRow& row, const std::string& value);
+};
+/// The columns, in the table's order.
+const std::vector<TopColumnSpec>& top_columns();
+const TopColumnSpec& top_column(TopColumn c);
+/// "PID", "USER", "GPU", "CUDA", "MEM", "SM%", "CPU%", "RSS", "TIME", "JOB", "RANK", "COMMAND".
 const char* top_column_name(TopColumn c);
+/// The column --sort NAME names (its word or its header, any case); nullopt otherwise.
+std::optional<TopColumn> top_column_named(const std::string& name);
+/// Every column's word, in order ("pid", "user", ...): for --sort's help and its error.
+std::vector<std::string> top_column_words();
+
+/// Whether the GPU lines are folded into one line per GPU when `gpus` GPUs are drawn on a screen
+/// of `height` lines: when the full blocks would take more than about a third of it.
+bool top_auto_compact(size_t gpus, size_t height);
 
 /// What the person sees and has asked for.  Changed by the keys (src/top/top_keys.h).
 struct TopView {
@@ -39,6 +74,7 @@ struct TopView {
   bool reverse = false;
   std::string filter;          // "user:NAME", "gpu:N", "job:ID", "pid:N", else text in the command
   bool tree = false;           // processes under their parents
+  bool compact_toggled = false;  // c: the GPU lines the other way than top_auto_compact() chose
   bool show_info = false;      // info findings shown (hidden by default)
   bool paused = false;         // no new reads; the last frame stays
   double interval_s = 1.0;     // seconds between reads
@@ -50,7 +86,7 @@ struct TopView {
   Prompt prompt = Prompt::kNone;
   std::string typed;           // Prompt::kFilter: what is typed so far
   uint32_t signal_pid = 0;     // Prompt::kSignal: the process (its pid here) and the signal asked
-  int signal = 15;
+  int signal = 0;              // 0: not chosen yet (t, k, h or i chooses; then y sends it)
   std::string message;         // the last action's outcome, shown in the footer
   bool utf8 = true;            // block bars and sparklines; else ASCII
 };
@@ -81,6 +117,10 @@ std::optional<std::string> top_filter_error(const std::string& filter);
 /// status line says how old it is.
 std::vector<TopLine> render_top(const TopFrame& frame, const TopHistory& history, const TopView& view,
                                 const TopStatus& status, size_t width, size_t height);
+
+/// What a terminal under 80x24 shows instead: the size needed and this one's, wrapped at words
+/// to `width` columns.
+std::vector<TopLine> top_too_small(size_t width, size_t height);
 
 /// One process in detail (top's Enter screen, `gpumap ps --pid N`): its GPUs with memory and the
 /// cuda:N it calls each, the CUDA variables it started with, its own cuda:N map, every finding

@@ -1,10 +1,15 @@
 // The `top` screen as a pure function: frames read in process (FakeSession), drawn at fixed sizes.
 #include "output/top_view.h"
 
+#include <csignal>
+#include <fstream>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "fake_session.h"
 #include "os/proc.h"
+#include "model/text.h"
 #include "output/style.h"
 #include "session/top.h"
 
@@ -164,8 +169,9 @@ TEST(RenderTop, FiltersBySortsByAndSaysWhenNothingMatches) {
   EXPECT_NE(screen_text(render_top(t, {}, v, {}, 80, 24)).find("no process matches user:nobody"), std::string::npos);
   v.filter.clear();
   v.sort = TopColumn::kMemory;
+  EXPECT_EQ(top_rows(t, v)[0].row->pid, 102u);  // 2000 MiB first: resources sort largest first
   v.reverse = true;
-  EXPECT_EQ(top_rows(t, v)[0].row->pid, 102u);  // 2000 MiB first
+  EXPECT_EQ(top_rows(t, v)[0].row->pid, 101u);
   EXPECT_TRUE(top_filter_error("pid:abc"));
   EXPECT_TRUE(top_filter_error("user:"));
   EXPECT_FALSE(top_filter_error("http://x"));  // text with a colon is text
@@ -354,6 +360,228 @@ TEST(TopBar, FillsByEighthsAndSaysUnknown) {
   EXPECT_EQ(top_bar(0, 2, true), "▕  ▏");
   EXPECT_EQ(top_sparkline({0, 50, 100, 255}, 6, true), "  ▁▄█·");
   EXPECT_EQ(top_sparkline({0, 100}, 1, false), "#");
+}
+
+
+// --- issue 43 item 5 / issue 45 item 4 -------------------------------------------------------------
+
+std::string header_line(const std::vector<TopLine>& lines) {
+  for (const TopLine& l : lines)
+    if (text_of(l).find("COMMAND") != std::string::npos) return text_of(l);
+  return "";
+}
+
+/// Writes <proc root>/PID/stat with CPU time (ticks), start (ticks after boot) and resident pages.
+void write_stat(const std::string& root, uint32_t pid, uint64_t cpu_ticks, int64_t start_ticks, uint64_t rss_pages) {
+  std::ofstream(root + "/" + std::to_string(pid) + "/stat")
+      << pid << " (python3) S 1 " << pid << " " << pid << " 0 -1 0 0 0 0 0 " << cpu_ticks << " 0 0 0 20 0 1 0 "
+      << start_ticks << " 123456789 " << rss_pages << " 0\n";
+}
+void write_uptime(const std::string& root, double s) { std::ofstream(root + "/uptime") << s << " 0.00\n"; }
+
+TEST(TopColumns, EveryColumnIsOneRowWithAHeaderAWordACellAndAPlaceInTheHeader) {
+  TopFrame t = ranks_frame();
+  std::set<std::string> words;
+  std::string header = header_line(render_top(t, {}, TopView{}, {}, 200, 40));
+  for (const TopColumnSpec& c : top_columns()) {
+    EXPECT_TRUE(words.insert(c.name).second) << "two columns called " << c.name;
+    EXPECT_EQ(top_column(c.id).header, c.header);
+    EXPECT_EQ(top_column_named(c.name), c.id) << c.name;         // --sort takes its word
+    EXPECT_EQ(top_column_named(c.header), c.id) << c.header;     // and its header
+    EXPECT_NE(header.find(c.header), std::string::npos) << c.header << " not in " << header;
+    for (const ProcessRow& r : t.ps.result.rows) EXPECT_FALSE(c.value(r, nullptr).empty()) << c.header;
+    EXPECT_TRUE(c.id == TopColumn::kCommand || c.width > 0) << c.header;
+  }
+  for (const TopColumnSpec& c : top_columns()) {  // sorted by any column: its header and arrow whole
+    TopView v;
+    v.sort = c.id;
+    std::string h = header_line(render_top(t, {}, v, {}, 80, 24));
+    EXPECT_NE(h.find(std::string(c.header) + (c.largest_first ? "▼" : "▲")), std::string::npos) << h;
+  }
+  EXPECT_EQ(top_column_named("sm"), TopColumn::kUtil);
+  EXPECT_FALSE(top_column_named("size"));
+  for (const char* w : {"mem", "sm", "cpu", "rss", "time"})  // resources: largest first
+    EXPECT_TRUE(top_column(*top_column_named(w)).largest_first) << w;
+  for (const char* w : {"pid", "user", "gpu", "cuda", "job", "rank", "command"})
+    EXPECT_FALSE(top_column(*top_column_named(w)).largest_first) << w;
+}
+
+TEST(TopHostUse, CpuPercentRssAndElapsedFromStatAndUptime) {
+  ProcStat st;
+  st.start_ticks = 1000 * 100;  // started 1000 s after boot
+  st.cpu_ticks = 50 * 100;      // 50 s of CPU
+  st.rss_pages = 2560;          // 10 MiB of 4 KiB pages
+  ProcessHostUse first = host_use_of(st, 1100, 100, 4096, nullptr);
+  ASSERT_TRUE(first.cpu_percent && first.rss_kib && first.elapsed_s);
+  EXPECT_DOUBLE_EQ(*first.cpu_percent, 50.0);  // over its life, as ps(1): 50 s in 100 s
+  EXPECT_EQ(*first.rss_kib, 10240u);
+  EXPECT_EQ(*first.elapsed_s, 100);
+  ProcCache::CpuSample before{st.start_ticks, st.cpu_ticks, 1100};
+  st.cpu_ticks += 200;  // two seconds of CPU in the two seconds since: two cores busy
+  ProcessHostUse next = host_use_of(st, 1102, 100, 4096, &before);
+  EXPECT_DOUBLE_EQ(*next.cpu_percent, 100.0 * 2 / 2 * 1);  // 2 s CPU / 2 s = 100 %
+  before.start_ticks = 5;  // another process with that pid: its life, not the delta
+  EXPECT_NEAR(*host_use_of(st, 1102, 100, 4096, &before).cpu_percent, 52.0 / 102 * 100, 1e-9);
+}
+
+TEST(TopHostUse, TheFrameReadsThemThroughTheProcSeamAndTheTableShowsThem) {
+  FakeSession f("h200x2");
+  f.with_process(0, {.pid = 101, .argv = {"python3", "busy.py"}}, 3000);
+  f.with_process(1, {.pid = 102, .argv = {"python3", "idle.py"}}, 1000);
+  const int64_t hz = clock_ticks_per_second(), page = page_size_bytes();
+  uint64_t pages_1g = (1ull << 30) / static_cast<uint64_t>(page);
+  write_uptime(f.proc_root(), 10000);
+  write_stat(f.proc_root(), 101, 0, (10000 - 3723) * hz, pages_1g);  // 1:02:03 ago, 1 GiB
+  write_stat(f.proc_root(), 102, 0, (10000 - 65) * hz, 100);
+  ProcCache cache;
+  ProcFs proc(f.proc_root());
+  TopFrame first = read_top_frame(f.session(), proc, &cache);
+  ASSERT_TRUE(first.error.empty()) << first.error;
+  ASSERT_EQ(first.host_use.count(101), 1u);
+  EXPECT_EQ(first.host_use.at(101).elapsed_s, 3723);
+  EXPECT_EQ(first.host_use.at(101).rss_kib, 1024u * 1024);
+  write_uptime(f.proc_root(), 10002);  // two seconds later: 101 used 1.5 s of CPU, 102 none
+  write_stat(f.proc_root(), 101, static_cast<uint64_t>(hz * 3 / 2), (10000 - 3723) * hz, pages_1g);
+  TopFrame t = read_top_frame(f.session(), proc, &cache);
+  ASSERT_TRUE(t.host_use.at(101).cpu_percent);
+  EXPECT_NEAR(*t.host_use.at(101).cpu_percent, 75.0, 1e-9);
+  EXPECT_NEAR(*t.host_use.at(102).cpu_percent, 0.0, 1e-9);
+  std::vector<TopLine> lines = render_top(t, {}, TopView{}, {}, 132, 40);
+  std::string s = screen_text(lines);
+  std::string header = header_line(lines);
+  EXPECT_NE(header.find("SM%  CPU%   RSS     TIME"), std::string::npos) << header;
+  EXPECT_NE(s.find("3000MiB    -  75.0 1024M  1:02:05"), std::string::npos) << s;
+  EXPECT_NE(s.find("1000MiB    -   0.0  "), std::string::npos) << s;
+  EXPECT_NE(s.find("01:07"), std::string::npos) << s;  // 102: 67 s
+  TopView by_cpu;
+  by_cpu.sort = TopColumn::kCpu;
+  EXPECT_EQ(top_rows(t, by_cpu)[0].row->pid, 101u);  // the busy one first
+  by_cpu.sort = TopColumn::kTime;
+  EXPECT_EQ(top_rows(t, by_cpu)[0].row->pid, 101u);  // the oldest first
+  // At 80 columns CPU% and RSS fit beside the others (JOB and RANK, empty, give way first, then
+  // TIME, so the command keeps 20 cells); sorted by TIME, TIME stays.
+  std::string narrow = header_line(render_top(t, {}, TopView{}, {}, 80, 24));
+  EXPECT_NE(narrow.find("SM%  CPU%   RSS COMMAND"), std::string::npos) << narrow;
+  EXPECT_LE(display_width(narrow), 80u);
+  TopView by_time;
+  by_time.sort = TopColumn::kTime;
+  narrow = header_line(render_top(t, {}, by_time, {}, 80, 24));
+  EXPECT_NE(narrow.find("TIME▼"), std::string::npos) << narrow;
+  EXPECT_LE(display_width(narrow), 80u);
+}
+
+TEST(TopCompact, EightGpusAt132x40LeaveAtLeastTwentyProcessRowsAndCTogglesTheBlocks) {
+  FakeSession f("dgx8");
+  for (uint32_t pid = 300; pid < 340; ++pid) f.with_process((pid - 300) % 8, {.pid = pid, .argv = {"sleep", "600"}});
+  TopFrame t = read_top_frame(f.session(), ProcFs(f.proc_root()));
+  ASSERT_TRUE(t.error.empty()) << t.error;
+  TopHistory h;
+  record_history(h, t);
+  auto process_rows = [](const std::string& s) {
+    size_t n = 0;
+    for (const std::string& line : split(s, '\n'))
+      if (line.find("sleep 600") != std::string::npos) ++n;
+    return n;
+  };
+  EXPECT_TRUE(top_auto_compact(8, 40));
+  EXPECT_FALSE(top_auto_compact(2, 24));
+  TopView v;
+  std::string s = screen_text(render_top(t, h, v, {.now_unix_ms = t.read_unix_ms}, 132, 40));
+  EXPECT_GE(process_rows(s), 20u) << s;
+  EXPECT_EQ(s.find("\n   UTIL"), std::string::npos) << s;  // one line per GPU
+  v.compact_toggled = true;                          // c: the full blocks
+  std::string full = screen_text(render_top(t, h, v, {.now_unix_ms = t.read_unix_ms}, 132, 40));
+  EXPECT_LT(process_rows(full), 20u) << full;
+  EXPECT_NE(full.find("\n   UTIL"), std::string::npos) << full;  // the block's second line
+  // Two GPUs at 80x24: the blocks take a quarter of the screen, so they stay; c folds them.
+  TopFrame two = ranks_frame();
+  TopView c;
+  EXPECT_NE(screen_text(render_top(two, {}, c, {}, 80, 24)).find("\n   UTIL"), std::string::npos);
+  c.compact_toggled = true;
+  std::string folded = screen_text(render_top(two, {}, c, {}, 80, 24));
+  EXPECT_EQ(folded.find("\n   UTIL"), std::string::npos) << folded;
+  EXPECT_NE(folded.find(" 1 cuda:0  H200"), std::string::npos) << folded;
+}
+
+TEST(TopFilter, AppliesToTheFindingsAndTheFooterAlwaysSaysIt) {
+  TopFrame t = ranks_frame();  // 101 on GPU 0 outside its visible set: an error
+  TopView v;
+  v.filter = "gpu:1";
+  std::string s = screen_text(render_top(t, {}, v, {}, 80, 24));
+  EXPECT_EQ(s.find("outside-visible-set"), std::string::npos) << "a finding of a row the filter hides\n" << s;
+  v.filter = "pid:101";
+  EXPECT_NE(screen_text(render_top(t, {}, v, {}, 80, 24)).find("outside-visible-set"), std::string::npos);
+  // The footer at 80 columns: the keys give way to the filter, never the other way round.
+  v.filter = "user:a-rather-long-user-name-for-this";
+  std::vector<TopLine> lines = render_top(t, {}, v, {}, 80, 24);
+  std::string footer = text_of(lines.back());
+  EXPECT_NE(footer.find("filter: user:a-rather-long-user-name-for-this"), std::string::npos) << footer;
+  EXPECT_LE(display_width(footer), 80u);
+  EXPECT_NE(footer.find("…"), std::string::npos) << footer;  // the keys, cut at a word
+  v.message = "sorted by MEM";  // a message keeps the filter too
+  EXPECT_NE(text_of(render_top(t, {}, v, {}, 80, 24).back()).find("filter: user:a-rather"), std::string::npos);
+}
+
+TEST(TopMessages, TooSmallBreaksBetweenWords) {
+  std::vector<TopLine> lines = top_too_small(60, 20);
+  ASSERT_GE(lines.size(), 2u);
+  std::string joined;
+  for (const TopLine& l : lines) {
+    std::string t = text_of(l);
+    EXPECT_LE(display_width(t), 60u) << t;
+    EXPECT_FALSE(t.empty() || t.front() == ' ' || t.back() == ' ') << "[" << t << "]";
+    joined += (joined.empty() ? "" : " ") + t;
+  }
+  EXPECT_EQ(joined, "gpumap top needs at least 80x24; this terminal is 60x20 (q quits)");
+}
+
+TEST(TopMessages, AFindingCutAt80ColumnsIsCutAtAWord) {
+  TopFrame t = ranks_frame();
+  std::string message;
+  for (const ProcessRow& r : t.ps.result.rows)
+    for (const Finding& f : r.findings)
+      if (f.id == "outside-visible-set") message = f.message;
+  ASSERT_FALSE(message.empty());
+  std::string line;
+  for (const TopLine& l : render_top(t, {}, TopView{}, {}, 80, 24))
+    if (text_of(l).find("outside-visible-set (pid 101): ") != std::string::npos) line = text_of(l);
+  ASSERT_FALSE(line.empty());
+  EXPECT_LE(display_width(line), 80u);
+  std::string shown = line.substr(line.find("): ") + 3);
+  ASSERT_GE(shown.size(), std::string("…").size());
+  ASSERT_EQ(shown.substr(shown.size() - std::string("…").size()), "…") << line;
+  shown.resize(shown.size() - std::string("…").size());
+  ASSERT_EQ(message.rfind(shown, 0), 0u) << line;
+  EXPECT_EQ(message[shown.size()], ' ') << "cut inside a word: " << line;
+}
+
+TEST(TopMessages, TheStatusLineIsCutAtAWord) {
+  TopFrame t = ranks_frame();
+  t.cuda_here_error = "CUDA_VISIBLE_DEVICES=GPU-ef612c2c names a GPU twice and the driver refuses the whole list";
+  std::string status = text_of(render_top(t, {}, TopView{}, {}, 80, 24)[1]);
+  EXPECT_LE(display_width(status), 80u) << status;
+  ASSERT_GE(status.size(), std::string("…").size());
+  EXPECT_EQ(status.substr(status.size() - std::string("…").size()), "…") << status;
+  std::string shown = status.substr(0, status.size() - std::string("…").size());
+  std::string whole = "this shell's CUDA_VISIBLE_DEVICES breaks CUDA: " + t.cuda_here_error;
+  ASSERT_EQ(whole.rfind(shown, 0), 0u) << status;
+  EXPECT_EQ(whole[shown.size()], ' ') << "cut inside a word: " << status;
+}
+
+TEST(TopMessages, TheSignalPromptNamesSignalsByLetterAndOnceSaysAll) {
+  TopFrame t = ranks_frame();
+  TopView v;
+  v.prompt = TopView::Prompt::kSignal;
+  v.signal_pid = 101;
+  std::string footer = text_of(render_top(t, {}, v, {}, 80, 24).back());
+  EXPECT_NE(footer.find("signal pid 101: t TERM  k KILL  h HUP  i INT"), std::string::npos) << footer;
+  v.signal = SIGKILL;
+  footer = text_of(render_top(t, {}, v, {}, 80, 24).back());
+  EXPECT_NE(footer.find("send KILL to pid 101? y sends it"), std::string::npos) << footer;
+  TopFrame info = ranks_frame({"LOCAL_RANK=0"});
+  std::string once = screen_text(render_top(info, {}, TopView{}, {}, 100, 0));
+  EXPECT_NE(once.find("info hidden: --all shows"), std::string::npos) << once;
+  EXPECT_EQ(once.find("i shows"), std::string::npos) << once;
 }
 
 }  // namespace

@@ -18,9 +18,11 @@ int64_t now_unix_ms() {
 
 
 /// Reads `pid` through `cache`: its stat file, and the full read only when it is new or exec'd.
-ProcProcess cached_read(const ProcFs& proc, ProcCache& cache, uint32_t pid) {
+/// The stat file read is kept in `stats` (CPU time and memory, without a second read).
+ProcProcess cached_read(const ProcFs& proc, ProcCache& cache, uint32_t pid, std::map<uint32_t, ProcStat>& stats) {
   std::optional<ProcStat> st = proc.stat(pid);
   if (!st) return proc.read(pid);  // gone, or unreadable: the full read says which
+  stats[pid] = *st;
   auto it = cache.entries.find(pid);
   if (it != cache.entries.end() && it->second.start_ticks == st->start_ticks && it->second.comm == st->comm) {
     ProcProcess p = it->second.proc;
@@ -33,14 +35,54 @@ ProcProcess cached_read(const ProcFs& proc, ProcCache& cache, uint32_t pid) {
   return p;
 }
 
+/// Fills frame.host_use for every GPU process in this PID namespace; keeps their CPU samples in
+/// `cache` for the next frame.
+void read_host_use(TopFrame& f, const ProcFs& proc, std::map<uint32_t, ProcStat>& stats, ProcCache* cache) {
+  std::optional<double> uptime = proc.uptime_s();
+  if (!uptime) return;
+  std::map<uint32_t, ProcCache::CpuSample> next;
+  for (const ProcessRow& r : f.ps.result.rows) {
+    if (!r.local_pid || f.host_use.count(*r.local_pid)) continue;
+    uint32_t pid = *r.local_pid;
+    auto it = stats.find(pid);
+    if (it == stats.end()) {
+      std::optional<ProcStat> st = proc.stat(pid);
+      if (!st) continue;
+      it = stats.emplace(pid, *st).first;
+    }
+    const ProcStat& st = it->second;
+    const ProcCache::CpuSample* before = nullptr;
+    if (cache)
+      if (auto b = cache->cpu.find(pid); b != cache->cpu.end()) before = &b->second;
+    f.host_use[pid] = host_use_of(st, *uptime, clock_ticks_per_second(), page_size_bytes(), before);
+    next[pid] = {st.start_ticks, st.cpu_ticks, *uptime};
+  }
+  if (cache) cache->cpu = std::move(next);  // processes that left the GPUs are forgotten
+}
+
 }  // namespace
+
+ProcessHostUse host_use_of(const ProcStat& st, double uptime_s, int64_t ticks_per_s, int64_t page_bytes,
+                           const ProcCache::CpuSample* before) {
+  ProcessHostUse u;
+  double hz = static_cast<double>(ticks_per_s);
+  double started = static_cast<double>(st.start_ticks) / hz;
+  if (st.start_ticks >= 0 && uptime_s >= started) u.elapsed_s = static_cast<int64_t>(uptime_s - started);
+  u.rss_kib = st.rss_pages * static_cast<uint64_t>(page_bytes) / 1024;
+  if (before && before->start_ticks == st.start_ticks && uptime_s > before->uptime_s && st.cpu_ticks >= before->cpu_ticks)
+    u.cpu_percent = static_cast<double>(st.cpu_ticks - before->cpu_ticks) / hz / (uptime_s - before->uptime_s) * 100;
+  else if (st.start_ticks >= 0 && uptime_s > started)
+    u.cpu_percent = static_cast<double>(st.cpu_ticks) / hz / (uptime_s - started) * 100;
+  return u;
+}
 
 TopFrame read_top_frame(Session& session, const ProcFs& proc, ProcCache* cache) {
   TopFrame f;
   auto start = std::chrono::steady_clock::now();
   try {
     ReadProc read;
-    if (cache) read = [&](uint32_t pid) { return cached_read(proc, *cache, pid); };
+    std::map<uint32_t, ProcStat> stats;
+    if (cache) read = [&](uint32_t pid) { return cached_read(proc, *cache, pid, stats); };
     ReadOptions sensors = ps_read_options();  // the session's first snapshot: what a monitor shows too
     sensors.sensors = true;
     session.snapshot(sensors);
@@ -51,6 +93,7 @@ TopFrame read_top_frame(Session& session, const ProcFs& proc, ProcCache* cache) 
       for (auto it = cache->entries.begin(); it != cache->entries.end();)
         it = listed.count(it->first) ? std::next(it) : cache->entries.erase(it);
     }
+    read_host_use(f, proc, stats, cache);
     f.snapshot = std::make_shared<const Snapshot>(session.snapshot());
     Mapping here = session.mapping();
     if (here.view.error != CudaInitError::kNone) f.cuda_here_error = here.view.error_reason;

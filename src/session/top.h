@@ -12,6 +12,7 @@
 namespace gpumap {
 
 class ProcFs;
+struct ProcStat;
 
 /// The GPU processes' /proc reads kept from one frame to the next: a process's command line and
 /// environment (as at exec) do not change while it runs, so a later frame reads only its small
@@ -23,6 +24,13 @@ struct ProcCache {
     ProcProcess proc;
   };
   std::map<uint32_t, Entry> entries;  // by pid in the proc root
+  /// Each process's CPU time at the last frame, for CPU % over the time between frames.
+  struct CpuSample {
+    int64_t start_ticks = -1;
+    uint64_t cpu_ticks = 0;
+    double uptime_s = 0;
+  };
+  std::map<uint32_t, CpuSample> cpu;  // by pid in the proc root
   KubeletCache kubelet;               // the kubelet's answer, asked again only for a new pod
 };
 
@@ -33,6 +41,12 @@ struct ProcCache {
 TopFrame read_top_frame(Session& session, const ProcFs& proc, ProcCache* cache = nullptr);
 /// The same with the session's /proc (Seams::proc_root).
 TopFrame read_top_frame(Session& session, ProcCache* cache = nullptr);
+
+/// CPU %, resident memory and run time of a process from its stat file, /proc/uptime, the clock
+/// tick and the page size; `before` (its sample at the last frame, the same process) makes CPU %
+/// the use since then, else the use over its life.  Pure: the caller reads the files.
+ProcessHostUse host_use_of(const ProcStat& st, double uptime_s, int64_t ticks_per_s, int64_t page_bytes,
+                           const ProcCache::CpuSample* before);
 
 /// Adds `frame`'s utilisation and memory use to `history` (GPUs that left are dropped).
 void record_history(TopHistory& history, const TopFrame& frame);

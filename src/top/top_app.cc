@@ -166,9 +166,7 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
         size_t w = screen.width(), h = screen.height();
         std::vector<TopLine> lines;
         if (w < 80 || h < 24) {
-          lines.push_back({{"gpumap top needs at least 80x24; this terminal is " + std::to_string(w) + "x" +
-                                std::to_string(h) + " (q quits)",
-                            TopAttr::kWarn}});
+          lines = top_too_small(w, h);
         } else {
           keep_selection(view, top_rows(*frame, view).size(), page);
           lines = render_top(*frame, history, view, status, w, h);

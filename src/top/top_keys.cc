@@ -15,8 +15,9 @@ const ProcessRow* selected_row(const TopView& view, const TopFrame& frame) {
 }
 
 size_t column_at(TopColumn c) {
-  for (size_t i = 0; i < std::size(kTopColumns); ++i)
-    if (kTopColumns[i] == c) return i;
+  const std::vector<TopColumnSpec>& cols = top_columns();
+  for (size_t i = 0; i < cols.size(); ++i)
+    if (cols[i].id == c) return i;
   return 0;
 }
 
@@ -48,23 +49,27 @@ TopAction filter_key(TopView& view, int key) {
   return {};
 }
 
+/// The signal prompt: a letter chooses the signal (t TERM, k KILL, h HUP, i INT), then y sends
+/// it; any other key at either step cancels.  No single key sends a signal.
 TopAction signal_key(TopView& view, int key) {
-  switch (key) {
-    case 'y':
-    case 'Y': {
-      view.prompt = TopView::Prompt::kNone;
-      return {TopAction::kSignal, view.signal_pid, view.signal};
+  if (!view.signal) {
+    switch (key) {
+      case 't': case 'T': view.signal = SIGTERM; return {};
+      case 'k': case 'K': view.signal = SIGKILL; return {};
+      case 'h': case 'H': view.signal = SIGHUP; return {};
+      case 'i': case 'I': view.signal = SIGINT; return {};
+      default: break;
     }
-    case '1': view.signal = SIGHUP; return {};
-    case '2': view.signal = SIGINT; return {};
-    case '9': view.signal = SIGKILL; return {};
-    case 't':
-    case 'T': view.signal = SIGTERM; return {};
-    default:
-      view.prompt = TopView::Prompt::kNone;
-      view.message = "no signal sent";
-      return {};
+  } else if (key == 'y' || key == 'Y') {
+    view.prompt = TopView::Prompt::kNone;
+    int sig = view.signal;
+    view.signal = 0;
+    return {TopAction::kSignal, view.signal_pid, sig};
   }
+  view.prompt = TopView::Prompt::kNone;
+  view.signal = 0;
+  view.message = "no signal sent";
+  return {};
 }
 
 }  // namespace
@@ -135,8 +140,9 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
       return {};
     case '<':
     case '>': {
-      size_t n = std::size(kTopColumns), at = column_at(view.sort);
-      view.sort = kTopColumns[key == '<' ? (at + n - 1) % n : (at + 1) % n];
+      const std::vector<TopColumnSpec>& cols = top_columns();
+      size_t n = cols.size(), at = column_at(view.sort);
+      view.sort = cols[key == '<' ? (at + n - 1) % n : (at + 1) % n].id;
       view.message = std::string("sorted by ") + top_column_name(view.sort);
       break;
     }
@@ -146,6 +152,7 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
       view.typed = view.filter;
       return {};
     case 't': view.tree = !view.tree; view.message = view.tree ? "tree view" : "flat view"; break;
+    case 'c': view.compact_toggled = !view.compact_toggled; return {};
     case 'i':
       view.show_info = !view.show_info;
       view.message = view.show_info ? "info findings shown" : "info findings hidden";
@@ -171,7 +178,7 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
       } else {
         view.prompt = TopView::Prompt::kSignal;
         view.signal_pid = *r->local_pid;
-        view.signal = SIGTERM;
+        view.signal = 0;  // a letter chooses it
       }
     }
     return {};

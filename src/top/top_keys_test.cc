@@ -58,10 +58,29 @@ TEST(TopKeys, SortColumnsCycleAndReverse) {
   top_key(v, '<', f, 10);
   top_key(v, '<', f, 10);
   EXPECT_EQ(v.sort, TopColumn::kUser);
-  v.sort = TopColumn::kMemory;
+  for (TopColumn next : {TopColumn::kGpu, TopColumn::kCuda, TopColumn::kMemory, TopColumn::kUtil, TopColumn::kCpu,
+                         TopColumn::kRss, TopColumn::kTime, TopColumn::kJob}) {
+    top_key(v, '>', f, 10);
+    EXPECT_EQ(v.sort, next) << top_column_name(next);  // every column, the new ones too
+  }
+  v.sort = TopColumn::kMemory;  // a resource: largest first, as htop and nvitop sort it
+  EXPECT_EQ(top_rows(f, v)[0].row->pid, 101u);  // 3000 MiB before 1000
   top_key(v, 'r', f, 10);
   EXPECT_TRUE(v.reverse);
+  EXPECT_EQ(top_rows(f, v)[0].row->pid, 102u);
+  v.reverse = false;
+  v.sort = TopColumn::kPid;  // not a resource: smallest first
   EXPECT_EQ(top_rows(f, v)[0].row->pid, 101u);
+}
+
+TEST(TopKeys, CTogglesTheCompactGpuLines) {
+  TopFrame f = frame();
+  TopView v;
+  EXPECT_FALSE(v.compact_toggled);
+  top_key(v, 'c', f, 10);
+  EXPECT_TRUE(v.compact_toggled);
+  top_key(v, 'c', f, 10);
+  EXPECT_FALSE(v.compact_toggled);
 }
 
 TEST(TopKeys, FilterIsTypedAppliedCheckedAndCleared) {
@@ -99,21 +118,37 @@ TEST(TopKeys, EnterOpensTheSelectedProcess) {
   EXPECT_EQ(v.screen, TopView::Screen::kMain);
 }
 
-TEST(TopKeys, ASignalIsAskedForConfirmedAndChosen) {
+TEST(TopKeys, ASignalIsChosenByLetterAndConfirmedNoSingleKeySendsOne) {
   TopFrame f = frame();
   TopView v;
   top_key(v, 'k', f, 10);
   ASSERT_EQ(v.prompt, TopView::Prompt::kSignal) << v.message;
-  EXPECT_EQ(v.signal, SIGTERM);
+  EXPECT_EQ(v.signal, 0);  // not chosen yet
   top_key(v, 'n', f, 10);
   EXPECT_EQ(v.prompt, TopView::Prompt::kNone);
   EXPECT_EQ(v.message, "no signal sent");
+  // No key alone sends anything: a letter, a digit or y right after k only chooses or cancels.
+  for (int key : std::initializer_list<int>{'t', 'k', 'h', 'i', '1', '9', '5', 'y', kKeyEnter}) {
+    top_key(v, 'k', f, 10);
+    EXPECT_EQ(top_key(v, key, f, 10).kind, TopAction::kNone) << key;
+    top_key(v, kKeyEscape, f, 10);
+    EXPECT_EQ(v.prompt, TopView::Prompt::kNone) << key;
+  }
+  for (auto [letter, sig] : std::initializer_list<std::pair<char, int>>{{'t', SIGTERM}, {'k', SIGKILL}, {'h', SIGHUP}, {'i', SIGINT}}) {
+    top_key(v, 'k', f, 10);
+    top_key(v, letter, f, 10);
+    EXPECT_EQ(v.signal, sig);
+    EXPECT_EQ(v.prompt, TopView::Prompt::kSignal);  // still asking
+    TopAction a = top_key(v, 'y', f, 10);
+    EXPECT_EQ(a.kind, TopAction::kSignal);
+    EXPECT_EQ(a.pid, 101u);
+    EXPECT_EQ(a.signal, sig);
+    EXPECT_EQ(v.prompt, TopView::Prompt::kNone);
+  }
   top_key(v, 'k', f, 10);
-  top_key(v, '9', f, 10);
-  TopAction a = top_key(v, 'y', f, 10);
-  EXPECT_EQ(a.kind, TopAction::kSignal);
-  EXPECT_EQ(a.pid, 101u);
-  EXPECT_EQ(a.signal, SIGKILL);
+  top_key(v, 'k', f, 10);
+  EXPECT_EQ(top_key(v, 'n', f, 10).kind, TopAction::kNone);  // chosen, then refused
+  EXPECT_EQ(v.message, "no signal sent");
 }
 
 TEST(TopKeys, AnExitedProcessIsNotOfferedASignal) {
