@@ -5,6 +5,9 @@
 
 #include "fake_session.h"
 #include "model/exit_codes.h"
+#include "output/self_view.h"
+#include "output/verify_view.h"
+#include "session/self.h"
 
 namespace gpumap {
 namespace {
@@ -14,19 +17,22 @@ using testing::FakeSession;
 TEST(VerifyGpus, MatchMismatchWithTheFixThatRoundTripsAndACudaThatWouldFail) {
   FakeSession f("seed-mixed", {"CUDA_VISIBLE_DEVICES=0,1"});
   Session& s = f.session();
-  Verification v = verify_gpus(s, s.env(), {"0,1"}, false, false);
+  VerifyAnswer v = verify_gpus(s, s.env(), {"0,1"}, false, false);
   EXPECT_EQ(v.code, kExitMismatch);  // FASTEST_FIRST: cuda:0 is the H100, nvidia-smi 1
   EXPECT_FALSE(v.differences.empty());
-  ASSERT_FALSE(v.fix_variables().empty());
+  ASSERT_FALSE(v.fix.empty());
   Environment fixed = s.env();
-  for (const auto& [name, value] : v.fix_variables()) fixed.set(name, value);
+  for (const auto& [name, value] : v.fix) fixed.set(name, value);
   Session again = f.other({});
   EXPECT_EQ(verify_gpus(again, fixed, {"0,1"}, false, false).code, kExitOk);  // the fix gives exactly those
   Environment bad = s.env();
   bad.set("CUDA_DEVICE_ORDER", "FASTEST");
-  Verification b = verify_gpus(s, bad, {"0"}, false, false);
+  VerifyAnswer b = verify_gpus(s, bad, {"0"}, false, false);
   EXPECT_EQ(b.code, kExitCudaWouldFail);
-  EXPECT_EQ(b.fix_order, "PCI_BUS_ID");
+  ASSERT_FALSE(b.fix.empty());
+  EXPECT_EQ(b.fix.front(), (std::pair<std::string, std::string>{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}));
+  ASSERT_TRUE(b.refusal);  // the words the library reports, the same answer the CLI renders
+  EXPECT_EQ(b.refusal->hint, "set " + fix_assignments(b) + " before CUDA starts (or run under `gpumap run`)");
   EXPECT_THROW(verify_gpus(s, s.env(), {"9"}, false, false), Error);  // names no GPU: a usage error
 }
 
@@ -35,6 +41,25 @@ TEST(VerifyGpus, PrefixChecksOnlyTheFirstOrdinals) {
   Session& s = f.session();
   EXPECT_EQ(verify_gpus(s, s.env(), {"0"}, true, false).code, kExitOk);
   EXPECT_EQ(verify_gpus(s, s.env(), {"0"}, false, false).code, kExitMismatch);  // it sees two
+}
+
+// One VerifyAnswer for every front end: `gpumap verify --expect` (verify_gpus) and the library's
+// verify() (verify_here, the C API and Python over it) answer the same environment alike.
+TEST(VerifyGpus, TheCliAndTheLibraryGiveOneAnswer) {
+  FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=1"});
+  Session& s = f.session();
+  VerifyAnswer cli = verify_gpus(s, s.env(), {"0"}, false, false);
+  VerifyAnswer lib = verify_here(s, {"0"}, false);
+  EXPECT_EQ(cli.code, kExitMismatch);
+  EXPECT_EQ(cli.code, lib.code);
+  EXPECT_EQ(cli.expected, lib.expected);
+  EXPECT_EQ(cli.differences, lib.differences);
+  EXPECT_EQ(cli.fix, lib.fix);
+  ASSERT_TRUE(cli.refusal && lib.refusal);
+  EXPECT_EQ(cli.refusal->message, lib.refusal->message);
+  EXPECT_EQ(cli.refusal->hint, lib.refusal->hint);
+  EXPECT_EQ(verify_json(cli)["fix"], verify_refusal_json(lib)["fix"]);
+  EXPECT_EQ(verify_json(cli)["differences"], verify_answer_json(lib)["differences"]);
 }
 
 }  // namespace
