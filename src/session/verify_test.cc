@@ -145,5 +145,13 @@ TEST(VerifyFix, MigDeviceUuidsAndPrefixes) {
   EXPECT_NE(out.find("starts 2 MIG device UUIDs"), std::string::npos) << out;
 }
 
+// Moved from the black-box tests/cli_small_test.cc: a repeated GPU is refused as `which` refuses it.
+TEST(VerifyFix, ARepeatedGpuIsAUsageErrorLikeWhich) {
+  FakeSession f("h200x2");
+  std::string out;
+  EXPECT_EQ(verify_code(f, {}, "1,1", &out), kExitUsage);
+  EXPECT_NE(out.find("named twice"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace gpumap
