@@ -35,14 +35,8 @@ TEST(CliSmall, RunAndBindSayTheCommandGoesAfterDashDash) {
   EXPECT_NE(b.err.find("goes after `--`"), std::string::npos) << b.err;
 }
 
-TEST(CliSmall, VerifyRejectsARepeatedGpuLikeWhich) {
-  CliRun v = gpumap({"verify", "--simulate", "h200x2", "--expect", "1,1"});
-  EXPECT_EQ(v.code, 2);
-  EXPECT_NE(v.err.find("named twice"), std::string::npos) << v.err;
-  CliRun w = gpumap({"which", "--simulate", "h200x2", "1", "GPU-a04764cc"});
-  EXPECT_EQ(w.code, 2);
-  EXPECT_NE(w.err.find("named twice"), std::string::npos) << w.err;
-}
+// verify and which refusing a GPU named twice, and which without a GPU: src/session/verify_test.cc
+// and which_test.cc, in process.
 
 // `--include "$GPUS"` with GPUS unset must not mean "any GPU": the run would take someone else's.
 TEST(CliSmall, AnEmptyIncludeOrExcludeIsAUsageErrorNotAnyGpu) {
@@ -91,14 +85,6 @@ TEST(CliSmall, ProbeAndCheckTogetherAreRejected) {
   CliRun r = gpumap({"map", "--simulate", "h200x2", "--probe", "--check"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--probe and --check together"), std::string::npos) << r.err;
-}
-
-TEST(CliSmall, WhichWithoutAGpuIsAUsageErrorWithAnExample) {
-  CliRun r = gpumap({"which", "--simulate", "h200x2"});
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("which needs at least one GPU"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gpumap which 2 3"), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 }  // namespace

@@ -10,14 +10,22 @@
 
 #include "fake_session.h"
 #include "model/error.h"
+#include "output/explain_view.h"
+#include "output/launch_view.h"
 #include "output/map_view.h"
 #include "output/pick_view.h"
 #include "output/ps_view.h"
 #include "output/self_view.h"
+#include "output/verify_view.h"
+#include "output/which_view.h"
+#include "session/explain.h"
+#include "session/launch.h"
 #include "session/lease_gpus.h"
 #include "session/map.h"
 #include "session/ps.h"
 #include "session/self.h"
+#include "session/verify.h"
+#include "session/which.h"
 
 namespace gpumap {
 namespace {
@@ -78,6 +86,15 @@ Json run_case(FakeSession& f, const Json& c) {
     return pick_json(pick_now(s, r, form));
   }
   if (op == "ps") return Json::parse(ps_frame_json(s.snapshot(), read_ps_frame(s), false));
+  // The CLI's operations whose answers the library does not give.
+  if (op == "verify_expect") return verify_json(verify_gpus(s, s.env(), strings("specs"), args.value("prefix", false), false));
+  if (op == "which") return which_json(which_gpus(s, s.env(), strings("specs")));
+  if (op == "explain") return explain_json(explain(s, s.env(), false));
+  if (op == "bind") {
+    size_t per_rank = args.value("gpus_per_rank", 1u);
+    return bind_json(start_bind(s, per_rank, args.value("keep_visible", false), {.bind_cpus = false, .mark_bound = true},
+                                strings("command")));
+  }
   ADD_FAILURE() << "unknown operation " << op;
   return nullptr;
 }

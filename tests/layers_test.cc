@@ -68,7 +68,7 @@ const std::map<std::string, SessionLevel>& session_levels() {
   static const char* kFive = "the library's operations in one place (self.h): every use case a front end calls";
   static const std::map<std::string, SessionLevel> table = {
       {"session", {0, kBase}},       {"output_file", {0, kBase}}, {"launch_plan", {0, kBase}},
-      {"job_map", {0, kBase}},       {"kubelet", {0, kBase}},
+      {"kubelet", {0, kBase}},       {"job_map", {1, kOne}},
       {"kubelet_cache", {1, kOne}},  {"lease_gpus", {1, kOne}},   {"which", {1, kOne}},
       {"explain", {1, kOne}},        {"map_batch", {1, kOne}},    {"mapping_snapshot", {1, kOne}},
       {"ps", {2, kTwo}},             {"verify", {2, kTwo}},       {"list", {2, kTwo}},

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "answer/verify_answer.h"    // Refusal, VerifyAnswer
 #include "env/launcher.h"            // LocalDevice
 #include "findings/process_rules.h"  // ProcessCudaFacts
 #include "model/finding.h"
@@ -17,15 +18,6 @@
 #include "resolve/gpu_selector.h"
 
 namespace gpumap {
-
-/// Why an operation gave no answer: its status (an exit code, model/error.h) and the words of the
-/// error object.  `cuda_error`: the CUDA error name when CUDA would fail ("" otherwise).
-struct Refusal {
-  int code = 0;
-  std::string message;
-  std::string hint;
-  std::string cuda_error;
-};
 
 /// devices(): cuda:0.. of this process.
 struct DevicesAnswer {
@@ -62,18 +54,7 @@ struct DeviceItemsAnswer {
   std::optional<uint32_t> refused_ordinal;
 };
 
-/// verify(): are cuda:0.. exactly the expected GPUs?
-struct VerifyAnswer {
-  const Snapshot* snapshot = nullptr;
-  bool live = false;
-  std::vector<std::string> expected;                          // UUIDs, in order
-  Mapping mapping;                                            // what this process gets
-  std::vector<std::string> differences;                       // in words
-  std::vector<std::pair<std::string, std::string>> fix;       // the variables that give `expected`
-  std::vector<Finding> findings;                              // set-too-late (live only)
-  std::optional<Refusal> refusal;  // kExitMismatch or kExitCudaWouldFail: what to do about it
-                                   // (a relaunch command once CUDA runs here)
-};
+// verify(): answer/verify_answer.h (the CLI's `verify` gives the same answer).
 
 /// locate(): where named GPUs are in this process.
 /// A GPU named physically, and where it is in this environment.

@@ -5,8 +5,7 @@
 
 #include "cli/command.h"
 #include "model/error.h"
-#include "output/json_view.h"
-#include "output/render.h"
+#include "output/launch_view.h"
 #include "session/launch.h"
 
 namespace gpumap {
@@ -19,31 +18,10 @@ int run(const Args& args, Context& ctx) {
   long per_rank = args.integer("--gpus-per-rank", kBoundGpusPerRank).value_or(1);
   LaunchRequest launch{.form = cvd_form(args), .bind_cpus = !args.has("--no-cpu-bind"), .mark_bound = true,
                        .cpus_not_asked = "--no-cpu-bind"};
-  RankBinding b = plan_bind(ctx.session(), static_cast<size_t>(per_rank), args.has("--keep-visible"), launch);
-  for (const std::string& n : b.notes) std::fprintf(stderr, "gpumap bind: note: %s\n", n.c_str());
-  for (const std::string& w : b.warnings) std::fprintf(stderr, "gpumap bind: warning: %s\n", w.c_str());
-
-  const Snapshot& s = ctx.session().snapshot();
-  const LaunchPlan& plan = b.plan;
-  std::string line = "gpumap bind: local rank " + std::to_string(*b.rank.value) + " (" + b.rank.variable + ")";
-  for (size_t i = 0; i < plan.uuids.size(); ++i) {
-    int index = s.nvml_index_of(plan.uuids[i]);
-    // Its own GPUs with their UUIDs, then the other ranks' (--keep-visible) by index.
-    line += std::string(i == 0 ? ": " : i == b.own.size() ? "; the other ranks' kept visible: " : ", ") + "cuda:" +
-            std::to_string(i) + " -> GPU " + (index >= 0 ? std::to_string(index) : "?") +
-            (i < b.own.size() ? " " + plan.uuids[i] : std::string());
-  }
-  line += "; CPUs " + cpu_summary(plan) + "; " +
-          plan.visibility.assignments() + (plan.visibility.note.empty() ? "" : " (" + plan.visibility.note + ")") +
-          "\ngpumap bind: " + b.advice + "\n";
-  Json doc = launch_document(s, plan, args.rest());
-  doc["own_devices"] = b.own.size();
-  doc["lease"] = nullptr;  // bind takes none: the launcher owns the allocation
-  doc["local_rank"] = {{"variable", b.rank.variable}, {"value", *b.rank.value}};
-  doc["notes"] = b.notes;
-  doc["warnings"] = b.warnings;
-  report_launch(args, ctx, doc, line);
-  exec_plan(plan, args.rest());
+  BindAnswer a = start_bind(ctx.session(), static_cast<size_t>(per_rank), args.has("--keep-visible"), launch, args.rest());
+  std::fputs(bind_messages(a).c_str(), stderr);
+  report_launch(args, ctx, bind_json(a), bind_text(a));
+  exec_plan(a.binding.plan, args.rest());
 }
 
 }  // namespace

@@ -1,5 +1,4 @@
 // gpumap map (the default command): cuda:N -> physical GPU for an environment.
-#include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
@@ -19,13 +18,7 @@ int run_batch(const Args& args, Context& ctx, const Environment& env) {
                   "run the driver's side per value yourself (tools/device/difftest.sh does), or drop --batch");
   if (!args.positionals().empty())
     throw Error(kExitUsage, "map: --batch and cuda:N together", "drop the cuda:N arguments: each line is answered whole");
-  std::string path = *args.value("--batch");
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) throw Error(kExitUsage, "map --batch " + path + ": cannot be opened", "give a readable file, or - for stdin");
-  }
-  std::vector<BatchCase> cases = read_batch(path == "-" ? std::cin : file, path);
+  std::vector<BatchCase> cases = read_batch_file(*args.value("--batch"), std::cin);
   const Snapshot& s = ctx.session().snapshot();
   predict_batch(ctx.session(), env, cases, [&](const BatchCase& c, const Environment& e, const Mapping& m) {
     if (ctx.json()) std::cout << dump(batch_case_json(s, c.line, e, m), true);

@@ -9,12 +9,6 @@
 
 namespace gpumap {
 
-void refuse_json(const Context& ctx, const char* command, const char* instead) {
-  if (ctx.json())
-    throw Error(kExitUsage, std::string(command) + " writes the Prometheus text format, not JSON",
-                std::string("drop --json; for JSON use ") + instead);
-}
-
 namespace {
 
 int run(const Args& args, Context& ctx) {
@@ -22,32 +16,11 @@ int run(const Args& args, Context& ctx) {
   std::optional<std::string> textfile = args.value("--textfile");
   if (textfile && textfile->empty())
     throw Error(kExitUsage, "--textfile needs a file name", "e.g. --textfile /var/lib/node_exporter/textfile/gpumap.prom");
-  ExporterHealth h;
-  h.version = GPUMAP_VERSION;
-  std::optional<MetricsFrame> frame;
-  std::optional<Error> failed;
-  try {
-    frame = read_metrics_frame(ctx.session().driver(), ctx.session().seams());
-    h.up = true;
-    h.read_seconds = frame->read_seconds;
-    h.last_success_unix = frame->read_unix;
-    h.cuda_up = frame->cuda_known;
-    // NVML's data is written without CUDA's (exit 0): the health series says so to alerts.
-    if (!frame->cuda_known)
-      std::cerr << "gpumap metrics: warning: CUDA's view is unknown, written without cuda_ordinal and findings "
-                   "(gpumap_exporter_cuda_up 0): "
-                << frame->cuda_error << "\n";
-  } catch (const Error& e) {
-    if (e.exit_code() == kExitUsage) throw;
-    failed = e;
-    h.driver_errors = 1;
-  }
+  MetricsOnce m = read_metrics_once(ctx.session().driver(), ctx.session().seams(), GPUMAP_VERSION);
+  if (m.frame && !m.frame->cuda_known) std::cerr << cuda_unknown_warning(m.frame->cuda_error);
   // A failed read still writes the health series (gpumap_exporter_up 0), so an alert on it
   // fires for the textfile collector as it does for `gpumap serve`; the exit code says it failed.
-  Exposition out;
-  if (frame) add_frame_metrics(out, metrics_input(*frame));
-  add_health_metrics(out, h);
-  const std::string& text = out.text();
+  std::string text = metrics_text(m.frame ? std::optional<MetricsInput>(metrics_input(*m.frame)) : std::nullopt, m.health);
   if (textfile) {
     try {
       write_metrics_textfile(*textfile, text);
@@ -57,7 +30,7 @@ int run(const Args& args, Context& ctx) {
   } else {
     std::cout << text;
   }
-  if (failed) throw *failed;
+  if (m.failed) throw *m.failed;
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/command_help.h"
 #include "model/error.h"
 #include "output/style.h"
 #include "output/ps_view.h"
@@ -70,28 +71,7 @@ Command ps_command() {
   return {"ps", "who is on which GPU, and which cuda:N each process calls it",
           "gpumap ps [--user U] [--gpu GPU] [--pid N] [--job ID] [-v|--all] [--fail-on warning|error]\n"
           "          [--json | --query=FIELDS [--format=csv[,noheader][,nounits]]] [--watch SECONDS]",
-          "Lists every process in NVML's compute and graphics process lists, one row per (process, GPU):\n"
-          "pid, user, command line, GPU memory, the nvidia-smi index and UUID, and the gpumap lease.  From\n"
-          "/proc/PID/environ (the environment it started with) it shows the process's CUDA_VISIBLE_DEVICES\n"
-          "and the cuda:N that process calls the GPU, resolved like `gpumap map`, plus findings: a GPU outside\n"
-          "the process's visible set, no visibility on a shared host, a shared GPU, a CUDA_DEVICE_ORDER that\n"
-          "breaks CUDA, a local rank not on its cuda:N or holding memory on another GPU besides its own.\n"
-          "Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
-          "name the host PIDs NVML reports, rows say so.  $GPUMAP_PROC_ROOT replaces /proc (tests).\n"
-          "--watch refreshes every SECONDS until Ctrl-C: on a terminal in place, into a pipe as plain frames\n"
-          "separated by a blank line (JSON: one document per line per frame).\n"
-          "--query=FIELDS --format=csv prints one CSV line per row, as nvidia-smi --query-compute-apps does: its\n"
-          "names (pid, process_name, used_memory, gpu_uuid, gpu_bus_id, gpu_name) plus gpu_index, command, type,\n"
-          "user, state, cuda_ordinal (the cuda:N the process calls that GPU), cuda_visible_devices, slurm_job_id,\n"
-          "rank, local_rank, lease and findings (ids, space separated).\n"
-          "--user, --gpu, --pid and --job keep the rows that match (each repeatable; a row must match every\n"
-          "option given) in the table, JSON, CSV and --watch frames alike.  The text hides info findings\n"
-          "(a line counts them; --all shows them) and folds findings that differ only in numbers into one\n"
-          "per job or GPU; JSON always has every finding.  --fail-on exits 7 when a finding of that\n"
-          "severity or worse remains after the filters (for health checks).\n"
-          "--pid N (one process) explains that process: after its rows, the CUDA variables it started\n"
-          "with, its own cuda:N map (cuda:0.. to nvidia-smi indices and UUIDs) and every finding on it\n"
-          "with its fix, info ones too.",
+          command_description("ps"),
           ps_options(),
           false,
           run};

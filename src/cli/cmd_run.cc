@@ -12,8 +12,7 @@
 
 #include "cli/pick_options.h"
 #include "model/error.h"
-#include "output/json_view.h"
-#include "output/pick_view.h"
+#include "output/launch_view.h"
 #include "session/launch.h"
 
 namespace gpumap {
@@ -28,21 +27,11 @@ int run(const Args& args, Context& ctx) {
                        .cpus_not_asked = "--no-cpu-bind"};
   const std::vector<std::string>& cmd = args.rest();
 
-  LeasedGpus held = lease_gpus(ctx.session(), req, {.wait_s = wait_s, .what = "run", .argv = cmd});
-  LaunchPlan plan = plan_launch(ctx.session(), held.uuids, launch);
-  const Snapshot& s = ctx.session().snapshot();
-  const LaunchVisibility& vis = plan.visibility;
-  std::string cpu_note = cpu_summary(plan);
-  std::string msg = "gpumap run: leased " + std::to_string(plan.uuids.size()) + " GPU" +
-                    (plan.uuids.size() == 1 ? "" : "s") + " (" + held.dir + "); " + vis.assignments() +
-                    (vis.note.empty() ? "" : " (" + vis.note + ")") + "\n" + describe_choice(s, plan.uuids, "  ") +
-                    "  CPUs: " + cpu_note + "\n";
-  Json doc = launch_document(s, plan, cmd);
-  doc["lease"] = lease_json(held.record);
-  doc["lease"]["dir"] = held.dir;
-  report_launch(args, ctx, doc, msg);
+  LeasedGpus held;
+  LaunchAnswer a = start_run(ctx.session(), req, {.wait_s = wait_s, .what = "run", .argv = cmd}, launch, held);
+  report_launch(args, ctx, run_json(a), run_text(a));
 
-  LaunchResult res = run_leased(plan, cmd, held);
+  LaunchResult res = run_leased(a.plan, cmd, held);
   if (!res.exec_error.empty()) {
     std::fprintf(stderr, "gpumap: error: run: %s\n  hint: check the program name and PATH (no shell is used: "
                          "for shell syntax run `sh -c '...'`)\n", res.exec_error.c_str());

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/command_help.h"
 #include "model/env_vars.h"
 #include "model/error.h"
 #include "serve/exporter.h"
@@ -13,10 +14,6 @@
 namespace gpumap {
 namespace {
 
-volatile sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
-
-#define GPUMAP_DEFAULT_LISTEN "127.0.0.1:9467"
 constexpr const char* kDefaultListen = GPUMAP_DEFAULT_LISTEN;
 
 int run(const Args& args, Context& ctx) {
@@ -38,14 +35,10 @@ int run(const Args& args, Context& ctx) {
   if (opt.listen_fd && args.value("--listen"))
     throw Error(kExitUsage, "--listen is given, and systemd passed a socket (LISTEN_FDS)",
                 "drop --listen: the socket unit's ListenStream= says where gpumap serve listens");
-  struct sigaction sa = {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  const volatile sig_atomic_t* stop = stop_on_signals();
   signal(SIGPIPE, SIG_IGN);
   bool stuck = serve_exporter(ctx.session().driver(), ctx.session().seams(), args.value("--listen").value_or(kDefaultListen),
-                              opt, &g_stop, [](const Listening& at) {
+                              opt, stop, [](const Listening& at) {
                                 std::cout << "gpumap serve: listening on " << at.url << std::endl;
                                 if (!at.loopback)
                                   std::cerr << "gpumap serve: " << at.shown
@@ -65,25 +58,7 @@ Command serve_command() {
   return {"serve", "a Prometheus exporter: /metrics and /healthz over HTTP",
           "gpumap serve [--listen HOST:PORT] [--cache SECONDS] [--web.config.file FILE] [--web.max-requests N] "
           "[--web.max-connections N] [--simulate HOST]",
-          "Answers HTTP GET /metrics with `gpumap metrics`'s series (docs/metrics.md) and /healthz with\n"
-          "200 ok or 503 and why, on " GPUMAP_DEFAULT_LISTEN " unless --listen says otherwise (another address only when\n"
-          "asked; port 0 picks a free one; the address is printed on stdout).  One reader thread reads the\n"
-          "driver: concurrent scrapes share one read, and a frame is reused for --cache SECONDS (default 1).\n"
-          "A scrape waits at most GPUMAP_DRIVER_TIMEOUT seconds for the driver; then it gets the last good\n"
-          "frame marked stale (gpumap_exporter_stale 1, gpumap_exporter_up 0), and no longer than the\n"
-          "scraper's X-Prometheus-Scrape-Timeout-Seconds.  A hung cuInit (the CUDA probe, needed on a mixed-model\n"
-          "or MIG host) is given half that wait: the frame then has NVML's data without cuda_ordinal\n"
-          "(gpumap_exporter_cuda_up 0).  --web.config.file FILE reads the Prometheus exporter-toolkit's\n"
-          "web-config.yml: tls_server_config (cert_file, key_file, min_version, max_version, client_ca_file,\n"
-          "client_auth_type) and basic_auth_users (bcrypt); an unknown key is an error.  The answer is gzipped\n"
-          "when the scraper accepts gzip.  Requests are bounded (8 KiB head, 5 s to send it) and never read a\n"
-          "file or run anything; at most --web.max-connections (64) connections, a quarter of them (at most\n"
-          "16) from one address: past that, the oldest connection that has sent nothing is closed for the new\n"
-          "one, so held connections never keep a scraper out; past --web.max-requests (40) requests being\n"
-          "answered at once, 503.  With systemd socket activation (LISTEN_FDS=1, LISTEN_PID) it serves the\n"
-          "socket passed and --listen must not be given.  Run it unprivileged: other users' environments are\n"
-          "then unknown (their cuda_ordinal absent), not errors.  SIGINT/SIGTERM stop it (exit 0).\n"
-          "contrib/systemd/gpumap-serve.service (and .socket) runs it as a service.",
+          command_description("serve"),
           {{"--listen", true, false, "HOST:PORT", "address to listen on (default " GPUMAP_DEFAULT_LISTEN "; 0.0.0.0:PORT for every IPv4 address)"},
            {"--cache", true, false, "SECONDS", "reuse a frame this long (0 to 3600, default 1)"},
            {"--web.config.file", true, false, "FILE", "TLS and basic authentication: exporter-toolkit's web-config.yml"},

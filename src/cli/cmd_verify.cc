@@ -3,8 +3,7 @@
 
 #include "cli/command.h"
 #include "model/error.h"
-#include "model/text.h"
-#include "output/render.h"
+#include "output/verify_view.h"
 #include "session/verify.h"
 
 namespace gpumap {
@@ -25,41 +24,9 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "verify needs --expect GPU[,GPU...] or --snapshot FILE",
                 "e.g. gpumap verify --expect 2,3   (nvidia-smi indices, UUIDs or PCI bus ids)");
   Environment env = apply_env_options(ctx, args);
-  bool prefix = args.has("--prefix");
-  Verification v = verify_gpus(ctx.session(), env, specs, prefix, args.has("--probe"));
-  const Snapshot& s = ctx.session().snapshot();
-  const Mapping& m = v.mapping;
-  const std::vector<std::string>& got = m.view.uuids;
-  const std::vector<std::string>& diffs = v.differences;
-  int code = v.code;
-  if (ctx.json()) {
-    Json j = document(s);
-    j["ok"] = code == kExitOk;
-    j["prefix"] = prefix;
-    j["expected"] = cuda_devices_json(s, v.expected);
-    j["cuda"] = mapping_json(s, m);
-    j["differences"] = diffs;
-    j["fix"] = Json(nullptr);
-    for (const auto& [name, value] : v.fix_variables()) j["fix"][name] = value;
-    std::cout << dump(j);
-    return code;
-  }
-  // --expect values and UUIDs are quoted: printed printable (fit_line does), the prose fitted to the
-  // terminal; the fix line is never wrapped (it is pasted).
-  std::string out;
-  if (code == kExitOk) {
-    std::string line = "OK: ";
-    const std::vector<std::string>& want = v.expected;
-    for (size_t i = 0; i < want.size(); ++i) line += (i ? ", " : "") + std::string("cuda:") + std::to_string(i) + " = " + s.describe(want[i]);
-    line += prefix && got.size() > want.size() ? " (and " + std::to_string(got.size() - want.size()) + " more visible)" : "";
-    out = fit_line(line);
-  } else {
-    out = code == kExitCudaWouldFail ? "FAIL (CUDA would not initialise):\n" : "MISMATCH:\n";
-    for (const std::string& d : diffs) out += fit_line("  " + d);
-    out += printable("fix (before CUDA starts): export " + v.fix_assignments()) + "\n";
-  }
-  std::cout << out;
-  return code;
+  VerifyAnswer a = verify_gpus(ctx.session(), env, specs, args.has("--prefix"), args.has("--probe"));
+  std::cout << (ctx.json() ? dump(verify_json(a)) : verify_text(a));
+  return a.code;
 }
 
 }  // namespace

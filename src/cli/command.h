@@ -1,5 +1,6 @@
 // The command table: one command per file under src/cli/, listed in commands.cc.
 #pragma once
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -98,11 +99,12 @@ OptionSpec json_file_option();
 /// given, and on stderr `doc` with --json, else `text`.  Error(kExitError) naming FILE when it
 /// cannot be written (the command is then not started).
 void report_launch(const Args& args, const Context& ctx, const Json& doc, const std::string& text);
-/// run's and bind's document: launch_json of the plan, with "command" and "cpus" (null: not bound).
-Json launch_document(const Snapshot& s, const LaunchPlan& plan, const std::vector<std::string>& argv);
 /// Error(kExitUsage) when --json was given to `command`, which writes the Prometheus text format;
 /// the hint names `instead`.
 void refuse_json(const Context& ctx, const char* command, const char* instead);
+/// From now on SIGINT and SIGTERM set the flag returned (and stop nothing else): what --watch
+/// and `serve` wait on.
+const volatile sig_atomic_t* stop_on_signals();
 /// --watch SECONDS (list, map, doctor, ps): refresh until interrupted.
 OptionSpec watch_option();
 /// Its value, checked (0.1 to 86400); nullopt without --watch.

@@ -65,11 +65,10 @@ void report_launch(const Args& args, const Context& ctx, const Json& doc, const 
   std::fflush(stderr);
 }
 
-Json launch_document(const Snapshot& s, const LaunchPlan& plan, const std::vector<std::string>& argv) {
-  Json doc = launch_json(s, plan.uuids, plan.exports);
-  doc["command"] = argv;
-  doc["cpus"] = plan.cpus.empty() ? Json(nullptr) : Json(format_cpu_list(plan.cpus));
-  return doc;
+void refuse_json(const Context& ctx, const char* command, const char* instead) {
+  if (ctx.json())
+    throw Error(kExitUsage, std::string(command) + " writes the Prometheus text format, not JSON",
+                std::string("drop --json; for JSON use ") + instead);
 }
 
 OptionSpec probe_option() {
@@ -87,8 +86,8 @@ std::vector<OptionSpec> env_options() {
 namespace gpumap {
 namespace {
 
-volatile sig_atomic_t g_watch_stop = 0;
-void on_watch_signal(int) { g_watch_stop = 1; }
+volatile sig_atomic_t g_stop = 0;
+void on_stop_signal(int) { g_stop = 1; }
 int g_stdout_errno = 0;
 
 /// A frame that failed, as the frame: the error where the output would have been.
@@ -161,14 +160,19 @@ OptionSpec watch_option() {
 
 std::optional<double> watch_seconds(const Args& args) { return args.number("--watch", 0.1, 86400); }
 
-int watch_frames(double seconds, Context& ctx, const std::function<std::string(Context&)>& frame) {
+const volatile sig_atomic_t* stop_on_signals() {
   struct sigaction sa = {};
-  sa.sa_handler = on_watch_signal;
+  sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  return &g_stop;
+}
+
+int watch_frames(double seconds, Context& ctx, const std::function<std::string(Context&)>& frame) {
+  stop_on_signals();
   bool first = true;
-  while (!g_watch_stop) {
+  while (!g_stop) {
     Context frame_ctx(ctx.session().driver(), ctx.session().env(), ctx.json(), ctx.session().seams());  // a fresh snapshot per frame
     std::string f;
     try {
@@ -188,7 +192,7 @@ int watch_frames(double seconds, Context& ctx, const std::function<std::string(C
       break;  // nobody reads any more (EPIPE with SIGPIPE ignored) or the disk is full: main says which
     }
     timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
-    while (!g_watch_stop && nanosleep(&ts, &ts) != 0) {
+    while (!g_stop && nanosleep(&ts, &ts) != 0) {
     }
   }
   return kExitOk;

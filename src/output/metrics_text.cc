@@ -303,4 +303,16 @@ void add_health_metrics(Exposition& out, const ExporterHealth& h) {
   out.sample({{"version", h.version}}, 1);
 }
 
+std::string metrics_text(const std::optional<MetricsInput>& frame, const ExporterHealth& h) {
+  Exposition out;
+  if (frame) add_frame_metrics(out, *frame);
+  add_health_metrics(out, h);
+  return out.text();
+}
+
+std::string cuda_unknown_warning(const std::string& cuda_error) {
+  return "gpumap metrics: warning: CUDA's view is unknown, written without cuda_ordinal and findings "
+         "(gpumap_exporter_cuda_up 0): " + cuda_error + "\n";
+}
+
 }  // namespace gpumap

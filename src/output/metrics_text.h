@@ -77,4 +77,11 @@ struct ExporterHealth {
 };
 void add_health_metrics(Exposition& out, const ExporterHealth& h);
 
+/// `gpumap metrics`' whole text: the frame's series (none without a frame: the read failed), then
+/// the health series.
+std::string metrics_text(const std::optional<MetricsInput>& frame, const ExporterHealth& h);
+/// The warning `gpumap metrics` prints when CUDA's view is unknown (NVML's data is written
+/// without CUDA's, exit 0: the health series say so to alerts).
+std::string cuda_unknown_warning(const std::string& cuda_error);
+
 }  // namespace gpumap

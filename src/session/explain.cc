@@ -139,6 +139,8 @@ std::vector<Finding> environment_findings(Session& session, const Environment& e
 Explanation explain(Session& session, const Environment& env, bool probe) {
   Explanation e;
   const Snapshot& s = session.snapshot();
+  e.snapshot = &s;
+  e.environment = env;
   e.mapping = session.mapping(env, probe);
   bool container = session.in_container();
   const Mapping& m = e.mapping;

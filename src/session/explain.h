@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "answer/explain_answer.h"
 #include "env/environment.h"
 #include "env/launcher.h"
 #include "findings/severity.h"
@@ -25,16 +26,6 @@ std::string explain_entry(const Snapshot& s, const CudaView& v, size_t i, const 
 /// `container`: this process runs in a container (the runtime read NVIDIA_VISIBLE_DEVICES).
 std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env, const Mapping& m, bool container);
 
-struct Explanation {
-  Mapping mapping;                       // what `env` gets
-  std::vector<std::string> lines;        // explain_lines
-  std::vector<std::string> entry_texts;  // explain_entry per CUDA_VISIBLE_DEVICES entry; "" for each
-                                         // when CUDA_DEVICE_ORDER is invalid (no entry is read)
-  std::vector<Finding> findings;         // diagnose
-  /// The cuda:N a launcher's rank in `env` should use (the library's local_device()); nullopt
-  /// where CUDA would fail to initialise.
-  std::optional<LocalDevice> local_device;
-};
 
 /// Every rule of findings/rules.h against `env`, whose mapping in this session is `m`: the one
 /// environment diagnosis `doctor`, `map`, `explain` and the library share.

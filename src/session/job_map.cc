@@ -255,4 +255,40 @@ JobMapResult update_job_map(const std::string& dir, const std::vector<std::strin
   return result;
 }
 
+JobMapAnswer job_map(Session& session, const JobMapRequest& request) {
+  const Environment& env = session.env();
+  JobMapAnswer a;
+  a.prolog = request.prolog;
+  std::optional<std::string> dir = request.dir ? request.dir : env.get("DCGM_HPC_JOB_MAPPING_DIR");
+  if (!dir || dir->empty())
+    throw Error(kExitUsage, "job-map: no folder: neither --dir nor DCGM_HPC_JOB_MAPPING_DIR is set",
+                "give dcgm-exporter's --hpc-job-mapping-dir, e.g. --dir /run/dcgm-job-map");
+  std::optional<std::string> job = request.job ? request.job : env.get("SLURM_JOB_ID");
+  if (!job) throw Error(kExitUsage, "job-map: no job id: neither --job nor SLURM_JOB_ID is set", "give --job JOBID");
+  a.dir = *dir;
+  a.job_id = *job;
+  std::vector<std::string> files;
+  if (a.prolog) {
+    // The allocation as Slurm names it: its GPU ids or UUIDs.  A task's CUDA_VISIBLE_DEVICES is
+    // renumbered under ConstrainDevices, so it is used only where Slurm sets nothing better.
+    std::optional<std::string> gpus = request.gpus;
+    if (!gpus) gpus = env.get("SLURM_JOB_GPUS");
+    if (!gpus) gpus = env.get("CUDA_VISIBLE_DEVICES");
+    if (!gpus)
+      throw Error(kExitUsage, "job-map --prolog: no allocation: neither --gpus nor SLURM_JOB_GPUS is set",
+                  "give --gpus as Slurm's GPU ids or UUIDs (a job without GPUs needs no prolog)");
+    if (trim(*gpus).empty() || gpus->find_first_not_of(", \t") == std::string::npos)
+      throw Error(kExitUsage, "job-map --prolog: the allocation is empty (--gpus or SLURM_JOB_GPUS names no GPU)",
+                  "give --gpus as Slurm's GPU ids or UUIDs (a job without GPUs needs no prolog)");
+    const Snapshot& s = session.snapshot({false});
+    files = job_map_files(s, *gpus, request.naming);
+    a.notes = job_map_minor_notes(s, *gpus, request.naming);
+  } else {
+    files = job_map_existing_files(a.dir);
+  }
+  a.done = update_job_map(a.dir, files, a.job_id, a.prolog);
+  for (const JobMapResult::Skipped& k : a.done.skipped) a.failed = a.failed || a.prolog || k.failed;
+  return a;
+}
+
 }  // namespace gpumap

@@ -11,13 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "answer/job_map_answer.h"  // JobMapNaming, JobMapResult
 #include "model/snapshot.h"
+#include "session/session.h"
 
 namespace gpumap {
-
-/// What names a mapping file: the NVML index (dcgm-exporter's `gpu` label, DCGM's GPU id) or the
-/// device minor number (/dev/nvidiaN).
-enum class JobMapNaming { kNvmlIndex, kMinor };
 
 /// The files one job's allocation puts its id in, in allocation order, each once.
 /// `allocation`: comma-separated entries, each a GPU- or MIG- UUID (or a unique prefix of one) or
@@ -32,17 +30,6 @@ std::vector<std::string> job_map_minor_notes(const Snapshot& s, const std::strin
 
 /// The most a mapping file may hold (a file gpumap wrote has one short line per job on the GPU).
 inline constexpr size_t kMaxJobMapFileBytes = 16u << 20;
-
-/// What update_job_map did: the files it rewrote or removed, and each it left alone with why.
-struct JobMapResult {
-  struct Skipped {
-    std::string file;    // its name in the folder
-    std::string reason;  // "DIR/1 is a folder, not a mapping file: left alone"
-    bool failed = false;  // a mapping file the OS would not let gpumap read, write or remove
-  };
-  std::vector<std::string> changed;
-  std::vector<Skipped> skipped;
-};
 
 /// "" when `job_id` is a Slurm job id (digits; an array task JOB_TASK or a heterogeneous
 /// component JOB+N), else why not.  Pure.
@@ -61,5 +48,11 @@ JobMapResult update_job_map(const std::string& dir, const std::vector<std::strin
 /// The mapping files in `dir` (names `N` or `N.M`), sorted: the epilog takes its job out of every
 /// one, so a GPU renumbered or lost since the prolog keeps no stale id.  Empty when `dir` is missing.
 std::vector<std::string> job_map_existing_files(const std::string& dir);
+
+/// `gpumap job-map`: the request's defaults from the session's environment, checked (Error
+/// kExitUsage naming what is missing or empty, and the fix), then the prolog adds the job to its
+/// allocation's files (the driver read without a probe), the epilog takes it out of every file in
+/// the folder (no driver read).  Error as update_job_map.
+JobMapAnswer job_map(Session& session, const JobMapRequest& request);
 
 }  // namespace gpumap

@@ -25,13 +25,10 @@ LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, 
     std::vector<std::string> near(uuids.begin(), uuids.begin() + static_cast<long>(std::min(uuids.size(), request.cpu_gpus)));
     CpuChoice c = cpus_for(s, near, current_affinity());
     p.cpus = c.cpus;
+    p.cpu_list = format_cpu_list(p.cpus);
     if (p.cpus.empty()) p.cpus_not_bound = c.why_not;
   }
   return p;
-}
-
-std::string cpu_summary(const LaunchPlan& plan) {
-  return plan.cpus.empty() ? "not bound (" + plan.cpus_not_bound + ")" : format_cpu_list(plan.cpus);
 }
 
 RankBinding plan_bind(Session& session, size_t gpus_per_rank, bool keep_visible, const LaunchRequest& request) {
@@ -145,5 +142,26 @@ LaunchResult run_leased(const LaunchPlan& plan, const std::vector<std::string>& 
 }
 
 void exec_plan(const LaunchPlan& plan, const std::vector<std::string>& argv) { exec_replace(spec_of(plan, argv)); }
+
+LaunchAnswer start_run(Session& session, const PickRequest& pick, const LeaseOptions& options, const LaunchRequest& request,
+                       LeasedGpus& held) {
+  held = lease_gpus(session, pick, options);
+  LaunchAnswer a;
+  a.plan = plan_launch(session, held.uuids, request);
+  a.snapshot = &session.snapshot();
+  a.argv = options.argv;
+  a.lease = held.record;
+  a.lease_dir = held.dir;
+  return a;
+}
+
+BindAnswer start_bind(Session& session, size_t gpus_per_rank, bool keep_visible, const LaunchRequest& request,
+                      const std::vector<std::string>& argv) {
+  BindAnswer a;
+  a.binding = plan_bind(session, gpus_per_rank, keep_visible, request);
+  a.snapshot = &session.snapshot();
+  a.argv = argv;
+  return a;
+}
 
 }  // namespace gpumap

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "answer/launch_answer.h"  // LaunchPlan, RankBinding, LaunchAnswer, BindAnswer
 #include "env/environment.h"
 #include "env/launcher.h"
 #include "os/launch.h"
@@ -26,34 +27,9 @@ struct LaunchRequest {
   std::string cpus_not_asked = "not asked";  // LaunchPlan::cpus_not_bound without bind_cpus (a front end names its option)
 };
 
-/// A program about to start on `uuids` (cuda:0 first).
-struct LaunchPlan {
-  std::vector<std::string> uuids;
-  LaunchVisibility visibility;
-  /// Every variable set for the program, in the order to print them (CUDA_DEVICE_ORDER first).
-  std::vector<std::pair<std::string, std::string>> exports;
-  Environment env;        // the program's whole environment: the session's with `exports` applied
-  std::vector<int> cpus;  // sorted; empty: the inherited affinity is kept
-  /// Why `cpus` is empty ("" when CPUs are bound; the request's cpus_not_asked when it said not to).
-  std::string cpus_not_bound;
-};
-
 /// The plan for `uuids` in this session's environment.  The inherited CPU set is read through
 /// os/launch.h (current_affinity) only when CPUs are to be bound.
 LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, const LaunchRequest& request);
-
-/// "0-7" for bound CPUs, else "not bound (<why>)", as `run` and `bind` print it.
-std::string cpu_summary(const LaunchPlan& plan);
-
-/// One rank of a launcher: which local rank it is, and the plan for its GPUs.
-struct RankBinding {
-  LocalRank rank;                   // the innermost launcher's (value always set)
-  std::vector<std::string> own;     // its own GPUs: cuda:0 .. cuda:own.size()-1 of the plan
-  std::vector<std::string> notes;   // other launchers' ranks that disagree, GPUs outside the allocation, in words
-  std::vector<std::string> warnings;  // its own GPU busy with another program where no scheduler chose them
-  std::string advice;               // how the rank's program must name its GPU (cuda:0), in words
-  LaunchPlan plan;
-};
 
 /// Rank r of the innermost launcher in the session's environment gets cuda:[r*N, r*N+N) of the
 /// GPUs the job sees; with keep_visible it sees all of them, rotated so its own come first
@@ -69,5 +45,14 @@ LaunchResult run_leased(const LaunchPlan& plan, const std::vector<std::string>& 
 
 /// Replaces this process with `argv` under the plan (no lease: the launcher owns the allocation).
 [[noreturn]] void exec_plan(const LaunchPlan& plan, const std::vector<std::string>& argv);
+
+/// `gpumap run` before the command starts: leases GPUs as lease_gpus does (`options.argv`: the
+/// command) into `held`, and plans the launch on them.  Same errors as lease_gpus.
+LaunchAnswer start_run(Session& session, const PickRequest& pick, const LeaseOptions& options, const LaunchRequest& request,
+                       LeasedGpus& held);
+
+/// `gpumap bind` before the rank's program starts: plan_bind, with the snapshot and `argv`.
+BindAnswer start_bind(Session& session, size_t gpus_per_rank, bool keep_visible, const LaunchRequest& request,
+                      const std::vector<std::string>& argv);
 
 }  // namespace gpumap

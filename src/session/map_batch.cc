@@ -1,5 +1,7 @@
 #include "session/map_batch.h"
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
@@ -62,6 +64,13 @@ BatchCase parse_line(const std::string& text, size_t line, const std::string& na
 }
 
 }  // namespace
+
+std::vector<BatchCase> read_batch_file(const std::string& path, std::istream& stdin_stream) {
+  if (path == "-") return read_batch(stdin_stream, path);
+  std::ifstream file(path);
+  if (!file) throw Error(kExitUsage, "map --batch " + path + ": cannot be opened", "give a readable file, or - for stdin");
+  return read_batch(file, path);
+}
 
 std::vector<BatchCase> read_batch(std::istream& in, const std::string& name) {
   std::vector<BatchCase> out;

@@ -29,6 +29,9 @@ struct BatchCase {
 /// naming the file and line for a line that is not such an object, an unknown key, a value
 /// that is neither a string nor null, bad hex, a NUL byte, or a variable given twice.
 std::vector<BatchCase> read_batch(std::istream& in, const std::string& name);
+/// read_batch of the file `path`, or of `stdin_stream` when `path` is "-".  Error(kExitUsage)
+/// naming the file when it cannot be opened.
+std::vector<BatchCase> read_batch_file(const std::string& path, std::istream& stdin_stream);
 
 /// One line's case as an environment: `base` with the line's values set or unset.
 Environment batch_environment(const Environment& base, const BatchCase& c);

@@ -81,4 +81,21 @@ void write_metrics_textfile(const std::string& path, const std::string& text) {
                 "give a file in a folder this user may write (node_exporter's --collector.textfile.directory)");
 }
 
+MetricsOnce read_metrics_once(const DriverSource& driver, const Seams& seams, const std::string& version) {
+  MetricsOnce m;
+  m.health.version = version;
+  try {
+    m.frame = read_metrics_frame(driver, seams);
+    m.health.up = true;
+    m.health.read_seconds = m.frame->read_seconds;
+    m.health.last_success_unix = m.frame->read_unix;
+    m.health.cuda_up = m.frame->cuda_known;
+  } catch (const Error& e) {
+    if (e.exit_code() == kExitUsage) throw;
+    m.failed = e;
+    m.health.driver_errors = 1;
+  }
+  return m;
+}
+
 }  // namespace gpumap

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver/driver_source.h"
+#include "model/error.h"
 #include "model/finding.h"
 #include "model/seams.h"
 #include "model/snapshot.h"
@@ -53,5 +54,15 @@ void write_metrics_textfile(const std::string& path, const std::string& text);
 inline MetricsInput metrics_input(const MetricsFrame& f) {
   return {f.snapshot, f.ps.result, f.ps.leases, f.host_findings};
 }
+
+/// `gpumap metrics`: one frame, and the health series' values for it.
+struct MetricsOnce {
+  std::optional<MetricsFrame> frame;  // none when the driver read failed
+  ExporterHealth health;              // up, read time, cuda_up; driver_errors 1 when the read failed
+  /// Why the read failed (kExitNoDriver, kExitError): the health series still say so (up 0), then
+  /// the command fails with it.  A usage error is thrown instead.
+  std::optional<Error> failed;
+};
+MetricsOnce read_metrics_once(const DriverSource& driver, const Seams& seams, const std::string& version);
 
 }  // namespace gpumap

@@ -4,6 +4,7 @@
 #include "env/launcher.h"
 #include "model/error.h"
 #include "model/text.h"
+#include "output/verify_view.h"  // fix_assignments
 #include "session/devices.h"
 #include "session/diagnose.h"
 #include "session/launch.h"
@@ -135,29 +136,18 @@ DeviceItemsAnswer check_devices_here(Session& session, const std::vector<DeviceI
 VerifyAnswer verify_here(Session& session, const std::vector<std::string>& specs, bool prefix) {
   ProcessCudaFacts f = cuda_here(session);
   const Snapshot& snap = session.snapshot();
-  Verification v = verify_mapping(snap, f.mapping, expected_uuids(snap, specs), prefix);
-  VerifyAnswer a;
-  a.snapshot = &snap;
+  VerifyAnswer a = verify_mapping(snap, f.mapping, expected_uuids(snap, specs), prefix);
   a.live = f.live;
-  a.expected = v.expected;
-  a.mapping = v.mapping;
-  a.differences = v.differences;
-  a.fix = v.fix_variables();
   a.findings = late_findings(session, f);
-  if (v.code == kExitOk) return a;
-  std::string what = v.code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
-  Refusal r{v.code, what + join(v.differences, "; "),
-            "set " + v.fix_assignments() + " before CUDA starts (or run under `gpumap run`)", ""};
-  if (f.live) {
-    // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
-    r.message = "CUDA already runs in this process: " + r.message;
-    std::string relaunch = v.fix_assignments();
-    for (const std::string& arg : f.command) relaunch += " " + shell_word(arg);
-    r.hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
-             "), or call gpumap.pin()/set it before anything starts CUDA";
-    if (!a.findings.empty()) r.message += ". " + a.findings.front().message;
-  }
-  a.refusal = r;
+  if (!a.refusal || !f.live) return a;
+  // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
+  Refusal& r = *a.refusal;
+  r.message = "CUDA already runs in this process: " + r.message;
+  std::string relaunch = fix_assignments(a);
+  for (const std::string& arg : f.command) relaunch += " " + shell_word(arg);
+  r.hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
+           "), or call gpumap.pin()/set it before anything starts CUDA";
+  if (!a.findings.empty()) r.message += ". " + a.findings.front().message;
   return a;
 }
 

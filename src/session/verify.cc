@@ -3,6 +3,7 @@
 #include "model/error.h"
 #include "model/text.h"
 #include "model/uuid.h"
+#include "output/verify_view.h"  // fix_assignments
 #include "resolve/base_order.h"
 #include "resolve/cuda_rules.h"
 #include "resolve/gpu_selector.h"
@@ -17,7 +18,7 @@ std::string cvd_uuid_form(const Snapshot& s, const std::vector<std::string>& uui
   return join(cuda_targets(s, uuids), ",");
 }
 
-Verification verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs, bool prefix,
+VerifyAnswer verify_gpus(Session& session, const Environment& env, const std::vector<std::string>& specs, bool prefix,
                          bool probe) {
   std::vector<std::string> expected = expected_uuids(session.snapshot(), specs);
   return verify_mapping(session.snapshot(), session.mapping(env, probe), std::move(expected), prefix);
@@ -32,19 +33,6 @@ std::vector<std::string> expected_uuids(const Snapshot& s, const std::vector<std
   return expected;
 }
 
-std::vector<std::pair<std::string, std::string>> Verification::fix_variables() const {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (!fix_order.empty()) out.push_back({"CUDA_DEVICE_ORDER", fix_order});
-  if (!fix.empty()) out.push_back({"CUDA_VISIBLE_DEVICES", fix});
-  return out;
-}
-
-std::string Verification::fix_assignments() const {
-  std::vector<std::string> parts;
-  for (const auto& [name, value] : fix_variables()) parts.push_back(name + "=" + value);
-  return join(parts, " ");
-}
-
 namespace {
 
 // Whether `got` is what was expected (only its first n with `prefix`).
@@ -57,13 +45,16 @@ bool gives_expected(const std::vector<std::string>& got, const std::vector<std::
 
 }  // namespace
 
-Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std::string> expected, bool prefix) {
-  Verification v;
+VerifyAnswer verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std::string> expected, bool prefix) {
+  VerifyAnswer v;
+  v.snapshot = &s;
+  v.prefix = prefix;
   v.expected = std::move(expected);
   v.mapping = std::move(mapping);
   const std::vector<std::string>& got = v.mapping.view.uuids;
+  int code = kExitOk;
   if (v.mapping.view.error != CudaInitError::kNone) {
-    v.code = kExitCudaWouldFail;
+    code = kExitCudaWouldFail;
     v.differences.push_back(std::string("cuInit would fail with ") + cuda_error_name(v.mapping.view.error) + ": " +
                             v.mapping.view.error_reason);
   } else {
@@ -77,22 +68,27 @@ Verification verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std:
       for (size_t i = v.expected.size(); i < got.size(); ++i)
         v.differences.push_back("cuda:" + std::to_string(i) + " is " + s.describe_with_uuid(got[i]) +
                                 ", not expected (allow more visible GPUs with the prefix option)");
-    v.code = v.differences.empty() ? kExitOk : kExitMismatch;
+    code = v.differences.empty() ? kExitOk : kExitMismatch;
   }
-  if (v.code == kExitOk) return v;
-  v.fix = cvd_uuid_form(s, v.expected);
+  if (code == kExitOk) return v;
+  std::string cvd = cvd_uuid_form(s, v.expected);
   if (v.mapping.view.order.order == DeviceOrder::kInvalid) {
     // No CUDA_VISIBLE_DEVICES helps while the order is invalid; with PCI_BUS_ID the list as written may.
-    v.fix_order = "PCI_BUS_ID";
+    v.fix.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID"});
     std::optional<std::string> list;
     if (v.mapping.view.visible_set) {
       std::vector<std::string> raw;
       for (const EntryDecision& d : v.mapping.view.entries) raw.push_back(d.entry.raw);
       list = join(raw, ",");
     }
-    CudaView fixed = predict_cuda_view(pci_order(s), v.fix_order, list);
-    if (fixed.error == CudaInitError::kNone && gives_expected(fixed.uuids, v.expected, prefix)) v.fix.clear();
+    CudaView fixed = predict_cuda_view(pci_order(s), "PCI_BUS_ID", list);
+    if (fixed.error == CudaInitError::kNone && gives_expected(fixed.uuids, v.expected, prefix)) cvd.clear();
   }
+  if (!cvd.empty()) v.fix.push_back({"CUDA_VISIBLE_DEVICES", cvd});
+  std::string what = code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
+  v.code = code;
+  v.refusal = Refusal{code, what + join(v.differences, "; "),
+                      "set " + fix_assignments(v) + " before CUDA starts (or run under `gpumap run`)", ""};
   return v;
 }
 

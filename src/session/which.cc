@@ -95,6 +95,7 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
     else line += "not visible in the current environment";
     a.now.push_back(line);
   }
+  a.snapshot = &session.snapshot();
   return a;
 }
 

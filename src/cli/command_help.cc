@@ -1,0 +1,67 @@
+#include "cli/command_help.h"
+
+#include <cstring>
+
+namespace gpumap {
+namespace {
+
+struct Description {
+  const char* command;
+  const char* text;
+};
+
+const Description kDescriptions[] = {
+    {"serve",
+     "Answers HTTP GET /metrics with `gpumap metrics`'s series (docs/metrics.md) and /healthz with\n"
+     "200 ok or 503 and why, on " GPUMAP_DEFAULT_LISTEN " unless --listen says otherwise (another address only when\n"
+     "asked; port 0 picks a free one; the address is printed on stdout).  One reader thread reads the\n"
+     "driver: concurrent scrapes share one read, and a frame is reused for --cache SECONDS (default 1).\n"
+     "A scrape waits at most GPUMAP_DRIVER_TIMEOUT seconds for the driver; then it gets the last good\n"
+     "frame marked stale (gpumap_exporter_stale 1, gpumap_exporter_up 0), and no longer than the\n"
+     "scraper's X-Prometheus-Scrape-Timeout-Seconds.  A hung cuInit (the CUDA probe, needed on a mixed-model\n"
+     "or MIG host) is given half that wait: the frame then has NVML's data without cuda_ordinal\n"
+     "(gpumap_exporter_cuda_up 0).  --web.config.file FILE reads the Prometheus exporter-toolkit's\n"
+     "web-config.yml: tls_server_config (cert_file, key_file, min_version, max_version, client_ca_file,\n"
+     "client_auth_type) and basic_auth_users (bcrypt); an unknown key is an error.  The answer is gzipped\n"
+     "when the scraper accepts gzip.  Requests are bounded (8 KiB head, 5 s to send it) and never read a\n"
+     "file or run anything; at most --web.max-connections (64) connections, a quarter of them (at most\n"
+     "16) from one address: past that, the oldest connection that has sent nothing is closed for the new\n"
+     "one, so held connections never keep a scraper out; past --web.max-requests (40) requests being\n"
+     "answered at once, 503.  With systemd socket activation (LISTEN_FDS=1, LISTEN_PID) it serves the\n"
+     "socket passed and --listen must not be given.  Run it unprivileged: other users' environments are\n"
+     "then unknown (their cuda_ordinal absent), not errors.  SIGINT/SIGTERM stop it (exit 0).\n"
+     "contrib/systemd/gpumap-serve.service (and .socket) runs it as a service."},
+    {"ps",
+     "Lists every process in NVML's compute and graphics process lists, one row per (process, GPU):\n"
+     "pid, user, command line, GPU memory, the nvidia-smi index and UUID, and the gpumap lease.  From\n"
+     "/proc/PID/environ (the environment it started with) it shows the process's CUDA_VISIBLE_DEVICES\n"
+     "and the cuda:N that process calls the GPU, resolved like `gpumap map`, plus findings: a GPU outside\n"
+     "the process's visible set, no visibility on a shared host, a shared GPU, a CUDA_DEVICE_ORDER that\n"
+     "breaks CUDA, a local rank not on its cuda:N or holding memory on another GPU besides its own.\n"
+     "Another user's unreadable entries show as ?/null.  In a container whose /proc cannot\n"
+     "name the host PIDs NVML reports, rows say so.  $GPUMAP_PROC_ROOT replaces /proc (tests).\n"
+     "--watch refreshes every SECONDS until Ctrl-C: on a terminal in place, into a pipe as plain frames\n"
+     "separated by a blank line (JSON: one document per line per frame).\n"
+     "--query=FIELDS --format=csv prints one CSV line per row, as nvidia-smi --query-compute-apps does: its\n"
+     "names (pid, process_name, used_memory, gpu_uuid, gpu_bus_id, gpu_name) plus gpu_index, command, type,\n"
+     "user, state, cuda_ordinal (the cuda:N the process calls that GPU), cuda_visible_devices, slurm_job_id,\n"
+     "rank, local_rank, lease and findings (ids, space separated).\n"
+     "--user, --gpu, --pid and --job keep the rows that match (each repeatable; a row must match every\n"
+     "option given) in the table, JSON, CSV and --watch frames alike.  The text hides info findings\n"
+     "(a line counts them; --all shows them) and folds findings that differ only in numbers into one\n"
+     "per job or GPU; JSON always has every finding.  --fail-on exits 7 when a finding of that\n"
+     "severity or worse remains after the filters (for health checks).\n"
+     "--pid N (one process) explains that process: after its rows, the CUDA variables it started\n"
+     "with, its own cuda:N map (cuda:0.. to nvidia-smi indices and UUIDs) and every finding on it\n"
+     "with its fix, info ones too."},
+};
+
+}  // namespace
+
+const char* command_description(const char* name) {
+  for (const Description& d : kDescriptions)
+    if (std::strcmp(d.command, name) == 0) return d.text;
+  return nullptr;
+}
+
+}  // namespace gpumap
