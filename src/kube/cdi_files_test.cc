@@ -96,5 +96,73 @@ TEST_F(CdiFiles, WhatCannotBeUsedIsSaidAndNeverBlocks) {
   EXPECT_NE(why["big.json"].find("larger than 4 MiB"), std::string::npos) << why["big.json"];
 }
 
+
+// A spec with one device, "nvidia.com/gpu=<name>" on /dev/nvidia0.
+std::string small_spec(const std::string& name) {
+  return "kind: nvidia.com/gpu\ndevices:\n- name: \"" + name + "\"\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n";
+}
+
+// Issue 46, item 8: a 4 MiB YAML list of a million items (3 s and 570 MB before the node budget
+// looked; two of them lost every pod's attribution on the node to gpumap's wait) is refused from a
+// count that builds nothing, and costs the other files nothing, wherever it sorts.
+TEST_F(CdiFiles, AMillionItemListIsRefusedBeforeItsTreeIsBuiltAndCostsTheOthersNothing) {
+  std::string list = "kind: nvidia.com/gpu\ndevices:\n";
+  while (list.size() + 4 <= (4u << 20)) list += "- a\n";  // 1 048 000 items
+  ASSERT_GT(list.size() / 4, 1000000u);
+  write(etc_ + "/a-huge.yaml", list);
+  write(etc_ + "/b-huge.yaml", list);
+  std::string json = "{\"kind\": \"nvidia.com/gpu\", \"devices\": [";
+  while (json.size() + 4 <= (4u << 20) - 2) json += "1, ";
+  write(etc_ + "/c-huge.json", json + "1]}");
+  write(etc_ + "/z-gpu.yaml", small_spec("0"));
+  write(run_ + "/z-gpu.yaml", small_spec("1"));
+  // With the run's time budget out of the way (a loaded machine under a sanitizer is slow), each
+  // huge file is stopped by its node count; the small specs are read first either way.
+  CdiBudget untimed;
+  untimed.run_seconds = 600;
+  CdiSpecs c = read_cdi_specs({etc_, run_}, untimed);
+  ASSERT_EQ(c.devices.size(), 2u);
+  EXPECT_EQ(c.devices[0].name, "nvidia.com/gpu=0");
+  EXPECT_EQ(c.devices[1].name, "nvidia.com/gpu=1");
+  std::map<std::string, std::string> why;
+  for (const CdiSpecs::Problem& p : c.problems) why[p.file.substr(p.file.rfind('/') + 1)] = p.message;
+  ASSERT_EQ(why.size(), 3u);
+  EXPECT_EQ(why["a-huge.yaml"], "more than 100000 YAML or JSON nodes: not parsed");
+  EXPECT_EQ(why["b-huge.yaml"], "more than 100000 YAML or JSON nodes: not parsed");
+  EXPECT_EQ(why["c-huge.json"], "more than 100000 YAML or JSON nodes: not parsed");
+  // The default budget (1 s for every file): whichever stops them, the two real specs are read.
+  c = read_cdi_specs({etc_, run_});
+  ASSERT_EQ(c.devices.size(), 2u);
+  EXPECT_EQ(c.problems.size(), 3u);
+}
+
+// The run's budget: the files are read smallest first, so what it leaves out is the largest, and
+// the problem says why; the count is what the files hold, not a guess.
+TEST_F(CdiFiles, TheRunsBudgetLeavesOutTheLargestFilesSayingWhy) {
+  for (int i = 0; i < 4; ++i) write(etc_ + "/gpu" + std::to_string(i) + ".yaml", small_spec(std::to_string(i)));
+  std::string padded = small_spec("9") + "annotations:\n";
+  for (int i = 0; i < 100; ++i) padded += "  k" + std::to_string(i) + ": v\n";
+  write(etc_ + "/a-padded.yaml", padded);  // sorts first by name, last by size
+  CdiBudget nodes;
+  nodes.run_nodes = 4 * 15;  // each small spec is 15 nodes: the four fit, the padded one does not
+  CdiSpecs c = read_cdi_specs({etc_}, nodes);
+  EXPECT_EQ(c.devices.size(), 4u);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].file, etc_ + "/a-padded.yaml");
+  EXPECT_NE(c.problems[0].message.find("smaller spec files before it used the 60 YAML or JSON nodes"), std::string::npos)
+      << c.problems[0].message;
+  CdiBudget bytes;
+  bytes.run_bytes = 4 * small_spec("0").size();
+  c = read_cdi_specs({etc_}, bytes);
+  EXPECT_EQ(c.devices.size(), 4u);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_NE(c.problems[0].message.find("not read: the smaller spec files before it used the"), std::string::npos)
+      << c.problems[0].message;
+  CdiBudget file;
+  file.file_nodes = 14;
+  c = read_cdi_specs({etc_}, file);
+  EXPECT_TRUE(c.devices.empty());
+  EXPECT_EQ(c.problems.size(), 5u);
+}
 }  // namespace
 }  // namespace gpumap
