@@ -157,6 +157,15 @@ CdiFileRead read_file(const std::string& path, size_t priority, Left& left) {
           false);
       if (doc.is_discarded()) throw std::invalid_argument("not valid JSON");
     } else {
+      // yaml-cpp holds a whole flow collection's tokens before its first event: bounded first by
+      // the characters every node needs one or two of.
+      size_t structure = 0;
+      for (char ch : text) structure += ch == ',' || ch == '[' || ch == '{' || ch == '-' || ch == ':' || ch == '?' || ch == '\n';
+      if (structure > 3 * count.cap)
+        throw OverBudget{count.cap < left.budget.file_nodes
+                             ? count.cap_why
+                             : "more than " + std::to_string(3 * left.budget.file_nodes) +
+                                   " YAML structure characters (, [ { - : ? and line ends): not parsed"};
       {
         std::istringstream in(text);
         YAML::Parser parser(in);

@@ -12,10 +12,14 @@ namespace gpumap {
 /// cost 3 s and 570 MB before a node count looked, and two such files lost every pod's attribution
 /// on the node to gpumap's wait).  A file's size is checked (fstat) before a byte is read; its
 /// nodes are counted by a streaming pass that builds nothing and stops at the cap, before any tree
-/// is built.  The files are read smallest first, so what the run's budget leaves out is the largest,
-/// never a small spec behind a huge one.
+/// is built.  Before that, a YAML file's structure characters (`,` `[` `{` `-` `:` `?` and line
+/// ends: every node needs one or two) are counted, at most 3 times the node cap: yaml-cpp scans a whole
+/// flow collection before its first event (a 4 MB `[a,a,...]` held 808 MB).  The files are read
+/// smallest first, so what the run's budget leaves out is the largest, never a small spec behind a
+/// huge one.
 struct CdiBudget {
-  size_t file_bytes = 4u << 20;   // one file (a real spec is a few KiB)
+  size_t file_bytes = 1u << 20;   // one file (a real spec is a few KiB; nvidia-ctk's for 8 GPUs and
+                                  // their MIG devices, tens of KiB); a 4 MiB plain scalar cost 3 s
   size_t file_nodes = 100000;     // YAML or JSON nodes in one file (a spec for 8 GPUs and their MIG devices: a few thousand)
   size_t run_bytes = 16u << 20;   // every file together
   size_t run_nodes = 400000;
