@@ -40,6 +40,32 @@ struct Left {
   bool out_of_time() const { return Clock::now() > deadline; }
 };
 
+constexpr size_t kMaxTextDepth = 256;
+
+// At least the nesting depth yaml-cpp would recurse to: the deepest open flow brackets (`[`, `{`;
+// in quotes too: a bound, not a parse) plus the most any line adds by its indentation and its block
+// indicators ("- ", "? ", ": ").  A real spec: under 20.
+size_t nesting_bound(const std::string& text) {
+  size_t flow = 0, flow_max = 0, line_max = 0, line = 0;
+  bool at_start = true;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    char next = i + 1 < text.size() ? text[i + 1] : '\n';
+    if (ch == '\n') {
+      line_max = std::max(line_max, line);
+      line = 0;
+      at_start = true;
+      continue;
+    }
+    if (ch == '[' || ch == '{') flow_max = std::max(flow_max, ++flow);
+    if ((ch == ']' || ch == '}') && flow > 0) --flow;
+    if (at_start && ch == ' ') ++line;
+    else at_start = false;
+    if ((ch == '-' || ch == '?' || ch == ':') && (next == ' ' || next == '\t' || next == '\n')) ++line;
+  }
+  return flow_max + std::max(line_max, line);
+}
+
 // Thrown by the counting passes at a cap (a message for the file's problem).
 struct OverBudget {
   std::string why;
@@ -91,6 +117,8 @@ std::string read_spec(const std::string& path, Left& left, std::string& error) {
     error = "not a regular file";
   } else if (static_cast<size_t>(st.st_size) > left.budget.file_bytes) {
     error = "larger than " + mib(left.budget.file_bytes) + " (" + std::to_string(st.st_size) + " bytes): not read";
+  } else if (left.out_of_time()) {  // (what is refused without reading it is said whatever the time)
+    error = "not read: the " + seconds(left.budget.run_seconds) + " for every spec file went to the smaller ones before it";
   } else if (static_cast<size_t>(st.st_size) > cap) {
     error = "not read: the smaller spec files before it used the " + mib(left.budget.run_bytes) +
             " read for every spec file (" + std::to_string(st.st_size) + " bytes)";
@@ -109,18 +137,19 @@ std::string read_spec(const std::string& path, Left& left, std::string& error) {
 }
 
 /// A YAML tree as JSON (scalars as strings: every field gpumap reads is a string).
-Json to_json(const YAML::Node& n, size_t& budget, int depth) {
+Json to_json(const YAML::Node& n, size_t& budget, int depth, const Left& left) {
   if (budget == 0 || depth > kMaxDepth) throw std::invalid_argument("nested or aliased past what a CDI spec needs");
-  --budget;
+  if (--budget % 4096 == 0 && left.out_of_time())
+    throw OverBudget{"not read whole within the " + seconds(left.budget.run_seconds) + " for every spec file"};
   switch (n.Type()) {
     case YAML::NodeType::Map: {
       Json o = Json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = to_json(kv.second, budget, depth + 1);
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = to_json(kv.second, budget, depth + 1, left);
       return o;
     }
     case YAML::NodeType::Sequence: {
       Json a = Json::array();
-      for (const auto& v : n) a.push_back(to_json(v, budget, depth + 1));
+      for (const auto& v : n) a.push_back(to_json(v, budget, depth + 1, left));
       return a;
     }
     case YAML::NodeType::Scalar: return n.as<std::string>();
@@ -130,10 +159,6 @@ Json to_json(const YAML::Node& n, size_t& budget, int depth) {
 
 CdiFileRead read_file(const std::string& path, size_t priority, Left& left) {
   CdiFileRead f{path, priority, {}, ""};
-  if (left.out_of_time()) {
-    f.error = "not read: the " + seconds(left.budget.run_seconds) + " for every spec file went to the smaller ones before it";
-    return f;
-  }
   std::string text = read_spec(path, left, f.error);
   if (!f.error.empty()) return f;
   // The nodes are counted first, by a pass that builds nothing and stops at the cap.
@@ -148,7 +173,9 @@ CdiFileRead read_file(const std::string& path, size_t priority, Left& left) {
       // (the callback counts each value as the parser meets it, the tree stops growing at the cap)
       doc = Json::parse(
           text,
-          [&](int, Json::parse_event_t e, Json&) {
+          [&](int depth, Json::parse_event_t e, Json&) {
+            if (depth > static_cast<int>(kMaxTextDepth))
+              throw OverBudget{"nested deeper than " + std::to_string(kMaxTextDepth) + ": not parsed"};
             if (e == Json::parse_event_t::value || e == Json::parse_event_t::object_start ||
                 e == Json::parse_event_t::array_start)
               count.one();
@@ -161,6 +188,11 @@ CdiFileRead read_file(const std::string& path, size_t priority, Left& left) {
       // the characters every node needs one or two of.
       size_t structure = 0;
       for (char ch : text) structure += ch == ',' || ch == '[' || ch == '{' || ch == '-' || ch == ':' || ch == '?' || ch == '\n';
+      // yaml-cpp parses nested collections by recursion (0.6, the portable build's, without a depth
+      // limit: 100 000 `[` overflow its stack): a bound on the depth from the text, before it looks.
+      if (size_t depth = nesting_bound(text); depth > kMaxTextDepth)
+        throw OverBudget{"nested deeper than " + std::to_string(kMaxTextDepth) + " (a bound of " + std::to_string(depth) +
+                         " from its brackets, indentation and indicators): not parsed"};
       if (structure > 3 * count.cap)
         throw OverBudget{count.cap < left.budget.file_nodes
                              ? count.cap_why
@@ -173,7 +205,7 @@ CdiFileRead read_file(const std::string& path, size_t priority, Left& left) {
         parser.HandleNextDocument(events);  // the first document, as YAML::Load reads
       }
       size_t budget = std::min(left.budget.file_nodes, left.nodes);  // aliases expanded (a billion laughs)
-      doc = to_json(YAML::Load(text), budget, 0);
+      doc = to_json(YAML::Load(text), budget, 0, left);
     }
     f.devices = parse_cdi_spec(doc, path);
   } catch (const OverBudget& e) {

@@ -82,7 +82,9 @@ TEST_F(CdiFiles, WhatCannotBeUsedIsSaidAndNeverBlocks) {
     big << std::string((1u << 20) + 1, ' ');
   }
   ASSERT_EQ(mkdir((etc_ + "/folder.json").c_str(), 0755), 0);
-  CdiSpecs c = read_cdi_specs({etc_, root_ + "/does-not-exist"});
+  CdiBudget untimed;  // (the reasons, not the clock: the bomb's expansion is slow under a sanitizer)
+  untimed.run_seconds = 600;
+  CdiSpecs c = read_cdi_specs({etc_, root_ + "/does-not-exist"}, untimed);
   EXPECT_TRUE(c.devices.empty());
   std::map<std::string, std::string> why;
   for (const CdiSpecs::Problem& p : c.problems) why[p.file.substr(p.file.rfind('/') + 1)] = p.message;
@@ -141,6 +143,27 @@ TEST_F(CdiFiles, AMillionItemListIsRefusedBeforeItsTreeIsBuiltAndCostsTheOthersN
   c = read_cdi_specs({etc_, run_});
   ASSERT_EQ(c.devices.size(), 2u);
   EXPECT_EQ(c.problems.size(), 4u);
+}
+
+// Nesting: yaml-cpp recurses per level (0.6, the portable build's, has no limit: 100 000 `[` overflow
+// its stack, and gpumap-kubelet with it), so a file nested past 256 is refused from its text first.
+TEST_F(CdiFiles, DeepNestingIsRefusedBeforeTheParserRecurses) {
+  write(etc_ + "/flow.yaml", "kind: " + std::string(100000, '[') + std::string(100000, ']') + "\n");
+  write(etc_ + "/block.yaml", "kind:\n" + [] {
+    std::string t;
+    for (int i = 0; i < 300; ++i) t += "- ";
+    return t + "x\n";
+  }());
+  write(etc_ + "/deep.json", "{\"kind\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  write(etc_ + "/gpu.yaml", small_spec("0"));
+  CdiSpecs c = read_cdi_specs({etc_});
+  EXPECT_EQ(c.devices.size(), 1u);
+  std::map<std::string, std::string> why;
+  for (const CdiSpecs::Problem& p : c.problems) why[p.file.substr(p.file.rfind('/') + 1)] = p.message;
+  ASSERT_EQ(why.size(), 3u);
+  EXPECT_EQ(why["flow.yaml"].rfind("nested deeper than 256 (a bound of 100001", 0), 0u) << why["flow.yaml"];
+  EXPECT_EQ(why["block.yaml"].rfind("nested deeper than 256 (a bound of 300 ", 0), 0u) << why["block.yaml"];
+  EXPECT_EQ(why["deep.json"], "nested deeper than 256: not parsed");
 }
 
 // The run's budget: the files are read smallest first, so what it leaves out is the largest, and
