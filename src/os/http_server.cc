@@ -102,6 +102,9 @@ struct Client {
 // An answer none of whose bytes the client took for this long is stuck behind a full window: its
 // connection is the first answer closed to make room (a scraper reading takes bytes every round trip).
 constexpr double kStalledS = 1.0;
+// A new connection is not closed to enforce a limit before this age: a scraper's request arrives
+// within it and is then being answered, never closed for room.
+constexpr double kGraceS = 0.1;
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -679,11 +682,12 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
     drop_client(v);
     return true;
   };
-  // Room in all for a connection of `newcomer` ("" when not known yet): taken from the address that
-  // holds the most, never from one that holds fewer than the newcomer would (a scraper alone on its
-  // address always finds room; an address holding many pays for its own).
+  // Room in all for a connection of `newcomer` ("" when not known yet, or to trim): taken from the
+  // address that holds the most, never from one that holds fewer than the newcomer would, nor
+  // (newcomer "") from one holding a single connection: a scraper alone on its address always
+  // finds room and keeps it; an address holding many pays for its own.
   auto make_room = [&](const std::string& newcomer, double min_age_s = 0) {
-    size_t mine = newcomer.empty() || !per_peer.count(newcomer) ? 0 : per_peer[newcomer];
+    size_t mine = newcomer.empty() ? 1 : per_peer.count(newcomer) ? per_peer[newcomer] : 0;
     std::vector<std::pair<size_t, std::string>> order;
     for (const auto& [p, n] : per_peer) order.emplace_back(n, p);
     std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -798,15 +802,10 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
         }
         if (reserve_fd_ < 0) reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
         std::string peer = peer_of(ss);
-        // Both limits hold at once, for every connection however much it said: past its
-        // address's limit the address pays (its own connection that costs most goes, or the new
-        // one is refused); past the total, the address holding the most pays.
-        auto held = per_peer.find(peer);
-        if (held != per_peer.end() && held->second >= limits_.max_per_peer && !evict_from(peer)) {
-          refuse(cfd, "too many connections from this address");
-          continue;
-        }
-        if (clients.size() >= limits_.max_connections && !make_room(peer)) {
+        // The limits are enforced after a grace of 0.1 s (trim below), when a scraper's request
+        // has arrived and is being answered; twice the total is the hard bound at once, where the
+        // address holding the most pays (never one holding fewer than the newcomer would).
+        if (clients.size() >= 2 * limits_.max_connections && !make_room(peer)) {
           refuse(cfd, "too many connections");
           continue;
         }
@@ -923,6 +922,18 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       }
       if (drop) it = drop_client(it);
       else ++it;
+    }
+    // Over a limit, past their grace of 0.1 s: every connection counts, whatever it sent (issue 46,
+    // item 1: one that had sent a byte was kept until a second old, and 130 that reconnected held
+    // the hard bound).  An address over its own limit pays; over the total, the one holding most.
+    for (auto p = per_peer.begin(); p != per_peer.end();) {
+      std::string peer = p->first;
+      size_t over = p->second > limits_.max_per_peer ? p->second - limits_.max_per_peer : 0;
+      ++p;  // (evicting the last one erases its entry)
+      while (over-- > 0 && evict_from(peer, kGraceS)) {
+      }
+    }
+    while (clients.size() > limits_.max_connections && make_room("", kGraceS)) {
     }
   }
   while (!clients.empty()) drop_client(clients.begin());

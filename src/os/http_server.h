@@ -8,12 +8,15 @@
 // cut off), the connections at once (in all and per peer address), the requests being answered
 // at once (past it: 503, as node_exporter's --web.max-requests), and the time to take the answer.
 // The connection limits count every open connection, whatever it sent (a byte, part of a TLS
-// hello, a whole request whose answer it does not read), and hold at accept, under any rate of
-// reconnection: past its address's limit, that address's costliest connection is closed (one that
-// sent nothing, then one still sending its head, then an answer stuck behind a full window) or
-// the new one refused; past the total, the address holding the most pays the same way.  So one
-// address, however it behaves, never keeps a scraper on another address out.  A request holds its
-// slot among max_requests until its answer is made, not while a client declines to read it.
+// hello, a whole request whose answer it does not read), and hold under any rate of reconnection:
+// past a limit, connections 0.1 s old (a scraper's request has arrived by then and is being
+// answered) are closed, the costliest first (one that sent nothing, then one still sending its
+// head, then an answer stuck behind a full window, then any answer being written); past its
+// address's limit that address pays, past the total the address holding the most.  At twice the
+// total a new connection is taken only by closing one of the address holding the most, else
+// refused.  So one address, however it behaves, never keeps a scraper on another address out.  A
+// request holds its slot among max_requests until its answer is made, not while a client declines
+// to read it.
 // Out of descriptors (EMFILE), the server closes a connection a second old the same way (else, when it holds
 // none, answers 503 through a descriptor it keeps in reserve), and stops accepting for 100 ms: it
 // never spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
