@@ -28,6 +28,8 @@ struct PodsAnswer {
   PsFrame frame;
   std::vector<PodView> pods;                    // the kubelet's order
   std::vector<std::vector<size_t>> unnamed;     // rows of a pod the kubelet did not name, by UID
+  std::vector<size_t> unverified;               // rows whose cgroup names a pod outside the kubelet's
+                                                // root-owned hierarchy (ProcessRow::pod_unverified)
 };
 
 }  // namespace gpumap

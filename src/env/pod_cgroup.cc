@@ -79,14 +79,14 @@ std::optional<PodCgroup> parse_pod_cgroup(const std::string& text) {
           seg.compare(seg.size() - 6, 6, ".slice") == 0) {
         if (std::optional<std::string> uid = pod_uid(seg.substr(p + 4, seg.size() - 6 - p - 4))) {
           std::string qos = seg.substr(at + 8, p - at - 8);  // "", "-burstable", "-besteffort"
-          pod = PodCgroup{*uid, qos.empty() ? "guaranteed" : qos.substr(1), "", ""};
+          pod = PodCgroup{*uid, qos.empty() ? "guaranteed" : qos.substr(1), "", "", "", 0};
         }
       }
       // cgroupfs: /kubepods[/QOS]/pod<UID>
       if (!pod && seg.compare(0, 3, "pod") == 0 && i > 0) {
         bool under = segs[i - 1] == "kubepods" || (i > 1 && segs[i - 2] == "kubepods");
         if (std::optional<std::string> uid = pod_uid(seg.substr(3)); uid && under)
-          pod = PodCgroup{*uid, segs[i - 1] == "kubepods" ? "guaranteed" : segs[i - 1], "", ""};
+          pod = PodCgroup{*uid, segs[i - 1] == "kubepods" ? "guaranteed" : segs[i - 1], "", "", "", 0};
       }
       if (!pod) continue;
       if (pod->qos != "guaranteed" && pod->qos != "burstable" && pod->qos != "besteffort") continue;
@@ -95,10 +95,35 @@ std::optional<PodCgroup> parse_pod_cgroup(const std::string& text) {
           pod->container_id = c->id;
           pod->runtime = c->runtime;
         }
+      pod->path = path;
+      pod->pod_segment = i;
       return pod;
     }
   }
   return std::nullopt;
+}
+
+std::string pod_cgroup_untrusted(const PodCgroup& pod, const std::string& owned_path,
+                                 const std::vector<std::optional<uint32_t>>& owners) {
+  std::vector<std::string> segs = split(pod.path, '/');
+  std::string user_unit;  // the innermost (user@N.service says whose)
+  for (size_t i = 0; i < pod.pod_segment && i < segs.size(); ++i) {
+    const std::string& s = segs[i];
+    if (s == "user.slice" || (s.rfind("user-", 0) == 0 && s.size() > 11 && s.compare(s.size() - 6, 6, ".slice") == 0) ||
+        (s.rfind("user@", 0) == 0 && s.size() > 13 && s.compare(s.size() - 8, 8, ".service") == 0))
+      user_unit = s;
+  }
+  if (!user_unit.empty())
+    return "its cgroup is under " + user_unit + ", a user's delegated cgroup tree, not the kubelet's: " + pod.path;
+  if (owned_path != pod.path) return "";
+  std::string at;
+  for (size_t i = 1; i < segs.size() && i < owners.size(); ++i) {
+    at += "/" + segs[i];
+    if (i >= pod.pod_segment && owners[i] && *owners[i] != 0)
+      return "its cgroup folder " + at + " is owned by uid " + std::to_string(*owners[i]) +
+             ", not root: only root makes the kubelet's folders";
+  }
+  return "";
 }
 
 std::optional<ContainerCgroup> parse_container_cgroup(const std::string& text) {

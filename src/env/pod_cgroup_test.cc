@@ -86,5 +86,39 @@ TEST(ContainerCgroup, DockerAndPodmanOutsideKubernetes) {
   EXPECT_FALSE(parse_container_cgroup("0::/kubepods/pod" + kUid + "/" + kId + "\n"));  // a pod's: parse_pod_cgroup
 }
 
+
+// Issue 46, item 7: only the kubelet's place in the hierarchy, in root's folders, names a pod.
+TEST(PodCgroup, AUsersDelegatedTreeOrAFolderRootDidNotMakeIsNotThePod) {
+  const std::string pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUidSystemd + ".slice";
+  const std::string leaf = pod + "/cri-containerd-" + kId + ".scope";
+  using Owners = std::vector<std::optional<uint32_t>>;
+  Owners root(5, 0u);  // "", kubepods.slice, kubepods-burstable.slice, the pod's, the container's
+  std::optional<PodCgroup> p = parse_pod_cgroup("0::" + leaf + "\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->path, leaf);
+  EXPECT_EQ(p->pod_segment, 3u);
+  EXPECT_EQ(pod_cgroup_untrusted(*p, leaf, root), "");
+  EXPECT_EQ(pod_cgroup_untrusted(*p, leaf, {}), "") << "not found from here (a cgroup namespace): the name decides";
+  Owners user_pod = root;
+  user_pod[3] = 1000u;
+  EXPECT_EQ(pod_cgroup_untrusted(*p, leaf, user_pod), "its cgroup folder " + pod + " is owned by uid 1000, not root: only root makes the kubelet's folders");
+  Owners user_leaf = root;
+  user_leaf[4] = 1000u;
+  EXPECT_NE(pod_cgroup_untrusted(*p, leaf, user_leaf).find("cri-containerd-" + kId + ".scope is owned by uid 1000"), std::string::npos);
+  Owners user_above = root;
+  user_above[1] = 1000u;  // above the pod's folder: a kind node's tree, say (root delegates it)
+  EXPECT_EQ(pod_cgroup_untrusted(*p, leaf, user_above), "");
+  EXPECT_EQ(pod_cgroup_untrusted(*p, "/other", user_pod), "") << "the owners of another path say nothing of this one";
+  // systemd's user trees (user@.service: rootless Podman, a user's own slices), whoever owns them.
+  for (const char* prefix : {"/user.slice/user-1000.slice/user@1000.service", "/user.slice", "/../../user.slice/user-1000.slice"}) {
+    std::optional<PodCgroup> u = parse_pod_cgroup("0::" + std::string(prefix) + leaf + "\n");
+    ASSERT_TRUE(u) << prefix;
+    std::string why = pod_cgroup_untrusted(*u, "", {});
+    EXPECT_NE(why.find("a user's delegated cgroup tree, not the kubelet's"), std::string::npos) << prefix << ": " << why;
+  }
+  std::optional<PodCgroup> kind = parse_pod_cgroup("0::/system.slice/docker-" + kId + ".scope/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod" + kUidSystemd + ".slice\n");
+  ASSERT_TRUE(kind);
+  EXPECT_EQ(pod_cgroup_untrusted(*kind, "", {}), "") << "a kind node (root's container) nests a real kubelet";
+}
 }  // namespace
 }  // namespace gpumap

@@ -51,6 +51,11 @@ struct ProcProcess {
   std::optional<int64_t> start_ticks;         // stat field 22 (clock ticks after boot): with the pid, which
                                               // process this is (a reused pid has a later one)
   std::optional<std::string> cgroup;          // /proc/PID/cgroup (read with environ); nullopt: unreadable
+  // Who owns the folders of its cgroup (read with `cgroup` when a line names kubepods: the first
+  // such, cgroup v2's first): the path, and the owning uid of each folder of it split at '/' (0:
+  // the hierarchy's root); nullopt where not found (a path outside this cgroup namespace's view).
+  std::string cgroup_owned_path;
+  std::vector<std::optional<uint32_t>> cgroup_owners;
 };
 
 }  // namespace gpumap

@@ -96,7 +96,15 @@ struct Client {
   size_t poll_at = SIZE_MAX;  // its entry in this round's poll list (SIZE_MAX: accepted this round)
   HttpRequest req;
   Clock::time_point started, deadline;
+  Clock::time_point progressed;  // while writing: when the client last took a byte of the answer
 };
+
+// An answer none of whose bytes the client took for this long is stuck behind a full window: its
+// connection is the first answer closed to make room (a scraper reading takes bytes every round trip).
+constexpr double kStalledS = 1.0;
+// A new connection is not closed to enforce a limit before this age: a scraper's request arrives
+// within it and is then being answered, never closed for room.
+constexpr double kGraceS = 0.1;
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -593,7 +601,7 @@ HttpServer::HttpServer(const std::string& host, uint16_t port, HttpLimits limits
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 128) == 0) {
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
       fd_ = fd;
       break;
     }
@@ -635,30 +643,59 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
     if (--per_peer[it->peer] == 0) per_peer.erase(it->peer);
     return clients.erase(it);
   };
-  // Closes a connection to make room (of `peer`, or any when empty): the oldest that has sent
-  // nothing (no byte heard, none waiting to be read) and is at least `min_age_s` old; else the
-  // oldest still sending its head after evict_after_s (a slow sender).  A scraper's request is
-  // on its way within a round trip, so it is never the one closed.  False when there is none.
-  auto evict_idle = [&](const std::string& peer, double min_age_s) {
+  // A connection closed to make room, of `peer`: the one that costs the most and promises the
+  // least.  In order: one that has sent nothing (no byte heard, none waiting to be read); one
+  // still sending its head, whatever it sent (a byte, part of a TLS hello: speaking buys nothing);
+  // an answer stuck behind a full window for kStalledS (the client reads nothing); any other answer
+  // being written (its request was served).  Oldest first within each: a scraper's connection, new
+  // and with its request on its way, is the last of its kind.  A request waiting for its answer
+  // or its credential check is never closed (max_requests and BasicAuth bound those).
+  auto victim = [&](const std::string& peer, double min_age_s) {
     auto now = Clock::now();
-    auto age = [&](const Client& c) { return std::chrono::duration<double>(now - c.started).count(); };
-    auto silent = [&](const Client& c) {
-      if (c.heard || !c.in.empty()) return false;
-      char b;
-      return recv(c.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-    };
-    auto pick = clients.end();
+    auto best = clients.end();
+    int best_rank = 4;
     for (auto it = clients.begin(); it != clients.end(); ++it) {
-      if (it->parsed || (!peer.empty() && it->peer != peer)) continue;
-      if (age(*it) >= min_age_s && silent(*it)) {
-        pick = it;
-        break;
+      const Client& c = *it;
+      if (c.peer != peer || (c.parsed && !c.writing)) continue;
+      if (std::chrono::duration<double>(now - c.started).count() < min_age_s) continue;
+      int rank;
+      if (c.writing) {
+        rank = std::chrono::duration<double>(now - c.progressed).count() >= kStalledS ? 2 : 3;
+      } else if (c.heard || !c.in.empty()) {
+        rank = 1;
+      } else {
+        char b;
+        bool silent = recv(c.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        rank = silent ? 0 : 1;
       }
-      if (pick == clients.end() && age(*it) >= std::max(limits_.evict_after_s, min_age_s)) pick = it;
+      if (rank < best_rank) {  // (the list is in order of arrival: the first of a rank is its oldest)
+        best = it;
+        best_rank = rank;
+        if (rank == 0) break;
+      }
     }
-    if (pick == clients.end()) return false;
-    drop_client(pick);
+    return best;
+  };
+  auto evict_from = [&](const std::string& peer, double min_age_s = 0) {
+    auto v = victim(peer, min_age_s);
+    if (v == clients.end()) return false;
+    drop_client(v);
     return true;
+  };
+  // Room in all for a connection of `newcomer` ("" when not known yet, or to trim): taken from the
+  // address that holds the most, never from one that holds fewer than the newcomer would, nor
+  // (newcomer "") from one holding a single connection: a scraper alone on its address always
+  // finds room and keeps it; an address holding many pays for its own.
+  auto make_room = [&](const std::string& newcomer, double min_age_s = 0) {
+    size_t mine = newcomer.empty() ? 1 : per_peer.count(newcomer) ? per_peer[newcomer] : 0;
+    std::vector<std::pair<size_t, std::string>> order;
+    for (const auto& [p, n] : per_peer) order.emplace_back(n, p);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [n, p] : order) {
+      if (n < mine + 1 && p != newcomer) continue;
+      if (evict_from(p, min_age_s)) return true;
+    }
+    return false;
   };
   // A connection that cannot be taken: 503 for HTTP (written once, never waited for), closed for TLS.
   auto refuse = [&](int cfd, const char* why) {
@@ -674,6 +711,13 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
     c.writing = true;
     c.want_read = c.want_write = false;
     c.deadline = after(limits_.write_timeout_s);
+    c.progressed = Clock::now();
+    // The answer is made: its slot among the requests being answered is free for anyone's next
+    // request.  A client that does not read holds its own connection only (issue 46, item 9).
+    if (c.counted) {
+      c.counted = false;
+      --requests;
+    }
   };
   // A request allowed in: counted against max_requests, or answered 503 past it.
   auto admit = [&](Client& c) {
@@ -735,9 +779,9 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
           // accepting (a listening socket with a queue is always readable: polling it now would
           // spin).  When none of ours holds the descriptors, the first waiting one is answered 503
           // through the reserve descriptor.
-          // (only connections a second old: room made for each reconnecting attacker at once
-          // would be a loop of its own)
-          if (evict_idle("", 1.0)) {
+          // (only connections a second old: room made at once for each client that reconnects
+          // would be a loop of its own while the descriptors stay short)
+          if (make_room("", 1.0)) {
             cfd = accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
           } else if (reserve_fd_ >= 0 && clients.empty()) {  // no connection of ours holds them: say so
             close(reserve_fd_);
@@ -759,8 +803,9 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
         if (reserve_fd_ < 0) reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
         std::string peer = peer_of(ss);
         // The limits are enforced after a grace of 0.1 s (trim below), when a scraper's request
-        // has arrived and protects its connection; twice the limit is the hard bound at once.
-        if (clients.size() >= 2 * limits_.max_connections && !evict_idle("", 0)) {
+        // has arrived and is being answered; twice the total is the hard bound at once, where the
+        // address holding the most pays (never one holding fewer than the newcomer would).
+        if (clients.size() >= 2 * limits_.max_connections && !make_room(peer)) {
           refuse(cfd, "too many connections");
           continue;
         }
@@ -861,7 +906,10 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       if (!drop && c.writing && (rev || c.sent == 0)) {
         ssize_t put = io(c, true, c.out.data() + c.sent, c.out.size() - c.sent);
         if (put == 0 || put == -2) drop = true;
-        if (put > 0) c.sent += static_cast<size_t>(put);
+        if (put > 0) {
+          c.sent += static_cast<size_t>(put);
+          c.progressed = now;
+        }
         if (c.sent == c.out.size()) drop = true;  // done: Connection: close
       }
       if (!drop && !(c.parsed && !c.writing) && now > c.deadline) {
@@ -875,15 +923,17 @@ void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop
       if (drop) it = drop_client(it);
       else ++it;
     }
-    // Over a limit: the silent connections past their 0.1 s of grace go, oldest first.
+    // Over a limit, past their grace of 0.1 s: every connection counts, whatever it sent (issue 46,
+    // item 1: one that had sent a byte was kept until a second old, and 130 that reconnected held
+    // the hard bound).  An address over its own limit pays; over the total, the one holding most.
     for (auto p = per_peer.begin(); p != per_peer.end();) {
       std::string peer = p->first;
       size_t over = p->second > limits_.max_per_peer ? p->second - limits_.max_per_peer : 0;
       ++p;  // (evicting the last one erases its entry)
-      while (over-- > 0 && evict_idle(peer, 0.1)) {
+      while (over-- > 0 && evict_from(peer, kGraceS)) {
       }
     }
-    while (clients.size() > limits_.max_connections && evict_idle("", 0.1)) {
+    while (clients.size() > limits_.max_connections && make_room("", kGraceS)) {
     }
   }
   while (!clients.empty()) drop_client(clients.begin());

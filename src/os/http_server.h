@@ -7,12 +7,19 @@
 // Every connection is bounded: the request head in size and in time (a slow or silent client is
 // cut off), the connections at once (in all and per peer address), the requests being answered
 // at once (past it: 503, as node_exporter's --web.max-requests), and the time to take the answer.
-// A connection that has sent nothing is what an attacker holds: when a limit is reached, the
-// oldest of those (or a slow sender after `evict_after_s`) is closed to make room, while a
-// connection whose bytes have arrived never is, so 64 or 1 000 held connections never keep a
-// scraper out.  Out of descriptors (EMFILE), the server closes a silent connection a second old
-// (else, when it holds none, answers 503 through a descriptor it keeps in reserve), and stops
-// accepting for 100 ms: it never spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
+// The connection limits count every open connection, whatever it sent (a byte, part of a TLS
+// hello, a whole request whose answer it does not read), and hold under any rate of reconnection:
+// past a limit, connections 0.1 s old (a scraper's request has arrived by then and is being
+// answered) are closed, the costliest first (one that sent nothing, then one still sending its
+// head, then an answer stuck behind a full window, then any answer being written); past its
+// address's limit that address pays, past the total the address holding the most.  At twice the
+// total a new connection is taken only by closing one of the address holding the most, else
+// refused.  So one address, however it behaves, never keeps a scraper on another address out.  A
+// request holds its slot among max_requests until its answer is made, not while a client declines
+// to read it.
+// Out of descriptors (EMFILE), the server closes a connection a second old the same way (else, when it holds
+// none, answers 503 through a descriptor it keeps in reserve), and stops accepting for 100 ms: it
+// never spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
 // closes its connection.
 #pragma once
 #include <signal.h>
@@ -52,8 +59,7 @@ struct HttpLimits {
   double write_timeout_s = 10;      // to take the answer
   size_t max_connections = 64;      // open at once, in all
   size_t max_per_peer = 16;         // open at once from one address
-  size_t max_requests = 40;         // being answered at once (head received); past it 503; 0: no limit
-  double evict_after_s = 1;         // a connection still sending its head this long may be closed for a new one
+  size_t max_requests = 40;         // being answered at once (head received, answer not made); past it 503; 0: no limit
 };
 
 /// "HOST:PORT" (IPv4 dotted quad, `localhost`, or `[IPv6]`; PORT 0-65535, 0: any free port) ->

@@ -1,22 +1,32 @@
-// The HTTP server on a loopback port, in process (issue 46, item 2): the bcrypt checks of basic
-// authentication run off the server's loop, remembered (failures too) and bounded.  A check the
-// test holds open stands for a slow one, so nothing here is timed: the bounds on the waits only
-// keep a failing test from hanging.
+// The HTTP server on a loopback port, in process (issue 46): the bcrypt checks of basic
+// authentication run off the server's loop, remembered (failures too) and bounded (item 2); clients
+// of one address that reconnect (item 1) or never read their answers (item 9) never keep a scraper
+// on another address out.  A check the test holds open stands for a slow one, the attackers' state
+// is waited for as events, so nothing here is timed: the bounds on the waits only keep a failing
+// test from hanging.
 #include "os/http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "os/web_config.h"
 
@@ -76,15 +86,21 @@ struct Opener {
   ~Opener() { g->release(); }
 };
 
-// A server on 127.0.0.1 that answers every path with 200, served by a thread.
+// A server on 127.0.0.1 that answers every path with 200 (the body: the path, or `big_body` for
+// /big), served by a thread.
 struct Running {
   volatile sig_atomic_t stop_flag = 0;
   HttpServer server;
+  std::string big_body;
   std::future<void> done;
-  Running(const WebConfig& web, BasicAuth::Verify verify) : server("127.0.0.1", 0, {}, web, std::move(verify)) {
+  Running(const WebConfig& web, BasicAuth::Verify verify, HttpLimits limits = {}, size_t big = 0)
+      : server("127.0.0.1", 0, limits, web, std::move(verify)), big_body(big, 'x') {
     done = std::async(std::launch::async, [this] {
-      server.serve([](const HttpRequest& r) { return std::optional<HttpResponse>(HttpResponse{200, "text/plain", r.path, {}}); },
-                   &stop_flag);
+      server.serve(
+          [this](const HttpRequest& r) {
+            return std::optional<HttpResponse>(HttpResponse{200, "text/plain", r.path == "/big" ? big_body : r.path, {}});
+          },
+          &stop_flag);
     });
   }
   // Sets the flag a SIGTERM sets; whether serve returned (within the guard).
@@ -98,15 +114,27 @@ struct Running {
   }
 };
 
-int connect_to(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// A TCP socket to `port` on 127.0.0.1 from the loopback address `from` (127.0.0.1, 127.0.0.2, ...:
+// each is an address of its own to the server); `rcvbuf` > 0: that small a receive window.
+// Blocking unless `nonblocking` (then the connection may still be under way).
+int connect_from(const char* from, uint16_t port, int rcvbuf = 0, bool nonblocking = false) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  sockaddr_in src = {};
+  src.sin_family = AF_INET;
+  inet_pton(AF_INET, from, &src.sin_addr);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src), 0) << from;
   sockaddr_in a = {};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  if (nonblocking) EXPECT_TRUE(rc == 0 || errno == EINPROGRESS) << std::strerror(errno);
+  else EXPECT_EQ(rc, 0) << std::strerror(errno);
   return fd;
 }
+
+int connect_to(uint16_t port) { return connect_from("127.0.0.1", port); }
 
 void send_request(int fd, const std::string& path, const std::string& authorization) {
   std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n";
@@ -209,5 +237,147 @@ TEST(HttpServerAuth, ChecksAreRememberedBoundedAndEqualForUnknownUsers) {
   EXPECT_FALSE(auth.allows(basic("alice:guess0")));
 }
 
+
+// Clients of one address that each send `hello` and, as soon as the server closes one, connect
+// again (issue 46, item 1: 130 of them that sent one byte locked every scraper out, as did a
+// partial TLS ClientHello).  Run by a thread until stopped; nothing waits for time.
+struct Reconnecting {
+  uint16_t port;
+  std::string hello;
+  size_t count;
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> spoke{0};     // connections that have sent `hello` (reconnections included)
+  std::atomic<size_t> closed{0};    // how many the server closed
+  std::thread thread;
+  Reconnecting(uint16_t p, std::string h, size_t n) : port(p), hello(std::move(h)), count(n) {
+    thread = std::thread([this] { run(); });
+  }
+  ~Reconnecting() {
+    stop = true;
+    thread.join();
+  }
+  void run() {
+    struct Conn {
+      int fd;
+      bool sent;
+    };
+    std::vector<Conn> conns;
+    for (size_t i = 0; i < count; ++i) conns.push_back({connect_from("127.0.0.1", port, 0, true), false});
+    while (!stop) {
+      std::vector<pollfd> fds;
+      for (const Conn& c : conns) fds.push_back({c.fd, static_cast<short>(c.sent ? POLLIN : POLLOUT), 0});
+      if (poll(fds.data(), fds.size(), 50) <= 0) continue;
+      for (size_t i = 0; i < conns.size(); ++i) {
+        short rev = fds[i].revents;
+        if (!rev) continue;
+        Conn& c = conns[i];
+        if (!c.sent && !(rev & (POLLERR | POLLHUP))) {
+          c.sent = send(c.fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size());
+          if (c.sent) {
+            ++spoke;
+            continue;
+          }
+        }
+        // Closed (or answered: whatever the server sent, it closes next): connect again at once.
+        close(c.fd);
+        ++closed;
+        c = {connect_from("127.0.0.1", port, 0, true), false};
+      }
+    }
+    for (const Conn& c : conns) close(c.fd);
+  }
+  // Whether every connection has spoken at least once (within the guard).
+  bool all_spoke() {
+    auto until = std::chrono::steady_clock::now() + kGuard;
+    while (spoke < count) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+};
+
+int get_from(const char* from, uint16_t port, const std::string& path) {
+  int fd = connect_from(from, port);
+  send_request(fd, path, "");
+  int status = status_of(fd);
+  close(fd);
+  return status;
+}
+
+TEST(HttpServerLimits, ReconnectingSpeakersOfOneAddressNeverKeepAnotherOut) {
+  Running s({}, nullptr);
+  // 200 connections (past the default 64 in all, 16 per address) that each send one byte.
+  Reconnecting attack(s.server.port(), "G", 200);
+  ASSERT_TRUE(attack.all_spoke());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(get_from("127.0.0.2", s.server.port(), "/metrics"), 200) << "scrape " << i;
+  EXPECT_GT(attack.closed.load(), 0u) << "the attacker's connections past the limits were closed";
+}
+
+// A TLS request from `from` through OpenSSL (no certificate check): the answer's status, 0 when
+// the handshake or the request failed.
+int tls_get_from(const char* from, uint16_t port, const std::string& path) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  int fd = connect_from(from, port);
+  SSL_set_fd(ssl, fd);
+  int status = 0;
+  std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  if (SSL_connect(ssl) == 1 && SSL_write(ssl, req.data(), static_cast<int>(req.size())) == static_cast<int>(req.size())) {
+    std::string in;
+    char buf[4096];
+    for (int n; (n = SSL_read(ssl, buf, sizeof buf)) > 0;) in.append(buf, static_cast<size_t>(n));
+    if (in.rfind("HTTP/1.1 ", 0) == 0) status = std::atoi(in.c_str() + 9);
+  }
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  ERR_clear_error();
+  close(fd);
+  return status;
+}
+
+TEST(HttpServerLimits, PartialTlsHellosOfOneAddressNeverKeepAnotherOut) {
+  if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "no openssl(1)";
+  char tmpl[] = "/tmp/gpumap-tls-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  std::string cmd = "cd " + dir +
+                    " && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 -subj /CN=localhost "
+                    ">/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  WebConfig web = parse_web_config("tls_server_config: {cert_file: cert.pem, key_file: key.pem}", dir + "/web.yml");
+  Running s(web, nullptr);
+  int removed = std::system(("rm -rf " + dir).c_str());  // (the server holds the certificate read)
+  EXPECT_EQ(removed, 0);
+  // The first 9 bytes of a ClientHello: a handshake record header and the message's type and length.
+  const std::string hello("\x16\x03\x01\x02\x00\x01\x00\x01\xfc", 9);
+  Reconnecting attack(s.server.port(), hello, 200);
+  ASSERT_TRUE(attack.all_spoke());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(tls_get_from("127.0.0.2", s.server.port(), "/metrics"), 200) << "scrape " << i;
+}
+
+// Clients that send a request and never read its answer (issue 46, item 9: 45 of them made every
+// scrape 503 for the write timeout, holding the request slots): an answer made frees its slot, and
+// a full house of such clients from two addresses makes room for a scraper from a third.
+TEST(HttpServerLimits, ClientsThatDoNotReadHoldOnlyTheirOwnConnections) {
+  HttpLimits limits;
+  limits.max_requests = 4;
+  limits.max_connections = 8;
+  limits.max_per_peer = 4;
+  // An answer larger than what the kernel buffers for a client with a 4 KiB window.
+  Running s({}, nullptr, limits, 16u << 20);
+  std::vector<int> held;
+  for (const char* from : {"127.0.0.1", "127.0.0.3"}) {
+    for (int i = 0; i < 4; ++i) {
+      int fd = connect_from(from, s.server.port(), 4096);
+      send_request(fd, "/big", "");
+      pollfd p = {fd, POLLIN, 0};  // the answer has begun: its request was served
+      EXPECT_EQ(poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kGuard).count())), 1) << from << " " << i;
+      held.push_back(fd);
+    }
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(get_from("127.0.0.2", s.server.port(), "/metrics"), 200) << "scrape " << i;
+  for (int fd : held) close(fd);
+}
 }  // namespace
 }  // namespace gpumap

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <pwd.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -125,8 +126,45 @@ std::vector<std::string> split_nul(const std::string& text) {
   return out;
 }
 
-ProcFs::ProcFs(std::string root) : root_(std::move(root)) {
+ProcFs::ProcFs(std::string root, std::string cgroup_root) : root_(std::move(root)), cgroup_root_(std::move(cgroup_root)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  while (cgroup_root_.size() > 1 && cgroup_root_.back() == '/') cgroup_root_.pop_back();
+}
+
+std::optional<std::pair<std::string, std::string>> kubepods_cgroup_line(const std::string& text) {
+  std::optional<std::pair<std::string, std::string>> v1;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    std::string path = line.substr(b + 1);
+    if (path.find("kubepods") == std::string::npos) continue;
+    if (line.compare(0, a, "0") == 0 && b == a + 1) return std::make_pair(std::string(), path);
+    if (!v1) v1 = std::make_pair(line.substr(a + 1, b - a - 1), path);
+  }
+  return v1;
+}
+
+std::vector<std::optional<uint32_t>> cgroup_folder_owners(const std::string& cgroup_root, const std::string& hierarchy,
+                                                          const std::string& path) {
+  std::vector<std::optional<uint32_t>> owners;
+  if (path.empty() || path[0] != '/' || ("/" + path + "/").find("/../") != std::string::npos) return owners;
+  std::vector<std::string> mounts;
+  if (hierarchy.empty()) mounts = {cgroup_root, cgroup_root + "/unified"};
+  else if (hierarchy.rfind("name=", 0) == 0) mounts = {cgroup_root + "/" + hierarchy.substr(5)};
+  else mounts = {cgroup_root + "/" + hierarchy};
+  struct stat st {};
+  for (const std::string& m : mounts) {
+    if (::stat((m + path).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    std::string at = m;
+    std::istringstream parts(path);
+    for (std::string seg; std::getline(parts, seg, '/');) {
+      if (!seg.empty()) at += "/" + seg;
+      owners.push_back(::lstat(at.c_str(), &st) == 0 ? std::optional<uint32_t>(st.st_uid) : std::nullopt);
+    }
+    break;
+  }
+  return owners;
 }
 
 ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
@@ -197,7 +235,14 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
       p.environ_error = strerror(err);
     }
     // Its pod, if any (env/pod_cgroup.h): a few lines, capped like every file a process owns.
-    if (auto cg = slurp(dir + "/cgroup", &err, kMaxCgroupBytes, &cut); cg && !cut) p.cgroup = std::move(*cg);
+    if (auto cg = slurp(dir + "/cgroup", &err, kMaxCgroupBytes, &cut); cg && !cut) {
+      p.cgroup = std::move(*cg);
+      // Who made its folders: the kubelet's are root's (env/pod_cgroup.h pod_cgroup_untrusted).
+      if (auto line = kubepods_cgroup_line(*p.cgroup)) {
+        p.cgroup_owned_path = line->second;
+        p.cgroup_owners = cgroup_folder_owners(cgroup_root_, line->first, line->second);
+      }
+    }
   }
   return p;
 }

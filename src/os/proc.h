@@ -31,7 +31,10 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text);
 class ProcFs {
  public:
   /// `root`: a directory laid out like /proc (Seams::proc_root: /proc, or a test fixture).
-  explicit ProcFs(std::string root = "/proc");
+  /// `cgroup_root`: where the cgroup hierarchies are mounted (cgroup v2's, or v1's one folder per
+  /// controller; v2 of a hybrid host under unified/): the owners of a pod's cgroup folders are read
+  /// there (ProcProcess::cgroup_owners).
+  explicit ProcFs(std::string root = "/proc", std::string cgroup_root = "/sys/fs/cgroup");
   const std::string& root() const { return root_; }
 
   /// Reads status, cmdline and (when want_environ) environ of <root>/<pid>.  Never throws.
@@ -48,7 +51,7 @@ class ProcFs {
   std::optional<double> uptime_s() const;
 
  private:
-  std::string root_;
+  std::string root_, cgroup_root_;
   mutable std::map<uint32_t, std::string> users_;  // uid -> name cache
 };
 
@@ -74,6 +77,15 @@ std::optional<std::vector<uint32_t>> parse_nspid(const std::string& status_text)
 std::optional<uint32_t> parse_status_uid(const std::string& status_text);
 /// The first number of a status line ("Uid:", "PPid:"); nullopt when absent or malformed.
 std::optional<uint32_t> parse_status_number(const std::string& status_text, const char* key);
+/// The cgroup line whose folders' owners are read: the first naming "kubepods" (cgroup v2's line
+/// first), as its hierarchy ("" for v2, else the v1 controllers: "pids", "cpu,cpuacct") and path;
+/// nullopt when none does.
+std::optional<std::pair<std::string, std::string>> kubepods_cgroup_line(const std::string& proc_cgroup_text);
+/// The owning uid of each folder of `path` (split at '/'; [0] the hierarchy's root) under
+/// `cgroup_root` (for v2: cgroup_root or cgroup_root/unified; for v1: cgroup_root/<hierarchy>);
+/// empty when the path's folder is not there (a ".." path from a cgroup namespace, another host's).
+std::vector<std::optional<uint32_t>> cgroup_folder_owners(const std::string& cgroup_root, const std::string& hierarchy,
+                                                          const std::string& path);
 /// Splits NUL-separated text (cmdline, environ); a trailing NUL ends the last item.
 std::vector<std::string> split_nul(const std::string& text);
 

@@ -148,5 +148,38 @@ TEST(ProcFs, ReadsItsOwnStatAndParent) {
   EXPECT_EQ(p.ppid, static_cast<uint32_t>(getppid()));
 }
 
+
+// The owners of a pod's cgroup folders, read under the cgroup mount (a fixture here: the seam); the
+// line read is the first naming kubepods, cgroup v2's first.
+TEST(ProcCgroupOwners, EachFolderOfTheKubepodsLineFromTheMount) {
+  std::string root = fixture_root();
+  ASSERT_EQ(mkdir((root + "/kubepods").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root + "/kubepods/podx").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root + "/pids").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root + "/pids/kubepods").c_str(), 0755), 0);
+  auto me = std::optional<uint32_t>(geteuid());
+  using Owners = std::vector<std::optional<uint32_t>>;
+  EXPECT_EQ(cgroup_folder_owners(root, "", "/kubepods/podx"), (Owners{me, me, me}));
+  EXPECT_EQ(cgroup_folder_owners(root, "pids", "/kubepods"), (Owners{me, me}));
+  EXPECT_TRUE(cgroup_folder_owners(root, "", "/kubepods/missing").empty());
+  EXPECT_TRUE(cgroup_folder_owners(root, "", "/../kubepods/podx").empty()) << "outside this namespace's view";
+  auto line = kubepods_cgroup_line("12:pids:/kubepods/podx\n0::/kubepods/podx/c\n1:name=systemd:/\n");
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->first, "");
+  EXPECT_EQ(line->second, "/kubepods/podx/c");
+  line = kubepods_cgroup_line("12:pids:/kubepods/podx\n0::/\n");
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->first, "pids");
+  EXPECT_FALSE(kubepods_cgroup_line("0::/user.slice\n"));
+  // ProcFs::read reads them with the cgroup file.
+  std::string proc = fixture_root();
+  ASSERT_EQ(mkdir((proc + "/42").c_str(), 0755), 0);
+  write(proc + "/42/status", "Name:\tx\nUid:\t0\t0\t0\t0\n");
+  write(proc + "/42/environ", std::string("A=1\0", 4));
+  write(proc + "/42/cgroup", "0::/kubepods/podx\n");
+  ProcProcess p = ProcFs(proc, root).read(42);
+  EXPECT_EQ(p.cgroup_owned_path, "/kubepods/podx");
+  EXPECT_EQ(p.cgroup_owners, (Owners{me, me, me}));
+}
 }  // namespace
 }  // namespace gpumap

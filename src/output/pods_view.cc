@@ -78,6 +78,8 @@ std::string pods_text(const Snapshot& s, const PodsAnswer& a, const TermStyle& s
   for (const std::vector<size_t>& positions : a.unnamed)
     add_rows("uid " + rows[positions[0]].pod->uid, "?", positions);
   for (const GpuFinding& g : pod_gpu_findings(a)) notes += render_finding(g.finding, "GPU " + std::to_string(g.nvml_index), st);
+  for (size_t i : a.unverified)
+    notes += fit_line("pid " + std::to_string(rows[i].pid) + ": not taken as a pod: " + printable(rows[i].pod_unverified), st);
   if (table.empty()) {
     t += a.kubelet.pods ? "No pod on this node holds a GPU or runs a GPU process.\n" : "";
   } else {
@@ -128,6 +130,9 @@ std::string pods_json(const Snapshot& s, const PodsAnswer& a) {
     unnamed.push_back({{"uid", rows[positions[0]].pod->uid}, {"processes", procs}});
   }
   j["unnamed_pods"] = unnamed;
+  Json unverified = Json::array();  // a cgroup that names a pod, not the kubelet's: never attributed
+  for (size_t i : a.unverified) unverified.push_back({{"pid", rows[i].pid}, {"why", rows[i].pod_unverified}});
+  j["unverified_pods"] = unverified;
   j["findings"] = ps_gpu_findings_json(pod_gpu_findings(a));  // about a GPU, as ps's document
   if (a.kubelet.pods) {
     const CdiSpecs& c = a.kubelet.pods->cdi;

@@ -118,6 +118,8 @@ std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& le
   put_opt_str(out, "namespace", r.pod ? named(r.pod->ns) : std::nullopt);
   put_opt_str(out, "container", r.pod ? named(r.pod->container) : std::nullopt);
   put_opt_str(out, "container_id", r.pod ? named(r.pod->container_id) : std::nullopt);
+  // Its cgroup names a pod outside the kubelet's root-owned hierarchy: why it is not taken as one.
+  put_opt_str(out, "pod_unverified", named(r.pod_unverified));
   put_key(out, "pod_allocated");  // the GPU (and MIG) UUIDs the kubelet gave its container (or pod)
   out += r.pod && r.pod->allocation_known ? Json(r.pod->allocated).dump() : "null";
   put_key(out, "lease");

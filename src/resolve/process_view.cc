@@ -143,11 +143,15 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
       r.environ_error = pp.environ_error;
       if (pp.cgroup)
         if (std::optional<PodCgroup> pc = parse_pod_cgroup(*pp.cgroup)) {
-          r.pod = PodRef{};
-          r.pod->uid = pc->pod_uid;
-          r.pod->qos = pc->qos;
-          r.pod->container_id = pc->container_id;
-          r.pod->runtime = pc->runtime;
+          // Only the kubelet's cgroups name a pod; another is said, never attributed (issue 46, item 7).
+          r.pod_unverified = pod_cgroup_untrusted(*pc, pp.cgroup_owned_path, pp.cgroup_owners);
+          if (r.pod_unverified.empty()) {
+            r.pod = PodRef{};
+            r.pod->uid = pc->pod_uid;
+            r.pod->qos = pc->qos;
+            r.pod->container_id = pc->container_id;
+            r.pod->runtime = pc->runtime;
+          }
         }
       if (!pp.environ) {
         res.rows.push_back(std::move(r));

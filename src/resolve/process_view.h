@@ -95,6 +95,9 @@ struct ProcessRow {
   /// the same CUDA variables: the text views mark its cell (`cuda:0*`) and say why under the table.
   bool container_renumbers = false;
   std::optional<PodRef> pod;            // its Kubernetes pod (its cgroup), named by the kubelet if asked
+  /// Its cgroup names a pod, but not at the kubelet's place or not in root's folders
+  /// (env/pod_cgroup.h pod_cgroup_untrusted): why; `pod` is then not set ("" otherwise).
+  std::string pod_unverified;
   std::optional<std::string> hostname;  // $HOSTNAME it started with: a pod's name unless the spec says
                                         // otherwise (resolve/pod_join.h matches on it)
   std::vector<Finding> findings;       // filled by findings/ps_rules.h (add_ps_findings)

@@ -21,6 +21,8 @@ PodsAnswer read_pods(Session& session) {
   for (size_t i = 0; i < rows.size(); ++i)
     if (rows[i].pod && rows[i].pod->name.empty()) unnamed[rows[i].pod->uid].push_back(i);
   for (auto& [uid, positions] : unnamed) a.unnamed.push_back(positions);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i].pod_unverified.empty()) a.unverified.push_back(i);
   if (!a.kubelet.pods) return a;
   for (const PodInfo& p : a.kubelet.pods->pods) {
     PodView v{p.name, p.ns, "", p.containers, pod_allocation(p, a.kubelet.pods->cdi, s), {}, {}};

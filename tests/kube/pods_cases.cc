@@ -352,12 +352,12 @@ TEST(Pods, CdiClaimsVisibleSetsAndSharedGpus) {
   EXPECT_EQ(pj["cdi"]["devices"], 2);
   ASSERT_EQ(pj["cdi"]["problems"].size(), 1u) << pj["cdi"];
   EXPECT_EQ(pj["cdi"]["problems"][0]["file"], run + "/broken.yaml");
-  // The document against docs/cli.md's contract: every object of a pod met here (pod_unnamed in
-  // the test above).
+  // The document against docs/cli.md's contract: every object of a pod met here (pod_unnamed and
+  // pod_unverified in the tests around).
   Checker checker(read_contract());
   EXPECT_EQ(checker.check(pj, "pods", "pods"), "");
   for (const auto& [name, _] : checker.contract())
-    if (name.rfind("pod_", 0) == 0 && name != "pod_unnamed") {
+    if (name.rfind("pod_", 0) == 0 && name != "pod_unnamed" && name != "pod_unverified") {
       EXPECT_TRUE(checker.checked().count(name)) << "`pods` did not exercise " << name;
     }
   CliRun pt = gpumap({"pods", "--wide", "--simulate", host}, env);
@@ -412,5 +412,85 @@ TEST(Pods, NoPodNoKubeletAsked) {
   EXPECT_TRUE(row(ps, a.pid(), 0)["pod_uid"].is_null());
 }
 
+
+// Issue 46, item 7: a user with a delegated cgroup tree (systemd's user@.service, where rootless
+// Podman makes its containers) names a folder as the kubelet would, with the pod's HOSTNAME and
+// NVIDIA_VISIBLE_DEVICES: it was shown as that pod, and made pod-gpu-outside-allocation fire against
+// it.  Neither it nor a kubelet-named folder that root did not make (owned by a user) is taken as
+// the pod: `ps`, `pods` and `metrics` say so and attribute nothing.
+TEST(Pods, CgroupsOutsideTheKubeletsRootOwnedTreeAreNotThePod) {
+  if (geteuid() != 0) GTEST_SKIP() << "moving processes between cgroups needs root (CI runs as root)";
+  std::string v2 = cgroup_mount("cgroup2");
+  ASSERT_FALSE(v2.empty()) << "no cgroup2 hierarchy mounted";
+  Sleeper real({"HOSTNAME=train-0", std::string("NVIDIA_VISIBLE_DEVICES=") + kGpu0});
+  Sleeper user({"HOSTNAME=train-0", std::string("NVIDIA_VISIBLE_DEVICES=") + kGpu0});
+  Sleeper chowned({"HOSTNAME=train-0", std::string("NVIDIA_VISIBLE_DEVICES=") + kGpu0});
+  const std::string kCtrD(64, 'd'), kCtrE(64, 'e');
+  TestCgroup greal(v2, systemd_slice("burstable", kUidA) + "/cri-containerd-" + kCtrA + ".scope");
+  TestCgroup guser(v2, "user.slice/user-1000.slice/user@1000.service/" + systemd_slice("burstable", kUidA) +
+                           "/cri-containerd-" + kCtrD + ".scope");
+  std::string uid_ = kUidA;
+  for (char& c : uid_)
+    if (c == '-') c = '_';
+  const std::string sub = "kubepods.slice/kubepods-pod" + uid_ + ".slice";  // a Guaranteed pod's folder
+  TestCgroup gown(v2, sub + "/cri-containerd-" + kCtrE + ".scope");
+  greal.add(real.pid());
+  guser.add(user.pid());
+  gown.add(chowned.pid());
+  // The folders a user was given (systemd's Delegate=, a chown): the pod's and the container's.
+  std::string own_pod = v2 + "/gpumap-test-" + std::to_string(getpid()) + "/" + sub;
+  ASSERT_EQ(chown(own_pod.c_str(), 1000, 1000), 0) << own_pod << ": " << strerror(errno);
+  ASSERT_EQ(chown((own_pod + "/cri-containerd-" + kCtrE + ".scope").c_str(), 1000, 1000), 0);
+
+  PodResources node;
+  node.pods = {{"train-0", "ml", {{"trainer", {{"nvidia.com/gpu", {kGpu0}}}, {}}}}};
+  FakeKubelet kubelet(node);
+  std::string host = host_with({real.pid()}, {user.pid(), chowned.pid()});  // GPU 1: outside the pod's allocation
+  std::vector<std::string> env = {"GPUMAP_KUBELET_SOCKET=" + kubelet.socket()};
+  CliRun r = gpumap({"ps", "--json", "--simulate", host}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json ps = json::parse(r.out);
+  EXPECT_EQ(row(ps, real.pid(), 0)["pod"], "train-0") << "the kubelet's own folders: the pod";
+  EXPECT_TRUE(row(ps, real.pid(), 0)["pod_unverified"].is_null());
+  for (int pid : {user.pid(), chowned.pid()}) {
+    const json& p = row(ps, pid, 1);
+    EXPECT_TRUE(p["pod_uid"].is_null()) << p;
+    EXPECT_TRUE(p["pod"].is_null()) << p;
+    EXPECT_FALSE(has(p, "pod-gpu-outside-allocation")) << "nothing fires against ml/train-0: " << p["findings"];
+    ASSERT_TRUE(p["pod_unverified"].is_string()) << p;
+  }
+  EXPECT_NE(row(ps, user.pid(), 1)["pod_unverified"].get<std::string>().find("under user@1000.service"), std::string::npos)
+      << row(ps, user.pid(), 1)["pod_unverified"];
+  EXPECT_NE(row(ps, chowned.pid(), 1)["pod_unverified"].get<std::string>().find("is owned by uid 1000, not root"),
+            std::string::npos)
+      << row(ps, chowned.pid(), 1)["pod_unverified"];
+
+  CliRun pods = gpumap({"pods", "--json", "--simulate", host}, env);
+  ASSERT_EQ(pods.code, 0) << pods.err;
+  json pj = json::parse(pods.out);
+  ASSERT_EQ(pj["pods"].size(), 1u) << pj["pods"];
+  ASSERT_EQ(pj["pods"][0]["processes"].size(), 1u) << "only the process in the kubelet's folders: " << pj["pods"][0];
+  EXPECT_EQ(pj["pods"][0]["processes"][0]["pid"], real.pid());
+  ASSERT_EQ(pj["unverified_pods"].size(), 2u) << pj["unverified_pods"];
+  EXPECT_EQ(pj["unverified_pods"][0]["pid"], user.pid());
+  EXPECT_TRUE(pj["unnamed_pods"].empty()) << pj["unnamed_pods"];
+  Checker checker(read_contract());
+  EXPECT_EQ(checker.check(pj, "pods", "pods"), "");
+  EXPECT_TRUE(checker.checked().count("pod_unverified"));
+  CliRun pt = gpumap({"pods", "--simulate", host}, env);
+  EXPECT_NE(pt.out.find("pid " + std::to_string(user.pid()) + ": not taken as a pod"), std::string::npos) << pt.out;
+
+  CliRun m = gpumap({"metrics", "--simulate", host}, env);
+  ASSERT_EQ(m.code, 0) << m.err;
+  std::istringstream lines(m.out);
+  int seen = 0;
+  for (std::string line; std::getline(lines, line);)
+    for (int pid : {user.pid(), chowned.pid()})
+      if (line.find("pid=\"" + std::to_string(pid) + "\"") != std::string::npos) {
+        ++seen;
+        EXPECT_EQ(line.find("pod=\"train-0\""), std::string::npos) << line;
+      }
+  EXPECT_GE(seen, 2) << m.out;
+}
 }  // namespace
 }  // namespace gpumap::testing
