@@ -38,8 +38,9 @@ int run(const Args& args, Context& ctx) {
   }
   // Prose fits the terminal (fit_line: wrapped at words); the lines to paste are never wrapped.
   // Both are printed printable: UUIDs and GPU names come from the driver.
-  std::string out = fit_line("To get exactly these GPUs as cuda:0.." + std::to_string(a.targets.size() - 1) +
-                             ", in this order:") +
+  std::string out = fit_line(a.targets.size() == 1 ? std::string("To get exactly this GPU as cuda:0:")
+                                                   : "To get exactly these GPUs as cuda:0.." + std::to_string(a.targets.size() - 1) +
+                                                         ", in this order:") +
                     "\n  export CUDA_VISIBLE_DEVICES=" + printable(a.by_uuid.cuda_visible_devices) + "\n";
   if (a.by_index)
     out += "\n" + fit_line("or, by index (indices count in PCI order, which is nvidia-smi's only with this order set):") +

@@ -218,7 +218,7 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
     fd.severity = Severity::kError;
     fd.message = join(missing, ", ") + ": " + join(ords, ", ") + (missing_ordinals.size() == 1 ? " does" : " do") +
                  " not exist here (this process sees " + std::to_string(visible.size()) + " GPU" +
-                 (visible.size() == 1 ? "" : "s") + (visible.empty() ? "" : ", cuda:0.." + std::to_string(visible.size() - 1)) +
+                 (visible.size() == 1 ? "" : "s") + (visible.empty() ? "" : visible.size() == 1 ? std::string(", cuda:0") : ", cuda:0.." + std::to_string(visible.size() - 1)) +
                  "): device_map values and max_memory keys are CUDA ordinals of this process, not nvidia-smi indices";
     fd.note = meant.empty() ? "build them with gpumap.max_memory({GPU: size}) or from gpumap.devices()"
                             : join(meant, "; ") + " (gpumap.max_memory({GPU: size}) builds max_memory from physical GPUs)";
