@@ -275,7 +275,8 @@ void walk(const std::string& host) {
       if (!apply(line, pasted, why)) {
         ADD_FAILURE() << what << ": the combined `" << line << "` cannot be pasted: " << why;
       } else {
-        for (const json& g : run_json(host, "doctor", pasted, cache)["findings"])
+        json after = run_json(host, "doctor", pasted, cache);  // kept: the loop reads into it
+        for (const json& g : after["findings"])
           EXPECT_FALSE(g["severity"] != "info" && (!g["fix"].get<std::string>().empty() || !before.count(g["id"].get<std::string>())))
               << what << ": after the combined `" << line << "` doctor still says " << g.dump();
       }

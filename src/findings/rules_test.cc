@@ -308,6 +308,16 @@ TEST(Rules, KeepVisibleBoundRankIsToldCudaZeroAndNeverItsRank) {
 }
 TEST(Rules, NvidiaVisibleDevicesOutsideContainer) {
   expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"}, "nvidia-visible-devices-outside-container", Severity::kWarning);
+  // Issue 43: set for a container this shell starts, `unset` is not the answer: what the container
+  // will see comes first in the note.
+  Diag d = diag(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2"});
+  for (const Finding& f : d.fs)
+    if (f.id == "nvidia-visible-devices-outside-container") {
+      EXPECT_EQ(f.note.rfind("if it is for a container, keep it: gpumap map --env NVIDIA_VISIBLE_DEVICES=2 shows what the "
+                             "container will see", 0),
+                0u)
+          << f.note;
+    }
 }
 TEST(Rules, ContainerRenumbered) {
   expect_rule(Host::kUniform, {"NVIDIA_VISIBLE_DEVICES=2,3"}, "container-renumbered", Severity::kInfo, true);
