@@ -68,7 +68,7 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
       if (same_uuid(a.asked[k], a.asked[i]))
         throw Error(kExitUsage,
                     "which: `" + typed[k] + "` and `" + typed[i] + "` name the same GPU, " + s.describe_with_uuid(a.asked[i]) +
-                        ": a repeated GPU makes cuInit fail",
+                        ", so it is named twice: a repeated GPU makes cuInit fail",
                     "name each GPU once");
   a.targets = cuda_targets(s, a.asked);
   require_distinct(a.targets);
