@@ -396,5 +396,54 @@ TEST(CliAdvice, AskAboutCudaN) {
   EXPECT_EQ(on("dgx8", {"map", "GPU-"}).code, 2);
 }
 
+// Issue 43 item 1, as seen: `CUDA_VISIBLE_DEVICES=all gpumap doctor --simulate seed-mixed` gave
+// container-keyword, list-cut-short and cuda-init-fails, three errors with one fix.  Now one finding,
+// the others its evidence; ordinals-are-relative only with -v.
+TEST(CliAdvice, OneFindingPerCause) {
+  CliRun r = on("seed-mixed", {"doctor"}, {"CUDA_VISIBLE_DEVICES=all"});
+  EXPECT_EQ(r.code, 7) << r.out << r.err;
+  EXPECT_NE(r.out.find("[error] container-keyword"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("also list-cut-short: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("also cuda-init-fails: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("] list-cut-short"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("] cuda-init-fails"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 error(s), 0 warning(s), 0 info"), std::string::npos) << r.out;
+  json j = json::parse(on("seed-mixed", {"doctor", "--json"}, {"CUDA_VISIBLE_DEVICES=all"}).out);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["findings"][0]["id"], "container-keyword");
+  ASSERT_EQ(j["findings"][0]["also"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["findings"][0]["also"][0]["id"], "list-cut-short");
+  EXPECT_FALSE(j["findings"][0]["also"][0]["message"].get<std::string>().empty());
+  EXPECT_TRUE(j["combined_fix"].is_null()) << j.dump(2);  // one cause, one fix
+  // The reminder true of every list: only with -v.
+  CliRun plain = on("dgx8", {"doctor"}, {"CUDA_VISIBLE_DEVICES=2,3"});
+  EXPECT_EQ(plain.out.find("ordinals-are-relative"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("No traps found"), std::string::npos) << plain.out;
+  CliRun verbose = on("dgx8", {"doctor", "-v"}, {"CUDA_VISIBLE_DEVICES=2,3"});
+  EXPECT_NE(verbose.out.find("[info] ordinals-are-relative"), std::string::npos) << verbose.out;
+}
+
+// Issue 43 item 2, as seen: two causes, each fix leaving the other.  doctor ends with one line for
+// both (text and --json), and pasted it leaves no warning or error.
+TEST(CliAdvice, OneCombinedFix) {
+  const std::vector<std::string> env = {"NVIDIA_VISIBLE_DEVICES=5", "SLURM_STEP_GPUS=2,3"};
+  const std::string line = "unset NVIDIA_VISIBLE_DEVICES; export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3";
+  CliRun r = on("dgx8", {"doctor"}, env);
+  EXPECT_NE(r.out.find("All the fixes above in one line:\n  " + line + "\n"), std::string::npos) << r.out;
+  json j = json::parse(on("dgx8", {"doctor", "--json"}, env).out);
+  EXPECT_EQ(j["combined_fix"], line) << j.dump(2);
+  // Pasted into a real bash whose environment has the two mistakes, then doctor there.
+  CliRun after = run_program({"/bin/bash", "--norc", "--noprofile", "-c",
+                              line + "; exec \"$0\" doctor --json --simulate dgx8", GPUMAP_BINARY},
+                             env);
+  json a = json::parse(after.out);
+  for (const json& f : a["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
+  EXPECT_TRUE(a["combined_fix"].is_null());
+  json m = json::parse(on("dgx8", {"map", "--json", "--env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "--env", "CUDA_VISIBLE_DEVICES=2,3"}).out);
+  ASSERT_EQ(m["cuda"]["devices"].size(), 2u);
+  EXPECT_EQ(m["cuda"]["devices"][0]["nvml_index"], 2);
+  EXPECT_EQ(m["cuda"]["devices"][1]["nvml_index"], 3);
+}
+
 }  // namespace
 }  // namespace gpumap::testing

@@ -110,5 +110,68 @@ TEST(CliConventions, PsAtEightyColumnsKeepsTheCommandReadable) {
   EXPECT_NE(pipe.out.find("LEASE"), std::string::npos) << pipe.out;
 }
 
+// Issue 43 item 4, each as seen on HEAD e9e4217.
+
+// `gpumap --env X=Y doctor` was read as `map doctor` (and hinted `gpumap which doctor`).
+TEST(CliConventions, EnvAndUnsetBeforeTheCommand) {
+  CliRun r = gpumap({"--env", "CUDA_VISIBLE_DEVICES=all", "doctor", "--simulate", "seed-mixed"});
+  EXPECT_EQ(r.code, 7) << r.out << r.err;
+  EXPECT_NE(r.out.find("[error] container-keyword"), std::string::npos) << r.out << r.err;
+  CliRun u = gpumap({"--unset=CUDA_VISIBLE_DEVICES", "--simulate", "dgx8", "doctor"}, {"CUDA_VISIBLE_DEVICES=all"});
+  EXPECT_EQ(u.code, 0) << u.out << u.err;
+  // A command that does not take it refuses it by name.
+  CliRun list = gpumap({"--env", "CUDA_VISIBLE_DEVICES=1", "list", "--simulate", "dgx8"});
+  EXPECT_EQ(list.code, 2);
+  EXPECT_NE(list.err.find("unknown option `--env`"), std::string::npos) << list.err;
+}
+
+// Options and query fields get a did-you-mean, as commands do; `help <typo>` is the command typo.
+TEST(CliConventions, TyposGetTheClosestName) {
+  CliRun opt = gpumap({"list", "--jsno", "--simulate", "dgx8"});
+  EXPECT_EQ(opt.code, 2);
+  EXPECT_NE(opt.err.find("unknown option `--jsno` (did you mean `--json`?)"), std::string::npos) << opt.err;
+  CliRun field = gpumap({"list", "--query-gpu=index,naem", "--simulate", "dgx8"});
+  EXPECT_EQ(field.code, 2);
+  EXPECT_NE(field.err.find("`naem` is not a field gpumap knows (did you mean `name`?)"), std::string::npos) << field.err;
+  CliRun help = gpumap({"help", "doctr"});
+  EXPECT_EQ(help.code, 2) << help.out;
+  EXPECT_NE(help.err.find("unknown command `doctr` (did you mean `doctor`?)"), std::string::npos) << help.err;
+  EXPECT_EQ(gpumap({"help", "doctor"}).code, 0);
+}
+
+// nvidia-smi's spelling of ps's query; --help lists only the options a command takes.
+TEST(CliConventions, NvidiaSmiSpellingAndHelpThatFits) {
+  CliRun ps = gpumap({"ps", "--query-compute-apps=pid,gpu_uuid", "--format=csv", "--simulate", "h200x2"});
+  EXPECT_EQ(ps.code, 0) << ps.err;
+  EXPECT_EQ(ps.out.rfind("pid, gpu_uuid", 0), 0u) << ps.out;
+  for (const char* cmd : {"top", "metrics", "serve"}) {
+    CliRun h = gpumap({cmd, "--help"});
+    EXPECT_EQ(h.code, 0) << cmd;
+    EXPECT_EQ(h.out.find("\n  --json"), std::string::npos) << cmd << " --help lists --json, which it refuses:\n" << h.out;
+  }
+  EXPECT_NE(gpumap({"doctor", "--help"}).out.find("\n  --json"), std::string::npos);
+}
+
+// Hints keep the options that produced the state; words that fit one GPU; what was typed.
+TEST(CliConventions, HintsAndWordsFitWhatWasAsked) {
+  std::string file = temp_dir("snap") + "/s.json";
+  CliRun save = gpumap({"snapshot", "save", file, "--simulate", "dgx8"});
+  ASSERT_EQ(save.code, 0) << save.err;
+  EXPECT_NE(save.out.find("gpumap snapshot diff " + file + " --simulate dgx8"), std::string::npos) << save.out;
+  CliRun one = gpumap({"which", "1", "--simulate", "dgx8"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("To get exactly this GPU as cuda:0:"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("cuda:0..0"), std::string::npos) << one.out;
+  CliRun twice = gpumap({"which", "1", "1", "--simulate", "dgx8"});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("`1` and `1` name the same GPU, nvidia-smi GPU 1"), std::string::npos) << twice.err;
+  // Eight identical GPUs: FASTEST_FIRST is nvidia-smi's order there; on the mixed box it is not.
+  CliRun same = gpumap({"explain", "--simulate", "dgx8"});
+  EXPECT_NE(same.out.find("which on this host is nvidia-smi's order too"), std::string::npos) << same.out;
+  EXPECT_EQ(same.out.find("not nvidia-smi's order"), std::string::npos) << same.out;
+  CliRun mixed = gpumap({"explain", "--simulate", "seed-mixed"});
+  EXPECT_NE(mixed.out.find("not nvidia-smi's order"), std::string::npos) << mixed.out;
+}
+
 }  // namespace
 }  // namespace gpumap::testing

@@ -129,6 +129,10 @@ std::vector<Vars> environments(const HostFacts& h) {
       {{"CUDA_VISIBLE_DEVICES", "\u0661"}},
       {{"CUDA_VISIBLE_DEVICES", "0,9,0"}},
       {{"CUDA_VISIBLE_DEVICES", ""}, {"RAY_ADDRESS", "127.0.0.1:6379"}},
+      // Two and three causes at once (issue 43 item 2: doctor's combined fix).
+      {{"CUDA_DEVICE_ORDER", "pci_bus_id"}, {"SLURM_STEP_GPUS", "1,2"}},
+      {{"CUDA_VISIBLE_DEVICES", "1,9,2"}, {"SLURM_STEP_GPUS", "1,2"}},
+      {{"CUDA_VISIBLE_DEVICES", "0,0"}, {"SLURM_STEP_GPUS", "1"}, {"CUDA_MPS_PIPE_DIRECTORY", "/tmp/mps"}},
   };
   return out;
 }
@@ -225,7 +229,7 @@ std::vector<std::string> visible_after(const std::string& host, const Vars& vars
 void walk(const std::string& host) {
   std::map<std::string, json> cache;
   HostFacts h = facts(host);
-  size_t fixes = 0;
+  size_t fixes = 0, combined = 0;
   for (const Vars& vars : environments(h)) {
     std::string what = describe(host, vars);
     json d = run_json(host, "doctor", vars, cache, true);
@@ -247,11 +251,35 @@ void walk(const std::string& host) {
         continue;
       }
       json after = run_json(host, "doctor", pasted, cache);
+      // The findings folded into this one (its `also`) are the same cause: its fix clears them too.
+      std::set<std::string> cleared = {id};
+      if (f.contains("also"))
+        for (const json& a : f["also"]) cleared.insert(a["id"].get<std::string>());
       for (const json& g : after["findings"])
-        EXPECT_FALSE(g["id"] == id && g["severity"] != "info")
+        EXPECT_FALSE(cleared.count(g["id"].get<std::string>()) && g["severity"] != "info")
             << what << " " << id << ": after pasting `" << fix << "` doctor still says " << g.dump();
       std::vector<std::string> given = visible_after(host, pasted, cache);
       if (given != now && !given.empty()) gives.push_back({fix, given});
+    }
+    // Issue 43 item 2: the one line for all the fixes leaves no warning or error that a line fixes,
+    // and none that was not there before.
+    if (d["combined_fix"].is_string()) {
+      ++combined;
+      std::string line = d["combined_fix"], why;
+      std::set<std::string> before;
+      for (const json& f : d["findings"])
+        if (f["severity"] != "info") before.insert(f["id"].get<std::string>());
+      std::string err;
+      EXPECT_TRUE(bash_accepts(line, err)) << what << ": bash -n refuses the combined `" << line << "`: " << err;
+      Vars pasted = vars;
+      if (!apply(line, pasted, why)) {
+        ADD_FAILURE() << what << ": the combined `" << line << "` cannot be pasted: " << why;
+      } else {
+        json after = run_json(host, "doctor", pasted, cache);  // kept: the loop reads into it
+        for (const json& g : after["findings"])
+          EXPECT_FALSE(g["severity"] != "info" && (!g["fix"].get<std::string>().empty() || !before.count(g["id"].get<std::string>())))
+              << what << ": after the combined `" << line << "` doctor still says " << g.dump();
+      }
     }
     // Point 2: two fixes of one run never name different GPUs for the same CUDA_VISIBLE_DEVICES
     // entries: where both give a cuda:N, it is the same GPU (a fix may drop entries that name none).
@@ -266,6 +294,7 @@ void walk(const std::string& host) {
       }
   }
   EXPECT_GT(fixes, 20u) << host << ": the walk pasted too few fixes to mean anything";
+  EXPECT_GT(combined, 0u) << host << ": no environment of the walk had a combined fix";
 }
 
 TEST(CliFixesPaste, EveryBundledHostIsWalked) {

@@ -383,7 +383,10 @@ TEST(BashCompletion, EveryOfferedOptionAndHostIsAccepted) {
     std::string name = c["name"];
     std::map<std::string, bool> takes_value;
     for (const json* list : {&c["options"], &d["common_options"]})
-      for (const json& o : *list) takes_value[o["name"]] = o["takes_value"];
+      for (const json& o : *list) {
+        takes_value[o["name"]] = o["takes_value"];
+        for (const json& a : o.value("aliases", json::array())) takes_value[a] = o["takes_value"];  // ps --query-compute-apps
+      }
     for (const std::string& o : bash_complete({name, "--"})) {
       std::vector<std::string> args = {name, o};
       if (takes_value[o]) args.push_back("1");

@@ -520,5 +520,28 @@ TEST(CliPs, WatchPrintsOneJsonDocumentPerFrameUntilSigint) {
   EXPECT_GE(lines, 2u) << out;
 }
 
+// Issue 43: three torchrun ranks of one job all on GPU 0 (each rank's own GPU is another, named
+// by UUID) were three near-identical rank-on-wrong-gpu paragraphs; ps folds them per job, as top does.
+TEST(CliPs, RankOnWrongGpuIsOneFindingPerJob) {
+  Sleeper r1({"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=t"});
+  Sleeper r2({"LOCAL_RANK=2", "TORCHELASTIC_RUN_ID=t"});
+  Sleeper r3({"LOCAL_RANK=3", "TORCHELASTIC_RUN_ID=t"});
+  std::ifstream in(host_path("dgx8"));
+  json h = json::parse(in);
+  json list = json::array();
+  for (int pid : {r1.pid(), r2.pid(), r3.pid()}) list.push_back({{"pid", pid}, {"used_memory_mib", 256}});
+  h["gpus"][0]["processes"] = list;
+  std::string host = write_temp_file("ps-ranks.json", h.dump());
+  json j = ps_json(host);
+  for (int pid : {r1.pid(), r2.pid(), r3.pid()})
+    EXPECT_TRUE(has_finding(*row(j, pid, 0), "rank-on-wrong-gpu", "error")) << pid;  // --json keeps each
+  CliRun t = gpumap({"ps", "--wide", "--simulate", host});
+  EXPECT_EQ(t.code, 0) << t.err;
+  size_t said = 0;
+  for (size_t at = t.out.find("] rank-on-wrong-gpu"); at != std::string::npos; at = t.out.find("] rank-on-wrong-gpu", at + 1)) ++said;
+  EXPECT_EQ(said, 1u) << t.out;
+  EXPECT_NE(t.out.find("3 alike"), std::string::npos) << t.out;
+}
+
 }  // namespace
 }  // namespace gpumap::testing

@@ -194,7 +194,8 @@ TEST_F(CliSnapshot, DefaultFileIsPerSimulatedHostInTheStateFolder) {
   ASSERT_EQ(s.code, 0) << s.err;
   std::string expected = dir_ + "/state/snapshot-simulated-h200x2-0.json";
   EXPECT_TRUE(has(s.out, expected)) << s.out;
-  EXPECT_TRUE(has(s.out, "Check it later with: gpumap snapshot diff\n")) << s.out;
+  // The hint keeps --simulate: without it the diff would read this machine, not the simulated host (issue 43).
+  EXPECT_TRUE(has(s.out, "Check it later with: gpumap snapshot diff --simulate " + h + "\n")) << s.out;
   EXPECT_TRUE(std::filesystem::exists(expected));
   EXPECT_EQ(on(h, {"snapshot", "diff"}).code, 0);
   EXPECT_EQ(on(h, {"verify", "--snapshot", expected}).code, 0);

@@ -36,7 +36,14 @@ Args::Args(const std::string& command, const std::vector<OptionSpec>& specs, con
       for (const OptionSpec& s : specs)
         if (s.name == name || std::find(s.aliases.begin(), s.aliases.end(), name) != s.aliases.end()) spec = &s;
       if (spec) name = spec->name;
-      if (!spec) throw usage("unknown option `" + name + "`");
+      if (!spec) {  // the closest option this command takes, as for commands
+        std::vector<std::string> known;
+        for (const OptionSpec& s : specs) {
+          known.push_back(s.name);
+          known.insert(known.end(), s.aliases.begin(), s.aliases.end());
+        }
+        throw usage("unknown option `" + name + "`" + did_you_mean(name, known));
+      }
       if (spec->takes_value) {
         if (!inline_val) {
           if (i + 1 >= argv.size()) throw usage("`" + name + "` needs a value (" + spec->value_name + ")");

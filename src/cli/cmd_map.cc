@@ -15,7 +15,7 @@ int run_batch(const Args& args, Context& ctx, const Environment& env) {
   for (const char* other : {"--check", "--probe", "--line"})
     if (args.has(other))
       throw Error(kExitUsage, std::string("map: --batch and ") + other + " together: --batch only predicts",
-                  "run the driver's side per value yourself (tools/device/difftest.sh does), or drop --batch");
+                  "run the driver's side per value yourself (tools/device/suite.sh truth does), or drop --batch");
   if (!args.positionals().empty())
     throw Error(kExitUsage, "map: --batch and cuda:N together", "drop the cuda:N arguments: each line is answered whole");
   std::vector<BatchCase> cases = read_batch_file(*args.value("--batch"), std::cin);

@@ -26,6 +26,8 @@ int save(const Args& args, Context& ctx) {
   SnapshotSaved a;
   a.path = file_arg(args, ctx, &is_default);
   a.diff_command = "gpumap snapshot diff" + (is_default ? "" : " " + a.path);
+  // The hint keeps the options that produced the state: a simulated host's snapshot is diffed on it.
+  if (std::optional<std::string> host = args.value("--simulate")) a.diff_command += " --simulate " + *host;
   a.snapshot = save_mapping_snapshot(ctx.session(), a.path, is_default);
   std::cout << (ctx.json() ? dump(snapshot_saved_json(a)) : snapshot_saved_text(a));
   return kExitOk;

@@ -46,6 +46,8 @@ struct Command {
   std::vector<std::string> subcommands = {};
   /// What its arguments are, for the completion ("GPU": the host's GPUs); "" for nothing known.
   std::string positional_value = "";
+  /// Takes --json (top, metrics and serve refuse it, saying what to use): its --help lists it only then.
+  bool json = true;
 };
 
 const std::vector<Command>& commands();

@@ -11,6 +11,12 @@ Command exiting(Command c, std::vector<int> codes) {
   return c;
 }
 
+/// `c`, which refuses --json (it prints a terminal, Prometheus text or serves it): --help does not list it.
+Command without_json(Command c) {
+  c.json = false;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<Command>& commands() {
@@ -20,7 +26,7 @@ const std::vector<Command>& commands() {
       probe_command(),
       exiting(ps_command(), {kExitFindings}),
       pods_command(),
-      top_command(),
+      without_json(top_command()),
       explain_command(),
       which_command(),
       exiting(verify_command(), {kExitMismatch, kExitCudaWouldFail}),
@@ -30,8 +36,8 @@ const std::vector<Command>& commands() {
       exiting(bind_command(), {kExitUnavailable}),
       exiting(snapshot_command(), {kExitMismatch}),
       exiting(job_command(), {kExitFindings, kExitPartial}),
-      metrics_command(),
-      serve_command(),
+      without_json(metrics_command()),
+      without_json(serve_command()),
       job_map_command(),
       describe_command(),
   };

@@ -140,7 +140,10 @@ void keep_stdout_errors() {
 }
 
 std::vector<OptionSpec> query_options(const char* query) {
-  return {{query, true, false, "FIELDS", "print these fields as CSV (nvidia-smi's names; docs/cli.md)"},
+  // ps's --query is nvidia-smi's --query-compute-apps: its spelling is taken too.
+  std::vector<std::string> aliases;
+  if (std::string(query) == "--query") aliases.push_back("--query-compute-apps");
+  return {{query, true, false, "FIELDS", "print these fields as CSV (nvidia-smi's names; docs/cli.md)", aliases},
           {"--format", true, false, "csv[,noheader][,nounits]", std::string("the CSV form (with ") + query + "; default csv)"},
           watch_option()};
 }

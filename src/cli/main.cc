@@ -36,14 +36,18 @@ void print_help_json(const Command* cmd) {
   std::cout << (entry.is_null() ? ref : entry).dump(2) << "\n";
 }
 
-/// `gpumap --simulate HOST --json which cuda:1`: the options every command takes may come before
-/// the command too, as git's and kubectl's do; they move behind it, where Args parses them.
+/// `gpumap --simulate HOST --json which cuda:1`, `gpumap --env X=Y doctor`: the options every
+/// command takes (and --env/--unset, which the environment commands take) may come before the
+/// command too, as git's and kubectl's do; they move behind it, where Args parses them (and refuses
+/// one the command does not take, naming it).
 std::vector<std::string> command_first(const std::vector<std::string>& args) {
   size_t i = 0;
   while (i < args.size()) {
     const std::string& a = args[i];
-    if (a == "--json" || a == "--wide" || a.rfind("--simulate=", 0) == 0) ++i;
-    else if (a == "--simulate" && i + 1 < args.size()) i += 2;
+    if (a == "--json" || a == "--wide" || a.rfind("--simulate=", 0) == 0 || a.rfind("--env=", 0) == 0 ||
+        a.rfind("--unset=", 0) == 0)
+      ++i;
+    else if ((a == "--simulate" || a == "--env" || a == "--unset") && i + 1 < args.size()) i += 2;
     else break;
   }
   if (i == 0 || i >= args.size() || !find_command(args[i])) return args;
@@ -142,7 +146,8 @@ int print_version(const std::vector<std::string>& args) {
 
 void print_command_help(const Command& c) {
   std::vector<OptionSpec> opts = c.options;
-  for (const OptionSpec& o : common_options()) opts.push_back(o);
+  for (const OptionSpec& o : common_options())
+    if (c.json || o.name != "--json") opts.push_back(o);  // only the options it takes
   std::string usage = wrap_synopsis(c.usage, 80 - 7);  // within 80 columns after "usage: "
   for (size_t nl = usage.find('\n'); nl != std::string::npos; nl = usage.find('\n', nl + 1)) usage.insert(nl + 1, 7, ' ');
   std::string s = "usage: " + usage + "\n\n" + fill_text(c.description, 80) + "\n\noptions:\n" + format_options(opts);
@@ -165,6 +170,10 @@ int run_main(int argc, char** argv) {
     if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) return print_version(args);
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
       const Command* about = args.size() > 1 && args[0] == "help" ? find_command(args[1]) : nullptr;
+      // `gpumap help doctr`: the command typo it is, not the general help with exit 0.
+      if (args.size() > 1 && args[0] == "help" && !about && args[1].rfind("-", 0) != 0)
+        throw Error(kExitUsage, "unknown command `" + args[1] + "`" + did_you_mean_command(args[1]),
+                    "run `gpumap --help` for the list");
       if (has_json_flag(args)) print_help_json(about);
       else if (about) print_command_help(*about);
       else print_main_help();

@@ -17,7 +17,7 @@ struct ReadOptions {
   /// state, volatile ECC counts (list, metrics, top; not map/pick/run).
   bool sensors = false;
   /// Each process's SM and memory utilisation (processes must be read too): ps, metrics, top.  Its
-  /// cost per GPU on a real host is measured by tools/device/monitor_fields_real.sh (docs/cli.md).
+  /// cost per GPU on a real host is measured by tools/device/checks/monitor_fields_real.sh (docs/cli.md).
   bool process_utilization = false;
 };
 

@@ -301,7 +301,9 @@ void list_cut_short(const RuleInput& r, Report& report) {
   if (d.entry.raw.empty() && dropped == 0 && i > 0) return;  // a trailing comma
   std::string msg = entry_at(v, i) + " names no GPU (" + cut_reason(d) + "): CUDA ignores it" +
                     (dropped ? " and the " + std::to_string(dropped) + " entr" + (dropped == 1 ? "y" : "ies") + " after it" : "");
-  msg += v.uuids.empty() ? ", so no GPU is visible" : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";
+  msg += v.uuids.empty()       ? ", so no GPU is visible"
+         : v.uuids.size() == 1 ? ", so only cuda:0 exists"
+                               : ", so only cuda:0..cuda:" + std::to_string(v.uuids.size() - 1) + " exist";
   if (std::optional<uint32_t> here = container_number_of_host_index(r, d.entry))
     msg += ". Inside this container the GPUs are renumbered from 0 (NVIDIA_VISIBLE_DEVICES=" +
            r.in.env.get("NVIDIA_VISIBLE_DEVICES").value_or("") + "): " + d.entry.raw + " is a host number, and host GPU " +

@@ -1,5 +1,8 @@
 // Host rules: the host's own numbering against nvidia-smi's (CUDA's FASTEST_FIRST order), the
 // container runtime's variable, MIG mode.
+#include <algorithm>
+#include <cctype>
+
 #include "env/nvidia_visible_devices.h"
 #include "findings/rule_table.h"
 #include "model/pci.h"
@@ -115,9 +118,17 @@ void nvidia_visible_devices_outside_container(const RuleInput& r, Report& report
   else if (note.empty())
     note = "to choose GPUs for this process, set CUDA_VISIBLE_DEVICES (gpumap which GPU... prints the line); for a "
            "container, give NVIDIA_VISIBLE_DEVICES to the container runtime (docker run -e ...)";
+  // Set for a container this shell starts (the guide's docker run -e NVIDIA_VISIBLE_DEVICES): what the
+  // container will see comes first, so that unset is not taken as the answer to a container question.
+  std::string v = value.value_or("");
+  bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == ',' || c == '-' || c == ':' || c == '.';
+  });
+  std::string container = "if it is for a container, keep it: gpumap map --env NVIDIA_VISIBLE_DEVICES=" +
+                          (plain ? v : std::string("...")) + " shows what the container will see";
+  note = note.empty() ? container : container + "; " + note;
   report.add(Severity::kWarning,
-             "NVIDIA_VISIBLE_DEVICES=" + value.value_or("") +
-                 " is set, but only the container runtime reads it; CUDA and nvidia-smi on this host ignore it",
+             "NVIDIA_VISIBLE_DEVICES=" + v + " is set, but only the container runtime reads it; CUDA and nvidia-smi on this host ignore it",
              fix, note);
 }
 

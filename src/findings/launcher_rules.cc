@@ -96,7 +96,7 @@ void slurm_global_ids(const RuleInput& r, Report& report) {
   bool beyond = false;
   for (uint32_t id : a.ids) beyond |= id >= r.v.uuids.size();
   report.add(Severity::kInfo, said + ". Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
-             "", "in the program use cuda:0..cuda:" + std::to_string(r.v.uuids.empty() ? 0 : r.v.uuids.size() - 1) +
+             "", "in the program use " + (r.v.uuids.size() <= 1 ? std::string("cuda:0") : "cuda:0..cuda:" + std::to_string(r.v.uuids.size() - 1)) +
                      " (or cuda:$SLURM_LOCALID for one GPU per task)");
 }
 

@@ -50,6 +50,41 @@ std::string relaunch_fix(const ProcessCudaFacts& f) {
   return line;
 }
 
+/// A program whose command line cannot simply run again: a Jupyter kernel (`python -m
+/// ipykernel_launcher -f ...json`: rerun, it is an orphan kernel no notebook talks to), a program read
+/// from stdin (`python3 -`, or an interpreter with no script: rerun, it waits on stdin), IPython.
+bool interactive(const std::vector<std::string>& cmd) {
+  for (const std::string& a : cmd)
+    if (a.find("ipykernel") != std::string::npos || a.find("colab_kernel_launcher") != std::string::npos) return true;
+  if (cmd.empty()) return false;
+  std::string prog = cmd[0].substr(cmd[0].rfind('/') == std::string::npos ? 0 : cmd[0].rfind('/') + 1);
+  if (prog.rfind("ipython", 0) == 0 || prog.rfind("jupyter", 0) == 0) return true;
+  if (prog.rfind("python", 0) != 0) return false;
+  for (size_t i = 1; i < cmd.size(); ++i) {
+    const std::string& a = cmd[i];
+    if (a == "-") return true;                                    // the program is stdin
+    if (a == "-c" || a == "-m") return false;                     // a command or a module: runs again
+    if (a == "-i") return true;                                   // interactive after the script
+    if (a == "-X" || a == "-W" || a == "--check-hash-based-pycs") { ++i; continue; }
+    if (a.rfind("-", 0) == 0) continue;                           // -u, -O, -E, -B ...
+    return false;                                                 // a script
+  }
+  return true;  // no script: the interactive interpreter
+}
+
+/// The first cell of a restarted kernel (or interpreter): the variables as they are now, set before
+/// anything imports torch.
+std::string first_cell(const ProcessCudaFacts& f) {
+  std::string code;
+  for (const char* name : kVariables) {
+    std::optional<std::string> now = f.now.get(name);
+    std::string stmt = now ? "os.environ[\"" + std::string(name) + "\"] = \"" + *now + "\""
+                           : (!f.start || f.start->get(name)) ? "os.environ.pop(\"" + std::string(name) + "\", None)" : "";
+    if (!stmt.empty()) code += (code.empty() ? "" : "; ") + stmt;
+  }
+  return "import os; " + code;
+}
+
 }  // namespace
 
 std::optional<Finding> set_too_late(const Snapshot& s, const ProcessCudaFacts& f) {
@@ -96,6 +131,12 @@ std::optional<Finding> set_too_late(const Snapshot& s, const ProcessCudaFacts& f
     fd.message += "; torch.cuda.device_count() agrees on " + std::to_string(live) +
                   ", so nothing fails: the model just runs on the GPUs above (pytorch#159641: the count was fixed "
                   "when torch._C._cuda_getDeviceCount() ran, as flash-attention's import does)";
+  // A kernel or a stdin program: restarting it is the fix, never its command line run again.
+  if (predicted_ok && interactive(f.command)) {
+    fd.note = "restart the kernel (or the interpreter) and set the variables in the first cell, before `import torch`: " +
+              first_cell(f);
+    return fd;
+  }
   if (predicted_ok) fd.fix = relaunch_fix(f);
   fd.note = predicted_ok
                 ? "or set them before anything starts CUDA: gpumap.pin() or os.environ at the very top, before "
@@ -218,7 +259,7 @@ std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::
     fd.severity = Severity::kError;
     fd.message = join(missing, ", ") + ": " + join(ords, ", ") + (missing_ordinals.size() == 1 ? " does" : " do") +
                  " not exist here (this process sees " + std::to_string(visible.size()) + " GPU" +
-                 (visible.size() == 1 ? "" : "s") + (visible.empty() ? "" : ", cuda:0.." + std::to_string(visible.size() - 1)) +
+                 (visible.size() == 1 ? "" : "s") + (visible.empty() ? "" : visible.size() == 1 ? std::string(", cuda:0") : ", cuda:0.." + std::to_string(visible.size() - 1)) +
                  "): device_map values and max_memory keys are CUDA ordinals of this process, not nvidia-smi indices";
     fd.note = meant.empty() ? "build them with gpumap.max_memory({GPU: size}) or from gpumap.devices()"
                             : join(meant, "; ") + " (gpumap.max_memory({GPU: size}) builds max_memory from physical GPUs)";

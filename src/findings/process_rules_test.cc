@@ -42,6 +42,37 @@ TEST(ProcessRules, SetTooLateNamesBothValuesTheRealGpusAndARelaunch) {
   EXPECT_EQ(f->fix, "CUDA_VISIBLE_DEVICES=1 python3 train.py --name 'it'\\''s'");
 }
 
+// Issue 43: a Jupyter kernel or a program read from stdin is restarted, never relaunched by its
+// command line (an orphan kernel; a program waiting on stdin).
+TEST(ProcessRules, AKernelOrAStdinProgramIsRestartedNotRelaunched) {
+  Snapshot s = two_gpus({{}, {}});
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "/root/.local/share/jupyter/runtime/kernel-1.json"},
+           {"python3", "-"},
+           {"python3", "-u"},
+           {"ipython"}}) {
+    ProcessCudaFacts facts = live_on({kU0}, {kU1}, "1", nullptr);
+    facts.command = cmd;
+    auto f = set_too_late(s, facts);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->fix, "") << cmd[1 % cmd.size()];
+    EXPECT_EQ(f->note.rfind("restart the kernel (or the interpreter) and set the variables in the first cell, before "
+                            "`import torch`: import os; os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"",
+                            0),
+              0u)
+        << f->note;
+  }
+  // A script, `-c` and `-m module` run again as they were.
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"python3", "-u", "train.py"}, {"python3", "-c", "import train"}, {"python", "-m", "train"}}) {
+    ProcessCudaFacts facts = live_on({kU0}, {kU1}, "1", nullptr);
+    facts.command = cmd;
+    auto f = set_too_late(s, facts);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->fix.rfind("CUDA_VISIBLE_DEVICES=1 python", 0), 0u) << f->fix;
+  }
+}
+
 TEST(ProcessRules, AVariableRemovedLateIsRelaunchedWithoutIt) {
   Snapshot s = two_gpus({{}, {}});
   auto f = set_too_late(s, live_on({kU1}, {kU0, kU1}, nullptr, "1"));
@@ -97,7 +128,7 @@ TEST(ProcessRules, DeviceNotVisibleForDeviceMapValuesAndMaxMemoryKeys) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kError);
   EXPECT_NE(f->message.find("hf_device_map[\"0\"] = 1, max_memory key 1: cuda:1 does not exist here (this process "
-                            "sees 1 GPU, cuda:0..0)"),
+                            "sees 1 GPU, cuda:0)"),
             std::string::npos)
       << f->message;
   EXPECT_NE(f->note.find("nvidia-smi GPU 1 is cuda:0 here: use 0"), std::string::npos) << f->note;

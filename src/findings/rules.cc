@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "findings/fold.h"
 #include "findings/rule_table.h"
 #include "model/text.h"
 #include "resolve/allocation.h"
@@ -311,7 +312,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
       Report report(out, rule.id);
       rule.check(r, report);
     }
-  return out;
+  return fold_by_cause(std::move(out));  // one finding per cause, the others as its evidence
 }
 
 }  // namespace gpumap

@@ -25,7 +25,8 @@ struct DiagnosisInput {
 
 /// Every finding for one environment: the entry rules (each CUDA_VISIBLE_DEVICES entry as the
 /// parser saw it), the host rules (order, MIG, containers, what nvidia-smi's numbers mean here) and
-/// the launcher rules (ranks, Slurm's allocation), in that order, each id at most once.  A finding
+/// the launcher rules (ranks, Slurm's allocation), in that order, each id at most once; a finding
+/// another one caused (and whose fix is the cause's) is folded into it (findings/fold.h).  A finding
 /// whose `fix` is set holds one shell line that, pasted, clears it (tests/cli_fixes_paste_test.cc);
 /// prose goes to `note`.  An empty result means gpumap has nothing to say: the program started
 /// in this environment gets the GPUs `mapping` lists.  Pure: reads nothing but `in`.

@@ -47,7 +47,7 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text) {
   return r;
 }
 
-std::string describe_lease(const LeaseRecord& r) {
+std::string describe_lease(const LeaseRecord& r, bool whole_command) {
   // Records are written by other users: printable() keeps their bytes off the reader's terminal.
   std::string s = (r.launcher_gone ? "job " + std::to_string(r.job) : "pid " + std::to_string(r.pid)) + " (" +
                   (r.user.empty() ? "?" : printable(r.user)) + ")";
@@ -60,8 +60,9 @@ std::string describe_lease(const LeaseRecord& r) {
   if (!r.command.empty()) {
     // Appended piece by piece: g++ 12 -O2 warns (-Warray-bounds, a false positive) on a + temporary chain here.
     s += ": ";
-    s += printable(r.command.substr(0, r.command.size() > 60 ? 57 : r.command.size()));
-    if (r.command.size() > 60) s += "...";
+    bool cut = !whole_command && r.command.size() > 60;
+    s += printable(r.command.substr(0, cut ? 57 : r.command.size()));
+    if (cut) s += "...";
   }
   if (r.launcher_gone) s += " (its gpumap has exited)";
   return s;
@@ -72,7 +73,7 @@ std::string lease_summary(const LeaseState& st, LeaseWords words) {
   if (!st.refused.empty()) return brief ? "unsafe" : "unsafe lock file: " + st.refused;
   if (!st.held) return "";
   if (!st.holder) return brief ? "held" : kUnknownHolder;
-  if (!brief) return describe_lease(*st.holder);
+  if (!brief) return describe_lease(*st.holder, words == LeaseWords::kWhole);
   return "pid " + std::to_string(st.holder->pid) + " (" + (st.holder->user.empty() ? "?" : printable(st.holder->user)) + ")";
 }
 

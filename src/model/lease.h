@@ -28,7 +28,8 @@ std::optional<LeaseRecord> parse_lease_record(const std::string& text);
 
 /// One line for people: "pid 123 (alice) since 18:02:11: python3 train.py"; when gpumap has
 /// exited and its job holds the lease: "job 456 (alice) since ...: cmd (its gpumap has exited)".
-std::string describe_lease(const LeaseRecord& r);
+/// `whole_command`: the command as recorded (a pipe's table cuts nothing); else its first 57 bytes and "...".
+std::string describe_lease(const LeaseRecord& r, bool whole_command = false);
 
 /// The text for a held lease without a live record.
 inline constexpr const char* kUnknownHolder = "held by a process with no gpumap record";
@@ -43,8 +44,9 @@ struct LeaseState {
 /// A lease in words, the one family every listing uses: "" when free; else "pid 123 (alice)
 /// since 18:02:11: cmd" (describe_lease), kUnknownHolder while the holder has written no record,
 /// or "unsafe lock file: why" when gpumap refuses the lock file.  kShort is a table cell's form:
-/// "pid 123 (alice)", "held", "unsafe".
-enum class LeaseWords { kLine, kShort };
+/// "pid 123 (alice)", "held", "unsafe".  kWhole is kLine with the holder's whole command (a table
+/// printed into a pipe, where nothing is cut).
+enum class LeaseWords { kLine, kShort, kWhole };
 std::string lease_summary(const LeaseState& state, LeaseWords words = LeaseWords::kLine);
 
 }  // namespace gpumap

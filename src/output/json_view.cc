@@ -189,6 +189,11 @@ Json findings_json(const std::vector<Finding>& fs) {
   for (const Finding& f : fs) {
     a.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"message", f.message}, {"fix", f.fix}});
     if (!f.note.empty()) a.back()["note"] = f.note;  // advice that is not a command, where there is some
+    if (!f.also.empty()) {  // the findings of the same cause, folded into this one (findings/fold.h)
+      Json also = Json::array();
+      for (const FoldedFinding& x : f.also) also.push_back({{"id", x.id}, {"message", x.message}});
+      a.back()["also"] = also;
+    }
   }
   return a;
 }

@@ -26,7 +26,8 @@ std::string list_text(const ListAnswer& a, const TermStyle& st) {
     std::string procs = g.processes ? std::to_string(g.processes->size()) : "?";  // unknown, never "0"
     std::string mig = g.mig_enabled ? (*g.mig_enabled ? "on (" + std::to_string(g.mig_devices.size()) + ")" : "off") : "N/A";
     auto l = a.leases.find(g.uuid);
-    std::string lease = l == a.leases.end() ? "" : lease_summary(l->second);
+    // Into a pipe (or --wide) the table cuts nothing: the holder's whole command.
+    std::string lease = l == a.leases.end() ? "" : lease_summary(l->second, st.fit ? LeaseWords::kLine : LeaseWords::kWhole);
     rows.push_back({std::to_string(g.nvml_index), g.name, g.uuid, g.pci_bus_id, memory_cell(g), util,
                     na(g.compute_capability), mig, procs, lease.empty() ? "-" : lease});
   }

@@ -701,6 +701,8 @@ std::string fish_options(const std::string& condition, const std::vector<OptionD
     for (const std::string& a : o.aliases)
       if (a.size() == 2 && a[0] == '-') flags += " -s " + a.substr(1);
     flags += " -l " + o.name.substr(2);
+    for (const std::string& a : o.aliases)  // a long alias too (ps --query-compute-apps)
+      if (a.size() > 2 && a.rfind("--", 0) == 0) flags += " -l " + a.substr(2);
     s += "complete -c gpumap -n " + fish_quote(condition) + flags + fish_value_args(o) + " -d " + fish_quote(o.help) + "\n";
   }
   return s;

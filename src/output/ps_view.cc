@@ -2,6 +2,8 @@
 // would otherwise build one big tree).  The keys are the contract in docs/ps.md and docs/cli.md.
 #include "output/ps_view.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -195,11 +197,22 @@ std::string ps_frame_json(const Snapshot& s, const PsFrame& frame, bool one_line
 
 namespace {
 
-/// `text` with each run of digits replaced by '#': two findings with the same shape say the same
-/// thing about different pids, ranks or GPUs.
+/// `text` with each run of digits, and each GPU or MIG UUID, replaced by '#': two findings with the
+/// same shape say the same thing about different pids, ranks or GPUs (rank-on-wrong-gpu names each
+/// rank's own GPU by UUID: one finding per job, as `top` shows it).
 std::string shape(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (text.compare(i, 4, "GPU-") == 0 || text.compare(i, 4, "MIG-") == 0) {
+      size_t k = i + 4;
+      while (k < text.size() && (std::isxdigit(static_cast<unsigned char>(text[k])) || text[k] == '-')) ++k;
+      if (k > i + 4) {
+        out += '#';
+        i = k - 1;
+        continue;
+      }
+    }
     bool digit = c >= '0' && c <= '9';
     if (!digit) out += c;
     else if (out.empty() || out.back() != '#') out += '#';

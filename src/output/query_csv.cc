@@ -250,7 +250,7 @@ std::vector<std::string> parse_query_fields(QueryKind kind, const std::string& t
       canonical = f->name;
     }
     if (!canonical)
-      throw Error(kExitUsage, option + ": `" + name + "` is not a field gpumap knows",
+      throw Error(kExitUsage, option + ": `" + name + "` is not a field gpumap knows" + did_you_mean(name, query_field_names(kind)),
                   "fields: " + join(query_field_names(kind), ","));
     out.push_back(canonical);  // the header says the canonical name, as nvidia-smi's does
   }

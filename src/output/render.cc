@@ -99,6 +99,11 @@ std::string render_finding(const Finding& f, const std::string& where, const Ter
   std::string text = st.fit ? wrap(head, st.width, 2, 6) : "  " + head;
   text.replace(2, tag.size(), colored(tag, severity_name(f.severity), st));
   std::string out = text + "\n";
+  // The findings of the same cause, as its evidence (findings/fold.h): said once, under the cause.
+  for (const FoldedFinding& a : f.also) {
+    std::string line = "also " + a.id + ": " + printable(a.message);
+    out += (st.fit ? wrap(line, st.width, 6, 8) : "      " + line) + "\n";
+  }
   if (!f.fix.empty()) out += "      fix: " + printable(f.fix) + "\n";  // never wrapped: it is pasted
   // A note's command (an export, a relaunch line) is never broken: pasted, it must stay one line.
   if (!f.note.empty()) out += (st.fit ? wrap("note: " + printable(f.note), st.width, 6, 8, true) : "      note: " + printable(f.note)) + "\n";

@@ -32,7 +32,10 @@ std::string which_text(const WhichAnswer& a, const TermStyle& st) {
     line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
     out += fit_line(line + ".", st) + "\n";
   }
-  out += fit_line("To get exactly these GPUs as cuda:0.." + std::to_string(a.targets.size() - 1) + ", in this order:", st) +
+  out += fit_line(a.targets.size() == 1 ? std::string("To get exactly this GPU as cuda:0:")
+                                        : "To get exactly these GPUs as cuda:0.." + std::to_string(a.targets.size() - 1) +
+                                              ", in this order:",
+                  st) +
          "\n  export CUDA_VISIBLE_DEVICES=" + printable(a.by_uuid.cuda_visible_devices) + "\n";
   if (a.by_index)
     out += "\n" + fit_line("or, by index (indices count in PCI order, which is nvidia-smi's only with this order set):", st) +

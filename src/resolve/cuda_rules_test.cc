@@ -15,7 +15,7 @@ namespace {
 using testing::DriverVector;
 
 // Every file: its first line (both variables unset) gives the driver's default order, and every
-// line must come out as the driver answered.  New files from tools/device/difftest.sh are checked
+// line must come out as the driver answered.  New files from tools/device/checks/difftest.sh are checked
 // as soon as they are added.
 TEST(CudaViewVectors, EveryMeasuredVectorFile) {
   std::vector<std::string> files = testing::vector_files(GPUMAP_SOURCE_DIR);

@@ -1,6 +1,6 @@
 // torch's NVML-based view (resolve/framework_view.h) against every framework vector measured on a
 // GPU host (tests/vectors/framework/*.jsonl: torch 2.11.0, driver 580.159.04, written by
-// tools/device/framework_view.py), with the driver's side (resolve/cuda_rules.h) checked beside it
+// tools/device/checks/framework_view.py), with the driver's side (resolve/cuda_rules.h) checked beside it
 // on the same values, so a vector pins both layers and where they part.
 #include "resolve/framework_view.h"
 

@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <iterator>
 
 #include "driver/live_cuda.h"
+#include "findings/fix_line.h"
 #include "session/explain.h"
 #include "session/which.h"  // gpu_place
 #include "model/error.h"
@@ -60,6 +63,46 @@ std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f
     return late ? std::vector<Finding>{*late} : std::vector<Finding>{};
   }
   return environment_findings(s, f.now, f.mapping);
+}
+
+std::string combined_fix(Session& s, const Environment& env, const std::vector<Finding>& fs) {
+  std::set<std::string> commands, before;
+  for (const Finding& f : fs) {
+    if (!f.fix.empty()) commands.insert(f.fix.substr(0, f.fix.find(" #")));
+    if (f.severity != Severity::kInfo) before.insert(f.id);
+  }
+  if (commands.size() < 2) return "";
+  Environment fixed = env;
+  std::vector<std::string> names;  // the variables the fixes touch, in the order they first do
+  std::vector<Finding> pending = fs;
+  for (int round = 0; round < 3; ++round) {
+    for (const Finding& f : pending) {
+      if (f.fix.empty() || (round > 0 && f.severity == Severity::kInfo)) continue;
+      std::optional<std::vector<FixStep>> steps = parse_fix_line(f.fix);
+      if (!steps) return "";  // runs a command: not a line of variables to combine
+      for (const FixStep& st : *steps)
+        if (std::find(names.begin(), names.end(), st.name) == names.end()) names.push_back(st.name);
+      fixed = apply_fix_steps(fixed, *steps);
+    }
+    std::vector<Finding> after;
+    try {
+      after = environment_findings(s, fixed, s.mapping(fixed, false));
+    } catch (const Error&) {
+      return "";
+    }
+    bool settled = true;
+    pending.clear();
+    for (const Finding& g : after) {
+      if (g.severity == Severity::kInfo) continue;
+      if (!g.fix.empty() || !before.count(g.id)) settled = false;
+      pending.push_back(g);
+    }
+    if (settled) return fix_line_between(env, fixed, names);
+    bool fixable = false;
+    for (const Finding& g : pending) fixable |= !g.fix.empty();
+    if (!fixable) return "";
+  }
+  return "";
 }
 
 Diagnosis diagnose_self(Session& s, const SelfProcess& self, ProgramFacts program) {

@@ -42,6 +42,14 @@ ProcessCudaFacts process_cuda(Session& s, const SelfProcess& self);
 /// own rules (findings/rules.h, as `gpumap doctor` gives them).
 std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f);
 
+/// When two or more findings of `env` have different fixes: the one line that fixes them all at once
+/// (`unset A; export B=1 C=2`), made of their own fixes (findings/fix_line.h), so by the same
+/// allowed-set logic, and checked here the same way they are: applied to `env`, the findings left
+/// have no warning or error with a fix and none that `fs` did not have (rounds of the new findings'
+/// fixes are applied while that is not yet so, three at most).  "" when there is nothing to combine
+/// or no line does it (a fix that runs a command, fixes that do not settle).
+std::string combined_fix(Session& s, const Environment& env, const std::vector<Finding>& fs);
+
 /// Reads the processes (a fresh snapshot), joins this process by PID as `gpumap ps` does
 /// (PID-namespace aware) and judges everything.  `program` comes from the caller (the Python
 /// package reads it from a model, duck-typed).

@@ -3,6 +3,7 @@
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "findings/rules.h"
+#include "resolve/base_order.h"
 #include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
 
@@ -67,7 +68,12 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
   std::vector<std::string> out;
   const CudaView& v = m.view;
   auto cdo = env.get("CUDA_DEVICE_ORDER");
-  if (!cdo) out.push_back("CUDA_DEVICE_ORDER is unset: CUDA uses FASTEST_FIRST (fastest GPU first, not nvidia-smi's order)");
+  // On identical GPUs FASTEST_FIRST has no fastest: it is PCI order, nvidia-smi's (m.base_order says).
+  if (!cdo && v.order.order == DeviceOrder::kFastestFirst && !m.base_order.empty() && m.base_order == pci_order(s))
+    out.push_back("CUDA_DEVICE_ORDER is unset: CUDA uses FASTEST_FIRST (fastest GPU first), which on this host is "
+                  "nvidia-smi's order too");
+  else if (!cdo)
+    out.push_back("CUDA_DEVICE_ORDER is unset: CUDA uses FASTEST_FIRST (fastest GPU first, not nvidia-smi's order)");
   else if (v.order.order == DeviceOrder::kInvalid)
     out.push_back("CUDA_DEVICE_ORDER=" + q(*cdo) + " is invalid (" + v.order.reason + "): cuInit fails, no GPU is usable");
   else

@@ -41,5 +41,20 @@ TEST(AnswerList, NothingIsReadThatWasNotAsked) {
   EXPECT_TRUE(a.cuda_ordinal.empty());
 }
 
+// Issue 43: into a pipe (a table that is not fitted) the LEASE cell keeps the holder's whole
+// command; only a terminal's table shortens it.
+TEST(AnswerList, APipeGetsTheLeaseHoldersWholeCommand) {
+  FakeSession f("h200x2");
+  PickRequest one;
+  one.include = {"0"};
+  Session other = f.other({});
+  const std::string tail = "--config experiments/a-long-configuration-file-name.yaml --seed 1234567";
+  LeasedGpus held = lease_gpus(other, one, {.what = "run", .argv = {"python3", "train.py", tail}});
+  ListAnswer a = answer_list(f.session(), {.cuda_ordinals = false});
+  std::string piped = list_text(a, TermStyle{});
+  EXPECT_NE(piped.find(tail), std::string::npos) << piped;
+  EXPECT_EQ(piped.find("..."), std::string::npos) << piped;
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -1,7 +1,7 @@
 // The library's operations on its own process (session/self.h) in process, on FakeSession hosts:
 // the answers libgpumap.so's devices, verify, locate and pin write, refusals included.  This
 // test process has not started CUDA, so every answer is the prediction from the environment
-// (the live path is asserted on the GPU host: tools/device/operations_layer_real.sh).
+// (the live path is asserted on the GPU host: tools/device/checks/operations_layer_real.sh).
 #include "session/self.h"
 
 #include <gtest/gtest.h>

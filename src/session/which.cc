@@ -59,6 +59,17 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
                     (alloc.variable == "SLURM_STEP_GPUS" ? "step" : "job") + "'s allocation, " + alloc.words(s) +
                     ": without a device cgroup nothing stops a program here from using it, and it is another job's GPU",
                 "ask for GPUs of the allocation: gpumap which " + join(inside, " ") + " (or run outside this job)");
+  // `which 1 1`: the error names what was typed, and the GPU both name.
+  std::vector<std::string> typed;
+  for (const std::string& n : named)
+    for (const std::string& one : split_gpu_specs(n)) typed.push_back(one);
+  for (size_t i = 0; i < a.asked.size() && typed.size() == a.asked.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (same_uuid(a.asked[k], a.asked[i]))
+        throw Error(kExitUsage,
+                    "which: `" + typed[k] + "` and `" + typed[i] + "` name the same GPU, " + s.describe_with_uuid(a.asked[i]) +
+                        ", so it is named twice: a repeated GPU makes cuInit fail",
+                    "name each GPU once");
   a.targets = cuda_targets(s, a.asked);
   require_distinct(a.targets);
   for (const std::string& t : a.targets) a.pci_positions.push_back(pci_index_of(s, t));  // none for MIG devices
