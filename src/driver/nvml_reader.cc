@@ -226,6 +226,8 @@ void read_sensors(Gpu& g, const Nvml& n, nvmlDevice_t d) {
 
 /// How far back a process's utilisation sample may be and still count as its current one.
 constexpr unsigned long long kProcessSampleWindowUs = 2'000'000;
+/// The period asked for: samples since this long ago (the driver averages over it).
+constexpr unsigned long long kProcessSincePeriodUs = 1'000'000;
 
 /// Each listed process's SM and memory utilisation (ReadOptions::process_utilization), from the
 /// newer nvmlDeviceGetProcessesUtilizationInfo (R550+) or, where it is absent or refuses,
@@ -240,19 +242,26 @@ void read_process_utilization(Gpu& g, const Nvml& n, nvmlDevice_t d) {
     unsigned sm, mem;
   };
   std::vector<Sample> samples;
+  // Samples since one second ago: the driver averages a process's samples since lastSeenTimeStamp,
+  // so 0 (everything it holds) answers the average over its whole buffer, which trails a process
+  // that just got busy (docs/driver-rules.md, "Per-process utilisation"; nvitop asks the same way).
+  auto now_us = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const unsigned long long since = now_us > kProcessSincePeriodUs ? now_us - kProcessSincePeriodUs : 0;
   nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
   const char* call = "nvmlDeviceGetProcessUtilization";
   if (n.process_util_info) {
     call = "nvmlDeviceGetProcessesUtilizationInfo";
     nvmlProcessesUtilizationInfo_v1_t info{};
     info.version = kNvmlProcessesUtilizationInfoV1;
-    info.lastSeenTimeStamp = 0;  // every sample NVML holds: filtered below
+    info.lastSeenTimeStamp = since;
     rc = n.process_util_info(d, &info);
     std::vector<nvmlProcessUtilizationInfo_v1_t> buf;
     for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
       if (info.processSamplesCount > kMaxProcesses) break;
       buf.assign(info.processSamplesCount + 8, nvmlProcessUtilizationInfo_v1_t{});
       info.version = kNvmlProcessesUtilizationInfoV1;
+      info.lastSeenTimeStamp = since;
       info.processSamplesCount = static_cast<unsigned>(buf.size());
       info.procUtilArray = buf.data();
       rc = n.process_util_info(d, &info);
@@ -267,13 +276,13 @@ void read_process_utilization(Gpu& g, const Nvml& n, nvmlDevice_t d) {
                          rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc == NVML_ERROR_INVALID_ARGUMENT)) {
     call = "nvmlDeviceGetProcessUtilization";
     unsigned count = 0;
-    rc = n.process_util(d, nullptr, &count, 0);
+    rc = n.process_util(d, nullptr, &count, since);
     std::vector<nvmlProcessUtilizationSample_t> buf;
     for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
       if (count > kMaxProcesses) break;
       buf.assign(count + 8, nvmlProcessUtilizationSample_t{});
       count = static_cast<unsigned>(buf.size());
-      rc = n.process_util(d, buf.data(), &count, 0);
+      rc = n.process_util(d, buf.data(), &count, since);
     }
     if (rc == NVML_SUCCESS)
       for (unsigned i = 0; i < std::min<size_t>(count, buf.size()); ++i)
@@ -289,8 +298,6 @@ void read_process_utilization(Gpu& g, const Nvml& n, nvmlDevice_t d) {
   // ends at the newest sample instead.
   unsigned long long newest = 0;
   for (const Sample& x : samples) newest = std::max(newest, x.ts);
-  auto now_us = static_cast<unsigned long long>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   unsigned long long end = newest > now_us - 86'400'000'000ull && newest < now_us + 86'400'000'000ull ? now_us : newest;
   unsigned long long from = end > kProcessSampleWindowUs ? end - kProcessSampleWindowUs : 0;
   for (GpuProcess& p : *g.processes) {

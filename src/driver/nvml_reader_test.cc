@@ -144,6 +144,33 @@ TEST(NvmlReader, ARefusedAnswerKeepsItsCodeToo) {
   EXPECT_FALSE(s.gpus[1].processes) << "unknown, not idle";
 }
 
+// A process that just got busy: the driver's last period says 99 %, the average over its whole
+// sample buffer 30 % (what a reader asking with lastSeenTimeStamp 0 gets: 29, 41, 56 % a second apart
+// on an H100 while nvidia-smi pmon said 99 %).  gpumap asks for the last second, through both calls.
+TEST(NvmlReader, PerProcessUtilisationIsTheLastSecondNotTheWholeBuffer) {
+  std::ifstream in(std::string(GPUMAP_SOURCE_DIR) + "/hosts/h200x2.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = text.find("\"uuid\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, R"("processes": [{"pid": 4242, "used_memory_mib": 1024, "sm_utilization": 99, "memory_utilization": 9,
+                  "sm_utilization_buffer": 30, "memory_utilization_buffer": 3}], )");
+  std::string host = write_host("busy.json", text);
+  for (const std::string& lib : {kSim, kSimLegacy}) {  // the newer call, and the older one alone
+    DriverSource src;
+    src.nvml_library = lib;
+    src.simulated = true;
+    src.host_file = host;
+    src.driver_timeout_s = 0;
+    ReadOptions opt;
+    opt.process_utilization = true;
+    Snapshot s = read_snapshot(src, opt);
+    ASSERT_TRUE(s.gpus.at(0).processes) << lib;
+    ASSERT_EQ(s.gpus[0].processes->size(), 1u) << lib;
+    EXPECT_EQ((*s.gpus[0].processes)[0].sm_utilization, 99u) << lib;
+    EXPECT_EQ((*s.gpus[0].processes)[0].memory_utilization, 9u) << lib;
+  }
+}
+
 // Every symbol of GPUMAP_NVML_CALLS, newest version first: the simulated driver defines each (it
 // is compiled against the same prototypes), and the bound symbols come out in the list's order.
 TEST(NvmlReader, TheFakeLibraryExportsEveryListedSymbol) {

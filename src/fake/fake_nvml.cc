@@ -207,6 +207,11 @@ int sensor(const char* fn, nvmlDevice_t d, T* out, std::optional<U> SimGpu::*fie
   return NVML_SUCCESS;
 }
 
+/// How far back a lastSeenTimeStamp may be and still ask for the recent samples only (the driver's
+/// buffer holds more; its exact length is not measured: any reader asking for the last second or two
+/// is well inside it).
+constexpr unsigned long long kRecentUs = 5'000'000;
+
 /// One sample per process the host file gives a utilisation (NVML: one per process that did some
 /// work in the last period), stamped now (microseconds since the epoch); NOT_FOUND when none is
 /// newer than `last_seen`; NOT_SUPPORTED on a GPU whose file entry says nothing of utilisation.
@@ -230,8 +235,19 @@ int process_samples(const char* fn, nvmlDevice_t d, unsigned* count, bool have_r
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   *count = static_cast<unsigned>(with.size());
-  for (size_t i = 0; i < with.size(); ++i)
-    put(i, with[i]->pid, now, with[i]->sm_utilization.value_or(0), with[i]->memory_utilization.value_or(0));
+  // The driver averages each process's samples since lastSeenTimeStamp: asked for everything it
+  // holds (0, or more than a few seconds back) it answers the whole buffer's average, which trails
+  // a process that just got busy (docs/driver-rules.md, "Per-process utilisation").
+  const bool whole_buffer = last_seen + kRecentUs < now;
+  for (size_t i = 0; i < with.size(); ++i) {
+    const gpumap::SimProcess& p = *with[i];
+    unsigned sm = p.sm_utilization.value_or(0), mem = p.memory_utilization.value_or(0);
+    if (whole_buffer) {
+      sm = p.sm_utilization_buffer.value_or(sm);
+      mem = p.memory_utilization_buffer.value_or(mem);
+    }
+    put(i, p.pid, now, sm, mem);
+  }
   return NVML_SUCCESS;
 }
 

@@ -322,13 +322,17 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
       if (!g[key].is_array()) fail(path, where + "." + key + " must be an array");
       for (const json& p : g[key]) {
         if (p.is_object())
-          check_keys(p, {"pid", "used_memory_mib", "sm_utilization", "memory_utilization"}, path, where + "." + key);
+          check_keys(p, {"pid", "used_memory_mib", "sm_utilization", "memory_utilization", "sm_utilization_buffer",
+                         "memory_utilization_buffer"},
+                     path, where + "." + key);
         SimProcess fp;
         fp.pid = get_num<uint32_t>(p, "pid", 0, path, where + "." + key, 0, kMaxPid);
         if (fp.pid == 0) fail(path, where + "." + key + " entries need a non-zero \"pid\"");
         if (p.contains("used_memory_mib") && !p["used_memory_mib"].is_null())
           fp.used_memory_mib = get_num<uint64_t>(p, "used_memory_mib", 0, path, where + "." + key, 0, kMaxMib);
-        for (auto [k, out] : {std::pair{"sm_utilization", &fp.sm_utilization}, std::pair{"memory_utilization", &fp.memory_utilization}})
+        for (auto [k, out] : {std::pair{"sm_utilization", &fp.sm_utilization}, std::pair{"memory_utilization", &fp.memory_utilization},
+                              std::pair{"sm_utilization_buffer", &fp.sm_utilization_buffer},
+                              std::pair{"memory_utilization_buffer", &fp.memory_utilization_buffer}})
           if (p.contains(k) && !p[k].is_null()) {
             *out = get_num<uint32_t>(p, k, 0, path, where + "." + key, 0, 100);
             f.process_utilization = true;

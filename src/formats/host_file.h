@@ -21,6 +21,10 @@ struct SimProcess {
   std::optional<uint64_t> used_memory_mib;  // nullopt: "not available"
   // Its utilisation sample (percent); both nullopt: NVML has no sample of it (an idle process).
   std::optional<uint32_t> sm_utilization, memory_utilization;
+  // What the driver answers a reader that asks for every sample it holds (lastSeenTimeStamp 0 or
+  // long ago): the average over its whole sample buffer, not the last period (docs/driver-rules.md,
+  // measured 2026-12-06).  nullopt: the same as the sample above.
+  std::optional<uint32_t> sm_utilization_buffer, memory_utilization_buffer;
 };
 
 struct SimMig {
