@@ -26,7 +26,7 @@ root=$(cd "$here/../.." && pwd)
 C=$here/checks
 
 # name | kind (check/measure) | needs | scripts (space-separated; ARG = how each is called) | what it validates
-# needs: torch, gpus2, root, release, nvitop (a folder .dev/nvitop or an installed nvitop), smi
+# needs: torch, gpus2, root, release (--release), build (--build), smi
 read -r -d '' TABLE <<'EOF'
 truth|check|smi|difftest.sh check_matrix.py|gpumap's prediction of CUDA's numbering against the real cuInit: generated CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER values (tools/difftest) and `map --check` under many environments
 faults|check|smi|driver_faults_real.sh|the NVML reader survives the real driver: list/map/ps --json valid, exit codes, no process left, no GPU memory used
@@ -36,7 +36,7 @@ monitor|check|torch|csv_vs_nvidia_smi.sh monitor_fields_real.sh utilization_real
 live|check|torch|operations_layer_real.sh live_truth.py|the library's live path: devices() is map --json's cuda.devices, pin() round-trips through torch, answers once CUDA runs in the process
 top|check|torch|top_real.sh|top --once with a real torch process (its own cuda:N), first frame time beside nvidia-smi and nvitop, CPU use while open
 exporter|check|torch|exporter_real.sh|serve on the real driver: a scrape parsed by prometheus_client, one gpu_info per nvidia-smi GPU, a torch process's series with its cuda index, /healthz
-kubelet|check|torch root|kubelet_real.sh|pod attribution: a real torch process in a kubelet-named cgroup, served by a real gRPC pod-resources server, named in ps/pods/metrics
+kubelet|check|torch root build|kubelet_real.sh|pod attribution: a real torch process in a kubelet-named cgroup, served by a real gRPC pod-resources server, named in ps/pods/metrics
 framework|check|torch|framework_view.py framework_repro.py which_fixes_vs_torch.sh ps_vs_torch.sh|what torch/transformers make of the variables, each framework finding reproduced, which's fixes and ps against torch's own view
 layers|check|torch|layers_real.sh|the allowed set with Slurm's variables, bind's warning about a GPU in use, list/map/doctor/ps/which beside nvidia-smi
 snapshot|check|smi|snapshots_real.sh|mapping snapshots save/diff against the real driver
@@ -115,6 +115,7 @@ has() {  # has NEED: empty when this host has it, else the reason
     gpus2) [ "$ngpu" -ge 2 ] || echo "one GPU here (it needs two)" ;;
     root) [ "$(id -u)" = 0 ] || echo "not root" ;;
     release) [ -n "$release" ] || echo "needs --release DIR (scripts/release.sh's artifacts)" ;;
+    build) [ -z "$release" ] || echo "needs --build DIR (a build folder: the test pod-resources server and the shared ncurses are not in the artifacts)" ;;
   esac
 }
 header() {
