@@ -5,6 +5,7 @@
 // the host's GPU processes.  No gpumap process is started, except the driver probe child that
 // `--probe`/`--check` start in real use too.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/error.h"
 #include "session/session.h"
 
 namespace gpumap::testing {
@@ -63,5 +65,15 @@ class FakeSession {
   std::string host_file_;
   std::unique_ptr<Session> session_;
 };
+
+/// The exit code an operation refuses with (its Error's), 0 when it returns.
+inline int code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.exit_code();
+  }
+  return 0;
+}
 
 }  // namespace gpumap::testing

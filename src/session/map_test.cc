@@ -22,14 +22,7 @@ bool has(const std::vector<Finding>& fs, const std::string& id) {
   return false;
 }
 
-int code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.exit_code();
-  }
-  return 0;
-}
+using testing::code_of;
 
 TEST(AnswerMap, AVisibleListNarrowsAndRenumbersAndSaysWhatItHides) {
   FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=1"});

@@ -16,14 +16,7 @@ namespace {
 using testing::FakeProcess;
 using testing::FakeSession;
 
-int code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.exit_code();
-  }
-  return 0;
-}
+using testing::code_of;
 
 /// h200x2 with two processes on GPU 1: 4001 sees only GPU 1 (its cuda:0), 4002 sees both in the
 /// default order (its cuda:1); and 4003 on GPU 0 started with GPU 1 only (outside its set).

@@ -19,14 +19,7 @@ using testing::FakeSession;
 const char* kH0 = "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab";
 const char* kH1 = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
 
-int code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.exit_code();
-  }
-  return 0;
-}
+using testing::code_of;
 
 TEST(SelfDevices, AVisibleListGivesItsGpusRenumberedFromZero) {
   FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=1"});
