@@ -3,6 +3,8 @@
 // --check the driver's own answer beside the prediction.  The one answer the CLI's table, its
 // JSON and its log line are written from.
 #pragma once
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +40,20 @@ struct MapAnswer {
   std::vector<Finding> findings;          // environment_findings (session/explain.h)
   std::optional<MapCheck> check;          // --check only
   int exit_code() const { return check && !check->agree ? kExitMismatch : kExitOk; }
+};
+
+/// map --batch: one line of the file, predicted.
+struct MapBatchCase {
+  size_t line = 0;   // the file's line (1-based; blank lines skipped, not renumbered)
+  Environment env;   // that line's environment
+  Mapping mapping;   // the prediction in it
+};
+
+/// map --batch's answer: the cases in file order, each predicted when `next` is called (nullopt
+/// after the last).  A sequence, not a list: a file of thousands of 100 000-character values is
+/// never held as mappings, and a renderer writes each line's answer as soon as it exists.
+struct MapBatchAnswer {
+  std::function<std::optional<MapBatchCase>()> next;
 };
 
 }  // namespace gpumap

@@ -10,21 +10,13 @@
 namespace gpumap {
 namespace {
 
-// map --batch FILE: one prediction per line of FILE, one output line each.
+// map --batch FILE: one prediction per line of FILE, one output line each, written as predicted.
 int run_batch(const Args& args, Context& ctx, const Environment& env) {
-  for (const char* other : {"--check", "--probe", "--line"})
-    if (args.has(other))
-      throw Error(kExitUsage, std::string("map: --batch and ") + other + " together: --batch only predicts",
-                  "run the driver's side per value yourself (tools/device/suite.sh truth does), or drop --batch");
-  if (!args.positionals().empty())
-    throw Error(kExitUsage, "map: --batch and cuda:N together", "drop the cuda:N arguments: each line is answered whole");
-  std::vector<BatchCase> cases = read_batch_file(*args.value("--batch"), std::cin);
-  const Snapshot& s = ctx.session().snapshot();
-  predict_batch(ctx.session(), env, cases, [&](const BatchCase& c, const Environment& e, const Mapping& m) {
-    if (ctx.json()) std::cout << dump(batch_case_json(s, c.line, e, m), true);
-    else std::cout << batch_case_line(s, c.line, m) << "\n";
-  });
-  std::cout.flush();
+  MapBatchAnswer a = answer_map_batch(ctx.session(), env,
+                                      {.file = *args.value("--batch"), .probe = args.has("--probe"), .check = args.has("--check"),
+                                       .line = args.has("--line"), .asked = args.positionals()},
+                                      std::cin);
+  write_map_batch(std::cout, ctx.session().snapshot(), a, ctx.json());
   return kExitOk;
 }
 
@@ -36,11 +28,10 @@ int run(const Args& args, Context& ctx) {
                 "use --json for the document, or --line for the log line");
   MapAnswer a = answer_map(ctx.session(), env, {.probe = args.has("--probe"), .check = args.has("--check"),
                                                 .asked = args.positionals()});
-  const Snapshot& s = ctx.session().snapshot();
-  if (args.has("--line")) std::cout << map_line(s, a) << "\n";
-  else if (ctx.json()) std::cout << dump(map_json(s, a));
-  else std::cout << map_text(s, a);
-  return args.has("--line") ? kExitOk : a.exit_code();
+  MapFormat format = args.has("--line") ? MapFormat::kLine : ctx.json() ? MapFormat::kJson : MapFormat::kText;
+  std::cout << render_map(ctx.session().snapshot(), a, format);
+  // The log line is for a log, never a verdict (the TaskProlog prints it and goes on).
+  return format == MapFormat::kLine ? kExitOk : a.exit_code();
 }
 
 }  // namespace

@@ -1,39 +1,40 @@
 // gpumap pick: choose free GPUs by policy (memory, load, processes, leases, topology).  Its options
 // and their request are cli/pick_options.cc's (run shares them).
+#include <algorithm>
 #include <iostream>
+#include <iterator>
+#include <optional>
+#include <utility>
 
-#include "model/text.h"
 #include "cli/pick_options.h"
 #include "model/error.h"
 #include "output/pick_view.h"
-#include "output/render.h"
 
 namespace gpumap {
 
 namespace {
 
+// --format's word (or --json) as the renderer's form; the word is checked before anything is picked.
+PickFormat pick_format(const Args& args, bool json) {
+  std::optional<std::string> word = args.value("--format");
+  const std::pair<const char*, PickFormat> kWords[] = {
+      {"env", PickFormat::kEnv}, {"uuid", PickFormat::kUuid}, {"index", PickFormat::kIndex}};
+  PickFormat form = PickFormat::kText;
+  if (word && !word->empty()) {
+    auto it = std::find_if(std::begin(kWords), std::end(kWords), [&](const auto& w) { return *word == w.first; });
+    if (it == std::end(kWords))
+      throw Error(kExitUsage, "pick: --format `" + *word + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
+    form = it->second;
+  }
+  return json ? PickFormat::kJson : form;
+}
+
 int run(const Args& args, Context& ctx) {
   PickRequest req = pick_request(args);
   // pick holds nothing, so it cannot wait: the waiting form is run's.
   req.names.wait = "--wait SECONDS (gpumap run)";
-  std::string format = args.value("--format").value_or("");
-  if (!format.empty() && format != "env" && format != "uuid" && format != "index")
-    throw Error(kExitUsage, "pick: --format `" + format + "` is not env, uuid or index", "use --format env, uuid or index (or --json)");
-  PickAnswer a = pick_now(ctx.session(), req, cvd_form(args));
-  if (ctx.json()) {
-    std::cout << dump(pick_json(a));
-  } else if (format == "env") {
-    std::cout << printable_lines(pick_exports(a));
-  } else if (format == "uuid") {
-    std::cout << printable_lines(join(a.uuids, ",") + "\n");
-  } else if (format == "index") {
-    // Indices are only right together with CUDA_DEVICE_ORDER=PCI_BUS_ID: always written with it.
-    if (a.by_index.form != CvdForm::kIndex)
-      throw Error(kExitUsage, "pick: no index form on this host (" + a.by_index.note + ")", "use --format uuid or env");
-    std::cout << printable_lines(a.by_index.assignments() + "\n");
-  } else {
-    std::cout << pick_text(a);
-  }
+  PickFormat format = pick_format(args, ctx.json());
+  std::cout << render_pick(pick_now(ctx.session(), req, cvd_form(args)), format);
   return kExitOk;
 }
 

@@ -126,6 +126,15 @@ std::string map_line(const Snapshot& s, const MapAnswer& a) {
   return printable(out);  // SLURMD_NODENAME and the like come from outside
 }
 
+std::string render_map(const Snapshot& s, const MapAnswer& a, MapFormat format, const TermStyle& st) {
+  switch (format) {
+    case MapFormat::kJson: return dump(map_json(s, a));
+    case MapFormat::kLine: return map_line(s, a) + "\n";
+    case MapFormat::kText: break;
+  }
+  return map_text(s, a, st);
+}
+
 Json batch_case_json(const Snapshot& s, size_t line, const Environment& env, const Mapping& m) {
   Json j = document(s);
   j["line"] = line;
@@ -137,6 +146,14 @@ Json batch_case_json(const Snapshot& s, size_t line, const Environment& env, con
 
 std::string batch_case_line(const Snapshot& s, size_t line, const Mapping& m) {
   return "line " + std::to_string(line) + ":" + cuda_assignments(s, m);
+}
+
+void write_map_batch(std::ostream& out, const Snapshot& s, MapBatchAnswer& a, bool json) {
+  while (std::optional<MapBatchCase> c = a.next()) {
+    if (json) out << dump(batch_case_json(s, c->line, c->env, c->mapping), true);
+    else out << batch_case_line(s, c->line, c->mapping) << "\n";
+  }
+  out.flush();
 }
 
 }  // namespace gpumap

@@ -1,5 +1,6 @@
 #include "output/pick_view.h"
 
+#include "model/error.h"
 #include "model/text.h"
 #include "output/json_view.h"
 #include "output/render.h"
@@ -40,6 +41,20 @@ std::string pick_text(const PickAnswer& a, const TermStyle& st) {
   for (const Rejection& x : a.passed_over)
     prose += "  passed over GPU " + std::to_string(x.nvml_index) + ": " + join(x.reasons, ", ") + "\n";
   return fit_lines(prose, st) + "\n" + printable_lines(pick_exports(a));
+}
+
+std::string render_pick(const PickAnswer& a, PickFormat format, const TermStyle& st) {
+  switch (format) {
+    case PickFormat::kJson: return dump(pick_json(a));
+    case PickFormat::kEnv: return printable_lines(pick_exports(a));
+    case PickFormat::kUuid: return printable_lines(join(a.uuids, ",") + "\n");
+    case PickFormat::kIndex:
+      if (a.by_index.form != CvdForm::kIndex)
+        throw Error(kExitUsage, "pick: no index form on this host (" + a.by_index.note + ")", "use --format uuid or env");
+      return printable_lines(a.by_index.assignments() + "\n");
+    case PickFormat::kText: break;
+  }
+  return pick_text(a, st);
 }
 
 }  // namespace gpumap

@@ -1,6 +1,8 @@
 #include "session/map_batch.h"
 
 #include <fstream>
+#include <memory>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -94,12 +96,22 @@ Environment batch_environment(const Environment& base, const BatchCase& c) {
   return env;
 }
 
-void predict_batch(Session& session, const Environment& base, const std::vector<BatchCase>& cases,
-                   const std::function<void(const BatchCase&, const Environment&, const Mapping&)>& each) {
-  for (const BatchCase& c : cases) {
+MapBatchAnswer answer_map_batch(Session& session, const Environment& base, const MapBatchRequest& request,
+                                std::istream& stdin_stream) {
+  for (const auto& [given, option] : {std::pair{request.check, "--check"}, {request.probe, "--probe"}, {request.line, "--line"}})
+    if (given)
+      throw Error(kExitUsage, std::string("map: --batch and ") + option + " together: --batch only predicts",
+                  "run the driver's side per value yourself (tools/device/suite.sh truth does), or drop --batch");
+  if (!request.asked.empty())
+    throw Error(kExitUsage, "map: --batch and cuda:N together", "drop the cuda:N arguments: each line is answered whole");
+  auto cases = std::make_shared<const std::vector<BatchCase>>(read_batch_file(request.file, stdin_stream));
+  return {[&session, base, cases, i = size_t{0}]() mutable -> std::optional<MapBatchCase> {
+    if (i == cases->size()) return std::nullopt;
+    const BatchCase& c = (*cases)[i++];
     Environment env = batch_environment(base, c);
-    each(c, env, session.mapping(env, false));
-  }
+    Mapping m = session.mapping(env, false);
+    return MapBatchCase{c.line, std::move(env), std::move(m)};
+  }};
 }
 
 }  // namespace gpumap

@@ -9,12 +9,12 @@
 // is written in hex under NAME_hex instead: {"CUDA_VISIBLE_DEVICES_hex": "a031"}.  Blank lines
 // are skipped; anything else is a usage error naming the line, found before any prediction.
 #pragma once
-#include <functional>
 #include <istream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "answer/map_answer.h"
 #include "session/session.h"
 
 namespace gpumap {
@@ -36,10 +36,19 @@ std::vector<BatchCase> read_batch_file(const std::string& path, std::istream& st
 /// One line's case as an environment: `base` with the line's values set or unset.
 Environment batch_environment(const Environment& base, const BatchCase& c);
 
-/// Predicts every case (no cuInit where the prediction is exact; otherwise the driver's base
-/// order is asked once and cached, as for `map`) and hands each result to `each` in file
-/// order, so a file of thousands of 100 000-character values is never held as mappings.
-void predict_batch(Session& session, const Environment& base, const std::vector<BatchCase>& cases,
-                   const std::function<void(const BatchCase&, const Environment&, const Mapping&)>& each);
+/// What `map --batch FILE` was given: the file and the map options it refuses beside it.
+struct MapBatchRequest {
+  std::string file;                 // "-": `stdin_stream`
+  bool probe = false, check = false, line = false;  // --probe, --check, --line (refused: --batch only predicts)
+  std::vector<std::string> asked;   // cuda:N arguments (refused: each line is answered whole)
+};
+
+/// map --batch as one operation: the whole file is read and checked first (read_batch_file's
+/// errors; Error(kExitUsage) for --probe, --check, --line or cuda:N beside it), so a bad line
+/// refuses the run before any answer exists; then the answer yields each line's prediction in file
+/// order (no cuInit where the prediction is exact; otherwise the driver's base order is asked once
+/// and cached, as for `map`).  The answer holds `session` and must not outlive it.
+MapBatchAnswer answer_map_batch(Session& session, const Environment& base, const MapBatchRequest& request,
+                                std::istream& stdin_stream);
 
 }  // namespace gpumap

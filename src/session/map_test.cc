@@ -142,5 +142,17 @@ TEST(MapView, BatchLinesNameEachCaseAndItsDevices) {
   EXPECT_EQ(batch_case_line(s.snapshot(), 4, none), "line 4: CUDA would fail (CUDA_ERROR_NO_DEVICE)");
 }
 
+// The one renderer of `gpumap map`: each format is the writer it names, the log line ends its line.
+TEST(MapView, RenderMapWritesTheFormatAsked) {
+  FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=1"});
+  Session& s = f.session();
+  MapAnswer a = answer_map(s, s.env(), {});
+  TermStyle st;
+  EXPECT_EQ(render_map(s.snapshot(), a, MapFormat::kText, st), map_text(s.snapshot(), a, st));
+  EXPECT_EQ(render_map(s.snapshot(), a, MapFormat::kJson, st), dump(map_json(s.snapshot(), a)));
+  EXPECT_EQ(render_map(s.snapshot(), a, MapFormat::kLine, st), map_line(s.snapshot(), a) + "\n");
+  EXPECT_NE(render_map(s.snapshot(), a, MapFormat::kLine, st).find(std::string("cuda:0 = nvidia-smi 1 ") + kH1), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpumap
