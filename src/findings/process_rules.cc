@@ -154,158 +154,174 @@ std::optional<size_t> device_ordinal(const std::string& device) {
   return device_value_of_text(device).cuda_ordinal;
 }
 
-std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::string>& visible,
-                                      const Environment& now, const ProgramFacts& p) {
-  std::vector<Finding> out;
-  std::set<size_t> model_ordinals;
+
+namespace {
+
+ProgramInput program_input(const Snapshot& s, const std::vector<std::string>& visible, const Environment& now,
+                           const ProgramFacts& p) {
+  ProgramInput in{s, visible, now, p};
   for (const auto& [dev, n] : p.tensor_devices)
-    if (auto o = device_ordinal(dev); o && n > 0) model_ordinals.insert(*o);
-  size_t offloaded_cpu = 0, offloaded_disk = 0, modules = 0;
+    if (auto o = device_ordinal(dev); o && n > 0) in.model_ordinals.insert(*o);
   if (p.hf_device_map)
     for (const auto& [module, dev] : *p.hf_device_map) {
-      ++modules;
-      if (auto o = device_ordinal(dev)) model_ordinals.insert(*o);
-      else if (dev == "cpu") ++offloaded_cpu;
-      else if (dev == "disk") ++offloaded_disk;
+      ++in.modules;
+      if (auto o = device_ordinal(dev)) in.model_ordinals.insert(*o);
+      else if (dev == "cpu") ++in.offloaded_cpu;
+      else if (dev == "disk") ++in.offloaded_disk;
     }
-  auto ordinal_of = [&](const std::string& uuid) -> std::optional<size_t> {
-    for (size_t i = 0; i < visible.size(); ++i)
-      if (same_uuid_hex(visible[i], uuid)) return i;
-    return std::nullopt;
-  };
-  auto cuda_words = [&](size_t o) {
-    return "cuda:" + std::to_string(o) + (o < visible.size() ? " (" + s.describe_with_uuid(visible[o]) + ")" : " (which does not exist here)");
-  };
+  return in;
+}
 
-  // stray-context: memory where neither the current device nor the model is.
-  std::set<size_t> used = model_ordinals;
-  if (p.current_device) used.insert(static_cast<size_t>(*p.current_device));
-  if (p.memory_known && !used.empty()) {
-    std::vector<std::string> strays;
-    for (const auto& [uuid, mib] : p.memory_mib) {
-      if (mib == 0) continue;
-      std::optional<size_t> o = ordinal_of(uuid);
-      if (o && used.count(*o)) continue;
-      strays.push_back(std::to_string(mib) + " MiB on " + s.describe_with_uuid(uuid) +
-                       (o ? " = its cuda:" + std::to_string(*o) : std::string(", not one of its CUDA devices")));
-    }
-    if (!strays.empty()) {
-      std::vector<std::string> mine;
-      for (size_t o : used) mine.push_back("cuda:" + std::to_string(o));
-      Finding fd;
-      fd.id = "stray-context";
-      fd.severity = Severity::kWarning;
-      fd.message = "this process holds " + join(strays, "; ") + ", a GPU that is neither its current device nor one its "
-                   "model uses (" + join(mine, ", ") + "): something touched CUDA there before torch.cuda.set_device "
-                   "(each such context costs hundreds of MiB, and on another rank's GPU it competes with that rank)";
-      fd.note = "call torch.cuda.set_device(LOCAL_RANK) first, before any .cuda()/torch.cuda call or a library that "
-                "initialises CUDA at import; or narrow each rank to its GPU (`gpumap bind -- CMD`)";
-      out.push_back(fd);
-    }
+std::optional<size_t> ordinal_of(const ProgramInput& in, const std::string& uuid) {
+  for (size_t i = 0; i < in.visible.size(); ++i)
+    if (same_uuid_hex(in.visible[i], uuid)) return i;
+  return std::nullopt;
+}
+
+std::string cuda_words(const ProgramInput& in, size_t o) {
+  return "cuda:" + std::to_string(o) +
+         (o < in.visible.size() ? " (" + in.s.describe_with_uuid(in.visible[o]) + ")" : " (which does not exist here)");
+}
+
+// stray-context: memory where neither the current device nor the model is.
+std::optional<RuleVerdict> stray_context(const ProgramInput& in) {
+  std::set<size_t> used = in.model_ordinals;
+  if (in.p.current_device) used.insert(static_cast<size_t>(*in.p.current_device));
+  if (!in.p.memory_known || used.empty()) return std::nullopt;
+  std::vector<std::string> strays;
+  for (const auto& [uuid, mib] : in.p.memory_mib) {
+    if (mib == 0) continue;
+    std::optional<size_t> o = ordinal_of(in, uuid);
+    if (o && used.count(*o)) continue;
+    strays.push_back(std::to_string(mib) + " MiB on " + in.s.describe_with_uuid(uuid) +
+                     (o ? " = its cuda:" + std::to_string(*o) : std::string(", not one of its CUDA devices")));
   }
+  if (strays.empty()) return std::nullopt;
+  std::vector<std::string> mine;
+  for (size_t o : used) mine.push_back("cuda:" + std::to_string(o));
+  return RuleVerdict{"this process holds " + join(strays, "; ") + ", a GPU that is neither its current device nor one its "
+                     "model uses (" + join(mine, ", ") + "): something touched CUDA there before torch.cuda.set_device "
+                     "(each such context costs hundreds of MiB, and on another rank's GPU it competes with that rank)",
+                     "call torch.cuda.set_device(LOCAL_RANK) first, before any .cuda()/torch.cuda call or a library that "
+                     "initialises CUDA at import; or narrow each rank to its GPU (`gpumap bind -- CMD`)"};
+}
 
-  // local-rank-device-mismatch: rank r sees more than r GPUs but works elsewhere than cuda:r.
-  LauncherEnv launcher = parse_launcher_env(now);
-  if (const LocalRank* r = launcher.rank(); r && r->value && visible.size() > *r->value && visible.size() > 1) {
-    size_t want = *r->value;
-    std::vector<std::string> wrong;
-    if (p.current_device && static_cast<size_t>(*p.current_device) != want)
-      wrong.push_back("its current device is " + cuda_words(static_cast<size_t>(*p.current_device)));
-    if (!model_ordinals.empty() && !model_ordinals.count(want)) {
-      std::vector<std::string> on;
-      for (size_t o : model_ordinals) on.push_back(cuda_words(o));
-      wrong.push_back("its model is on " + join(on, ", "));
-    }
-    if (!wrong.empty()) {
-      Finding fd;
-      fd.id = "local-rank-device-mismatch";
-      fd.severity = Severity::kError;
-      fd.message = r->variable + "=" + std::to_string(want) + " and this process sees " + std::to_string(visible.size()) +
-                   " GPUs, but " + join(wrong, " and ") + ": local rank " + std::to_string(want) + " should use " +
-                   cuda_words(want) + "; ranks that all use one cuda:N share one GPU";
-      fd.note = "torch.cuda.set_device(int(os.environ[\"" + r->variable + "\"])) before any CUDA work, and "
-                "device=f\"cuda:{local_rank}\"; or narrow each rank to its own GPU (`gpumap bind -- CMD`), then cuda:0";
-      out.push_back(fd);
-    }
+// local-rank-device-mismatch: rank r sees more than r GPUs but works elsewhere than cuda:r.
+std::optional<RuleVerdict> local_rank_device_mismatch(const ProgramInput& in) {
+  LauncherEnv launcher = parse_launcher_env(in.now);
+  const LocalRank* r = launcher.rank();
+  size_t seen = in.visible.size();
+  if (!r || !r->value || seen <= *r->value || seen <= 1) return std::nullopt;
+  size_t want = *r->value;
+  std::vector<std::string> wrong;
+  if (in.p.current_device && static_cast<size_t>(*in.p.current_device) != want)
+    wrong.push_back("its current device is " + cuda_words(in, static_cast<size_t>(*in.p.current_device)));
+  if (!in.model_ordinals.empty() && !in.model_ordinals.count(want)) {
+    std::vector<std::string> on;
+    for (size_t o : in.model_ordinals) on.push_back(cuda_words(in, o));
+    wrong.push_back("its model is on " + join(on, ", "));
   }
+  if (wrong.empty()) return std::nullopt;
+  return RuleVerdict{r->variable + "=" + std::to_string(want) + " and this process sees " + std::to_string(seen) +
+                         " GPUs, but " + join(wrong, " and ") + ": local rank " + std::to_string(want) + " should use " +
+                         cuda_words(in, want) + "; ranks that all use one cuda:N share one GPU",
+                     "torch.cuda.set_device(int(os.environ[\"" + r->variable + "\"])) before any CUDA work, and "
+                     "device=f\"cuda:{local_rank}\"; or narrow each rank to its own GPU (`gpumap bind -- CMD`), then cuda:0"};
+}
 
-  // device-not-visible: an hf_device_map value or a max_memory key names cuda:N, and this process
-  // has no cuda:N (the keys and values are CUDA ordinals of this process, not nvidia-smi indices:
-  // the check the Python package's check_device_map and check_max_memory make, given to diagnose).
+// device-not-visible: an hf_device_map value or a max_memory key names cuda:N, and this process
+// has no cuda:N (the keys and values are CUDA ordinals of this process, not nvidia-smi indices:
+// the check the Python package's check_device_map and check_max_memory make, given to diagnose).
+std::optional<RuleVerdict> device_not_visible(const ProgramInput& in) {
+  const std::vector<std::string>& visible = in.visible;
   std::vector<std::string> missing;   // "hf_device_map["embed"] = 4"
   std::set<size_t> missing_ordinals;
-  if (p.hf_device_map)
-    for (const auto& [module, dev] : *p.hf_device_map)
+  if (in.p.hf_device_map)
+    for (const auto& [module, dev] : *in.p.hf_device_map)
       if (auto o = device_ordinal(dev); o && *o >= visible.size()) {
         missing.push_back("hf_device_map[\"" + printable(module) + "\"] = " + printable(dev));
         missing_ordinals.insert(*o);
       }
-  for (const auto& [key, size] : p.max_memory)
+  for (const auto& [key, size] : in.p.max_memory)
     if (auto o = device_ordinal(key); o && *o >= visible.size()) {
       missing.push_back("max_memory key " + printable(key));
       missing_ordinals.insert(*o);
     }
-  if (!missing.empty()) {
-    std::vector<std::string> meant;  // nvidia-smi GPU N that is visible here under another ordinal
-    for (size_t o : missing_ordinals)
-      for (size_t i = 0; i < visible.size(); ++i)
-        if (s.nvml_index_of(visible[i]) == static_cast<int>(o))
-          meant.push_back("nvidia-smi GPU " + std::to_string(o) + " is cuda:" + std::to_string(i) + " here: use " +
-                          std::to_string(i));
-    std::vector<std::string> ords;
-    for (size_t o : missing_ordinals) ords.push_back("cuda:" + std::to_string(o));
-    Finding fd;
-    fd.id = "device-not-visible";
-    fd.severity = Severity::kError;
-    fd.message = join(missing, ", ") + ": " + join(ords, ", ") + (missing_ordinals.size() == 1 ? " does" : " do") +
-                 " not exist here (this process sees " + std::to_string(visible.size()) + " GPU" +
-                 (visible.size() == 1 ? "" : "s") + (visible.empty() ? "" : visible.size() == 1 ? std::string(", cuda:0") : ", cuda:0.." + std::to_string(visible.size() - 1)) +
-                 "): device_map values and max_memory keys are CUDA ordinals of this process, not nvidia-smi indices";
-    fd.note = meant.empty() ? "build them with gpumap.max_memory({GPU: size}) or from gpumap.devices()"
-                            : join(meant, "; ") + " (gpumap.max_memory({GPU: size}) builds max_memory from physical GPUs)";
-    out.push_back(fd);
-  }
+  if (missing.empty()) return std::nullopt;
+  std::vector<std::string> meant;  // nvidia-smi GPU N that is visible here under another ordinal
+  for (size_t o : missing_ordinals)
+    for (size_t i = 0; i < visible.size(); ++i)
+      if (in.s.nvml_index_of(visible[i]) == static_cast<int>(o))
+        meant.push_back("nvidia-smi GPU " + std::to_string(o) + " is cuda:" + std::to_string(i) + " here: use " +
+                        std::to_string(i));
+  std::vector<std::string> ords;
+  for (size_t o : missing_ordinals) ords.push_back("cuda:" + std::to_string(o));
+  std::string seen = std::to_string(visible.size()) + " GPU" + (visible.size() == 1 ? "" : "s") +
+                     (visible.empty()       ? ""
+                      : visible.size() == 1 ? std::string(", cuda:0")
+                                            : ", cuda:0.." + std::to_string(visible.size() - 1));
+  return RuleVerdict{join(missing, ", ") + ": " + join(ords, ", ") + (missing_ordinals.size() == 1 ? " does" : " do") +
+                         " not exist here (this process sees " + seen +
+                         "): device_map values and max_memory keys are CUDA ordinals of this process, not nvidia-smi indices",
+                     meant.empty() ? "build them with gpumap.max_memory({GPU: size}) or from gpumap.devices()"
+                                   : join(meant, "; ") + " (gpumap.max_memory({GPU: size}) builds max_memory from physical GPUs)"};
+}
 
-  // model-on-cpu: GPUs are visible, yet not one tensor of the model is on one (transformers 5.17 then
-  // sets no hf_device_map at all: measured, cuda-env-semantics.md section 9).
+// model-on-cpu: GPUs are visible, yet not one tensor of the model is on one (transformers 5.17 then
+// sets no hf_device_map at all: measured, cuda-env-semantics.md section 9).
+std::optional<RuleVerdict> model_on_cpu(const ProgramInput& in) {
   uint64_t tensors = 0, cuda_tensors = 0;
-  for (const auto& [dev, n] : p.tensor_devices) {
+  for (const auto& [dev, n] : in.p.tensor_devices) {
     tensors += n;
     if (device_ordinal(dev)) cuda_tensors += n;
   }
-  if (tensors > 0 && cuda_tensors == 0 && !visible.empty()) {
-    std::vector<std::string> where;
-    for (const auto& [dev, n] : p.tensor_devices) where.push_back(std::to_string(n) + " on " + printable(dev));
-    Finding fd;
-    fd.id = "model-on-cpu";
-    fd.severity = Severity::kWarning;
-    fd.message = "the model has no tensor on a GPU (" + join(where, ", ") + ") although this process sees " +
-                 std::to_string(visible.size()) + " GPU(s), cuda:0 = " + s.describe_with_uuid(visible[0]) +
-                 ": it runs on the CPU (a device_map or max_memory that left no room on the GPUs, or a missing .to(\"cuda\"))";
-    fd.note = "model.to(\"cuda:0\"), or from_pretrained(..., device_map={\"\": 0}); with device_map=\"auto\" give the GPUs "
-              "room in max_memory (gpumap.max_memory({GPU: size}))";
-    out.push_back(fd);
-  }
+  if (tensors == 0 || cuda_tensors > 0 || in.visible.empty()) return std::nullopt;
+  std::vector<std::string> where;
+  for (const auto& [dev, n] : in.p.tensor_devices) where.push_back(std::to_string(n) + " on " + printable(dev));
+  return RuleVerdict{"the model has no tensor on a GPU (" + join(where, ", ") + ") although this process sees " +
+                         std::to_string(in.visible.size()) + " GPU(s), cuda:0 = " + in.s.describe_with_uuid(in.visible[0]) +
+                         ": it runs on the CPU (a device_map or max_memory that left no room on the GPUs, or a missing .to(\"cuda\"))",
+                     "model.to(\"cuda:0\"), or from_pretrained(..., device_map={\"\": 0}); with device_map=\"auto\" give the GPUs "
+                     "room in max_memory (gpumap.max_memory({GPU: size}))"};
+}
 
-  // offloaded-modules: accelerate put part of the model on the CPU or disk.
-  if (offloaded_cpu + offloaded_disk > 0) {
-    std::vector<std::string> where;
-    if (offloaded_cpu) where.push_back(std::to_string(offloaded_cpu) + " on cpu");
-    if (offloaded_disk) where.push_back(std::to_string(offloaded_disk) + " on disk");
-    std::vector<std::string> limits;
-    for (const auto& [k, v] : p.max_memory) limits.push_back(printable(k) + ": " + printable(v));
-    Finding fd;
-    fd.id = "offloaded-modules";
-    fd.severity = Severity::kWarning;
-    fd.message = std::to_string(offloaded_cpu + offloaded_disk) + " of " + std::to_string(modules) +
-                 " modules of the device_map are offloaded (" + join(where, ", ") +
-                 "): they run from host memory, many times slower" +
-                 (limits.empty() ? std::string(" (the GPUs had too little room)")
-                                 : " (max_memory was {" + join(limits, ", ") + "})");
-    fd.note = "give the GPUs more room in max_memory (its keys are CUDA ordinals: gpumap.max_memory({GPU: size}) "
-              "builds it from physical GPUs), use more GPUs, or a smaller dtype";
-    out.push_back(fd);
-  }
+// offloaded-modules: accelerate put part of the model on the CPU or disk.
+std::optional<RuleVerdict> offloaded_modules(const ProgramInput& in) {
+  if (in.offloaded_cpu + in.offloaded_disk == 0) return std::nullopt;
+  std::vector<std::string> where;
+  if (in.offloaded_cpu) where.push_back(std::to_string(in.offloaded_cpu) + " on cpu");
+  if (in.offloaded_disk) where.push_back(std::to_string(in.offloaded_disk) + " on disk");
+  std::vector<std::string> limits;
+  for (const auto& [k, v] : in.p.max_memory) limits.push_back(printable(k) + ": " + printable(v));
+  return RuleVerdict{std::to_string(in.offloaded_cpu + in.offloaded_disk) + " of " + std::to_string(in.modules) +
+                         " modules of the device_map are offloaded (" + join(where, ", ") +
+                         "): they run from host memory, many times slower" +
+                         (limits.empty() ? std::string(" (the GPUs had too little room)")
+                                         : " (max_memory was {" + join(limits, ", ") + "})"),
+                     "give the GPUs more room in max_memory (its keys are CUDA ordinals: gpumap.max_memory({GPU: size}) "
+                     "builds it from physical GPUs), use more GPUs, or a smaller dtype"};
+}
+
+}  // namespace
+
+const std::vector<ProgramRule>& program_rules() {
+  static const std::vector<ProgramRule> table = {
+      {"stray-context", Severity::kWarning, stray_context},
+      {"local-rank-device-mismatch", Severity::kError, local_rank_device_mismatch},
+      {"device-not-visible", Severity::kError, device_not_visible},
+      {"model-on-cpu", Severity::kWarning, model_on_cpu},
+      {"offloaded-modules", Severity::kWarning, offloaded_modules},
+  };
+  return table;
+}
+
+std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::string>& visible,
+                                      const Environment& now, const ProgramFacts& p) {
+  ProgramInput in = program_input(s, visible, now, p);
+  std::vector<Finding> out;
+  for (const ProgramRule& rule : program_rules())
+    if (std::optional<RuleVerdict> v = rule.check(in))
+      out.push_back({rule.id, rule.severity, std::move(v->message), "", std::move(v->note)});
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,35 @@ struct ProgramFacts {
 /// and anything else.
 std::optional<size_t> device_ordinal(const std::string& device);
 
-/// stray-context, local-rank-device-mismatch and offloaded-modules for this process, judged
-/// against `visible` (cuda:N -> UUID, as the mapping has them).
+/// What every program rule reads: the facts, and what the rules share, derived once.
+struct ProgramInput {
+  const Snapshot& s;
+  const std::vector<std::string>& visible;  // cuda:N -> UUID, as the mapping has them
+  const Environment& now;
+  const ProgramFacts& p;
+  std::set<size_t> model_ordinals = {};     // the cuda:N the model's tensors and device map name
+  size_t modules = 0, offloaded_cpu = 0, offloaded_disk = 0;  // the device map's modules, and those on cpu/disk
+};
+
+/// A rule's words when it fires: the message and its note (advice that is code, not a command:
+/// these findings have no fix to paste).
+struct RuleVerdict {
+  std::string message, note;
+};
+
+/// One rule about the program: its id (docs/findings.md), its severity, and its check (the
+/// condition and the words; nullopt when it does not fire).  Adding a rule is one row and its test.
+struct ProgramRule {
+  const char* id;
+  Severity severity;
+  std::optional<RuleVerdict> (*check)(const ProgramInput&);
+};
+
+/// Every program rule, in the order its findings are reported.
+const std::vector<ProgramRule>& program_rules();
+
+/// The findings of program_rules() for this process, judged against `visible` (cuda:N -> UUID, as
+/// the mapping has them).
 std::vector<Finding> program_findings(const Snapshot& s, const std::vector<std::string>& visible,
                                       const Environment& now, const ProgramFacts& p);
 

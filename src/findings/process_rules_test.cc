@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "findings/severity.h"
+
 #include "resolve/process_view_testing.h"
 
 namespace gpumap {
@@ -136,6 +142,72 @@ TEST(ProcessRules, DeviceNotVisibleForDeviceMapValuesAndMaxMemoryKeys) {
   p.hf_device_map = std::map<std::string, std::string>{{"0", "0"}, {"x", "disk"}};
   p.max_memory = {{"0", "10GiB"}, {"cpu", "1GiB"}};
   for (const Finding& x : program_findings(s, {kU1}, Environment(), p)) EXPECT_NE(x.id, "device-not-visible");
+}
+
+// The program rules are rows (issue 45 item 4): each row fires on its own trigger alone, with the
+// row's severity, and docs/findings.md lists it with that severity.  A new row needs its case here.
+TEST(ProcessRules, EveryProgramRuleRowFiresAloneWithItsSeverityAndIsDocumented) {
+  Snapshot s = two_gpus({{}, {}});
+  struct Case {
+    std::vector<std::string> visible;
+    Environment env;
+    ProgramFacts facts;
+  };
+  std::map<std::string, Case> cases;
+  {
+    Case& c = cases["stray-context"];  // 500 MiB on cuda:1 while it works on cuda:0
+    c.visible = {kU0, kU1};
+    c.facts.current_device = 0;
+    c.facts.memory_known = true;
+    c.facts.memory_mib = {{kU0, 900}, {kU1, 500}};
+  }
+  {
+    Case& c = cases["local-rank-device-mismatch"];  // local rank 1, its model on cuda:0
+    c.visible = {kU0, kU1};
+    c.env.set("LOCAL_RANK", "1");
+    c.facts.tensor_devices["cuda:0"] = 4;
+  }
+  {
+    Case& c = cases["device-not-visible"];  // one GPU, a device map naming cuda:1
+    c.visible = {kU1};
+    c.facts.hf_device_map = std::map<std::string, std::string>{{"layer", "1"}};
+  }
+  {
+    Case& c = cases["model-on-cpu"];
+    c.visible = {kU0};
+    c.facts.tensor_devices["cpu"] = 10;
+  }
+  {
+    Case& c = cases["offloaded-modules"];
+    c.visible = {kU0};
+    c.facts.hf_device_map = std::map<std::string, std::string>{{"a", "0"}, {"b", "cpu"}, {"c", "disk"}};
+  }
+  std::ifstream in(std::string(GPUMAP_SOURCE_DIR) + "/docs/findings.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::set<std::string> ids;
+  for (const ProgramRule& rule : program_rules()) {
+    EXPECT_TRUE(ids.insert(rule.id).second) << rule.id << " has two rows";
+    auto it = cases.find(rule.id);
+    ASSERT_NE(it, cases.end()) << rule.id << ": a row without its case in this test";
+    const Case& c = it->second;
+    std::vector<Finding> fs = program_findings(s, c.visible, c.env, c.facts);
+    ASSERT_EQ(fs.size(), 1u) << rule.id;
+    EXPECT_EQ(fs[0].id, rule.id);
+    EXPECT_EQ(fs[0].severity, rule.severity) << rule.id;
+    EXPECT_FALSE(fs[0].message.empty()) << rule.id;
+    EXPECT_FALSE(fs[0].note.empty()) << rule.id;
+    EXPECT_TRUE(fs[0].fix.empty()) << rule.id << ": a program rule's advice is code, a note";
+    EXPECT_NE(doc.str().find(std::string("| `") + rule.id + "` | " + severity_name(rule.severity) + " |"), std::string::npos)
+        << rule.id << " is not in docs/findings.md with severity " << severity_name(rule.severity);
+  }
+  EXPECT_EQ(ids.size(), cases.size()) << "a case without its row";
+  // Nothing to say about a model on its own GPU.
+  ProgramFacts fine;
+  fine.tensor_devices["cuda:0"] = 4;
+  fine.memory_known = true;
+  fine.memory_mib = {{kU0, 900}};
+  EXPECT_TRUE(program_findings(s, {kU0, kU1}, Environment(), fine).empty());
 }
 
 }  // namespace
