@@ -428,6 +428,18 @@ TEST(CliPs, AnotherUsersEnvironIsUnknownNotACrash) {
   EXPECT_EQ(p["cuda_ordinal"], nullptr);
   EXPECT_EQ(p["command"], "sleep 30");
   EXPECT_TRUE(has_finding(p, "environ-unreadable", "info"));
+  // The one thing to do is said where the ? is seen (issue 43 item 3), not only in the info finding
+  // the table hides: a field of the document, and a line under the table.
+  EXPECT_EQ(j["needs_root"]["pids"], json::array({mine.pid()})) << r.out;
+  EXPECT_EQ(j["needs_root"]["command"], "sudo gpumap ps");
+  ProcResult t = run_capture({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              gpumap_for_other_users(), "ps", "--simulate", host},
+                             {"PATH=/usr/bin:/bin", "GPUMAP_CACHE_DIR=/nonexistent/gpumap-cache"}, 30000);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("?: another user's environment, which this user cannot read: see it with sudo gpumap ps (pid " +
+                       std::to_string(mine.pid()) + ")"),
+            std::string::npos)
+      << t.out;
 }
 
 /// Runs `unshare ARGS... gpumap ps --json --simulate HOST` with env; nullopt when unshare cannot run here.

@@ -56,6 +56,19 @@ void put_opt_num(std::string& out, const char* key, const std::optional<T>& v) {
   out += v ? std::to_string(*v) : "null";
 }
 
+/// The running processes whose environment this user may not read (another user's): their `?`
+/// cells need root, the one thing to do, said where the `?` is seen (issue 43 item 3).
+std::vector<uint32_t> environ_denied(const PsResult& res) {
+  std::vector<uint32_t> pids;
+  for (const ProcessRow& r : res.rows)
+    if (r.state == ProcessState::kRunning && !r.environ_known && r.environ_access == ProcAccess::kDenied &&
+        std::find(pids.begin(), pids.end(), r.pid) == pids.end())
+      pids.push_back(r.pid);
+  return pids;
+}
+
+const char kAsRoot[] = "sudo gpumap ps";
+
 }  // namespace
 
 std::string ps_row_json(const ProcessRow& r, const std::optional<LeaseState>& lease) {
@@ -169,6 +182,10 @@ std::string ps_frame_json(const Snapshot& s, const PsFrame& frame, bool one_line
   if (!frame.kubelet) head["kubelet"] = nullptr;
   else if (frame.kubelet->pods) head["kubelet"] = {{"pods", frame.kubelet->pods->pods.size()}, {"error", nullptr}};
   else head["kubelet"] = {{"pods", nullptr}, {"error", {{"code", frame.kubelet->code}, {"message", frame.kubelet->error}}}};
+  // Other users' environments this user cannot read: the command that reads them, beside the pids.
+  std::vector<uint32_t> denied = environ_denied(frame.result);
+  if (denied.empty()) head["needs_root"] = nullptr;
+  else head["needs_root"] = {{"pids", denied}, {"command", kAsRoot}};
   // The document's members one by one: the head's on the first line, then the process list
   // (a row per line unless `one_line`), then the findings.
   const char* nl = one_line ? "" : "\n";
@@ -316,6 +333,15 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
       t += fit_line("cuda:N*: counted inside the process's container, which numbers only its own GPUs from 0 (its map: gpumap ps --pid " +
                         std::to_string(*in_container) + ")",
                     st);
+  }
+  if (std::vector<uint32_t> denied = environ_denied(res); !denied.empty()) {  // what the ? cells need, under the table
+    std::vector<std::string> pids;
+    for (uint32_t p : denied) pids.push_back(std::to_string(p));
+    bool one = denied.size() == 1;
+    t += fit_line(std::string("?: ") + (one ? "another user's environment" : "other users' environments") +
+                      ", which this user cannot read: see " + (one ? "it" : "them") + " with " + kAsRoot + " (pid" +
+                      (one ? " " : "s ") + join(pids, ", ") + ")",
+                  st);
   }
   if (frame.kubelet && !frame.kubelet->pods)  // said once, under the table
     t += fit_line("pods: named by their UID only: " + frame.kubelet->error, st);
