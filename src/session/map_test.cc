@@ -2,6 +2,8 @@
 // JSON and its log line are written from, including the failure answers.
 #include "session/map.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "fake_session.h"
@@ -152,6 +154,81 @@ TEST(MapView, RenderMapWritesTheFormatAsked) {
   EXPECT_EQ(render_map(s.snapshot(), a, MapFormat::kJson, st), dump(map_json(s.snapshot(), a)));
   EXPECT_EQ(render_map(s.snapshot(), a, MapFormat::kLine, st), map_line(s.snapshot(), a) + "\n");
   EXPECT_NE(render_map(s.snapshot(), a, MapFormat::kLine, st).find(std::string("cuda:0 = nvidia-smi 1 ") + kH1), std::string::npos);
+}
+
+// ---- `gpumap map --json` in process (moved from the black-box CliMap tests, issue 45 item 5):
+// each asserts what its CLI run asserted, on the document map_json writes from the answer.
+
+Json map_doc(Session& s) { return map_json(s.snapshot(), answer_map(s, s.env(), {})); }
+
+TEST(MapDocument, SeedMixedPutsTheNewerGpuFirst) {
+  FakeSession f("seed-mixed");
+  Json j = map_doc(f.session());
+  EXPECT_TRUE(j["simulated"].get<bool>());
+  auto devs = j["cuda"]["devices"];
+  ASSERT_EQ(devs.size(), 4u);
+  EXPECT_EQ(devs[0]["nvml_index"], 1);
+  EXPECT_EQ(devs[1]["nvml_index"], 0);
+  EXPECT_EQ(devs[0]["uuid"], j["gpus"][1]["uuid"]);
+  bool found = false;
+  for (auto& fd : j["findings"]) found |= fd["id"] == "order-differs";
+  EXPECT_TRUE(found) << j["findings"].dump();
+  EXPECT_EQ(j["cuda"]["error"], nullptr);
+}
+
+TEST(MapDocument, PciBusIdRealignsSeedMixed) {
+  FakeSession f("seed-mixed", {"CUDA_DEVICE_ORDER=PCI_BUS_ID"});
+  Json j = map_doc(f.session());
+  auto devs = j["cuda"]["devices"];
+  ASSERT_EQ(devs.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(devs[i]["nvml_index"], i);
+  for (auto& fd : j["findings"]) EXPECT_NE(fd["id"], "order-differs");
+  EXPECT_EQ(j["cuda"]["source"], "predicted");
+}
+
+// Two processes of one machine share the order cache: the first asks the driver, the second reads it.
+TEST(MapDocument, MixedHostAsksTheDriverOnceThenUsesTheCache) {
+  FakeSession f("seed-mixed");
+  Json a = map_doc(f.session());
+  EXPECT_EQ(a["cuda"]["source"], "driver");
+  Session second = f.other({});
+  Json b = map_doc(second);
+  EXPECT_EQ(b["cuda"]["source"], "cache");
+  EXPECT_EQ(a["cuda"]["devices"], b["cuda"]["devices"]);
+}
+
+TEST(MapDocument, CorruptCacheIsIgnoredAndRebuilt) {
+  FakeSession f("seed-mixed");
+  std::ofstream(f.dir() + "/cache/cuda-order-v1.json") << "{not json";
+  Json a = map_doc(f.session());
+  EXPECT_EQ(a["cuda"]["source"], "driver");
+  EXPECT_EQ(a["cuda"]["devices"][0]["nvml_index"], 1);
+  Session second = f.other({});
+  EXPECT_EQ(map_doc(second)["cuda"]["source"], "cache");
+}
+
+TEST(MapDocument, CudaFailureIsExplainedNotAnEmptyTable) {
+  FakeSession f("h200x2", {"CUDA_VISIBLE_DEVICES=0,0"});
+  MapAnswer a = answer_map(f.session(), f.session().env(), {});
+  EXPECT_EQ(a.exit_code(), kExitOk);
+  std::string text = map_text(f.session().snapshot(), a, TermStyle{});
+  EXPECT_NE(text.find("CUDA_ERROR_INVALID_DEVICE"), std::string::npos) << text;
+  EXPECT_NE(text.find("same GPU twice"), std::string::npos) << text;
+  Session empty_order = f.other({"CUDA_DEVICE_ORDER="});
+  Json j = map_doc(empty_order);
+  EXPECT_EQ(j["cuda"]["error"], "CUDA_ERROR_INVALID_DEVICE");
+  EXPECT_TRUE(j["cuda"]["devices"].empty());
+}
+
+// --check: the prediction against the simulated driver's probe child, on the measured host's vectors.
+TEST(MapDocument, CheckAgreesWithTheFakeDriverOnMeasuredVectors) {
+  for (const char* cvd : {"1,0", "0,5,1", "GPU-1722", "1;0", "4294967297", "0,GPU-1722a9ae", "", "-1"}) {
+    FakeSession f("measured-h200x2", {std::string("CUDA_VISIBLE_DEVICES=") + cvd});
+    MapAnswer a = answer_map(f.session(), f.session().env(), {.check = true});
+    EXPECT_EQ(a.exit_code(), kExitOk) << cvd;
+    Json j = map_json(f.session().snapshot(), a);
+    EXPECT_TRUE(j["check"]["agree"].get<bool>()) << cvd;
+  }
 }
 
 }  // namespace
