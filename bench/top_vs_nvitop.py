@@ -191,9 +191,21 @@ if check.returncode != 0:
     print("import gpumap; devices() fails here (PYTHONPATH=python and GPUMAP_BUILD_DIR, or the wheel):",
           (check.stderr.strip().splitlines() or [""])[-1])
 else:
-    best_ms([sys.executable, "-c", "pass"], runs=3)  # (warm the page cache first)
-    bare = best_ms([sys.executable, "-c", "pass"])[0]
-    imp = best_ms([sys.executable, "-c", "import gpumap"])[0]
-    dev = best_ms([sys.executable, "-c", "import gpumap; gpumap.devices()"])[0]
-    print(f"{check.stdout.strip()}: bare {bare:.1f} ms; import gpumap +{imp - bare:.1f} ms; "
-          f"import + devices() +{dev - bare:.1f} ms")
+    # As installed: pip (and a Debian package) byte-compile the package when they install it, so
+    # the import reads gpumap's .pyc.  A source checkout under PYTHONDONTWRITEBYTECODE=1 compiles
+    # __init__.py on every import instead (about 10 ms on the H100 host): printed apart.
+    import tempfile
+    pyc = tempfile.mkdtemp(prefix="gpumap-pyc.")
+    installed = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    installed["PYTHONPYCACHEPREFIX"] = pyc
+    uncompiled = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    for env in (installed, uncompiled):
+        best_ms([sys.executable, "-c", "import gpumap"], env=env, runs=3)  # (page cache; the .pyc written)
+        bare = best_ms([sys.executable, "-c", "pass"], env=env)[0]
+        imp = best_ms([sys.executable, "-c", "import gpumap"], env=env)[0]
+        dev = best_ms([sys.executable, "-c", "import gpumap; gpumap.devices()"], env=env)[0]
+        how = "as installed (.pyc)" if env is installed else "not byte-compiled"
+        print(f"{check.stdout.strip()} {how}: bare {bare:.1f} ms; import gpumap +{imp - bare:.1f} ms; "
+              f"import + devices() +{dev - bare:.1f} ms")
+    import shutil
+    shutil.rmtree(pyc, ignore_errors=True)

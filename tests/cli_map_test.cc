@@ -194,6 +194,23 @@ TEST(CliList, FailedFieldIsNullAndNotedNeverDropsTheGpu) {
   EXPECT_NE(j["gpus"][0]["notes"][0].get<std::string>().find("NVML_ERROR_UNKNOWN"), std::string::npos);
 }
 
+// The table shows no sensor, so it reads none (on an H100 they cost 4 ms of a 31 ms `list`, what
+// made it slower than nvidia-smi --query-gpu); --json, which has them, and a CSV asking for one do.
+TEST(CliList, TheTableReadsNoSensorsTheJsonDoes) {
+  const std::string sensors = "gpumap trace: sensors";
+  CliRun table = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.err.find("nvmlDeviceGetUtilizationRates"), std::string::npos) << table.err;  // traced at all
+  EXPECT_EQ(table.err.find(sensors), std::string::npos) << table.err;
+  CliRun js = gpumap({"list", "--json", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  EXPECT_NE(js.err.find(sensors), std::string::npos) << js.err;
+  EXPECT_FALSE(json::parse(js.out)["gpus"][0]["temperature_c"].is_null()) << js.out;
+  CliRun csv = gpumap({"list", "--query-gpu=index,temperature.gpu", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.err.find(sensors), std::string::npos) << csv.err;
+}
+
 TEST(CliList, LegacyDriverSymbolsStillWork) {
   CliRun r = gpumap({"list", "--json", "--simulate", "h200x2"}, {"GPUMAP_SIM_LIBDIR=" GPUMAP_BUILD_DIR "/sim-legacy"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -145,6 +145,10 @@ out=$("$gpumap" serve --simulate "$hostjson" --listen 127.0.0.1:0 --web.config.f
 [ $rc = 2 ] && [[ $out == *"not the key of cert_file"* ]] && pass "key not matching the certificate: exit 2" || fail "mismatched key: exit $rc" "$out"
 
 # --- 64 and 200 held connections (reopened when closed) do not keep scrapes out ---
+# The holder speaks from 127.0.0.2, the scraper from 127.0.0.1: the guarantee is for a scraper on
+# another address (docs/metrics.md).  From one shared address a scraper's new connection is one of
+# the holder's to the server, and under load (curl slow to send its request past the 0.1 s grace)
+# it was closed with them: 19 of 20 at load 9, a test that failed only under load (issue 45, item 7).
 start_serve plain --simulate "$hostjson" --listen 127.0.0.1:0 --cache 0 && plain_pid=$last
 plain_url=$url
 port=${plain_url##*:}; port=${port%%/*}
@@ -156,6 +160,7 @@ n, port, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 sel = selectors.DefaultSelector()
 def open_one():
     s = socket.socket(); s.setblocking(False)
+    s.bind(("127.0.0.2", 0))
     try: s.connect(("127.0.0.1", port))
     except BlockingIOError: pass
     sel.register(s, selectors.EVENT_READ)
@@ -176,11 +181,13 @@ for held in 64 200; do
   holder=$!; pids+=($holder)
   wait_for 10 grep -q ready "$dir/hold$held"
   sleep 1
-  ok=0
+  ok=0 codes=
   for i in $(seq 20); do
-    [ "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$plain_url")" = 200 ] && ok=$((ok + 1))
+    code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$plain_url")
+    [ "$code" = 200 ] && ok=$((ok + 1)) || codes+=" $code"
   done
-  [ $ok = 20 ] && pass "$held held connections: $ok of 20 scrapes answered" || fail "$held held connections: $ok of 20 scrapes answered"
+  [ $ok = 20 ] && pass "$held held connections from another address: $ok of 20 scrapes answered" ||
+    fail "$held held connections from another address: $ok of 20 scrapes answered (the others:$codes)"
   kill $holder 2>/dev/null; wait $holder 2>/dev/null
 done
 kill "$plain_pid"
