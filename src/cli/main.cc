@@ -22,7 +22,15 @@ namespace {
 
 /// The seams of the gpumap binary: from its environment, with the probe child being itself.
 Seams cli_seams(const Environment& env, const std::optional<std::string>& simulate) {
-  return program_seams(env, simulate, "__probe");
+  Seams seams = program_seams(env, simulate, "__probe");
+  seams.notices = std::make_shared<RunNotices>();
+  return seams;
+}
+
+/// What the run met and no answer says (an unusable order cache folder), once, on stderr.
+void say_notices(const Seams& seams) {
+  if (!seams.notices) return;
+  for (const std::string& line : seams.notices->take()) std::fputs((printable(line) + "\n").c_str(), stderr);
 }
 
 /// `help --json`: the command reference as data (what `gpumap __describe` prints), or one
@@ -166,6 +174,7 @@ int main(int argc, char** argv) {
 int run_main(int argc, char** argv) {
   std::vector<std::string> args = command_first(std::vector<std::string>(argv + 1, argv + argc));
   const Command* cmd = nullptr;
+  Seams seams;
   try {
     if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) return print_version(args);
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
@@ -198,11 +207,15 @@ int run_main(int argc, char** argv) {
     }
     Environment env = Environment::current();
     set_term_style(term_style_from_env(env, parsed.has("--wide")));
-    Seams seams = cli_seams(env, parsed.value("--simulate"));
+    seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
     std::cout.flush();
-    return cmd->run(parsed, ctx);
+    int code = cmd->run(parsed, ctx);
+    std::cout.flush();
+    say_notices(seams);
+    return code;
   } catch (const Error& e) {
+    say_notices(seams);
     return report_error(e, has_json_flag(args));
   } catch (const std::exception& e) {
     return report_error(Error(kExitError, std::string("internal error: ") + e.what()), has_json_flag(args));
