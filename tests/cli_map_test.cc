@@ -70,7 +70,8 @@ TEST(CliMap, AnUnusableCacheFolderIsSaidOnce) {
   EXPECT_EQ(list.err, "");  // list never uses the cache
   CliRun doctor = gpumap({"doctor", "--json", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
   bool found = false;
-  for (const json& f : json::parse(doctor.out)["findings"])
+  json d = json::parse(doctor.out);
+  for (const json& f : d["findings"])
     if (f["id"] == "cache-unusable") {
       found = true;
       EXPECT_EQ(f["severity"], "warning");

@@ -403,7 +403,7 @@ TEST(CliRun, ASimulatedHostsCpusAreShownNotApplied) {
       << r.err;
   CliRun j = gpumap({"run", "--simulate", host_path("pick4"), "--include", "2", "--json", "--", "true"}, {"GPUMAP_LOCK_DIR=" + locks});
   ASSERT_EQ(j.code, 0) << j.err;
-  EXPECT_TRUE(nlohmann::json::parse(j.out)["cpus"].is_null()) << j.out;
+  EXPECT_TRUE(nlohmann::json::parse(j.err)["cpus"].is_null()) << j.err;  // stdout is the command's
 }
 
 // The real pinning, on the real driver's path: the same fake NVML loaded as the machine's own

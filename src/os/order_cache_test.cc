@@ -66,6 +66,7 @@ TEST(OrderCache, AnUnusableFolderIsNamedWithItsCause) {
   std::string base = fresh_dir();
   EXPECT_EQ(cache_dir_problem(base), "");
   EXPECT_EQ(cache_dir_problem(base + "/new"), "");             // made on first store
+  ASSERT_EQ(mkdir((base + "/home").c_str(), 0700), 0);
   EXPECT_EQ(cache_dir_problem(base + "/home/.cache/gpumap"), "");  // and its parent (~/.cache)
 
   std::string file = base + "/a-file";
