@@ -435,8 +435,10 @@ bool names_the_limit(const std::string& text) {
 bool limit_expected(const Case& c, size_t allowed, size_t host_gpus) {
   bool cgroup_visible = false;
   if (c.dev_minors && !c.dev_minors->empty()) cgroup_visible = *c.dev_minors->rbegin() + 1 != c.dev_minors->size();
+  // NVIDIA_VISIBLE_DEVICES limits only inside a container (the aimed cases set it outside one too).
   return allowed < host_gpus && (c.vars.count("SLURM_STEP_GPUS") || c.vars.count("SLURM_JOB_GPUS") ||
-                                 c.vars.count("NVIDIA_VISIBLE_DEVICES") || c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
+                                 (c.layer == "container" && c.vars.count("NVIDIA_VISIBLE_DEVICES")) ||
+                                 c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
 }
 
 // A refusal because CUDA would fail in this environment is about the environment (an invalid
@@ -761,8 +763,21 @@ struct Runner {
         o.failures.push_back({"b:after", f.id, "after `" + f.fix + "` the mapping threw: " + words_of(e)});
         continue;
       }
+      // A fix that leaves CUDA's view as it was (`unset NVIDIA_VISIBLE_DEVICES` outside a container,
+      // which CUDA never read) moved no GPU: a GPU outside the allowed set is then the view's own
+      // finding's to fix (slurm-gpus-not-applied), and the combined line is judged on it.
+      std::vector<std::optional<size_t>> was;
+      if (f.id != kCombined) {
+        try {
+          Session s0 = session(c, p.before);
+          for (const VisibleDevice& vd : visible_devices(s0.snapshot(), s0.mapping(env_of(p.before), false)))
+            was.push_back(position_of(h, vd.uuid));
+        } catch (const std::exception&) {
+          was.clear();
+        }
+      }
       for (const auto& p2 : now)
-        if (!p2 || !allowed.count(*p2))
+        if ((!p2 || !allowed.count(*p2)) && (f.id == kCombined || was != now))
           o.failures.push_back({"b:outside", f.id, "after `" + f.fix + "` a cuda:N is host GPU " +
                                                        (p2 ? std::to_string(*p2) : "?") + ", outside the allowed set " +
                                                        positions(allowed)});
