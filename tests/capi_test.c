@@ -205,8 +205,14 @@ int main(void) {
   gpumap_free(out);
   rc = gpumap_pin(s, "{\"gpus\": 2}", &out);
   CHECK(rc == GPUMAP_UNAVAILABLE, "a second pin of both GPUs: %d", rc);
-  CHECK(contains(gpumap_last_error(), "passed_over") && contains(gpumap_last_error(), "leased by pid"),
-        "the error says which GPU is leased");
+  /* Issue 43: this process's own lease, named as such (never "leased by pid N (root)"), with what
+   * to do about it first. */
+  CHECK(contains(gpumap_last_error(), "passed_over") && contains(gpumap_last_error(), "already leased by this process") &&
+            !contains(gpumap_last_error(), "leased by pid"),
+        "the error names this process's own lease: %s", gpumap_last_error());
+  CHECK(contains(gpumap_last_error(), "\"hint\":\"this process already holds them (pin lease 1): reuse that pin") &&
+            contains(gpumap_last_error(), "gpumap_release(1)"),
+        "the hint says to reuse or release it: %s", gpumap_last_error());
   /* passed_over names each GPU as pick --json does: the device object and its reasons. */
   CHECK(contains(gpumap_last_error(), "\"pci_bus_id\":\"00000000:") && contains(gpumap_last_error(), "\"name\":\"NVIDIA") &&
             contains(gpumap_last_error(), "\"mig\":null,\"reasons\":["),
@@ -217,7 +223,9 @@ int main(void) {
   CHECK(rc == GPUMAP_OK && contains(out, "\"lease\":2"), "both GPUs after the release: %d", rc);
   gpumap_free(out);
   rc = gpumap_pin(s, "{\"gpus\": 1, \"wait\": 0.3}", NULL);
-  CHECK(rc == GPUMAP_UNAVAILABLE && contains(gpumap_last_error(), "waited"), "waiting runs out: %d", rc);
+  CHECK(rc == GPUMAP_UNAVAILABLE && contains(gpumap_last_error(), "waited") &&
+            contains(gpumap_last_error(), "already leased by this process"),
+        "waiting runs out: %d", rc);
   {
     /* interrupt_fd (issue 34 point 5): a readable descriptor stops a long wait at once, holding
      * nothing, and says so; the byte that woke it is left for the caller. */

@@ -54,11 +54,14 @@ json describe() {
   return json::parse(r.out);
 }
 
-// Every option word a command takes: its own, the common ones, and their aliases.
+// Every option word a command takes: its own, the common ones it takes (its "common_options":
+// top, metrics and serve take no --json), and their aliases.
 std::vector<std::string> option_words(const json& d, const json& cmd) {
   std::vector<std::string> out;
+  const json& taken = cmd["common_options"];
   for (const json* list : {&cmd["options"], &d["common_options"]})
     for (const json& o : *list) {
+      if (list != &cmd["options"] && std::find(taken.begin(), taken.end(), o["name"]) == taken.end()) continue;
       out.push_back(o["name"]);
       for (const json& a : o["aliases"]) out.push_back(a);
     }

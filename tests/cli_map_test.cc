@@ -23,6 +23,34 @@ json map_json(const std::vector<std::string>& extra, const std::vector<std::stri
   return json::parse(r.out);
 }
 
+// Issue 43: an unusable GPUMAP_CACHE_DIR was ignored in silence, every run paying cuInit again.
+// Said once per run on stderr with the reason and the fix, not by a command that needs no cache,
+// and by doctor as a finding (then not again on stderr).
+TEST(CliMap, AnUnusableCacheFolderIsSaidOnce) {
+  std::string file = temp_dir("cachefile") + "/file";
+  std::ofstream(file) << "x";
+  std::string notice = "gpumap: the cache folder " + file + " is a regular file, not a folder";
+  CliRun map = gpumap({"map", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
+  EXPECT_EQ(map.code, 0) << map.err;
+  size_t at = map.err.find(notice);
+  ASSERT_NE(at, std::string::npos) << map.err;
+  EXPECT_EQ(map.err.find(notice, at + 1), std::string::npos) << "said twice\n" << map.err;
+  EXPECT_NE(map.err.find("Fix: export GPUMAP_CACHE_DIR="), std::string::npos) << map.err;
+  CliRun list = gpumap({"list", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
+  EXPECT_EQ(list.err, "");  // list never uses the cache
+  CliRun doctor = gpumap({"doctor", "--json", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
+  bool found = false;
+  json d = json::parse(doctor.out);
+  for (const json& f : d["findings"])
+    if (f["id"] == "cache-unusable") {
+      found = true;
+      EXPECT_EQ(f["severity"], "warning");
+      EXPECT_EQ(f["message"].get<std::string>().rfind("the cache folder " + file + " is a regular file", 0), 0u) << f;
+    }
+  EXPECT_TRUE(found) << doctor.out;
+  EXPECT_EQ(doctor.err.find(notice), std::string::npos) << doctor.err;
+}
+
 // A cached order that no longer matches the driver (the cache is keyed on boot, driver version and
 // GPUs, so only something that reorders CUDA within one boot gets here; forced by editing it):
 // `map --check` says so, takes the driver's order again, and the next prediction is right.

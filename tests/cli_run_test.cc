@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -380,19 +381,53 @@ TEST(CliRun, LeasesWorkAcrossUsers) {
   EXPECT_NE(blocked.err.find("not writable"), std::string::npos) << blocked.err;
 }
 
-TEST(CliRun, BindsCpusNearTheGpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(1, &set)) GTEST_SKIP() << "CPU 1 not available here";
+/// This process's Cpus_allowed_list line of /proc/self/status (what a child inherits).
+std::string own_cpus_line() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) return line + "\n";
+  return "";
+}
+
+// Issue 43: `run`/`bind --simulate` pinned the real process to the simulated host's CPUs (another
+// machine's).  Now they are shown, never applied: the child keeps this machine's affinity.
+TEST(CliRun, ASimulatedHostsCpusAreShownNotApplied) {
   std::string locks = temp_dir("locks");
   CliRun r = gpumap({"run", "--simulate", host_path("pick4"), "--include", "2", "--", "grep", "Cpus_allowed_list", "/proc/self/status"},
                     {"GPUMAP_LOCK_DIR=" + locks});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find(":\t1\n"), std::string::npos) << r.out;
-  CliRun free = gpumap({"run", "--simulate", host_path("pick4"), "--include", "2", "--no-cpu-bind", "--", "grep",
-                        "Cpus_allowed_list", "/proc/self/status"},
-                       {"GPUMAP_LOCK_DIR=" + locks});
-  EXPECT_EQ(free.out.find(":\t1\n"), std::string::npos) << free.out;
+  EXPECT_EQ(r.out, own_cpus_line());  // inherited as it was
+  EXPECT_NE(r.err.find("not bound (simulated host: its GPUs' local CPUs 1 would be bound there; this machine's "
+                       "affinity is left as it is)"),
+            std::string::npos)
+      << r.err;
+  CliRun j = gpumap({"run", "--simulate", host_path("pick4"), "--include", "2", "--json", "--", "true"}, {"GPUMAP_LOCK_DIR=" + locks});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_TRUE(nlohmann::json::parse(j.err)["cpus"].is_null()) << j.err;  // stdout is the command's
+}
+
+// The real pinning, on the real driver's path: the same fake NVML loaded as the machine's own
+// libnvidia-ml.so.1 (not --simulate), and the GPU's local CPUs from sysfs (a fixture saying CPU 0,
+// where the host file says 1): the child runs on the CPU sysfs gives.
+TEST(CliRun, BindsCpusNearTheGpuOnTheRealDriversPath) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
+    GTEST_SKIP() << "CPUs 0 and 1 not both available here";
+  std::string locks = temp_dir("locks");
+  std::string sys = temp_dir("sys");
+  std::filesystem::create_directories(sys + "/bus/pci/devices/0000:9a:00.0");
+  std::ofstream(sys + "/bus/pci/devices/0000:9a:00.0/local_cpulist") << "0\n";
+  std::vector<std::string> real = {"LD_LIBRARY_PATH=" + std::string(GPUMAP_BUILD_DIR) + "/sim",
+                                   "GPUMAP_FAKE_HOST=" + host_path("pick4"), "GPUMAP_SYSFS_ROOT=" + sys,
+                                   "GPUMAP_LOCK_DIR=" + locks};
+  CliRun r = gpumap({"run", "--include", "2", "--", "grep", "Cpus_allowed_list", "/proc/self/status"}, real);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "Cpus_allowed_list:\t0\n") << r.err;
+  EXPECT_NE(r.err.find("CPUs: 0\n"), std::string::npos) << r.err;
+  CliRun free = gpumap({"run", "--include", "2", "--no-cpu-bind", "--", "grep", "Cpus_allowed_list", "/proc/self/status"}, real);
+  ASSERT_EQ(free.code, 0) << free.err;
+  EXPECT_EQ(free.out, own_cpus_line());
 }
 
 }  // namespace

@@ -199,7 +199,7 @@ std::optional<std::string> gen_cvd(Gen& g, const Host& h, size_t visible, const 
   }
 }
 
-Case make_case(uint64_t seed, uint64_t id, const std::vector<Host>& hosts) {
+Case make_case(uint64_t seed, uint64_t id, const std::vector<Host>& hosts, bool aim = true) {
   Gen g(seed, id);
   Case c;
   c.seed = seed;
@@ -276,6 +276,29 @@ Case make_case(uint64_t seed, uint64_t id, const std::vector<Host>& hosts) {
   } else if (launcher == 2) {
     c.vars["OMPI_COMM_WORLD_LOCAL_RANK"] = std::to_string(g.below(world));
     c.vars["OMPI_COMM_WORLD_LOCAL_SIZE"] = std::to_string(world);
+  }
+  // Issue 43 item 2: independent draws almost never stack three causes with different fixes (0
+  // of 300 did), so every third case outside a container is aimed: on top of what was drawn, the
+  // causes whose fixes differ from the list's own (each where the issue saw it): NVIDIA_VISIBLE_DEVICES
+  // set outside a container (unset it), index entries with FASTEST_FIRST on a mixed host (the PCI
+  // order), and an MPS client given indices (UUIDs).  Two or three of them, so doctor's one line
+  // for every fix is pasted for two- and three-cause combinations.
+  if (aim && id % 3 == 2 && c.layer != "container") {
+    std::vector<int> causes = {0, 1, 2};
+    std::shuffle(causes.begin(), causes.end(), g.rng);
+    causes.resize(2 + g.below(2));
+    for (int k : causes) {
+      if (k == 0) c.vars["NVIDIA_VISIBLE_DEVICES"] = numbers(g.subset(n, 2));
+      if (k == 1) {
+        c.vars["CUDA_VISIBLE_DEVICES"] = numbers(g.subset(std::max<size_t>(visible, 1), 3));
+        c.vars.erase("CUDA_DEVICE_ORDER");
+      }
+      if (k == 2) {
+        c.vars["CUDA_MPS_PIPE_DIRECTORY"] = "/tmp/nvidia-mps";
+        if (!c.vars.count("CUDA_VISIBLE_DEVICES") || c.vars["CUDA_VISIBLE_DEVICES"].find("GPU-") != std::string::npos)
+          c.vars["CUDA_VISIBLE_DEVICES"] = numbers(g.subset(std::max<size_t>(visible, 1), 2));
+      }
+    }
   }
   return c;
 }
@@ -412,8 +435,10 @@ bool names_the_limit(const std::string& text) {
 bool limit_expected(const Case& c, size_t allowed, size_t host_gpus) {
   bool cgroup_visible = false;
   if (c.dev_minors && !c.dev_minors->empty()) cgroup_visible = *c.dev_minors->rbegin() + 1 != c.dev_minors->size();
+  // NVIDIA_VISIBLE_DEVICES limits only inside a container (the aimed cases set it outside one too).
   return allowed < host_gpus && (c.vars.count("SLURM_STEP_GPUS") || c.vars.count("SLURM_JOB_GPUS") ||
-                                 c.vars.count("NVIDIA_VISIBLE_DEVICES") || c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
+                                 (c.layer == "container" && c.vars.count("NVIDIA_VISIBLE_DEVICES")) ||
+                                 c.vars.count("GPUMAP_IN_CONTAINER") || cgroup_visible);
 }
 
 // A refusal because CUDA would fail in this environment is about the environment (an invalid
@@ -738,8 +763,21 @@ struct Runner {
         o.failures.push_back({"b:after", f.id, "after `" + f.fix + "` the mapping threw: " + words_of(e)});
         continue;
       }
+      // A fix that leaves CUDA's view as it was (`unset NVIDIA_VISIBLE_DEVICES` outside a container,
+      // which CUDA never read) moved no GPU: a GPU outside the allowed set is then the view's own
+      // finding's to fix (slurm-gpus-not-applied), and the combined line is judged on it.
+      std::vector<std::optional<size_t>> was;
+      if (f.id != kCombined) {
+        try {
+          Session s0 = session(c, p.before);
+          for (const VisibleDevice& vd : visible_devices(s0.snapshot(), s0.mapping(env_of(p.before), false)))
+            was.push_back(position_of(h, vd.uuid));
+        } catch (const std::exception&) {
+          was.clear();
+        }
+      }
       for (const auto& p2 : now)
-        if (!p2 || !allowed.count(*p2))
+        if ((!p2 || !allowed.count(*p2)) && (f.id == kCombined || was != now))
           o.failures.push_back({"b:outside", f.id, "after `" + f.fix + "` a cuda:N is host GPU " +
                                                        (p2 ? std::to_string(*p2) : "?") + ", outside the allowed set " +
                                                        positions(allowed)});
@@ -976,6 +1014,7 @@ TEST(LayersRoundTrip, EveryLayerAtOnce) {
   uint64_t seed = env_number("GPUMAP_ROUNDTRIP_SEED", 30);
   uint64_t count = env_number("GPUMAP_ROUNDTRIP_CASES", GPUMAP_ROUNDTRIP_DEFAULT_CASES);
   uint64_t cli_every = env_number("GPUMAP_ROUNDTRIP_CLI_EVERY", 50);
+  bool aim = env_number("GPUMAP_ROUNDTRIP_AIM", 1) != 0;  // 0: the independent draws alone (make_case)
   uint64_t first = 0;
   if (const char* one = std::getenv("GPUMAP_ROUNDTRIP_CASE"); one && *one) first = std::strtoull(one, nullptr, 10), count = 1;
 
@@ -991,7 +1030,7 @@ TEST(LayersRoundTrip, EveryLayerAtOnce) {
   const uint64_t kBatch = 100;
   for (uint64_t start = first; start < first + count; start += kBatch) {
     std::vector<Case> cases;
-    for (uint64_t id = start; id < std::min(first + count, start + kBatch); ++id) cases.push_back(make_case(seed, id, r.hosts));
+    for (uint64_t id = start; id < std::min(first + count, start + kBatch); ++id) cases.push_back(make_case(seed, id, r.hosts, aim));
     std::vector<Outcome> outs = r.evaluate_batch(cases);
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
@@ -1028,13 +1067,12 @@ TEST(LayersRoundTrip, EveryLayerAtOnce) {
            << "  " << what << "\n  repro: " << repro(r, small, cmd) << "\n";
   }
   std::cout << report.str();
-  // Issue 43 item 2: the generator reaches two-cause combinations in the sanitizer run's 300 cases,
-  // three-cause ones in the default 2000.
-  if (count >= 300) {
-    EXPECT_GT(combined[2], 0u) << report.str();
-  }
-  if (count >= 2000) {
-    EXPECT_GT(combined[3], 0u) << report.str();
+  // Issue 43 item 2: the aimed cases (make_case) paste doctor's one line for two and for three
+  // causes in every run of 300 cases or more (the sanitizer run's size), in numbers that say the
+  // aim works: at least one case in 30 of each.
+  if (aim && count >= 300) {
+    EXPECT_GE(combined[2], count / 30) << report.str();
+    EXPECT_GE(combined[3], count / 30) << report.str();
   }
   EXPECT_TRUE(groups.empty()) << groups.size() << " kinds of failure:\n" << report.str();
   std::filesystem::remove_all(r.tmp);

@@ -357,6 +357,21 @@ class Pin(SimulatedHost):
                 gpumap.pin(wait=0.3)
             self.assertIn("waited 0.3 s", str(e.exception))
 
+    def test_a_second_pin_names_this_processes_own_lease(self):
+        # Issue 43: pin() twice called the first pin's lease "leased by pid N (root)", as if someone else's.
+        with gpumap.pin() as first:
+            with self.assertRaises(gpumap.NotEnoughGpusError) as e:
+                gpumap.pin()
+            err = e.exception
+            self.assertIn("already leased by this process", str(err.passed_over))
+            self.assertNotIn("leased by pid", str(err))
+            self.assertTrue(err.hint.startswith("this process already holds them (pin lease "), err.hint)
+            self.assertIn("Pinned.release()", err.hint)
+            self.assertTrue(first.held)
+        again = gpumap.pin()  # after the release it can pin the same GPU again
+        self.assertEqual(again.uuids, first.uuids)
+        again.release()
+
     def test_include_exclude_and_bad_requests(self):
         with gpumap.pin(include=1) as p:
             self.assertEqual([d["nvml_index"] for d in p.devices], [1])

@@ -455,6 +455,17 @@ int gpumap_pin(gpumap_session* h, const char* request_json, char** out) {
     req.names = {.gpus = "gpus=", .wait = "wait=SECONDS", .allow_busy = "allow_busy=True",
                  .allow_unknown = "allow_unknown=True", .include = "include=", .exclude = "exclude=",
                  .limits = "include/exclude/min_free_mib"};
+    {  // GPUs an earlier pin of this process holds: named as its own, with its lease id
+      std::lock_guard<std::mutex> lock(g_leases_mutex);
+      std::string ids;
+      for (const auto& [id, leases] : g_leases)
+        if (!leases.empty()) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+      if (!ids.empty())
+        lo.own_lease_fix = "this process already holds them (pin lease " + ids +
+                           "): reuse that pin (CUDA_VISIBLE_DEVICES already names its GPUs), or release it first "
+                           "(Python: Pinned.release() or leaving its `with` block; C: gpumap_release(" +
+                           ids.substr(0, ids.find(',')) + ")) and pin again";
+    }
     Session s(h->driver, process_environment(), h->seams);
     LeasedGpus held;
     PinAnswer a = [&] {

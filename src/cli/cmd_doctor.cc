@@ -19,6 +19,7 @@ int run(const Args& args, Context& ctx) {
   // A reminder true of every list, said on every run: only when asked for (-v).
   if (!args.has("--verbose"))
     fs.erase(std::remove_if(fs.begin(), fs.end(), [](const Finding& f) { return f.id == "ordinals-are-relative"; }), fs.end());
+  if (auto cache = cache_finding(ctx.session())) fs.push_back(*cache);  // every run pays cuInit again
   std::string all_at_once = combined_fix(ctx.session(), env, fs);
   int errors = 0, warnings = 0, infos = 0;
   for (const Finding& f : fs) {

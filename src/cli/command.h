@@ -46,9 +46,24 @@ struct Command {
   std::vector<std::string> subcommands = {};
   /// What its arguments are, for the completion ("GPU": the host's GPUs); "" for nothing known.
   std::string positional_value = "";
-  /// Takes --json (top, metrics and serve refuse it, saying what to use): its --help lists it only then.
+  /// Takes --json (top, metrics and serve refuse it, saying what to use): every listing (--help,
+  /// help --json, the man page, the completion) shows it only then, through command_options().
   bool json = true;
+  /// Without --json: what to use instead, the hint of the refusal.
+  std::string json_instead = "";
 };
+
+/// Every option `c` takes, its own then the common ones it takes: what the parser accepts and
+/// the one list every listing is made from, so none lists an option the command refuses.
+std::vector<OptionSpec> command_options(const Command& c);
+
+/// The common options (args.h: common_options) that `c` refuses, by name ("--json").
+std::vector<std::string> common_options_refused(const Command& c);
+
+/// Refuses, before anything else, a common option `c` does not take: Error(kExitUsage) with the
+/// command's own hint.  Nothing when `args` has none, or asks for help (`top --help --json` is
+/// top's help as JSON).
+void refuse_untaken_options(const Command& c, const std::vector<std::string>& args);
 
 const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);

@@ -22,7 +22,15 @@ namespace {
 
 /// The seams of the gpumap binary: from its environment, with the probe child being itself.
 Seams cli_seams(const Environment& env, const std::optional<std::string>& simulate) {
-  return program_seams(env, simulate, "__probe");
+  Seams seams = program_seams(env, simulate, "__probe");
+  seams.notices = std::make_shared<RunNotices>();
+  return seams;
+}
+
+/// What the run met and no answer says (an unusable order cache folder), once, on stderr.
+void say_notices(const Seams& seams) {
+  if (!seams.notices) return;
+  for (const std::string& line : seams.notices->take()) std::fputs((printable(line) + "\n").c_str(), stderr);
 }
 
 /// `help --json`: the command reference as data (what `gpumap __describe` prints), or one
@@ -108,7 +116,16 @@ void print_main_help() {
     n.resize(12, ' ');
     s += n + indent_lines(fill_text(c.summary, 80 - 12), 12) + "\n";
   }
-  s += "\ncommon options:\n" + format_options(common_options()) +
+  std::vector<OptionSpec> common = common_options();
+  for (OptionSpec& o : common) {  // which commands refuse it, from the table the parser reads
+    std::vector<std::string> not_by;
+    for (const Command& c : commands()) {
+      std::vector<std::string> refused = common_options_refused(c);
+      if (!c.hidden && std::find(refused.begin(), refused.end(), o.name) != refused.end()) not_by.push_back(c.name);
+    }
+    if (!not_by.empty()) o.help += " (not " + join(not_by, ", ") + ")";
+  }
+  s += "\ncommon options:\n" + format_options(common) +
        "  --version               print the version and the git commit it was built from\n\n";
   std::string tail = "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a "
                      "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) +
@@ -145,9 +162,7 @@ int print_version(const std::vector<std::string>& args) {
 }
 
 void print_command_help(const Command& c) {
-  std::vector<OptionSpec> opts = c.options;
-  for (const OptionSpec& o : common_options())
-    if (c.json || o.name != "--json") opts.push_back(o);  // only the options it takes
+  std::vector<OptionSpec> opts = command_options(c);  // only the options it takes
   std::string usage = wrap_synopsis(c.usage, 80 - 7);  // within 80 columns after "usage: "
   for (size_t nl = usage.find('\n'); nl != std::string::npos; nl = usage.find('\n', nl + 1)) usage.insert(nl + 1, 7, ' ');
   std::string s = "usage: " + usage + "\n\n" + fill_text(c.description, 80) + "\n\noptions:\n" + format_options(opts);
@@ -166,6 +181,7 @@ int main(int argc, char** argv) {
 int run_main(int argc, char** argv) {
   std::vector<std::string> args = command_first(std::vector<std::string>(argv + 1, argv + argc));
   const Command* cmd = nullptr;
+  Seams seams;
   try {
     if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) return print_version(args);
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
@@ -188,6 +204,9 @@ int run_main(int argc, char** argv) {
                     "run `gpumap --help` for the list");
       args.erase(args.begin());
     }
+    // A common option it does not take is refused before anything (the listings leave it out,
+    // from the same table); `CMD --help --json` is still its help as JSON.
+    refuse_untaken_options(*cmd, args);
     std::vector<OptionSpec> opts = cmd->options;
     for (const OptionSpec& o : common_options()) opts.push_back(o);
     Args parsed(cmd->name, opts, args, cmd->positionals, cmd->runs_command);
@@ -198,11 +217,15 @@ int run_main(int argc, char** argv) {
     }
     Environment env = Environment::current();
     set_term_style(term_style_from_env(env, parsed.has("--wide")));
-    Seams seams = cli_seams(env, parsed.value("--simulate"));
+    seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
     std::cout.flush();
-    return cmd->run(parsed, ctx);
+    int code = cmd->run(parsed, ctx);
+    std::cout.flush();
+    say_notices(seams);
+    return code;
   } catch (const Error& e) {
+    say_notices(seams);
     return report_error(e, has_json_flag(args));
   } catch (const std::exception& e) {
     return report_error(Error(kExitError, std::string("internal error: ") + e.what()), has_json_flag(args));

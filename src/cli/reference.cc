@@ -68,7 +68,7 @@ CliReference cli_reference() {
   for (const Command& c : commands()) {
     if (c.hidden) continue;
     r.commands.push_back({c.name, c.summary, c.usage, c.description, option_docs(c.options), c.positionals, c.runs_command,
-                          c.subcommands, c.positional_value});
+                          c.subcommands, c.positional_value, common_options_refused(c)});
     // The fields of a CSV query, completed item by item.
     for (OptionDoc& o : r.commands.back().options) {
       if (o.name == "--query-gpu") o.values = query_field_names(QueryKind::kGpu);

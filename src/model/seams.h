@@ -3,11 +3,47 @@
 // its environment, a library user from its own options) and passed down, so no layer below
 // reads GPUMAP_* variables or execs the running program behind its caller's back.
 #pragma once
+#include <algorithm>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpumap {
+
+/// What a run met that is no operation's answer and is said once by the program that owns the
+/// process (the CLI: on stderr, when the command ends), however many sessions, frames or GPUs
+/// met it: an order cache folder that cannot be used.  Thread-safe (top reads in a thread).
+class RunNotices {
+ public:
+  /// Adds `line` unless it is already there (or was said another way: mark_said).
+  void add(const std::string& line) {
+    std::lock_guard<std::mutex> g(m_);
+    if (std::find(said_.begin(), said_.end(), line) == said_.end() &&
+        std::find(lines_.begin(), lines_.end(), line) == lines_.end())
+      lines_.push_back(line);
+  }
+  /// The command said it itself (doctor's finding): not again at the end.
+  void mark_said(const std::string& line) {
+    std::lock_guard<std::mutex> g(m_);
+    said_.push_back(line);
+    lines_.erase(std::remove(lines_.begin(), lines_.end(), line), lines_.end());
+  }
+  /// The lines not said yet, each once; later calls return only newer ones.
+  std::vector<std::string> take() {
+    std::lock_guard<std::mutex> g(m_);
+    std::vector<std::string> out;
+    out.swap(lines_);
+    said_.insert(said_.end(), out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<std::string> lines_;
+  std::vector<std::string> said_;
+};
 
 struct Seams {
   /// The simulated host (a bundled name or a file), or nullopt for the real driver.
@@ -24,6 +60,10 @@ struct Seams {
   std::string lock_dir;
   /// The per-user cache folder for the driver's order; "" disables the cache.
   std::string cache_dir;
+  /// Where a session puts what the run should say once (RunNotices), shared by every copy of
+  /// these seams (watch frames, top's reader); null: nobody says them (a library user, whose
+  /// `doctor`-style findings still do).
+  std::shared_ptr<RunNotices> notices;
   /// Where /proc and /sys are (tests point them at fixtures).
   std::string proc_root = "/proc";
   std::string sysfs_root = "/sys";

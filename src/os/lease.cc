@@ -10,6 +10,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstdint>
@@ -29,11 +30,54 @@ constexpr const char* kDefaultDir = "/tmp/gpumap-leases";
 
 std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+/// A file mode as `ls` and chmod write it: 1777, 755.
+std::string octal_mode(unsigned mode) {
+  std::ostringstream o;
+  o << std::oct << mode;
+  return o.str();
+}
+
 std::string user_name(uid_t uid) {
   struct passwd pw, *res = nullptr;
   char buf[1024];
   if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
   return std::to_string(uid);
+}
+
+/// Why `what` (creating something in `dir`: a lock file, or the lease folder `made`) failed with
+/// `err`, the cause named first: a permission problem or a read-only file system is said as
+/// such, never as "free space".
+Error folder_write_error(const std::string& what, const std::string& dir, int err, const std::string& made = "") {
+  const std::string other = "set GPUMAP_LOCK_DIR to a folder every user of these GPUs can write";
+  switch (err) {
+    case EACCES:
+    case EPERM: {
+      std::string owner;
+      struct stat st;
+      if (stat(dir.c_str(), &st) == 0)
+        owner = " (owner " + user_name(st.st_uid) + ", mode " + octal_mode(st.st_mode & 07777) + ")";
+      std::string msg = what + ": no write permission in " + dir + owner + " for user " + user_name(geteuid());
+      if (!made.empty())  // the folder above is not the lease folder: never advise opening it to everyone
+        return Error(kExitError, msg,
+                     "have root create it for every user: `mkdir -m 1777 " + made + "` (at boot: a tmpfiles.d entry `d " +
+                         made + " 1777 root root -`), or " + other);
+      return Error(kExitError, msg,
+                   "have its owner or root make it shared and sticky like /tmp: `chmod 1777 " + dir + "`, or " + other);
+    }
+    case EROFS:
+      return Error(kExitError, what + ": " + dir + " is on a read-only file system",
+                   other + " on a writable file system (e.g. GPUMAP_LOCK_DIR=/run/gpumap-leases)");
+    case ENOSPC:
+    case EDQUOT:
+      return Error(kExitError, what + ": " + dir + " is out of space or inodes" + (err == EDQUOT ? " (this user's quota)" : ""),
+                   "free space and inodes in " + dir + " (df -i " + dir + "), or " + other);
+    case EMFILE:
+    case ENFILE:
+      return Error(kExitError, what + ": too many open files",
+                   "raise the limit (ulimit -n) or close files, then run it again");
+    default:
+      return Error(kExitError, what + ": " + std::strerror(err), other);
+  }
 }
 
 /// Checks an fstat'ed lock file; "" when it is safe to lock and write.
@@ -42,7 +86,7 @@ std::string check_lock_file(const struct stat& st, const std::string& path) {
   if (st.st_nlink != 1)
     return path + " has " + std::to_string(st.st_nlink) + " hard links (a planted link to another file?)";
   if (st.st_mode & (S_ISUID | S_ISGID | S_IXUSR | S_IXGRP | S_IXOTH))
-    return path + " is executable or setuid (mode " + std::to_string(st.st_mode & 07777) + ", not a lock file)";
+    return path + " is executable or setuid (mode " + octal_mode(st.st_mode & 07777) + ", not a lock file)";
   return "";
 }
 
@@ -65,7 +109,7 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
       int fd = open(path.c_str(), (write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
       if (fd < 0 && write && errno == EACCES) {
         why = path + " is not writable by this user (owner uid " + std::to_string(lst.st_uid) +
-              ", mode " + std::to_string(lst.st_mode & 0777) + "); its owner or root must remove it";
+              ", mode " + octal_mode(lst.st_mode & 0777) + "); its owner or root must remove it";
         return -1;
       }
       if (fd < 0 && errno == ENOENT) continue;  // removed in between: look again
@@ -97,12 +141,10 @@ int open_lock_file(const std::string& path, bool create, bool write, std::string
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0 && errno == EEXIST) continue;  // another process created it: open that one
     if (fd < 0) {
-      // The folder's fault (out of space or inodes, read-only, too many open files), not this
-      // GPU's: an error of gpumap's (exit 1), never "not enough GPUs" (exit 6).
-      std::string dir = path.substr(0, path.rfind('/'));
-      throw Error(kExitError, sys_error("cannot create the lock file " + path),
-                  "free space and inodes in " + dir + " (df -i " + dir + "), or set GPUMAP_LOCK_DIR to a folder "
-                  "every user of these GPUs can write");
+      // The folder's fault (no write permission, read-only, out of space or inodes, too many
+      // open files), not this GPU's: an error of gpumap's (exit 1), never "not enough GPUs" (exit 6).
+      int err = errno;
+      throw folder_write_error("cannot create the lock file " + path, path.substr(0, path.rfind('/')), err);
     }
     fchmod(fd, 0666);  // the umask took bits away; every user must be able to lock it
     return fd;
@@ -275,9 +317,7 @@ void prepare_lease_dir(const std::string& given) {
     int err = errno;
     umask(old);
     if (rc != 0 && err != EEXIST) {
-      errno = err;
-      throw Error(kExitError, sys_error("cannot create the lease folder " + dir),
-                  "set GPUMAP_LOCK_DIR to a folder every user of these GPUs can write");
+      throw folder_write_error("cannot create the lease folder " + dir, dir.substr(0, std::max<size_t>(dir.rfind('/'), 1)), err, dir);
     }
     if (lstat(dir.c_str(), &st) != 0) throw Error(kExitError, sys_error("cannot stat the lease folder " + dir));
   }

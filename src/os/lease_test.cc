@@ -1,6 +1,7 @@
 #include "os/lease.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -216,6 +217,69 @@ TEST(Lease, ALockFileThatCannotBeCreatedIsAnError) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: refused quietly (a GPU passed over), 11: another error";
   rmdir(dir.c_str());
+}
+
+// A lease folder this user cannot write is named as a permission problem with the fix (chmod
+// 1777, or another GPUMAP_LOCK_DIR), never blamed on free space (issue 43: "free space and
+// inodes" was the whole hint for EACCES).  As root the child drops to nobody, since root writes anywhere.
+TEST(Lease, ALockFolderWithoutWritePermissionIsNamedAsSuch) {
+  std::string dir = fresh_dir();
+  ASSERT_EQ(chmod(dir.c_str(), 0555), 0);  // read and enter, no write
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t p = fork();
+  if (p == 0) {
+    close(fds[0]);
+    if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                           setresuid(65534, 65534, 65534) != 0))
+      _exit(20);
+    if (access(dir.c_str(), X_OK) != 0) _exit(21);  // the temp folder's parents shut nobody out
+    std::string got;
+    try {
+      try_lease(dir, kUuid, rec(1));
+      got = "no error";
+    } catch (const Error& e) {
+      got = std::to_string(e.exit_code()) + "\n" + e.what() + "\n" + e.hint();
+    }
+    try {  // the lease folder to be made in it: root's to create, the folder above left closed
+      prepare_lease_dir(dir + "/leases");
+      got += "\n--\nno error";
+    } catch (const Error& e) {
+      got += "\n--\n" + std::string(e.what()) + "\n" + e.hint();
+    }
+    ssize_t n = write(fds[1], got.data(), got.size());
+    _exit(n == static_cast<ssize_t>(got.size()) ? 0 : 22);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(p, &status, 0), p);
+  chmod(dir.c_str(), 0700);
+  rmdir(dir.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 20 || WEXITSTATUS(status) == 21) GTEST_SKIP() << "cannot run as a user shut out of " << dir;
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  std::string made = got.substr(got.find("\n--\n") + 4);
+  std::string clean = dir;  // as prepare_lease_dir walks it: TempDir() ends with a slash
+  for (size_t at; (at = clean.find("//")) != std::string::npos;) clean.erase(at, 1);
+  got = got.substr(0, got.find("\n--\n"));
+  EXPECT_EQ(got.rfind("1\n", 0), 0u) << got;  // gpumap's error (exit 1), not "no GPU free" (6)
+  EXPECT_NE(got.find("cannot create the lock file " + dir + "/" + kUuid + ".lock: no write permission in " + dir +
+                     " (owner "),
+            std::string::npos)
+      << got;
+  EXPECT_NE(got.find(", mode 555) for user "), std::string::npos) << got;
+  EXPECT_NE(got.find("chmod 1777 " + dir), std::string::npos) << got;
+  EXPECT_NE(got.find("GPUMAP_LOCK_DIR"), std::string::npos) << got;
+  EXPECT_EQ(got.find("free space"), std::string::npos) << got;
+  EXPECT_NE(made.find("cannot create the lease folder " + clean + "/leases: no write permission in " + clean), std::string::npos)
+      << made;
+  EXPECT_NE(made.find("mkdir -m 1777 " + clean + "/leases"), std::string::npos) << made;
+  EXPECT_EQ(made.find("chmod"), std::string::npos) << made;
+  EXPECT_EQ(made.find("free space"), std::string::npos) << made;
 }
 
 TEST(Lease, FilesAreWorldLockableWhateverTheUmask) {

@@ -59,5 +59,51 @@ TEST(OrderCache, DeeplyNestedFileIsStartedAfresh) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 43: an unusable cache folder was ignored in silence, and every run paid cuInit again.
+// Each cause is named, with the folder, and a folder others could write is never read.
+TEST(OrderCache, AnUnusableFolderIsNamedWithItsCause) {
+  OrderCacheKey key{"boot-1", "580.159.04", "FASTEST_FIRST", {"GPU-b", "GPU-a"}};
+  std::string base = fresh_dir();
+  EXPECT_EQ(cache_dir_problem(base), "");
+  EXPECT_EQ(cache_dir_problem(base + "/new"), "");             // made on first store
+  ASSERT_EQ(mkdir((base + "/home").c_str(), 0700), 0);
+  EXPECT_EQ(cache_dir_problem(base + "/home/.cache/gpumap"), "");  // and its parent (~/.cache)
+
+  std::string file = base + "/a-file";
+  std::ofstream(file) << "x";
+  std::string why = cache_dir_problem(file);
+  EXPECT_EQ(why, "the cache folder " + file + " is a regular file, not a folder");
+  EXPECT_EQ(cache_store(file, key, {"GPU-a", "GPU-b"}), why);  // said by the store, not swallowed
+  EXPECT_NE(cache_dir_fix(file, why).find("export GPUMAP_CACHE_DIR="), std::string::npos);
+
+  std::string deep = base + "/a/b/c";
+  EXPECT_EQ(cache_dir_problem(deep), "the cache folder " + deep + " cannot be made: " + base +
+                                         "/a does not exist (gpumap makes the folder and its parent, never a tree)");
+  EXPECT_NE(cache_store(deep, key, {"GPU-a", "GPU-b"}), "");
+  EXPECT_FALSE(exists(base + "/a"));
+
+  std::string shared = base + "/shared";
+  ASSERT_EQ(mkdir(shared.c_str(), 0700), 0);
+  EXPECT_EQ(cache_store(shared, key, {"GPU-a", "GPU-b"}), "");
+  ASSERT_TRUE(cache_lookup(shared, key));
+  ASSERT_EQ(chmod(shared.c_str(), 0777), 0);
+  std::string problem;
+  EXPECT_FALSE(cache_lookup(shared, key, &problem)) << "an order anyone could have written is trusted";
+  EXPECT_EQ(problem, "the cache folder " + shared + " is writable by everyone: its orders could be planted");
+  EXPECT_EQ(cache_dir_problem(shared), problem);
+  EXPECT_EQ(cache_dir_fix(shared, problem).rfind("chmod 700 " + shared, 0), 0u);
+  ASSERT_EQ(chmod(shared.c_str(), 0770), 0);
+  EXPECT_NE(cache_dir_problem(shared).find("is writable by its group"), std::string::npos);
+
+  if (geteuid() == 0) {  // another user's folder (root can make one)
+    ASSERT_EQ(chmod(shared.c_str(), 0700), 0);
+    ASSERT_EQ(chown(shared.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(cache_dir_problem(shared), "the cache folder " + shared +
+                                             " belongs to uid 65534, not this user (uid 0): its orders could be planted");
+    EXPECT_FALSE(cache_lookup(shared, key));
+  }
+  std::filesystem::remove_all(base);
+}
+
 }  // namespace
 }  // namespace gpumap

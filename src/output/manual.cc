@@ -56,10 +56,19 @@ OJson options_json(const std::vector<OptionDoc>& opts) {
   return a;
 }
 
-// The options a command accepts, its own first, then the common ones.
+// The common options a command takes: all but those it refuses.
+std::vector<OptionDoc> common_taken(const CliReference& r, const CommandDoc& c) {
+  std::vector<OptionDoc> out;
+  for (const OptionDoc& o : r.common_options)
+    if (std::find(c.common_refused.begin(), c.common_refused.end(), o.name) == c.common_refused.end()) out.push_back(o);
+  return out;
+}
+
+// The options a command accepts, its own first, then the common ones it takes.
 std::vector<OptionDoc> all_options(const CliReference& r, const CommandDoc& c) {
   std::vector<OptionDoc> out = c.options;
-  out.insert(out.end(), r.common_options.begin(), r.common_options.end());
+  std::vector<OptionDoc> common = common_taken(r, c);
+  out.insert(out.end(), common.begin(), common.end());
   return out;
 }
 
@@ -295,16 +304,20 @@ std::string roff_escape(const std::string& text) {
 
 nlohmann::ordered_json reference_json(const CliReference& r) {
   OJson cmds = OJson::array();
-  for (const CommandDoc& c : r.commands)
+  for (const CommandDoc& c : r.commands) {
+    OJson common = OJson::array();  // the names of the common options it takes
+    for (const OptionDoc& o : common_taken(r, c)) common.push_back(o.name);
     cmds.push_back({{"name", c.name},
                     {"summary", c.summary},
                     {"usage", c.usage},
                     {"description", c.description},
                     {"options", options_json(c.options)},
+                    {"common_options", common},
                     {"positionals", c.positionals},
                     {"runs_command", c.runs_command},
                     {"subcommands", c.subcommands},
                     {"positional_value", c.positional_value}});
+  }
   OJson exits = OJson::array();
   for (const ExitCodeDoc& e : r.exit_codes)
     exits.push_back({{"code", e.code}, {"brief", e.brief}, {"meaning", e.meaning}, {"commands", e.commands}});
@@ -348,8 +361,17 @@ std::string man_page(const CliReference& r) {
     // Unfilled, so wrapped here: man indents a subsection's text by 7 columns of 80.
     s += ".SS " + c.name + "\n.nf\n" + roff_text(wrap_synopsis(c.usage, 72)) + ".fi\n.PP\n" + roff_text(c.description);
     if (!c.options.empty()) s += ".PP\nOptions:\n" + roff_options(c.options);
+    if (!c.common_refused.empty()) s += ".PP\nTakes no " + roff_line(join(c.common_refused, ", no ")) + ".\n";
   }
-  s += ".SH COMMON OPTIONS\nEvery command takes these:\n" + roff_options(r.common_options);
+  // Each common option says which commands refuse it, from the same table the parser reads.
+  std::vector<OptionDoc> common = r.common_options;
+  for (OptionDoc& o : common) {
+    std::vector<std::string> not_by;
+    for (const CommandDoc& c : r.commands)
+      if (std::find(c.common_refused.begin(), c.common_refused.end(), o.name) != c.common_refused.end()) not_by.push_back(c.name);
+    if (!not_by.empty()) o.help += " (not " + join(not_by, ", ") + ")";
+  }
+  s += ".SH COMMON OPTIONS\nEvery command takes these, unless the option says otherwise:\n" + roff_options(common);
   s += ".PP\nWithout a command:\n" + roff_options(r.top_options);
   s += ".SH EXIT STATUS\n";
   for (const ExitCodeDoc& e : r.exit_codes)

@@ -30,6 +30,8 @@ struct CommandDoc {
   bool runs_command = false;       // `-- CMD [ARGS...]` (run, bind)
   std::vector<std::string> subcommands = {};  // the first argument's words (snapshot: save, diff)
   std::string positional_value = "";          // "GPU": its arguments are GPUs (which), completed as such
+  /// The common options it refuses (top, metrics, serve: "--json"): no listing shows them for it.
+  std::vector<std::string> common_refused = {};
 };
 
 struct ExitCodeDoc {
@@ -53,7 +55,7 @@ struct CliReference {
   std::string summary;
   std::string default_command;       // what runs without a command ("map")
   std::vector<OptionDoc> top_options;     // only before any command: --version, --help
-  std::vector<OptionDoc> common_options;  // every command takes these
+  std::vector<OptionDoc> common_options;  // every command takes these but its CommandDoc::common_refused
   std::vector<CommandDoc> commands;       // the visible ones, in --help order
   std::vector<ExitCodeDoc> exit_codes;
   std::vector<EnvVarDoc> environment;

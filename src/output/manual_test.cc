@@ -172,5 +172,26 @@ TEST(ReferenceJson, CarriesEverything) {
   EXPECT_EQ(j["exit_codes"][2]["commands"][1], "exec");
 }
 
+// Issue 43: a command that refuses a common option (top, metrics, serve: --json) has it in no
+// listing: not its help --json entry, not its completion, and the man page says so.
+TEST(CommonRefused, NoListingShowsARefusedCommonOption) {
+  CliReference r = tiny();
+  r.commands[1].common_refused = {"--simulate"};
+  nlohmann::ordered_json j = reference_json(r);
+  EXPECT_EQ(j["commands"][0]["common_options"], nlohmann::ordered_json({"--help", "--simulate"}));
+  EXPECT_EQ(j["commands"][1]["common_options"], nlohmann::ordered_json({"--help"}));
+  std::string man = man_page(r);
+  EXPECT_NE(man.find("Takes no \\-\\-simulate.\n"), std::string::npos) << man;
+  EXPECT_NE(man.find("a host (not exec)"), std::string::npos) << man;
+  std::string fish = fish_completion(r);
+  EXPECT_NE(fish.find("-n '__gpumap_using go' -l simulate"), std::string::npos) << fish;
+  EXPECT_EQ(fish.find("-n '__gpumap_using exec' -l simulate"), std::string::npos) << fish;
+  std::string bash = bash_completion(r);
+  ASSERT_NE(bash.find("    exec)\n"), std::string::npos) << bash;
+  std::string exec_arm = bash.substr(bash.find("    exec)\n"));
+  exec_arm = exec_arm.substr(0, exec_arm.find(";;"));
+  EXPECT_EQ(exec_arm.find("--simulate"), std::string::npos) << exec_arm;
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -9,6 +9,20 @@
 #include "session/launch_plan.h"
 
 namespace gpumap {
+namespace {
+
+/// Every CPU a GPU of `s` names (the simulated host's own CPUs, as its file gives them).
+std::vector<int> all_cpus_of(const Snapshot& s) {
+  std::vector<int> all;
+  for (const Gpu& g : s.gpus)
+    if (g.cpu_affinity)
+      if (auto c = parse_cpu_list(*g.cpu_affinity)) all.insert(all.end(), c->begin(), c->end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+}  // namespace
 
 LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, const LaunchRequest& request) {
   const Snapshot& s = session.snapshot();
@@ -21,6 +35,14 @@ LaunchPlan plan_launch(Session& session, const std::vector<std::string>& uuids, 
   for (const auto& [name, value] : p.exports) p.env.set(name, value);
   if (!request.bind_cpus) {
     p.cpus_not_bound = request.cpus_not_asked;
+  } else if (session.driver().simulated) {
+    // A simulated host's CPUs are another machine's: shown, never applied to this process or its
+    // child (issue 43: `bind --simulate` pinned the real process to the host file's CPUs).
+    std::vector<std::string> near(uuids.begin(), uuids.begin() + static_cast<long>(std::min(uuids.size(), request.cpu_gpus)));
+    CpuChoice c = cpus_for(s, near, all_cpus_of(s));
+    p.cpus_not_bound = c.cpus.empty() ? "simulated host: " + c.why_not
+                                      : "simulated host: its GPUs' local CPUs " + format_cpu_list(c.cpus) +
+                                            " would be bound there; this machine's affinity is left as it is";
   } else {
     std::vector<std::string> near(uuids.begin(), uuids.begin() + static_cast<long>(std::min(uuids.size(), request.cpu_gpus)));
     CpuChoice c = cpus_for(s, near, current_affinity());

@@ -46,6 +46,18 @@ int code_of(FakeSession& f, size_t per_rank = 1, bool keep_visible = false) {
   return 0;
 }
 
+// Issue 43: a simulated host's CPUs are another machine's: bind --simulate shows the CPUs its GPU
+// is near and binds none (the plan's cpus, what launch applies, stay empty; --json's "cpus" null).
+TEST(StartBind, ASimulatedHostsCpusAreShownNeverApplied) {
+  FakeSession r1("h200x2", {"LOCAL_RANK=1"});
+  r1.host()["gpus"][1]["cpu_affinity"] = "96-191";
+  BindAnswer a = bind(r1);
+  EXPECT_TRUE(a.binding.plan.cpus.empty());
+  EXPECT_EQ(cpu_summary(a.binding.plan),
+            "not bound (simulated host: its GPUs' local CPUs 96-191 would be bound there; this machine's affinity is left as it is)");
+  EXPECT_TRUE(bind_json(a)["cpus"].is_null());
+}
+
 TEST(StartBind, EachLocalRankVariableSelectsItsGpu) {
   for (const char* var : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
                           "PMI_LOCAL_RANK", "LOCAL_RANK"}) {

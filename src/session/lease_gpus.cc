@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -69,7 +70,9 @@ std::map<std::string, std::string> lease_blockers(const std::string& dir, const 
   std::map<std::string, std::string> out;
   for (const std::string& u : uuids) {
     LeaseState st = read_lease(dir, u);
-    if (std::string words = lease_summary(st); !words.empty())
+    if (st.refused.empty() && st.holder && st.holder->pid == getpid())
+      out[u] = kOwnLease;  // an earlier pin of this process (issue 43: it was "leased by pid N (root)")
+    else if (std::string words = lease_summary(st); !words.empty())
       out[u] = st.refused.empty() && st.holder ? "leased by " + words : words;
   }
   return out;
@@ -168,7 +171,14 @@ LeasedGpus lease_gpus(Session& session, const PickRequest& request, const LeaseO
         throw UnavailableError(opt.what + ": other gpumap processes kept taking the GPUs picked (" + join(r.uuids, ",") + ")",
                                "add or raise " + req.names.wait, r.rejected);
     } else {
-      if (r.impossible || Clock::now() >= deadline) throw unavailable(r, req, opt.what, opt.wait_s);
+      if (r.impossible || Clock::now() >= deadline) {
+        UnavailableError e = unavailable(r, req, opt.what, opt.wait_s);
+        // GPUs this process holds itself (an earlier pin; another thread may still release them
+        // during a wait): what to do about them comes first.
+        if (std::any_of(blockers.begin(), blockers.end(), [](const auto& b) { return b.second == kOwnLease; }))
+          throw UnavailableError(e.what(), opt.own_lease_fix + "; or " + e.hint(), e.passed_over());
+        throw e;
+      }
     }
     lost_races = 0;
     if (wait_for_input(opt.interrupt_fd, static_cast<int>(50 + rng() % 100)))

@@ -57,7 +57,13 @@ struct LeaseOptions {
   /// A descriptor that, once readable, stops the wait (os/wakeup.h): lease_gpus then throws
   /// InterruptedError, holding nothing.  -1: none.
   int interrupt_fd = -1;
+  /// What to do when GPUs asked for are held by this very process (an earlier pin): in the
+  /// front end's words, first in the hint.  Such GPUs are named "already leased by this process".
+  std::string own_lease_fix = "this process already holds them: reuse its lease, or release it first";
 };
+
+/// How lease_blockers names a GPU this process leased itself (an earlier pin), not "pid N (user)".
+inline constexpr const char* kOwnLease = "already leased by this process";
 
 /// lease_gpus stopped waiting because LeaseOptions::interrupt_fd became readable (kExitError).
 class InterruptedError : public Error {

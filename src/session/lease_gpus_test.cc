@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_session.h"
+#include "model/text.h"
 #include "output/pick_view.h"
 
 namespace gpumap {
@@ -27,6 +28,27 @@ std::vector<std::string> as_env(const std::vector<std::pair<std::string, std::st
   std::vector<std::string> env;
   for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
   return env;
+}
+
+// Issue 43: a second lease in the process that holds the first (pin() twice) called its own
+// lease "leased by pid N (root)".  It is named as this process's, with what to do first.
+TEST(LeaseGpus, ThisProcesssOwnLeaseIsNamedAsSuch) {
+  FakeSession f("h200x2");
+  LeaseOptions opt{.what = "pin", .argv = {"python3", "train.py"}};
+  LeasedGpus first = lease_gpus(f.session(), cli_request(2), opt);
+  ASSERT_EQ(first.uuids.size(), 2u);
+  opt.own_lease_fix = "reuse the earlier pin, or release it";
+  try {
+    lease_gpus(f.session(), cli_request(1), opt);
+    FAIL() << "leased a GPU this process already holds";
+  } catch (const UnavailableError& e) {
+    std::string what = e.what();
+    EXPECT_EQ(what.find("leased by pid"), std::string::npos) << what;
+    ASSERT_EQ(e.passed_over().size(), 2u);
+    for (const Rejection& r : e.passed_over())
+      EXPECT_NE(join(r.reasons, "; ").find("already leased by this process"), std::string::npos) << join(r.reasons, "; ");
+    EXPECT_EQ(e.hint().rfind("reuse the earlier pin, or release it; or ", 0), 0u) << e.hint();
+  }
 }
 
 TEST(PickNow, TakesTheIdleGpuAndSaysWhyTheOtherWasPassedOver) {
@@ -116,13 +138,16 @@ TEST(LeaseGpus, ALeasedGpuIsPassedOverByPickAndRefusedToASecondLease) {
   ASSERT_EQ(a.uuids.size(), 1u);
   EXPECT_NE(a.uuids[0], held.uuids[0]);
   ASSERT_EQ(a.passed_over.size(), 1u);
-  EXPECT_NE(a.passed_over[0].reasons[0].find("leased by pid"), std::string::npos) << a.passed_over[0].reasons[0];
+  // In process the second session is this same process, whose lease it is (another process reads
+  // "leased by pid N (user)": tests/cli_run_test.cc).
+  EXPECT_EQ(a.passed_over[0].reasons[0], kOwnLease);
   try {
     lease_gpus(second, cli_request(2), {.what = "run"});
     FAIL();
   } catch (const UnavailableError& e) {
     EXPECT_NE(std::string(e.what()).find("run: "), std::string::npos);
-    EXPECT_EQ(e.hint(), "add --wait SECONDS to wait for them, relax the limits, or --allow-busy");
+    EXPECT_EQ(e.hint(), "this process already holds them: reuse its lease, or release it first; or add --wait SECONDS "
+                        "to wait for them, relax the limits, or --allow-busy");
     ASSERT_EQ(e.passed_over().size(), 1u);
   }
   held.leases.clear();  // released: the GPU qualifies again at once

@@ -66,8 +66,20 @@ DriverAsk Session::driver_ask() const {
 MappingOptions Session::mapping_options(bool fresh_order) const {
   MappingOptions opt;
   std::string dir = seams_.cache_dir;
-  if (!fresh_order) opt.cache_lookup = [dir](const OrderCacheKey& k) { return cache_lookup(dir, k); };
-  opt.cache_store = [dir](const OrderCacheKey& k, const std::vector<std::string>& order) { cache_store(dir, k, order); };
+  // A folder that cannot serve (issue 43: ignored in silence, every run then paid cuInit again)
+  // is said once per run through the seams' notices, and by `doctor` as a finding.
+  std::shared_ptr<RunNotices> notices = seams_.notices;
+  auto say = [notices, dir](const std::string& why) {
+    if (!why.empty() && notices) notices->add(cache_notice(dir, why));
+  };
+  if (!fresh_order)
+    opt.cache_lookup = [dir, say](const OrderCacheKey& k) {
+      std::string why;
+      auto found = cache_lookup(dir, k, &why);
+      say(why);
+      return found;
+    };
+  opt.cache_store = [dir, say](const OrderCacheKey& k, const std::vector<std::string>& order) { say(cache_store(dir, k, order)); };
   // A simulated host is its own machine: key its cache on the file's content, not this boot, so
   // an edited host file never answers with the order cached for what it said before.
   opt.boot_id = driver_.simulated ? simulated_boot_id(driver_.host_file) : read_boot_id();
@@ -101,6 +113,25 @@ void Session::enter_container(const std::string& value) {
   ContainerView v = container_view(snapshot(), value);
   snapshot_ = std::make_unique<Snapshot>(std::move(v.snapshot));
   container_what_if_ = true;
+}
+
+std::string cache_notice(const std::string& dir, const std::string& problem) {
+  return "gpumap: " + problem + ", so the driver's GPU order is not kept between runs: every run that needs it "
+         "starts CUDA again (cuInit in a child process).  Fix: " + cache_dir_fix(dir, problem);
+}
+
+std::optional<Finding> cache_finding(const Session& s) {
+  const std::string& dir = s.seams().cache_dir;
+  std::string problem = cache_dir_problem(dir);
+  if (problem.empty()) return std::nullopt;
+  if (s.seams().notices) s.seams().notices->mark_said(cache_notice(dir, problem));  // said here, not again at the end
+  Finding f;
+  f.id = "cache-unusable";
+  f.severity = Severity::kWarning;
+  f.message = problem + ": the driver's GPU order (on hosts where NVML cannot give it: mixed models under "
+              "FASTEST_FIRST, MIG) is not kept between runs, so every run that needs it starts CUDA again";
+  f.note = cache_dir_fix(dir, problem);
+  return f;
 }
 
 std::string Session::lease_dir() const { return gpumap::lease_dir(seams_.lock_dir); }

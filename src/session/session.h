@@ -3,11 +3,13 @@
 // one beside the output mode.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "driver/driver_source.h"
 #include "driver/nvml_reader.h"
 #include "env/environment.h"
+#include "model/finding.h"
 #include "model/seams.h"
 #include "model/snapshot.h"
 #include "resolve/allocation.h"
@@ -64,6 +66,15 @@ class Session {
   std::unique_ptr<Snapshot> snapshot_;
   bool container_what_if_ = false;
 };
+
+/// The line the run says once (Seams::notices) when the order cache folder `dir` cannot serve:
+/// the problem (os/order_cache.h's cache_dir_problem), what it costs and the fix.
+std::string cache_notice(const std::string& dir, const std::string& problem);
+
+/// `doctor`'s finding `cache-unusable` when the session's cache folder cannot serve (the fix in
+/// its note: a command on a folder, not a variable the combined fix could set); the run's notice
+/// for the same folder is then not said again.
+std::optional<Finding> cache_finding(const Session& s);
 
 /// The boot id a simulated host's order cache is keyed on: its file's path and a hash of its
 /// content (an edited file is another machine).

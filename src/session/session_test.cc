@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "os/container.h"
+#include "fake_session.h"
 
 namespace gpumap {
 namespace {
@@ -63,6 +66,47 @@ TEST(StateDirFrom, RootUsesVarLibOthersTheirXdgStateFolder) {
   EXPECT_EQ(state_dir_from(set, false), "/elsewhere");
   EXPECT_EQ(state_dir_from(Environment(), false), "");
   EXPECT_EQ(seams_from_environment(set, "/b").state_dir, "/elsewhere");
+}
+
+// Issue 43: an unusable cache folder was ignored in silence (every run then paid cuInit again).
+// It is said once per run however many sessions (watch frames, top's reader) and lookups meet it,
+// never on a host whose order needs no cache, and `doctor`'s finding says it instead.
+TEST(SessionCache, AnUnusableCacheFolderIsSaidOncePerRun) {
+  testing::FakeSession mixed("seed-mixed");  // FASTEST_FIRST on mixed models: the order is cached
+  std::string file = mixed.dir() + "/not-a-folder";
+  std::ofstream(file) << "x";
+  mixed.seams().cache_dir = file;
+  mixed.seams().notices = std::make_shared<RunNotices>();
+  mixed.session().mapping();
+  mixed.session().mapping(mixed.session().env(), false, true);
+  Session frame = mixed.other({});
+  frame.mapping();
+  std::vector<std::string> said = mixed.seams().notices->take();
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].rfind("gpumap: the cache folder " + file + " is a regular file, not a folder, so the driver's", 0), 0u)
+      << said[0];
+  EXPECT_NE(said[0].find("Fix: export GPUMAP_CACHE_DIR="), std::string::npos) << said[0];
+  frame.mapping();
+  EXPECT_TRUE(mixed.seams().notices->take().empty()) << "said twice in one run";
+
+  std::optional<Finding> f = cache_finding(frame);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->id, "cache-unusable");
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->message.find(file + " is a regular file"), std::string::npos) << f->message;
+  EXPECT_NE(f->note.find("GPUMAP_CACHE_DIR"), std::string::npos) << f->note;
+
+  testing::FakeSession same("h200x2");  // identical GPUs: NVML gives the order, the cache is never used
+  same.seams().cache_dir = file;
+  same.seams().notices = std::make_shared<RunNotices>();
+  same.session().mapping();
+  EXPECT_TRUE(same.seams().notices->take().empty());
+
+  testing::FakeSession fine("seed-mixed");
+  fine.seams().notices = std::make_shared<RunNotices>();
+  fine.session().mapping();
+  EXPECT_TRUE(fine.seams().notices->take().empty());
+  EXPECT_FALSE(cache_finding(fine.session()));
 }
 
 }  // namespace

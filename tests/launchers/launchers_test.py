@@ -3,7 +3,8 @@
 through `gpumap bind` on a simulated 8-GPU host, and the harness checks, from outside gpumap:
 
   - each rank's CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, local rank and CPU affinity are what
-    docs/launch.md says (its own GPU, in PCI order; the CPUs local to it within the inherited set);
+    docs/launch.md says (its own GPU, in PCI order; the inherited CPUs, since a simulated host's
+    CPUs are shown, never applied);
   - the simulated driver (the build's libcuda.so.1, not gpumap's resolver) puts the rank's cuda:0
     on that GPU;
   - `gpumap ps`, run while the ranks live (listed on the GPU each one works on), shows one rank per
@@ -37,15 +38,6 @@ class Failed(Exception):
 def check(cond, what):
     if not cond:
         raise Failed(what)
-
-
-def cpu_list(text):
-    """'0-3,8' -> {0, 1, 2, 3, 8}"""
-    out = set()
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
 
 
 def cpu_text(cpus):
@@ -237,9 +229,10 @@ def expect_bound(h, ranks, host, first_gpu, keep_visible, what):
             what, lr, e["GPUMAP_BOUND_OWN"]))
         check(r["uuid"] == gpus[own]["uuid"], "%s: rank %d: the driver's cuda:0 is %s, want GPU %d %s" % (
             what, lr, r["uuid"], own, gpus[own]["uuid"]))
-        cpus = cpu_list(gpus[own]["cpu_affinity"]) & set(h.inherited)
-        check(set(r["cpus"]) == cpus, "%s: rank %d: CPUs %s, want %s (GPU %d's within %s)" % (
-            what, lr, r["cpus"], sorted(cpus), own, h.inherited))
+        # A simulated host's CPUs are shown, never applied (issue 43): the rank keeps the inherited set.
+        # The real pinning is tested on the real driver's path (tests/cli_run_test.cc).
+        check(set(r["cpus"]) == set(h.inherited), "%s: rank %d: CPUs %s, want the inherited %s (GPU %d's %s "
+              "belong to the simulated host)" % (what, lr, r["cpus"], h.inherited, own, gpus[own]["cpu_affinity"]))
 
 
 def expect_caught(ps, ranks, shared, what):
