@@ -39,6 +39,7 @@ const std::vector<Command>& commands() {
       without_json(metrics_command()),
       without_json(serve_command()),
       job_map_command(),
+      exiting(fleet_command(), {kExitFindings}),
       describe_command(),
   };
   return table;
