@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "fleet/fake_prometheus.h"
+#include "fleet/fleet_fixture.h"
 #include "json_contract.h"
 
 namespace gpumap::testing {
@@ -33,6 +35,7 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
   ASSERT_GE(checker.contract().size(), 20u) << "the contract table in docs/cli.md was not found";
   std::string locks = temp_dir("contract-locks");
   std::string ps_host = h200x2_with_process();
+  FakePrometheusServer prometheus(three_node_fleet());  // `fleet` over real HTTP, from memory
   std::string batch = write_temp_file("contract-batch.jsonl", "{\"CUDA_VISIBLE_DEVICES\": \"1,0\"}\n");
   struct Case {
     std::string type;
@@ -62,6 +65,8 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
       {"ps", {"ps", "--simulate", h200x2_with_process(true)}},
       // Without a kubelet (its pods and their objects: tests/kube/pods_cases.cc, with a real one).
       {"pods", {"pods", "--simulate", ps_host}, {"GPUMAP_KUBELET_SOCKET=/nonexistent/kubelet.sock"}},
+      {"fleet", {"fleet", "--prometheus", prometheus.url()}},
+      {"fleet", {"fleet"}, {"GPUMAP_PROMETHEUS=" + prometheus.url()}},
   };
   for (Case& c : cases) {
     if (std::find(c.args.begin(), c.args.end(), "--json") == c.args.end()) c.args.insert(c.args.begin() + 1, "--json");

@@ -27,7 +27,9 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"os", {"model"}},
       {"driver", {"model", "env", "os"}},
       {"output", {"model", "formats", "env", "resolve", "findings", "answer"}},
-      {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "output"}},
+      {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "output", "prom"}},
+      // Prometheus's HTTP query API (`gpumap fleet`): the client, the answer's parser, the join.
+      {"prom", {"model", "formats", "answer", "os"}},
       {"fake", {"model", "formats", "driver"}},  // the simulated driver: never the resolver
       // gpumap-kubelet, the pod-resources reader program (gRPC): it prints formats/pod_resources.h.
       {"kube", {"model", "formats"}},
@@ -68,7 +70,7 @@ const std::map<std::string, SessionLevel>& session_levels() {
   static const char* kFive = "the library's operations in one place (self.h): every use case a front end calls";
   static const std::map<std::string, SessionLevel> table = {
       {"session", {0, kBase}},       {"output_file", {0, kBase}}, {"launch_plan", {0, kBase}},
-      {"kubelet", {0, kBase}},       {"job_map", {1, kOne}},
+      {"kubelet", {0, kBase}},       {"fleet", {0, kBase}},       {"job_map", {1, kOne}},
       {"kubelet_cache", {1, kOne}},  {"lease_gpus", {1, kOne}},   {"which", {1, kOne}},
       {"explain", {1, kOne}},        {"map_batch", {1, kOne}},    {"mapping_snapshot", {1, kOne}},
       {"ps", {2, kTwo}},             {"verify", {2, kTwo}},       {"list", {2, kTwo}},

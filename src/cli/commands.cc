@@ -43,6 +43,7 @@ const std::vector<Command>& commands() {
       without_json(metrics_command(), "drop --json; for JSON use `gpumap ps --json` or `gpumap list --json`"),
       without_json(serve_command(), "drop --json; for JSON use `gpumap ps --json` or `gpumap list --json`"),
       job_map_command(),
+      exiting(fleet_command(), {kExitFindings}),
       describe_command(),
   };
   return table;

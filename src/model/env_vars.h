@@ -106,6 +106,7 @@ inline constexpr EnvVarInfo kEnvVars[] = {
     {"LISTEN_PID", kEnvCommand, false, "systemd socket activation: serve takes fd 3 when this is its pid"},
     {"LISTEN_FDS", kEnvCommand, false, "systemd socket activation: how many sockets were passed (serve takes exactly 1)"},
     {"PATH", kEnvCommand, false, "where job finds srun, sacct and scontrol"},
+    {"GPUMAP_PROMETHEUS", kEnvCommand, false, "fleet's default for --prometheus: the Prometheus that scrapes gpumap serve"},
     // The probe child.
     {"GPUMAP_FAKE_HOST", kEnvProbeChild, false,
      "given by gpumap to its CUDA probe child for the simulated libcuda; not for users (gpumap never sets it in its own environment)"},

@@ -1,0 +1,101 @@
+// `gpumap fleet`'s answer: every node a Prometheus scrapes `gpumap serve` on, its GPUs and their
+// processes (each with its own cuda:N), the findings grouped by cause and the Slurm jobs across
+// nodes (session/fleet.h reads it from Prometheus, output/fleet_view.h draws it).  A label the
+// exporter did not send (a series budget may drop `command`) is std::nullopt: shown as unknown.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/finding.h"
+
+namespace gpumap {
+
+/// The filters asked for (each list: any of its values).
+struct FleetFilter {
+  std::vector<std::string> nodes;       // instance, or its host part without the port
+  std::vector<std::string> jobs;        // slurm_job_id
+  std::vector<std::string> users;       // the process's user
+  std::vector<std::string> gpu_models;  // a case-insensitive part of the GPU's name
+  bool narrows_content() const { return !jobs.empty() || !users.empty() || !gpu_models.empty(); }
+};
+
+struct FleetProcess {
+  std::optional<long long> pid;           // as NVML reports it on its node (a host PID)
+  std::string type;                       // compute / graphics ("" when the label is missing)
+  std::optional<std::string> user, command;
+  std::optional<int> cuda_ordinal;        // the cuda:N this process calls this GPU; none: it cannot see it or unknown
+  std::string state;                      // running / exited / not-visible ("" when missing)
+  std::string slurm_job_id, rank, local_rank;  // "" when not in a job (or the label was dropped)
+  std::string pod, ns, container;         // "" outside a pod
+  std::vector<std::string> findings;      // ids of its findings on this GPU
+};
+
+struct FleetGpu {
+  std::string uuid;
+  std::optional<int> nvml_index;
+  std::optional<std::string> name;
+  std::optional<double> memory_used_bytes, memory_total_bytes, utilization_ratio, temperature_celsius;
+  std::vector<FleetProcess> processes;  // by pid
+};
+
+struct FleetNode {
+  std::string instance;   // Prometheus's target label (host:port)
+  std::string node;       // the instance without its port
+  std::string job;        // the scrape job
+  bool up = false;        // the last scrape succeeded (`up == 1`)
+  std::optional<double> last_read_age_s;  // now - the exporter's last good driver read; none: never scraped in the lookback
+  std::optional<bool> exporter_up;        // gpumap_exporter_up: the node's last driver read succeeded
+  std::optional<bool> exporter_stale;     // gpumap_exporter_stale: its series come from an older read
+  std::vector<FleetGpu> gpus;             // by nvml_index
+  std::vector<std::string> host_findings; // ids of the node's own findings (no pid)
+};
+
+/// One place a finding was reported.
+struct FleetFindingPlace {
+  std::string instance, node;
+  std::optional<long long> pid;
+  std::string uuid;
+  std::string slurm_job_id;  // the process's job, "" for none
+};
+
+/// One cause (finding id) across the fleet, with every place it was reported.
+struct FleetCause {
+  std::string id;
+  Severity severity = Severity::kInfo;
+  std::vector<FleetFindingPlace> places;
+};
+
+/// One rank of a job: a process on one node, with every GPU it uses.
+struct FleetRankGpu {
+  std::string uuid;
+  std::optional<int> nvml_index;
+  std::optional<int> cuda_ordinal;
+};
+struct FleetRank {
+  std::string instance, node;
+  std::optional<long long> pid;
+  std::string rank, local_rank;
+  std::optional<std::string> user;
+  std::vector<FleetRankGpu> gpus;
+};
+
+/// A Slurm job across nodes: its ranks on every node are one job.
+struct FleetJob {
+  std::string slurm_job_id;
+  std::vector<std::string> nodes;           // sorted
+  std::vector<FleetRank> ranks;             // by rank, then node, then pid
+  std::vector<std::string> finding_ids;     // the causes its processes are in, sorted
+};
+
+struct FleetAnswer {
+  std::string prometheus;       // the URL as shown (no credentials are ever in it)
+  double evaluated_at = 0;      // Prometheus's evaluation time (seconds since the epoch)
+  FleetFilter filter;
+  std::vector<FleetNode> nodes;  // by node name, then instance
+  std::vector<FleetCause> causes;  // most severe first, then by id
+  std::vector<FleetJob> jobs;      // by job id
+  std::vector<std::string> warnings;  // Prometheus's own warnings and series that could not be placed
+};
+
+}  // namespace gpumap

@@ -1,0 +1,56 @@
+// gpumap fleet: every node's GPUs, processes (each with its own cuda:N) and findings, from the
+// Prometheus that scrapes `gpumap serve` on each node (docs/fleet.md).
+#include <iostream>
+
+#include "cli/command.h"
+#include "model/env_vars.h"
+#include "model/error.h"
+#include "output/fleet_view.h"
+#include "session/fleet.h"
+
+namespace gpumap {
+namespace {
+
+int run(const Args& args, Context& ctx) {
+  FleetRequest req;
+  req.prometheus = args.value("--prometheus").value_or(ctx.session().env().get(env_var("GPUMAP_PROMETHEUS")).value_or(""));
+  req.filter = {args.values("--node"), args.values("--job"), args.values("--user"), args.values("--gpu-model")};
+  if (std::optional<std::string> t = args.value("--timeout")) req.timeout_s = parse_fleet_timeout(*t);
+  req.http_config_file = args.value("--http.config.file").value_or("");
+  std::optional<Severity> fail_on = parse_fleet_fail_on(args.value("--fail-on"));
+  FleetAnswer a = read_fleet(req);
+  std::cout << (ctx.json() ? fleet_json(a) : fleet_text(a));
+  return fail_on && fleet_worst(a) >= *fail_on ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+Command fleet_command() {
+  return {"fleet", "every node's GPUs, processes, cuda:N and findings, from Prometheus",
+          "gpumap fleet [--prometheus URL] [--node NAME] [--job ID] [--user U] [--gpu-model TEXT]\n"
+          "             [--fail-on warning|error] [--timeout SECONDS] [--http.config.file FILE] [--json]",
+          "Asks the Prometheus that scrapes `gpumap serve` on each node (its HTTP query API: Prometheus,\n"
+          "Thanos, Mimir and VictoriaMetrics answer the same) and prints every node: up or down with the\n"
+          "age of its last driver read, its GPUs (memory, utilisation, temperature), the processes on them\n"
+          "with each one's own cuda:N, user, Slurm job and rank or pod; then each Slurm job across its\n"
+          "nodes (its ranks on several nodes are one job) and the findings grouped by cause.  gpumap\n"
+          "collects nothing itself: a node Prometheus does not scrape is not shown.  The filters go into\n"
+          "the queries as label matchers (a value is matched exactly and can never change the\n"
+          "query).  The URL is --prometheus, else $GPUMAP_PROMETHEUS.  Credentials and TLS come from\n"
+          "--http.config.file (Prometheus's own client YAML: basic_auth, authorization, tls_config),\n"
+          "never from the command line.  Exit 1 when Prometheus cannot be reached, refuses, or does not\n"
+          "answer within --timeout (default 10 s per query), naming the URL; with --fail-on, 7 when a\n"
+          "finding that severe or worse is shown, or a node is down (docs/fleet.md).",
+          {{"--prometheus", true, false, "URL", "the Prometheus to ask (default $GPUMAP_PROMETHEUS), e.g. http://prometheus:9090"},
+           {"--node", true, true, "NAME", "only this node (its instance, or the instance's host without the port)"},
+           {"--job", true, true, "JOBID", "only this Slurm job's processes and their GPUs"},
+           {"--user", true, true, "USER", "only this user's processes and their GPUs"},
+           {"--gpu-model", true, true, "TEXT", "only GPUs whose name contains TEXT (any case), e.g. H100"},
+           {"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down counts as an error)"},
+           {"--timeout", true, false, "SECONDS", "each query's limit (default 10)"},
+           {"--http.config.file", true, false, "FILE", "credentials and TLS for Prometheus (basic_auth, authorization, tls_config)"}},
+          false,
+          run};
+}
+
+}  // namespace gpumap

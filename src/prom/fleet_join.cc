@@ -1,0 +1,344 @@
+#include "prom/fleet_join.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "prom/promql.h"
+
+namespace gpumap {
+
+FleetQueries fleet_queries(const FleetFilter& f) {
+  // --node NAME matches the instance NAME or NAME:PORT.
+  std::string node = label_matcher("instance", f.nodes, "", "(?::[0-9]+)?");
+  std::string model = label_matcher("name", f.gpu_models, "(?i).*", ".*");
+  std::string job = label_matcher("slurm_job_id", f.jobs);
+  std::string user = label_matcher("user", f.users);
+  FleetQueries q;
+  q.up = selector("up", {node}) + " * on(instance, job) max by (instance, job) (last_over_time(" +
+         selector("gpumap_build_info", {node}) + "[1h]))";
+  q.last_read = "max by (instance, job) (last_over_time(" +
+                selector("gpumap_exporter_last_success_timestamp_seconds", {node}) + "[1h]))";
+  q.health = selector("", {"__name__=~\"gpumap_exporter_up|gpumap_exporter_stale\"", node});
+  q.gpus = selector("gpumap_gpu_info", {node, model});
+  q.gauges = selector("", {"__name__=~\"gpumap_gpu_memory_used_bytes|gpumap_gpu_memory_total_bytes|"
+                           "gpumap_gpu_utilization_ratio|gpumap_gpu_temperature_celsius\"",
+                           node});
+  q.processes = selector("gpumap_process_info", {node, job, user});
+  if (!model.empty()) q.processes += " and on(instance, uuid) " + selector("gpumap_gpu_info", {node, model});
+  q.findings = selector("gpumap_finding", {node});
+  return q;
+}
+
+std::string node_of_instance(const std::string& instance) {
+  if (!instance.empty() && instance[0] == '[') {
+    size_t close = instance.find(']');
+    if (close != std::string::npos) return instance.substr(1, close - 1);
+  }
+  size_t colon = instance.rfind(':');
+  if (colon != std::string::npos && instance.find(':') == colon && colon + 1 < instance.size() &&
+      std::all_of(instance.begin() + static_cast<long>(colon) + 1, instance.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return instance.substr(0, colon);
+  return instance;
+}
+
+namespace {
+
+const std::string* label(const PromSample& s, const char* name) {
+  auto it = s.labels.find(name);
+  return it == s.labels.end() ? nullptr : &it->second;
+}
+
+std::string label_or(const PromSample& s, const char* name) {
+  const std::string* v = label(s, name);
+  return v ? *v : "";
+}
+
+std::optional<std::string> label_opt(const PromSample& s, const char* name) {
+  const std::string* v = label(s, name);
+  return v ? std::optional<std::string>(*v) : std::nullopt;
+}
+
+std::optional<long long> integer(const std::string* v) {
+  if (!v || v->empty() || v->size() > 18) return std::nullopt;
+  size_t i = (*v)[0] == '-' ? 1 : 0;
+  if (i == v->size() || !std::all_of(v->begin() + static_cast<long>(i), v->end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoll(*v);
+}
+
+std::optional<int> small_int(const std::string* v) {
+  std::optional<long long> n = integer(v);
+  if (!n || *n < 0 || *n > 1000000) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool any_equal(const std::vector<std::string>& values, const std::string& v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+Severity severity_of(const std::string& s) {
+  if (s == "error") return Severity::kError;
+  if (s == "warning") return Severity::kWarning;
+  return Severity::kInfo;
+}
+
+/// Builds the answer; nodes and GPUs in maps until the end.
+class Joiner {
+ public:
+  Joiner(const FleetFilter& f, double now) : f_(f), now_(now) {}
+
+  FleetAnswer run(const FleetSeries& s) {
+    for (const PromSample& x : s.up.samples) {
+      FleetNode* n = node(x);
+      if (!n) continue;
+      n->up = x.value == 1;
+      if (const std::string* j = label(x, "job")) n->job = *j;
+    }
+    for (const PromSample& x : s.last_read.samples)
+      if (FleetNode* n = node(x); n && std::isfinite(x.value) && x.value > 0) n->last_read_age_s = std::max(0.0, now_ - x.value);
+    for (const PromSample& x : s.health.samples) {
+      FleetNode* n = node(x);
+      if (!n || !std::isfinite(x.value)) continue;
+      std::string name = label_or(x, "__name__");
+      if (name == "gpumap_exporter_up") n->exporter_up = x.value == 1;
+      if (name == "gpumap_exporter_stale") n->exporter_stale = x.value == 1;
+    }
+    for (const PromSample& x : s.gpus.samples) {
+      if (!model_ok(label(x, "name"))) continue;
+      FleetGpu* g = gpu(x, true);
+      if (!g) continue;
+      g->nvml_index = small_int(label(x, "nvml_index"));
+      g->name = label_opt(x, "name");
+    }
+    for (const PromSample& x : s.gauges.samples) {
+      FleetGpu* g = gpu(x, false);
+      if (!g) continue;
+      std::string name = label_or(x, "__name__");
+      if (name == "gpumap_gpu_memory_used_bytes") g->memory_used_bytes = finite(x.value);
+      else if (name == "gpumap_gpu_memory_total_bytes") g->memory_total_bytes = finite(x.value);
+      else if (name == "gpumap_gpu_utilization_ratio") g->utilization_ratio = finite(x.value);
+      else if (name == "gpumap_gpu_temperature_celsius") g->temperature_celsius = finite(x.value);
+    }
+    for (const PromSample& x : s.processes.samples) process(x);
+    for (const PromSample& x : s.findings.samples) finding(x);
+    return finish();
+  }
+
+ private:
+  using GpuKey = std::pair<std::string, std::string>;                       // instance, uuid
+  using ProcKey = std::tuple<std::string, std::string, long long>;           // instance, uuid, pid
+
+  bool node_ok(const std::string& instance) const {
+    if (f_.nodes.empty()) return true;
+    return any_equal(f_.nodes, instance) || any_equal(f_.nodes, node_of_instance(instance));
+  }
+  bool model_ok(const std::string* name) const {
+    if (f_.gpu_models.empty()) return true;
+    if (!name) return false;
+    std::string n = lower(*name);
+    for (const std::string& m : f_.gpu_models)
+      if (n.find(lower(m)) != std::string::npos) return true;
+    return false;
+  }
+
+  FleetNode* node(const PromSample& x) {
+    const std::string* inst = label(x, "instance");
+    if (!inst) {
+      ++unplaced_;
+      return nullptr;
+    }
+    if (!node_ok(*inst)) return nullptr;
+    auto it = nodes_.find(*inst);
+    if (it == nodes_.end()) {
+      FleetNode n;
+      n.instance = *inst;
+      n.node = node_of_instance(*inst);
+      n.up = true;  // named only by current series (its `up` was not in the answer): it was scraped
+      it = nodes_.emplace(*inst, std::move(n)).first;
+    }
+    return &it->second;
+  }
+
+  /// The GPU a series names; `create`: from gpu_info (else only an existing one).
+  FleetGpu* gpu(const PromSample& x, bool create) {
+    const std::string* uuid = label(x, "uuid");
+    const std::string* inst = label(x, "instance");
+    if (!uuid || !inst) {
+      ++unplaced_;
+      return nullptr;
+    }
+    auto it = gpus_.find({*inst, *uuid});
+    if (it != gpus_.end()) return &it->second;
+    if (!create || !node(x)) return nullptr;
+    FleetGpu g;
+    g.uuid = *uuid;
+    return &gpus_.emplace(GpuKey{*inst, *uuid}, std::move(g)).first->second;
+  }
+
+  void process(const PromSample& x) {
+    if (!f_.jobs.empty() && !any_equal(f_.jobs, label_or(x, "slurm_job_id"))) return;
+    if (!f_.users.empty() && !any_equal(f_.users, label_or(x, "user"))) return;
+    FleetGpu* g = gpu(x, false);
+    if (!g) {
+      // A process on a GPU gpu_info did not list: kept (with what its own labels say) unless a
+      // --gpu-model filter asked for GPUs by a name it does not tell.
+      if (!f_.gpu_models.empty() || !label(x, "uuid") || !label(x, "instance")) return;
+      g = gpu(x, true);
+      if (!g) return;
+      g->nvml_index = small_int(label(x, "nvml_index"));
+    }
+    FleetProcess p;
+    p.pid = integer(label(x, "pid"));
+    p.type = label_or(x, "type");
+    p.user = label_opt(x, "user");
+    p.command = label_opt(x, "command");
+    p.cuda_ordinal = small_int(label(x, "cuda_ordinal"));
+    p.state = label_or(x, "state");
+    p.slurm_job_id = label_or(x, "slurm_job_id");
+    p.rank = label_or(x, "rank");
+    p.local_rank = label_or(x, "local_rank");
+    p.pod = label_or(x, "pod");
+    p.ns = label_or(x, "namespace");
+    p.container = label_or(x, "container");
+    const std::string& inst = *label(x, "instance");
+    ProcKey key{inst, g->uuid, p.pid.value_or(-1)};
+    if (procs_seen_.count(key)) {  // listed as compute and graphics: one process
+      return;
+    }
+    procs_seen_.insert(key);
+    if (p.pid) kept_pids_.insert({inst, *p.pid});
+    g->processes.push_back(std::move(p));
+  }
+
+  void finding(const PromSample& x) {
+    const std::string* id = label(x, "id");
+    const std::string* inst = label(x, "instance");
+    if (!id || !inst) {
+      ++unplaced_;
+      return;
+    }
+    if (!node_ok(*inst)) return;
+    std::optional<long long> pid = integer(label(x, "pid"));
+    std::string uuid = label_or(x, "uuid");
+    FleetFindingPlace place{*inst, node_of_instance(*inst), pid, uuid, ""};
+    bool placed = false;
+    if (pid) {
+      if (f_.narrows_content() && !kept_pids_.count({*inst, *pid})) return;
+      auto g = gpus_.find({*inst, uuid});
+      if (g != gpus_.end())
+        for (FleetProcess& p : g->second.processes)
+          if (p.pid == pid) {
+            if (!any_equal(p.findings, *id)) p.findings.push_back(*id);
+            place.slurm_job_id = p.slurm_job_id;
+            placed = true;
+          }
+      if (!placed)  // the process's series on another GPU (a finding of the process as a whole)
+        for (auto& [k, gg] : gpus_)
+          if (k.first == *inst)
+            for (FleetProcess& p : gg.processes)
+              if (p.pid == pid) place.slurm_job_id = p.slurm_job_id;
+    } else {
+      if (f_.narrows_content()) return;  // the node's own finding: not what --job/--user/--gpu-model asked
+      FleetNode* n = node(x);
+      if (!n) return;
+      if (!any_equal(n->host_findings, *id)) n->host_findings.push_back(*id);
+    }
+    FleetCause& c = causes_[*id];
+    c.id = *id;
+    c.severity = std::max(c.severity, severity_of(label_or(x, "severity")));
+    c.places.push_back(std::move(place));
+  }
+
+  FleetAnswer finish() {
+    FleetAnswer a;
+    a.filter = f_;
+    a.evaluated_at = now_;
+    for (auto& [key, g] : gpus_) {
+      std::sort(g.processes.begin(), g.processes.end(), [](const FleetProcess& x, const FleetProcess& y) {
+        return std::tie(x.pid, x.type) < std::tie(y.pid, y.type);
+      });
+      if (f_.narrows_content() && (!f_.jobs.empty() || !f_.users.empty()) && g.processes.empty()) continue;
+      nodes_[key.first].gpus.push_back(std::move(g));
+    }
+    std::map<std::string, FleetJob> jobs;
+    std::map<std::tuple<std::string, std::string, long long>, size_t> rank_at;  // job, instance, pid -> rank
+    for (auto& [inst, n] : nodes_) {
+      std::sort(n.gpus.begin(), n.gpus.end(), [](const FleetGpu& x, const FleetGpu& y) {
+        return std::make_tuple(!x.nvml_index, x.nvml_index.value_or(0), x.uuid) <
+               std::make_tuple(!y.nvml_index, y.nvml_index.value_or(0), y.uuid);
+      });
+      std::sort(n.host_findings.begin(), n.host_findings.end());
+      for (const FleetGpu& g : n.gpus)
+        for (const FleetProcess& p : g.processes) {
+          if (p.slurm_job_id.empty()) continue;
+          FleetJob& j = jobs[p.slurm_job_id];
+          j.slurm_job_id = p.slurm_job_id;
+          if (!any_equal(j.nodes, n.node)) j.nodes.push_back(n.node);
+          auto key = std::make_tuple(p.slurm_job_id, inst, p.pid.value_or(-1));
+          auto at = rank_at.find(key);
+          if (at == rank_at.end()) {
+            at = rank_at.emplace(key, j.ranks.size()).first;
+            j.ranks.push_back(FleetRank{inst, n.node, p.pid, p.rank, p.local_rank, p.user, {}});
+          }
+          j.ranks[at->second].gpus.push_back(FleetRankGpu{g.uuid, g.nvml_index, p.cuda_ordinal});
+          for (const std::string& id : p.findings)
+            if (!any_equal(j.finding_ids, id)) j.finding_ids.push_back(id);
+        }
+    }
+    for (auto& [inst, n] : nodes_) {
+      bool keep = !f_.narrows_content() || !n.gpus.empty() || !n.up;
+      if (keep) a.nodes.push_back(std::move(n));
+    }
+    std::sort(a.nodes.begin(), a.nodes.end(),
+              [](const FleetNode& x, const FleetNode& y) { return std::tie(x.node, x.instance) < std::tie(y.node, y.instance); });
+    for (auto& [id, j] : jobs) {
+      std::sort(j.nodes.begin(), j.nodes.end());
+      std::sort(j.finding_ids.begin(), j.finding_ids.end());
+      std::sort(j.ranks.begin(), j.ranks.end(), [](const FleetRank& x, const FleetRank& y) {
+        std::optional<long long> rx = integer(&x.rank), ry = integer(&y.rank);
+        return std::make_tuple(!rx, rx.value_or(0), x.rank, x.node, x.instance, x.pid) <
+               std::make_tuple(!ry, ry.value_or(0), y.rank, y.node, y.instance, y.pid);
+      });
+      a.jobs.push_back(std::move(j));
+    }
+    for (auto& [id, c] : causes_) {
+      std::sort(c.places.begin(), c.places.end(), [](const FleetFindingPlace& x, const FleetFindingPlace& y) {
+        return std::tie(x.node, x.instance, x.pid, x.uuid) < std::tie(y.node, y.instance, y.pid, y.uuid);
+      });
+      a.causes.push_back(std::move(c));
+    }
+    std::stable_sort(a.causes.begin(), a.causes.end(),
+                     [](const FleetCause& x, const FleetCause& y) { return x.severity > y.severity; });
+    if (unplaced_)
+      a.warnings.push_back(std::to_string(unplaced_) + " series without an instance, uuid or id label were left out");
+    return a;
+  }
+
+  const FleetFilter& f_;
+  double now_;
+  std::map<std::string, FleetNode> nodes_;
+  std::map<GpuKey, FleetGpu> gpus_;
+  std::set<ProcKey> procs_seen_;
+  std::set<std::pair<std::string, long long>> kept_pids_;
+  std::map<std::string, FleetCause> causes_;
+  size_t unplaced_ = 0;
+};
+
+}  // namespace
+
+FleetAnswer join_fleet(const FleetSeries& series, const FleetFilter& filter, double evaluated_at) {
+  return Joiner(filter, evaluated_at).run(series);
+}
+
+}  // namespace gpumap

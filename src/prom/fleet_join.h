@@ -1,0 +1,40 @@
+// The fleet view's queries and their join: which instant queries `gpumap fleet` asks Prometheus
+// (the filters as label matchers, so a filtered node costs one node's series), and the pure join
+// of their answers into one FleetAnswer on (instance, uuid, pid).
+#pragma once
+#include <string>
+
+#include "answer/fleet_answer.h"
+#include "prom/query_result.h"
+
+namespace gpumap {
+
+/// The PromQL of each query, for `filter`.
+struct FleetQueries {
+  std::string up;         // each gpumap target's `up`, for targets that exported gpumap_build_info in the last hour
+  std::string last_read;  // each target's gpumap_exporter_last_success_timestamp_seconds, last sample within the hour
+  std::string health;     // gpumap_exporter_up and gpumap_exporter_stale
+  std::string gpus;       // gpumap_gpu_info (--gpu-model: its name)
+  std::string gauges;     // memory used/total, utilisation, temperature
+  std::string processes;  // gpumap_process_info (--job, --user; --gpu-model through its GPU)
+  std::string findings;   // gpumap_finding
+};
+FleetQueries fleet_queries(const FleetFilter& filter);
+
+/// What Prometheus answered to each query.
+struct FleetSeries {
+  PromResult up, last_read, health, gpus, gauges, processes, findings;
+};
+
+/// The join: nodes from `up` (and any instance a series names), GPUs from gpu_info and the gauges,
+/// processes onto their GPUs, findings onto their processes or nodes, grouped by cause and by Slurm
+/// job across nodes.  The filters are applied again here, so the answer never holds what they
+/// exclude whatever the server did with the matchers; with --job, --user or --gpu-model a node is
+/// kept when something of it matched or when it is down (it may hold what was asked: never left
+/// out silently).  `evaluated_at`: the queries' evaluation time, for the last read's age.
+FleetAnswer join_fleet(const FleetSeries& series, const FleetFilter& filter, double evaluated_at);
+
+/// An instance's node name: the instance without its `:port` (and an IPv6 address without brackets).
+std::string node_of_instance(const std::string& instance);
+
+}  // namespace gpumap

@@ -1,0 +1,159 @@
+#include "prom/fleet_join.h"
+
+#include <gtest/gtest.h>
+
+#include "fleet/fleet_fixture.h"
+
+namespace gpumap {
+namespace {
+
+using testing::kFleetNow;
+using testing::three_node_fleet;
+
+const FleetNode& node(const FleetAnswer& a, const std::string& name) {
+  for (const FleetNode& n : a.nodes)
+    if (n.node == name) return n;
+  throw std::runtime_error("no node " + name);
+}
+
+TEST(FleetJoin, NodesGpusAndProcessesWithTheirOwnCudaOrdinal) {
+  FleetAnswer a = join_fleet(three_node_fleet(), {}, kFleetNow);
+  ASSERT_EQ(a.nodes.size(), 3u);
+  const FleetNode& na = node(a, "node-a");
+  EXPECT_EQ(na.instance, "node-a:9467");
+  EXPECT_EQ(na.job, "gpumap");
+  EXPECT_TRUE(na.up);
+  EXPECT_EQ(na.last_read_age_s, 1.0);
+  EXPECT_EQ(na.exporter_up, true);
+  ASSERT_EQ(na.gpus.size(), 2u);
+  EXPECT_EQ(na.gpus[0].nvml_index, 0);
+  EXPECT_EQ(na.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(na.gpus[0].memory_total_bytes, 81559.0 * 1048576);
+  EXPECT_EQ(na.gpus[0].utilization_ratio, 0.97);
+  EXPECT_EQ(na.gpus[0].temperature_celsius, 61);
+  EXPECT_FALSE(na.gpus[1].memory_used_bytes);  // no sample: unknown, never 0
+  ASSERT_EQ(na.gpus[1].processes.size(), 1u);
+  EXPECT_EQ(na.gpus[1].processes[0].pid, 101);
+  EXPECT_EQ(na.gpus[1].processes[0].cuda_ordinal, 1);
+  EXPECT_EQ(na.gpus[1].processes[0].findings, std::vector<std::string>{"rank-on-wrong-gpu"});
+  EXPECT_EQ(na.host_findings, std::vector<std::string>{"order-differs"});
+  const FleetNode& nb = node(a, "node-b");
+  ASSERT_EQ(nb.gpus.size(), 2u);
+  EXPECT_EQ(nb.gpus[0].processes.size(), 2u);  // pid 201 in the compute and graphics lists is one process
+}
+
+TEST(FleetJoin, ADownNodeIsShownWithTheAgeOfItsLastRead) {
+  FleetAnswer a = join_fleet(three_node_fleet(), {}, kFleetNow);
+  const FleetNode& nc = node(a, "node-c");
+  EXPECT_FALSE(nc.up);
+  EXPECT_EQ(nc.last_read_age_s, 95.0);
+  EXPECT_TRUE(nc.gpus.empty());
+}
+
+TEST(FleetJoin, OneJobAcrossTwoNodesWithItsRanksCudaOrdinals) {
+  FleetAnswer a = join_fleet(three_node_fleet(), {}, kFleetNow);
+  ASSERT_EQ(a.jobs.size(), 1u);
+  const FleetJob& j = a.jobs[0];
+  EXPECT_EQ(j.slurm_job_id, "77");
+  EXPECT_EQ(j.nodes, (std::vector<std::string>{"node-a", "node-b"}));
+  ASSERT_EQ(j.ranks.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(j.ranks[i].rank, std::to_string(i));
+  EXPECT_EQ(j.ranks[1].node, "node-a");
+  ASSERT_EQ(j.ranks[1].gpus.size(), 1u);
+  EXPECT_EQ(j.ranks[1].gpus[0].cuda_ordinal, 1);
+  EXPECT_EQ(j.ranks[1].gpus[0].nvml_index, 1);
+  EXPECT_EQ(j.ranks[3].node, "node-b");
+  EXPECT_EQ(j.ranks[3].gpus.size(), 1u);  // compute and graphics: one GPU once
+  EXPECT_EQ(j.finding_ids, (std::vector<std::string>{"rank-on-wrong-gpu", "ranks-share-gpu"}));
+}
+
+TEST(FleetJoin, FindingsGroupedByCauseMostSevereFirst) {
+  FleetAnswer a = join_fleet(three_node_fleet(), {}, kFleetNow);
+  ASSERT_EQ(a.causes.size(), 3u);
+  EXPECT_EQ(a.causes[0].id, "rank-on-wrong-gpu");
+  EXPECT_EQ(a.causes[0].severity, Severity::kError);
+  EXPECT_EQ(a.causes[1].id, "order-differs");
+  EXPECT_EQ(a.causes[2].id, "ranks-share-gpu");
+  ASSERT_EQ(a.causes[2].places.size(), 2u);
+  EXPECT_EQ(a.causes[2].places[0].slurm_job_id, "77");
+  EXPECT_EQ(a.causes[1].places[0].pid, std::nullopt);
+}
+
+TEST(FleetJoin, AMissingLabelIsUnknownNeverACrash) {
+  FleetSeries s = three_node_fleet();
+  FleetAnswer a = join_fleet(s, {}, kFleetNow);
+  const FleetProcess& pod = node(a, "node-b").gpus[1].processes[0];
+  EXPECT_EQ(pod.pid, 300);
+  EXPECT_EQ(pod.command, std::nullopt);  // dropped by a series budget
+  EXPECT_EQ(pod.cuda_ordinal, std::nullopt);
+  EXPECT_EQ(pod.pod, "trainer-0");
+  EXPECT_EQ(pod.ns, "ml");
+  // Series with almost nothing: no instance, no uuid, a pid that is not a number.
+  s.processes.samples.push_back({{{"__name__", "gpumap_process_info"}}, 1, kFleetNow});
+  s.processes.samples.push_back({{{"instance", "node-a:9467"}, {"uuid", "GPU-aaaa0000"}, {"pid", "x"}}, 1, kFleetNow});
+  s.gpus.samples.push_back({{{"instance", "node-a:9467"}, {"uuid", "GPU-cccc"}}, 1, kFleetNow});
+  s.findings.samples.push_back({{{"instance", "node-a:9467"}}, 1, kFleetNow});
+  FleetAnswer b = join_fleet(s, {}, kFleetNow);
+  const FleetNode& na = node(b, "node-a");
+  ASSERT_EQ(na.gpus.size(), 3u);
+  EXPECT_EQ(na.gpus[2].uuid, "GPU-cccc");
+  EXPECT_EQ(na.gpus[2].nvml_index, std::nullopt);
+  EXPECT_EQ(na.gpus[0].processes.size(), 2u);
+  EXPECT_EQ(na.gpus[0].processes[0].pid, std::nullopt);
+  EXPECT_EQ(b.warnings.size(), 1u);  // two series could not be placed
+}
+
+TEST(FleetJoin, FiltersKeepWhatMatchedAndEveryDownNode) {
+  FleetFilter f;
+  f.users = {"bob"};
+  FleetAnswer a = join_fleet(three_node_fleet(), f, kFleetNow);
+  ASSERT_EQ(a.nodes.size(), 2u);  // node-b (bob's pod) and node-c (down: it may hold bob's processes)
+  EXPECT_EQ(a.nodes[0].node, "node-b");
+  ASSERT_EQ(a.nodes[0].gpus.size(), 1u);
+  EXPECT_EQ(a.nodes[0].gpus[0].uuid, "GPU-bbbb1111");
+  EXPECT_EQ(a.nodes[1].node, "node-c");
+  EXPECT_TRUE(a.causes.empty());  // alice's findings and node-a's own are not bob's
+  EXPECT_TRUE(a.jobs.empty());
+
+  FleetFilter m;
+  m.gpu_models = {"h100"};
+  FleetAnswer h = join_fleet(three_node_fleet(), m, kFleetNow);
+  EXPECT_EQ(h.nodes.size(), 2u);  // node-a and the down node-c
+  EXPECT_EQ(h.nodes[0].gpus.size(), 2u);
+  ASSERT_EQ(h.jobs.size(), 1u);
+  EXPECT_EQ(h.jobs[0].ranks.size(), 2u);  // the job's ranks on H100s only
+
+  FleetFilter n;
+  n.nodes = {"node-b"};
+  FleetAnswer nb = join_fleet(three_node_fleet(), n, kFleetNow);
+  ASSERT_EQ(nb.nodes.size(), 1u);
+  EXPECT_EQ(nb.nodes[0].gpus.size(), 2u);
+  n.nodes = {"node-b:9467"};
+  EXPECT_EQ(join_fleet(three_node_fleet(), n, kFleetNow).nodes.size(), 1u);
+}
+
+TEST(FleetJoin, QueriesCarryTheFiltersAsMatchers) {
+  FleetFilter f;
+  f.nodes = {"node-a"};
+  f.jobs = {"77"};
+  f.users = {"alice"};
+  f.gpu_models = {"H100"};
+  FleetQueries q = fleet_queries(f);
+  const std::string node = "instance=~\"(?:node\\\\-a)(?::[0-9]+)?\"";
+  for (const std::string* s : {&q.up, &q.last_read, &q.health, &q.gpus, &q.gauges, &q.processes, &q.findings})
+    EXPECT_NE(s->find(node), std::string::npos) << *s;
+  EXPECT_NE(q.processes.find("slurm_job_id=~\"(?:77)\""), std::string::npos) << q.processes;
+  EXPECT_NE(q.processes.find("user=~\"(?:alice)\""), std::string::npos) << q.processes;
+  EXPECT_NE(q.gpus.find("name=~\"(?i).*(?:H100).*\""), std::string::npos) << q.gpus;
+  EXPECT_EQ(fleet_queries({}).gpus, "gpumap_gpu_info");
+}
+
+TEST(FleetJoin, NodeOfInstance) {
+  EXPECT_EQ(node_of_instance("node-a:9467"), "node-a");
+  EXPECT_EQ(node_of_instance("10.0.0.1:9467"), "10.0.0.1");
+  EXPECT_EQ(node_of_instance("[fd00::1]:9467"), "fd00::1");
+  EXPECT_EQ(node_of_instance("node-a"), "node-a");
+}
+
+}  // namespace
+}  // namespace gpumap

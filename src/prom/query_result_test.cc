@@ -1,0 +1,91 @@
+#include "prom/query_result.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace gpumap {
+namespace {
+
+// Answers of Prometheus 2.42 (Debian 12's package) as it wrote them, captured with curl.
+const char* kUp =
+    R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"up","instance":"127.0.0.1:19391","job":"self"},"value":[1796553056.968,"1"]}]}})";
+const char* kScalar = R"({"status":"success","data":{"resultType":"scalar","result":[1796553056.985,"2"]}})";
+const char* kBadData =
+    R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:4: parse error: unexpected end of input inside braces"})";
+const char* kMatrix =
+    R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","instance":"127.0.0.1:19391","job":"self"},"values":[[1796553056.516,"1"]]}]}})";
+const char* kEmpty = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
+const char* kTwoFamilies =
+    R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"scrape_samples_scraped","instance":"127.0.0.1:19391","job":"self"},"value":[1796553057.220,"317"]},{"metric":{"__name__":"up","instance":"127.0.0.1:19391","job":"self"},"value":[1796553057.220,"1"]}]}})";
+
+TEST(PromQuery, ReadsAnInstantVector) {
+  PromResult r = parse_prom_query(kUp);
+  EXPECT_EQ(r.result_type, "vector");
+  ASSERT_EQ(r.samples.size(), 1u);
+  EXPECT_EQ(r.samples[0].labels.at("instance"), "127.0.0.1:19391");
+  EXPECT_EQ(r.samples[0].labels.at("job"), "self");
+  EXPECT_EQ(r.samples[0].labels.at("__name__"), "up");
+  EXPECT_EQ(r.samples[0].value, 1);
+  EXPECT_DOUBLE_EQ(r.samples[0].timestamp, 1796553056.968);
+  PromResult two = parse_prom_query(kTwoFamilies);
+  ASSERT_EQ(two.samples.size(), 2u);
+  EXPECT_EQ(two.samples[0].value, 317);
+  EXPECT_TRUE(parse_prom_query(kEmpty).samples.empty());
+}
+
+TEST(PromQuery, ReadsAScalar) {
+  PromResult r = parse_prom_query(kScalar);
+  EXPECT_EQ(r.result_type, "scalar");
+  ASSERT_EQ(r.samples.size(), 1u);
+  EXPECT_EQ(r.samples[0].value, 2);
+  EXPECT_TRUE(r.samples[0].labels.empty());
+}
+
+TEST(PromQuery, SaysPrometheussErrorWithItsType) {
+  try {
+    parse_prom_query(kBadData);
+    FAIL() << "no error";
+  } catch (const PromError& e) {
+    EXPECT_EQ(e.error_type(), "bad_data");
+    EXPECT_NE(std::string(e.what()).find("parse error: unexpected end of input inside braces"), std::string::npos);
+  }
+}
+
+TEST(PromQuery, ReadsSpecialValuesAndWarnings) {
+  PromResult r = parse_prom_query(
+      R"({"status":"success","warnings":["PromQL info: x"],"data":{"resultType":"vector","result":[{"metric":{},"value":[1,"NaN"]},{"metric":{},"value":[1,"+Inf"]},{"metric":{},"value":[1,"-Inf"]},{"metric":{},"value":[1,"1e-05"]}]}})");
+  ASSERT_EQ(r.samples.size(), 4u);
+  EXPECT_TRUE(std::isnan(r.samples[0].value));
+  EXPECT_TRUE(std::isinf(r.samples[1].value) && r.samples[1].value > 0);
+  EXPECT_TRUE(std::isinf(r.samples[2].value) && r.samples[2].value < 0);
+  EXPECT_DOUBLE_EQ(r.samples[3].value, 1e-05);
+  ASSERT_EQ(r.warnings.size(), 1u);
+}
+
+TEST(PromQuery, RefusesWhatIsNotAnInstantQueryAnswer) {
+  auto type_of = [](const std::string& body) {
+    try {
+      parse_prom_query(body);
+    } catch (const PromError& e) {
+      return e.error_type() + ": " + e.what();
+    }
+    return std::string("parsed");
+  };
+  EXPECT_NE(type_of(kMatrix).find("bad_answer: "), std::string::npos);
+  EXPECT_NE(type_of(kMatrix).find("matrix"), std::string::npos);
+  EXPECT_NE(type_of("404 page not found\n").find("not JSON"), std::string::npos);  // a proxy's or another server's page
+  EXPECT_NE(type_of("{}").find("no `status`"), std::string::npos);
+  EXPECT_NE(type_of(R"({"status":"success"})").find("no `data`"), std::string::npos);
+  EXPECT_NE(type_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"1"]}]}})")
+                .find("label `a` is not a string"),
+            std::string::npos);
+  EXPECT_NE(type_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x1"]}]}})").find("`x1`"),
+            std::string::npos);
+  EXPECT_NE(type_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}})").find("[timestamp"),
+            std::string::npos);
+  EXPECT_EQ(type_of(R"({"status":"error"})"), "unknown: (no message)");
+}
+
+}  // namespace
+}  // namespace gpumap

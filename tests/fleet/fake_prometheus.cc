@@ -1,0 +1,94 @@
+#include "fleet/fake_prometheus.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fleet/fleet_fixture.h"
+
+namespace gpumap::testing {
+namespace {
+
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+FakePrometheusServer::FakePrometheusServer(FleetSeries series) : series_(std::move(series)) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd_, 16) != 0 ||
+      ::pipe(stop_pipe_) != 0)
+    throw std::runtime_error("fake Prometheus: cannot listen");
+  socklen_t len = sizeof a;
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+  port_ = ntohs(a.sin_port);
+  thread_ = std::thread([this] { loop(); });
+}
+
+FakePrometheusServer::~FakePrometheusServer() {
+  (void)!::write(stop_pipe_[1], "x", 1);
+  thread_.join();
+  ::close(listen_fd_);
+  ::close(stop_pipe_[0]);
+  ::close(stop_pipe_[1]);
+}
+
+void FakePrometheusServer::loop() {
+  for (;;) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) continue;
+    if (p[1].revents) return;
+    int c = ::accept(listen_fd_, nullptr, nullptr);
+    if (c < 0) continue;
+    answer(c);
+    ::close(c);
+  }
+}
+
+void FakePrometheusServer::answer(int fd) {
+  std::string req;
+  char buf[8192];
+  while (req.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    req.append(buf, static_cast<size_t>(n));
+  }
+  ++requests_;
+  std::string target = req.substr(4, req.find(' ', 4) - 4);
+  std::string query;
+  size_t q = target.find("query=");
+  if (q != std::string::npos) query = url_decode(target.substr(q + 6, target.find('&', q) - q - 6));
+  FleetQueries fq = fleet_queries({});
+  const PromResult* r = nullptr;
+  for (auto [text, res] : {std::pair{&fq.up, &series_.up}, {&fq.last_read, &series_.last_read}, {&fq.health, &series_.health},
+                           {&fq.gpus, &series_.gpus}, {&fq.gauges, &series_.gauges}, {&fq.processes, &series_.processes},
+                           {&fq.findings, &series_.findings}})
+    if (query == *text) r = res;
+  std::string body = r ? prom_body(*r) : R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
+  std::string head = std::string("HTTP/1.1 ") + (r ? "200 OK" : "400 Bad Request") +
+                     "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  std::string all = head + body;
+  size_t off = 0;
+  while (off < all.size()) {
+    ssize_t n = ::write(fd, all.data() + off, all.size() - off);
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace gpumap::testing

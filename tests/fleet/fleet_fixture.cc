@@ -1,0 +1,84 @@
+#include "fleet/fleet_fixture.h"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumap::testing {
+namespace {
+
+PromSample sample(std::map<std::string, std::string> labels, double value) { return {std::move(labels), value, kFleetNow}; }
+
+PromResult vec(std::vector<PromSample> s) { return {"vector", std::move(s), {}}; }
+
+std::map<std::string, std::string> proc(const std::string& inst, const std::string& uuid, const std::string& pid,
+                                        std::map<std::string, std::string> more) {
+  std::map<std::string, std::string> l = {{"__name__", "gpumap_process_info"},
+                                          {"instance", inst},
+                                          {"job", "gpumap"},
+                                          {"uuid", uuid},
+                                          {"pid", pid},
+                                          {"type", "compute"},
+                                          {"state", "running"}};
+  for (auto& [k, v] : more) l[k] = v;
+  return l;
+}
+
+}  // namespace
+
+FleetSeries three_node_fleet() {
+  const std::string a = "node-a:9467", b = "node-b:9467", c = "node-c:9467";
+  FleetSeries s;
+  s.up = vec({sample({{"instance", a}, {"job", "gpumap"}}, 1), sample({{"instance", b}, {"job", "gpumap"}}, 1),
+              sample({{"instance", c}, {"job", "gpumap"}}, 0)});
+  s.last_read = vec({sample({{"instance", a}, {"job", "gpumap"}}, kFleetNow - 1), sample({{"instance", b}, {"job", "gpumap"}}, kFleetNow - 2),
+                     sample({{"instance", c}, {"job", "gpumap"}}, kFleetNow - 95)});
+  s.health = vec({sample({{"__name__", "gpumap_exporter_up"}, {"instance", a}}, 1), sample({{"__name__", "gpumap_exporter_stale"}, {"instance", a}}, 0),
+                  sample({{"__name__", "gpumap_exporter_up"}, {"instance", b}}, 1), sample({{"__name__", "gpumap_exporter_stale"}, {"instance", b}}, 0)});
+  auto info = [](const std::string& inst, const std::string& uuid, const std::string& idx, const std::string& name) {
+    return sample({{"__name__", "gpumap_gpu_info"}, {"instance", inst}, {"uuid", uuid}, {"nvml_index", idx}, {"name", name}, {"pci_bus_id", "00000000:3B:00.0"}}, 1);
+  };
+  s.gpus = vec({info(a, "GPU-aaaa0000", "0", "NVIDIA H100 80GB HBM3"), info(a, "GPU-aaaa1111", "1", "NVIDIA H100 80GB HBM3"),
+                info(b, "GPU-bbbb0000", "0", "NVIDIA A100-SXM4-80GB"), info(b, "GPU-bbbb1111", "1", "NVIDIA A100-SXM4-80GB")});
+  auto gauge = [](const std::string& name, const std::string& inst, const std::string& uuid, double v) {
+    return sample({{"__name__", name}, {"instance", inst}, {"uuid", uuid}}, v);
+  };
+  s.gauges = vec({gauge("gpumap_gpu_memory_used_bytes", a, "GPU-aaaa0000", 1024.0 * 1048576), gauge("gpumap_gpu_memory_total_bytes", a, "GPU-aaaa0000", 81559.0 * 1048576),
+                  gauge("gpumap_gpu_utilization_ratio", a, "GPU-aaaa0000", 0.97), gauge("gpumap_gpu_temperature_celsius", a, "GPU-aaaa0000", 61),
+                  gauge("gpumap_gpu_memory_used_bytes", b, "GPU-nowhere", 1)});  // a GPU gpu_info does not list: dropped
+  s.processes = vec({
+      sample(proc(a, "GPU-aaaa0000", "100", {{"user", "alice"}, {"command", "python train.py"}, {"cuda_ordinal", "0"}, {"slurm_job_id", "77"}, {"rank", "0"}, {"local_rank", "0"}}), 1),
+      sample(proc(a, "GPU-aaaa1111", "101", {{"user", "alice"}, {"command", "python train.py"}, {"cuda_ordinal", "1"}, {"slurm_job_id", "77"}, {"rank", "1"}, {"local_rank", "1"}}), 1),
+      sample(proc(b, "GPU-bbbb0000", "200", {{"user", "alice"}, {"command", "python train.py"}, {"cuda_ordinal", "0"}, {"slurm_job_id", "77"}, {"rank", "2"}, {"local_rank", "0"}}), 1),
+      sample(proc(b, "GPU-bbbb0000", "201", {{"user", "alice"}, {"command", "python train.py"}, {"cuda_ordinal", "0"}, {"slurm_job_id", "77"}, {"rank", "3"}, {"local_rank", "1"}}), 1),
+      // The same process in NVML's graphics list too: one process.
+      sample(proc(b, "GPU-bbbb0000", "201", {{"type", "graphics"}, {"user", "alice"}, {"slurm_job_id", "77"}, {"rank", "3"}}), 1),
+      // A pod's process whose command label a series budget dropped, and without cuda_ordinal.
+      sample(proc(b, "GPU-bbbb1111", "300", {{"user", "bob"}, {"pod", "trainer-0"}, {"namespace", "ml"}, {"container", "main"}}), 1),
+  });
+  auto finding = [](const std::string& inst, const std::string& id, const std::string& sev, std::map<std::string, std::string> more) {
+    std::map<std::string, std::string> l = {{"__name__", "gpumap_finding"}, {"instance", inst}, {"id", id}, {"severity", sev}};
+    for (auto& [k, v] : more) l[k] = v;
+    return sample(l, 1);
+  };
+  s.findings = vec({
+      finding(b, "ranks-share-gpu", "warning", {{"pid", "200"}, {"uuid", "GPU-bbbb0000"}}),
+      finding(b, "ranks-share-gpu", "warning", {{"pid", "201"}, {"uuid", "GPU-bbbb0000"}}),
+      finding(a, "rank-on-wrong-gpu", "error", {{"pid", "101"}, {"uuid", "GPU-aaaa1111"}}),
+      finding(a, "order-differs", "warning", {}),
+  });
+  return s;
+}
+
+std::string prom_body(const PromResult& r) {
+  nlohmann::json result = nlohmann::json::array();
+  auto value = [](const PromSample& s) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", s.value);
+    return nlohmann::json::array({s.timestamp, buf});
+  };
+  for (const PromSample& s : r.samples) result.push_back({{"metric", s.labels}, {"value", value(s)}});
+  return nlohmann::json{{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}}.dump();
+}
+
+}  // namespace gpumap::testing

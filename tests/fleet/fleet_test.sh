@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# `gpumap fleet` as a person runs it: three `gpumap serve` on three simulated hosts, each in its
+# own network namespace (ip netns, a veth pair to a bridge, as tests/slurm/multinode.sh), with real
+# sleeping processes as their GPU processes (one Slurm job of four ranks split over two nodes, a
+# torchrun-style pair sharing a GPU, a process outside its visible set); a real Prometheus
+# (Debian's) scraping them every second under a job name that is not "gpumap"; then:
+#   - fleet shows three nodes up, the job as one job of four ranks on two nodes with each rank's
+#     cuda:N, the findings grouped by cause; --node and a hostile --node value; --fail-on;
+#   - one serve stopped: shown DOWN, and Prometheus's first failed scrape of it came within two
+#     scrape intervals of the stop (Prometheus's own timestamps; the wait itself is for the event);
+#   - Prometheus stopped: exit 1 naming the URL, at once; a server that never answers: exit 1
+#     after --timeout, never a hang;
+#   - a second Prometheus with --web.config.file (TLS + basic auth): fleet with --http.config.file
+#     (ca_file, basic_auth password_file) reads it; without credentials, or with another CA, exit 1.
+# Everything is started and stopped by PID, and the namespaces, links and folder are removed by
+# the trap, also on failure.  Every wait is bounded and waits for an event, never a fixed time.
+#
+# usage: tests/fleet/fleet_test.sh GPUMAP_BINARY
+# Prints PASS/FAIL lines; exit 0 all passed, 1 a failure, 77 it cannot run here (not root, no ip
+# netns, a tool missing: ctest skips it).
+set -uo pipefail
+[ -n "${1:-}" ] || { echo "usage: $0 GPUMAP_BINARY" >&2; exit 2; }
+gpumap=$(readlink -f "$1")
+for t in prometheus curl python3 openssl ip nsenter; do
+  command -v "$t" >/dev/null || { echo "SKIP: $t is not installed (scripts/deps.sh installs it)"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+
+failed=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1"; printf '%s\n' "${2:-}" | sed 's/^/      /'; failed=1; }
+wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
+  local until=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $until ] || return 1; sleep 0.2; done
+}
+
+dir=$(mktemp -d /tmp/gpumap-fleet.XXXXXX)
+tag=fl$(tr -dc 'a-z0-9' </dev/urandom | head -c 5)
+bridge=${tag}b
+netns=()
+pids=()
+cleanup() {
+  local p ns i
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  for ns in "${netns[@]}"; do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+  done
+  for ((i = 1; i <= ${#netns[@]}; i++)); do ip link del "${tag}v$i" 2>/dev/null; done
+  for ns in "${netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  ip link del "$bridge" 2>/dev/null
+  local left
+  left=$( (ip netns list; ip -o link show) 2>/dev/null | grep -o "${tag}[a-z0-9]*" | sort -u)
+  rm -rf "$dir"
+  [ -z "$left" ] || { echo "FAIL left behind: $left"; exit 1; }
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# --- the network: a bridge (.1, where Prometheus reaches the nodes) and three namespaces ---
+routes=$(ip -4 route show table all 2>/dev/null)
+k=
+for c in $(shuf -i 1-254 -n 40); do grep -q "10\.234\.$c\." <<<"$routes" || { k=$c; break; }; done
+[ -n "$k" ] || { echo "SKIP: no free 10.234.K.0/24"; exit 77; }
+ip link add "$bridge" type bridge 2>/dev/null || { echo "SKIP: cannot make a bridge here"; exit 77; }
+ip addr add "10.234.$k.1/24" dev "$bridge" && ip link set "$bridge" up || { fail "bridge address"; exit 1; }
+declare -A addr=()
+for i in 1 2 3; do
+  ns=${tag}n$i
+  ip netns add "$ns" || { fail "ip netns add $ns"; exit 1; }
+  netns+=("$ns")
+  ip link add "${tag}v$i" type veth peer name eth0 netns "$ns" &&
+    ip link set "${tag}v$i" master "$bridge" up &&
+    ip -n "$ns" addr add "10.234.$k.$((10 + i))/24" dev eth0 &&
+    ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || { fail "veth for $ns"; exit 1; }
+  addr[$i]=10.234.$k.$((10 + i))
+done
+
+# --- the GPU processes: real sleeps with the environments of the job, the pair, the stray ---
+sleeper() {  # sleeper VAR=VALUE...: a sleep with exactly that environment; its PID in $last
+  env -i "$@" sleep 600 &
+  last=$!
+  pids+=("$last")
+}
+uuid() { printf 'GPU-f1ee0000-0000-4000-8000-0000000%02d%03d' "$1" "$2"; }  # node, index
+# Slurm job 4711: ranks 0 and 1 on node 1 (GPUs 0 and 1), ranks 2 and 3 on node 2 (GPUs 0 and 1),
+# each node's two tasks with all four GPUs visible and LOCAL_RANK = SLURM_LOCALID: cuda:0 and cuda:1.
+job_env() { echo "SLURM_JOB_ID=4711 SLURM_PROCID=$1 SLURM_LOCALID=$2 SLURM_STEP_ID=0 LOCAL_RANK=$2 RANK=$1 WORLD_SIZE=4"; }
+sleeper $(job_env 0 0); r0=$last
+sleeper $(job_env 1 1); r1=$last
+sleeper $(job_env 2 0); r2=$last
+sleeper $(job_env 3 1); r3=$last
+# Node 2: two local ranks of one torchrun run on one GPU (ranks-share-gpu).
+sleeper LOCAL_RANK=0 TORCHELASTIC_RUN_ID=t1; t0=$last
+sleeper LOCAL_RANK=1 TORCHELASTIC_RUN_ID=t1; t1=$last
+# Node 3: a process on GPU 0 that can only see GPU 1 (outside-visible-set, an error).
+sleeper CUDA_VISIBLE_DEVICES=1; stray=$last
+for p in $r0 $r1 $r2 $r3 $t0 $t1 $stray; do
+  wait_for 10 grep -q sleep "/proc/$p/cmdline" || fail "sleep $p did not start"
+done
+
+host() {  # host NODE "GPU0_PROCS" "GPU1_PROCS": a simulated host of two H100s
+  local n=$1 g procs gpus=
+  for g in 0 1; do
+    procs=$([ $g = 0 ] && echo "$2" || echo "$3")
+    gpus+="${gpus:+,}{\"name\": \"NVIDIA H100 80GB HBM3\", \"uuid\": \"$(uuid "$n" $g)\", \"pci_bus_id\": \"00000000:1$g:00.0\",
+      \"minor_number\": $g, \"memory_total_mib\": 81559, \"memory_used_mib\": 1024, \"utilization_gpu\": 50,
+      \"multiprocessor_count\": 132, \"processes\": [$procs]}"
+  done
+  echo "{\"driver_version\": \"580.159.04\", \"cuda_driver_version\": 13000, \"gpus\": [$gpus]}"
+}
+p() { echo "{\"pid\": $1, \"used_memory_mib\": 512}"; }
+host 1 "$(p $r0)" "$(p $r1)" >"$dir/host1.json"
+host 2 "$(p $r2), $(p $t0), $(p $t1)" "$(p $r3)" >"$dir/host2.json"
+host 3 "$(p $stray)" "" >"$dir/host3.json"
+
+# --- three gpumap serve, one per namespace, on the node's address ---
+declare -A serve=()
+for i in 1 2 3; do
+  mkdir -p "$dir/n$i/cache" "$dir/n$i/locks"
+  nsenter --net="/run/netns/${tag}n$i" env GPUMAP_CACHE_DIR="$dir/n$i/cache" GPUMAP_LOCK_DIR="$dir/n$i/locks" GPUMAP_IN_CONTAINER=0 \
+    "$gpumap" serve --simulate "$dir/host$i.json" --listen "${addr[$i]}:9467" >"$dir/serve$i.out" 2>"$dir/serve$i.err" &
+  serve[$i]=$!
+  pids+=("$!")
+done
+for i in 1 2 3; do
+  wait_for 60 grep -q 'listening on' "$dir/serve$i.out" || { fail "serve $i did not start" "$(cat "$dir/serve$i.err")"; exit 1; }
+done
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pport=$(free_port)
+mkdir -p "$dir/prom"
+cat >"$dir/prom/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+  - job_name: gpu-nodes
+    static_configs: [{targets: ["${addr[1]}:9467", "${addr[2]}:9467", "${addr[3]}:9467"]}]
+YML
+prometheus --config.file="$dir/prom/prometheus.yml" --storage.tsdb.path="$dir/prom/data" \
+  --web.listen-address="127.0.0.1:$pport" >"$dir/prom/log" 2>&1 &
+prom=$!
+pids+=("$prom")
+purl=http://127.0.0.1:$pport
+value() {  # value PROMQL: the first sample's value, "" for none
+  curl -sf --get "$purl/api/v1/query" --data-urlencode "query=$1" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
+}
+all_scraped() { [ "$(value 'count(count by (instance) (gpumap_process_info))')" = 3 ] && [ "$(value 'sum(up{job="gpu-nodes"})')" = 3 ]; }
+if wait_for 120 all_scraped; then pass "Prometheus scrapes the three nodes"
+else fail "Prometheus did not scrape all three nodes" "$(tail -5 "$dir/prom/log")"; exit 1; fi
+
+# --- the fleet ---
+"$gpumap" fleet --prometheus "$purl" --json >"$dir/fleet.json" 2>"$dir/fleet.err"; rc=$?
+[ $rc = 0 ] || fail "fleet --json exit $rc" "$(cat "$dir/fleet.err")"
+check() {  # check NAME PYTHON_EXPR_ON_d: PASS when it is true
+  if python3 -c "import json,sys; d=json.load(open('$2')); sys.exit(0 if ($3) else 1)" 2>"$dir/py.err"; then pass "$1"
+  else fail "$1" "$(cat "$dir/py.err"; head -c 3000 "$2")"; fi
+}
+n1=${addr[1]} n2=${addr[2]} n3=${addr[3]}
+check "three nodes, all up" "$dir/fleet.json" "[n['node'] for n in d['nodes']] == sorted(['$n1', '$n2', '$n3']) and all(n['up'] for n in d['nodes'])"
+check "each node's two GPUs with their processes" "$dir/fleet.json" \
+  "[len(n['gpus']) for n in d['nodes']] == [2, 2, 2] and sum(len(g['processes']) for n in d['nodes'] for g in n['gpus']) == 7"
+check "job 4711 is one job of four ranks on two nodes" "$dir/fleet.json" \
+  "[(j['slurm_job_id'], j['nodes'], [r['rank'] for r in j['ranks']]) for j in d['jobs']] == [('4711', sorted(['$n1', '$n2']), ['0', '1', '2', '3'])]"
+check "each rank's own cuda:N and GPU" "$dir/fleet.json" \
+  "[(r['node'], r['pid'], r['gpus'][0]['nvml_index'], r['gpus'][0]['cuda_ordinal']) for r in d['jobs'][0]['ranks']] == [('$n1', $r0, 0, 0), ('$n1', $r1, 1, 1), ('$n2', $r2, 0, 0), ('$n2', $r3, 1, 1)]"
+check "findings grouped by cause" "$dir/fleet.json" \
+  "(lambda c: c['outside-visible-set'][0] == 'error' and c['outside-visible-set'][1] == {$stray} and c['ranks-share-gpu'][0] == 'warning' and {$t0, $t1} <= c['ranks-share-gpu'][1])({c['id']: (c['severity'], {p['pid'] for p in c['places']}) for c in d['findings_by_cause']})"
+"$gpumap" fleet --prometheus "$purl" >"$dir/fleet.txt" 2>&1
+grep -q "3 nodes, 6 GPUs, 7 GPU processes, 1 Slurm job" "$dir/fleet.txt" && grep -q "job 4711: 4 ranks on 2 nodes ($n1, $n2)" "$dir/fleet.txt" &&
+  pass "the text: three nodes, the job across two" || fail "the text" "$(cat "$dir/fleet.txt")"
+
+GPUMAP_PROMETHEUS=$purl "$gpumap" fleet --node "$n2" --json >"$dir/node2.json" 2>&1
+check "--node: one node, from \$GPUMAP_PROMETHEUS" "$dir/node2.json" "[n['node'] for n in d['nodes']] == ['$n2']"
+"$gpumap" fleet --prometheus "$purl" --node 'x"} or vector(1) or up{a=~".*' --json >"$dir/hostile.json" 2>"$dir/hostile.err"; rc=$?
+[ $rc = 0 ] && check "a hostile --node value is one value that matches nothing" "$dir/hostile.json" "d['nodes'] == []" ||
+  fail "hostile --node: exit $rc" "$(cat "$dir/hostile.err")"
+"$gpumap" fleet --prometheus "$purl" --fail-on error >/dev/null 2>&1; rc=$?
+[ $rc = 7 ] && pass "--fail-on error: exit 7 (outside-visible-set)" || fail "--fail-on error: exit $rc, want 7"
+"$gpumap" fleet --prometheus "$purl" --node "$n1" --fail-on error >/dev/null 2>&1; rc=$?
+[ $rc = 0 ] && pass "--fail-on error on a clean node: exit 0" || fail "--fail-on error --node $n1: exit $rc, want 0"
+
+# --- one serve stopped: DOWN, Prometheus's first failed scrape within two intervals ---
+stopped_at=$(date +%s.%N)
+kill "${serve[3]}"; wait "${serve[3]}" 2>/dev/null
+shown_down() {
+  "$gpumap" fleet --prometheus "$purl" --node "$n3" --json >"$dir/down.json" 2>/dev/null &&
+    python3 -c "import json; d=json.load(open('$dir/down.json')); exit(0 if d['nodes'] and not d['nodes'][0]['up'] else 1)"
+}
+if wait_for 60 shown_down; then
+  check "the stopped node is DOWN with its last read's age" "$dir/down.json" "d['nodes'][0]['last_read_age_seconds'] is not None"
+  first_down=$(curl -sf --get "$purl/api/v1/query" --data-urlencode "query=up{instance=\"$n3:9467\"}[60s]" |
+    python3 -c 'import json,sys; v=json.load(sys.stdin)["data"]["result"][0]["values"]; print(min(float(t) for t, x in v if x == "0"))')
+  late=$(python3 -c "print(round($first_down - $stopped_at, 2))")
+  python3 -c "exit(0 if $late <= 2.0 else 1)" && pass "its first failed scrape came ${late} s after the stop (two intervals: 2 s)" ||
+    fail "its first failed scrape came ${late} s after the stop, more than two 1 s intervals"
+  "$gpumap" fleet --prometheus "$purl" >"$dir/down.txt" 2>&1
+  grep -q "3 nodes (1 down)" "$dir/down.txt" && grep -q "DOWN (the last scrape failed)" "$dir/down.txt" &&
+    pass "the text says it is down" || fail "the text of a node down" "$(cat "$dir/down.txt")"
+else
+  fail "the stopped node was never shown down" "$(cat "$dir/down.json")"
+fi
+
+# --- Prometheus stopped; a server that never answers ---
+kill "$prom"; wait "$prom" 2>/dev/null
+out=$(timeout 60 "$gpumap" fleet --prometheus "$purl" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"Prometheus at $purl refused the connection"* ]] &&
+  pass "Prometheus stopped: exit 1 naming the URL" || fail "Prometheus stopped: exit $rc" "$out"
+silent_port=$(free_port)
+python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$silent_port)); s.listen(8); print('ready', flush=True); time.sleep(600)" >"$dir/silent.out" &
+pids+=("$!")
+wait_for 10 grep -q ready "$dir/silent.out"
+out=$(timeout 60 "$gpumap" fleet --prometheus "http://127.0.0.1:$silent_port" --timeout 1 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"did not answer within 1 s"* ]] &&
+  pass "a server that never answers: exit 1 after --timeout" || fail "a silent server: exit $rc (124: a hang)" "$out"
+
+# --- TLS and basic auth to Prometheus (its --web.config.file), read with --http.config.file ---
+(
+  cd "$dir" &&
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=fleet-test-ca -keyout ca.key -out ca.crt &&
+    openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr &&
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.ext &&
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt &&
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca -keyout other.key -out other.crt
+) >"$dir/openssl.log" 2>&1 || { fail "openssl" "$(tail "$dir/openssl.log")"; exit 1; }
+hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("fleet pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+printf 'tls_server_config: {cert_file: %s/server.crt, key_file: %s/server.key}\nbasic_auth_users: {fleet: "%s"}\n' "$dir" "$dir" "$hash" >"$dir/web.yml"
+tport=$(free_port)
+prometheus --config.file="$dir/prom/prometheus.yml" --storage.tsdb.path="$dir/prom/data" --web.config.file="$dir/web.yml" \
+  --web.listen-address="127.0.0.1:$tport" >"$dir/prom/tls.log" 2>&1 &
+pids+=("$!")
+turl=https://127.0.0.1:$tport
+printf 'fleet pw\n' >"$dir/pw"
+chmod 600 "$dir/pw"
+printf 'basic_auth: {username: fleet, password_file: pw}\ntls_config: {ca_file: ca.crt}\n' >"$dir/http.yml"
+tls_up() { curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' "$turl/-/ready"; }
+wait_for 60 tls_up || fail "Prometheus with TLS did not start" "$(tail -5 "$dir/prom/tls.log")"
+out=$("$gpumap" fleet --prometheus "$turl" --http.config.file "$dir/http.yml" 2>&1); rc=$?
+[ $rc = 0 ] && [[ $out == *"job 4711: 4 ranks on 2 nodes"* ]] &&
+  pass "TLS + basic auth: fleet reads it with --http.config.file" || fail "TLS + basic auth: exit $rc" "$out"
+printf 'tls_config: {ca_file: ca.crt}\n' >"$dir/nopw.yml"
+out=$("$gpumap" fleet --prometheus "$turl" --http.config.file "$dir/nopw.yml" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"HTTP 401"* ]] && pass "no credentials: exit 1, HTTP 401" || fail "no credentials: exit $rc" "$out"
+printf 'basic_auth: {username: fleet, password_file: pw}\ntls_config: {ca_file: other.crt}\n' >"$dir/otherca.yml"
+out=$("$gpumap" fleet --prometheus "$turl" --http.config.file "$dir/otherca.yml" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"certificate"* ]] && pass "another CA: exit 1, the certificate named" || fail "another CA: exit $rc" "$out"
+
+[ $failed = 0 ] && echo "fleet_test: all passed" || echo "fleet_test: FAILED"
+exit $failed
