@@ -40,6 +40,10 @@ PY
   GPUMAP_CACHE_DIR=$fleet_work/cache GPUMAP_LOCK_DIR=$fleet_work/locks GPUMAP_IN_CONTAINER=0 \
     "$gpumap" metrics --simulate "$fleet_work/template-host.json" >"$out" || return 1
   for p in "${mine[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${mine[@]}"; do wait "$p" 2>/dev/null || true; done
+  local -a rest=()  # reaped: no longer the caller's to kill (their PIDs may be reused)
+  for p in "${pids[@]}"; do [[ " ${mine[*]} " == *" $p "* ]] || rest+=("$p"); done
+  pids=(${rest[@]+"${rest[@]}"})
 }
 
 # fleet_template_key TEMPLATE: a hash of what the generator takes from the exposition (HELP, TYPE,
