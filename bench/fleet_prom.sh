@@ -94,6 +94,10 @@ prom_stop() {
 # prom_kib FIELD: Prometheus's VmRSS or VmHWM (peak resident memory) in KiB.
 prom_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$prom_pid/status"; }
 
+# prom_cpu_ms: the CPU time (user + system) Prometheus has used, in ms (clock ticks of 10 ms): the
+# cost of a query apart from what other processes on a shared machine take from its wall time.
+prom_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$prom_pid/stat"; }
+
 # prom_query EXPR [TIME]: the instant query's JSON answer on stdout (gzip, as `gpumap fleet` asks);
 # non-zero when Prometheus does not answer success.
 prom_query() {

@@ -87,6 +87,8 @@ backfill() {
 tq() {
   local n=$1 name=$2 expr=$3 i t first out=$fleet_work/q.json
   local -a times=()
+  local cpu0
+  cpu0=$(prom_cpu_ms)
   for ((i = 0; i < repeat; i++)); do
     t=$(curl -sS --compressed -o "$out" -w '%{time_total}' -G "$prom_url/api/v1/query" --data-urlencode "query=$expr")
     times+=("$t")
@@ -99,6 +101,7 @@ if d.get("status") != "success":
 print(len(d["data"]["result"]), os.path.getsize(sys.argv[1]))' "$out") ||
     { echo "fleet_scale: query $expr failed" >&2; return 1; }
   put "$n" "q $name ms" "$(printf '%s\n' "${times[@]}" | median | awk '{ printf "%.1f", $1 * 1000 }')"
+  put "$n" "q $name CPU ms" "$(awk -v a="$cpu0" -v b="$(prom_cpu_ms)" -v r="$repeat" 'BEGIN { printf "%.0f", (b - a) / r }')"
   put "$n" "q $name first ms" "$(awk -v t="${times[0]}" 'BEGIN { printf "%.1f", t * 1000 }')"
   put "$n" "q $name series" "$series"
 }
@@ -107,15 +110,17 @@ print(len(d["data"]["result"]), os.path.getsize(sys.argv[1]))' "$out") ||
 tf() {
   local n=$1 name=$2 i rc
   shift 2
-  local -a times=() rss=()
+  local -a times=() rss=() cpu=()
   for ((i = 0; i < repeat; i++)); do
     rc=0
     /usr/bin/time -v -o "$fleet_work/f.time" "$GPUMAP" fleet --prometheus "$prom_url" "$@" \
       >"$fleet_work/f.out" 2>"$fleet_work/f.err" || rc=$?
     times+=("$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (j = 1; j <= n; j++) s = s * 60 + p[j]; print s }' "$fleet_work/f.time")")
     rss+=("$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$fleet_work/f.time")")
+    cpu+=("$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$fleet_work/f.time")")
   done
   put "$n" "fleet $name ms" "$(printf '%s\n' "${times[@]}" | median | awk '{ printf "%.0f", $1 * 1000 }')"
+  put "$n" "fleet $name CPU ms" "$(printf '%s\n' "${cpu[@]}" | median | awk '{ printf "%.0f", $1 * 1000 }')"
   put "$n" "fleet $name MiB" "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1 | awk '{ printf "%.1f", $1 / 1024 }')"
   put "$n" "fleet $name rc" "$rc"
   put "$n" "fleet $name lines" "$(wc -l <"$fleet_work/f.out")"
@@ -153,6 +158,11 @@ for n in $nodes_list; do
     tq "$n" "$scope timestamp" "timestamp(gpumap_exporter_up{$m})"
     tq "$n" "$scope exporter health" "{__name__=~\"gpumap_exporter_(up|stale|cuda_up)\"${m:+,$m}}"
   done
+  # what a whole-fleet view could ask instead of every process and finding: the findings that are not
+  # info (two info findings a process are most of gpumap_finding's series), and per-node counts
+  tq "$n" "alt findings not info" 'gpumap_finding{severity!="info"}'
+  tq "$n" "alt findings per node" 'count by (instance, id, severity) (gpumap_finding)'
+  tq "$n" "alt processes per node" 'count by (instance) (gpumap_process_info)'
   # the per-job rules' expressions (contrib/prometheus: what Prometheus evaluates each interval;
   # the fleet view reads their recorded results, which are far smaller)
   tq "$n" "rule job_ranks" 'count by (slurm_job_id) (max by (instance, pid, slurm_job_id) (gpumap_process_info{slurm_job_id!=""}))'
@@ -174,10 +184,13 @@ for line in open(sys.argv[1]):
     if n not in cols:
         cols.append(n)
     rows.setdefault(k, {})[n] = v
-def sums(scope, n):
-    return sum(float(rows[k][n]) for k in rows if k.startswith("q %s " % scope) and k.endswith(" ms") and "first" not in k)
+def sums(scope, n, what=" ms"):
+    return sum(float(rows[k][n]) for k in rows
+               if k.startswith("q %s " % scope) and k.endswith(what) and "first" not in k
+               and ("CPU" in k) == ("CPU" in what))
 for scope in ("fleet", "node"):
     rows["q %s: all 7 queries, one after another, ms" % scope] = {n: "%.1f" % sums(scope, n) for n in cols}
+    rows["q %s: all 7 queries, Prometheus CPU ms" % scope] = {n: "%.0f" % sums(scope, n, " CPU ms") for n in cols}
 w = max(len(k) for k in rows) + 2
 print("\n%-*s" % (w, "nodes (8 GPUs, %s processes each)" % "64") + "".join("%12s" % c for c in cols))
 for k, vals in rows.items():
@@ -193,6 +206,9 @@ for c in cols:
         print("  %5s nodes: gpumap fleet %6.0f ms / 2000 ms = %.2f;  fleet --node %5.0f ms / 200 ms = %.2f" % (c, f, f / 2000, nd, nd / 200))
     else:
         f, nd = sums("fleet", c), sums("node", c)
-        print("  %5s nodes: the fleet view's queries alone %6.0f ms / 2000 ms = %.2f;  one node's %5.0f ms / 200 ms = %.2f"
-              "  (no `gpumap fleet` in this binary: its parsing, joining and rendering not counted)" % (c, f, f / 2000, nd, nd / 200))
+        fc, ndc = sums("fleet", c, " CPU ms"), sums("node", c, " CPU ms")
+        print("  %5s nodes: the fleet view's queries alone %6.0f ms / 2000 ms = %.2f (Prometheus CPU %.2f);  "
+              "one node's %5.0f ms / 200 ms = %.2f (CPU %.2f)" % (c, f, f / 2000, fc / 2000, nd, nd / 200, ndc / 200))
+if sys.argv[2] != "1":
+    print("  (no `gpumap fleet` in this binary: its own parsing, joining and rendering are not counted)")
 PY
