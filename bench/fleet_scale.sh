@@ -4,8 +4,9 @@
 # (bench/fleet_backfill.py from a real `gpumap metrics` exposition of the binary measured, then
 # `promtool tsdb create-blocks-from openmetrics`; cached under BUILD_DIR/fleet-scale-cache, reused while
 # its samples still cover "now"), a real Prometheus (Debian's) started on a copy of the blocks, and:
-#   (a) the instant queries the fleet view makes (docs/design.md, "The fleet view reads Prometheus"),
-#       timed with curl (gzip, as gpumap asks), whole fleet and one node by label matcher;
+#   (a) the seven instant queries `gpumap fleet` makes (docs/fleet.md, "What it asks Prometheus"),
+#       timed with curl (gzip), whole fleet and one node by its --node matcher, with Prometheus's CPU
+#       time apart from the wall time (a shared machine's load inflates the latter);
 #   (b) `$GPUMAP fleet --prometheus URL` (text and --json) and `--node X`, when the binary has a
 #       `fleet` command (else said, and skipped);
 #   memory: gpumap's max RSS (/usr/bin/time -v), Prometheus's peak RSS (VmHWM, the same figure) after
@@ -147,16 +148,18 @@ for n in $nodes_list; do
   put "$n" "prometheus RSS at start MiB" "$(prom_kib VmRSS | awk '{ printf "%.0f", $1 / 1024 }')"
   node=node0005
   [ "$n" -gt 5 ] || node=node0001
-  sel="instance=~\"$node(:[0-9]+)?\""
+  # The seven queries of `gpumap fleet` (docs/fleet.md, "What it asks Prometheus"; src/prom's
+  # fleet_queries), and its --node matcher on every selector.
+  sel="instance=~\"(?:$node)(?::[0-9]+)?\""
   for scope in fleet node; do
     m=; [ $scope = fleet ] || m=$sel
+    tq "$n" "$scope nodes (up)" "up{$m} * on(instance, job) max by (instance, job) (last_over_time(gpumap_build_info{$m}[1h]))"
+    tq "$n" "$scope last reading" "max by (instance, job) (last_over_time(gpumap_exporter_last_success_timestamp_seconds{$m}[1h]))"
+    tq "$n" "$scope exporter health" "{__name__=~\"gpumap_exporter_up|gpumap_exporter_stale\"${m:+,$m}}"
     tq "$n" "$scope gpu_info" "gpumap_gpu_info{$m}"
-    tq "$n" "$scope gpu gauges" "{__name__=~\"gpumap_gpu_(memory_used_bytes|memory_total_bytes|utilization_ratio|temperature_celsius)\"${m:+,$m}}"
+    tq "$n" "$scope gpu gauges" "{__name__=~\"gpumap_gpu_memory_used_bytes|gpumap_gpu_memory_total_bytes|gpumap_gpu_utilization_ratio|gpumap_gpu_temperature_celsius\"${m:+,$m}}"
     tq "$n" "$scope process_info" "gpumap_process_info{$m}"
     tq "$n" "$scope finding" "gpumap_finding{$m}"
-    tq "$n" "$scope up" "up{job=~\"gpumap.*\"${m:+,$m}}"
-    tq "$n" "$scope timestamp" "timestamp(gpumap_exporter_up{$m})"
-    tq "$n" "$scope exporter health" "{__name__=~\"gpumap_exporter_(up|stale|cuda_up)\"${m:+,$m}}"
   done
   # what a whole-fleet view could ask instead of every process and finding: the findings that are not
   # info (two info findings a process are most of gpumap_finding's series), and per-node counts
