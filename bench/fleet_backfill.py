@@ -154,7 +154,7 @@ class Node:
                 p = {"pid": str(pid), "type": "compute", "state": "running", "user": user,
                      "command": "python train.py --config cfg/exp%d.yaml" % ((n + s) % 97),
                      "local_rank": str(lr), "rank": str(base + lr), "gpu": gpu,
-                     "mem": (20 + (n + s + lr) % 40) * 2**30}
+                     "mem": (1 + (n + s + lr) % 8) * 2**30}  # eight a GPU: at most 64 GiB
                 if job is None:
                     p.update(pod="train-%04d-%d" % (n, s), namespace="team%d" % (n % 6),
                              container="trainer", rank=str(lr))
