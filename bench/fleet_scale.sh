@@ -59,7 +59,8 @@ fleet_template "$GPUMAP" "$fleet_work/template.prom"
 key=$(fleet_template_key "$fleet_work/template.prom")
 
 # backfill N: the cached blocks for N nodes (made when missing or when their samples end within
-# 15 minutes); prints the entry's folder.
+# 15 minutes, replacing N's entries made from another exposition or generator); prints the entry's
+# folder.
 backfill() {
   local n=$1 entry=$cache/n$1-p$procs-$key now
   now=$(date +%s)
@@ -67,7 +68,7 @@ backfill() {
     python3 -c "import json,sys; sys.exit(json.load(open('$entry/summary.json'))['last_ts'] - $now < 900)"; then
     echo "$entry"; return
   fi
-  rm -rf "$entry" "$entry.partial"
+  rm -rf "$cache/n$n-p$procs-"*  # this entry, and those of another exposition or generator
   mkdir -p "$entry.partial"
   echo "  backfilling $n nodes..." >&2
   /usr/bin/time -f '%e %M' -o "$entry.partial/gen.time" python3 "$fleet_src/bench/fleet_backfill.py" \
