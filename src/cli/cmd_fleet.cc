@@ -14,7 +14,7 @@ namespace {
 int run(const Args& args, Context& ctx) {
   FleetRequest req;
   req.prometheus = args.value("--prometheus").value_or(ctx.session().env().get(env_var("GPUMAP_PROMETHEUS")).value_or(""));
-  req.filter = {args.values("--node"), args.values("--job"), args.values("--user"), args.values("--gpu-model")};
+  req.filter = {args.values("--node"), args.values("--job"), args.values("--user"), args.values("--gpu-model"), args.has("--verbose")};
   if (std::optional<std::string> t = args.value("--timeout")) req.timeout_s = parse_fleet_timeout(*t);
   req.http_config_file = args.value("--http.config.file").value_or("");
   std::optional<Severity> fail_on = parse_fleet_fail_on(args.value("--fail-on"));
@@ -28,7 +28,7 @@ int run(const Args& args, Context& ctx) {
 Command fleet_command() {
   return {"fleet", "every node's GPUs, processes, cuda:N and findings, from Prometheus",
           "gpumap fleet [--prometheus URL] [--node NAME] [--job ID] [--user U] [--gpu-model TEXT]\n"
-          "             [--fail-on warning|error] [--timeout SECONDS] [--http.config.file FILE] [--json]",
+          "             [--fail-on warning|error] [--timeout SECONDS] [--http.config.file FILE] [-v] [--json]",
           "Asks the Prometheus that scrapes `gpumap serve` on each node (its HTTP query API: Prometheus,\n"
           "Thanos, Mimir and VictoriaMetrics answer the same) and prints every node: up or down with the\n"
           "age of its last driver read, its GPUs (memory, utilisation, temperature), the processes on them\n"
@@ -48,6 +48,7 @@ Command fleet_command() {
            {"--gpu-model", true, true, "TEXT", "only GPUs whose name contains TEXT (any case), e.g. H100"},
            {"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down counts as an error)"},
            {"--timeout", true, false, "SECONDS", "each query's limit (default 10)"},
+           {"--verbose", false, false, "", "list info findings too (else counted by id in one line)", {"-v"}},
            {"--http.config.file", true, false, "FILE", "credentials and TLS for Prometheus (basic_auth, authorization, tls_config)"}},
           false,
           run};

@@ -141,6 +141,15 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
       s += "\n";
     }
   }
+  if (!a.hidden_info.empty()) {
+    long long n = 0;
+    std::string ids;
+    for (const auto& [id, count] : a.hidden_info) {
+      n += count;
+      ids += (ids.empty() ? "" : ", ") + printable(id) + " " + std::to_string(count);
+    }
+    s += "\n" + std::to_string(n) + " info finding" + (n == 1 ? "" : "s") + " not listed (" + ids + "): -v lists them\n";
+  }
   for (const std::string& w : a.warnings) s += "warning: " + printable(w) + "\n";
   return s;
 }
@@ -221,6 +230,7 @@ std::string fleet_json(const FleetAnswer& a) {
             {"nodes", nodes},
             {"jobs", jobs},
             {"findings_by_cause", causes},
+            {"info_findings_not_listed", a.filter.info ? Json(nullptr) : Json(a.hidden_info)},
             {"warnings", a.warnings}};
   return dump(j);
 }

@@ -29,7 +29,12 @@ FleetQueries fleet_queries(const FleetFilter& f) {
                            node});
   q.processes = selector("gpumap_process_info", {node, job, user});
   if (!model.empty()) q.processes += " and on(instance, uuid) " + selector("gpumap_gpu_info", {node, model});
-  q.findings = selector("gpumap_finding", {node});
+  if (f.info) {
+    q.findings = selector("gpumap_finding", {node});
+  } else {
+    q.findings = selector("gpumap_finding", {"severity!=\"info\"", node});
+    q.info_counts = "count by (id) (" + selector("gpumap_finding", {"severity=\"info\"", node}) + ")";
+  }
   return q;
 }
 
@@ -105,6 +110,9 @@ class Joiner {
       n->up = x.value == 1;
       if (const std::string* j = label(x, "job")) n->job = *j;
     }
+    for (const PromSample& x : s.info_counts.samples)
+      if (const std::string* id = label(x, "id"); id && std::isfinite(x.value) && x.value > 0)
+        hidden_info_[*id] += static_cast<long long>(x.value);
     for (const PromSample& x : s.last_read.samples)
       if (FleetNode* n = node(x); n && std::isfinite(x.value) && x.value > 0) n->last_read_age_s = std::max(0.0, now_ - x.value);
     for (const PromSample& x : s.health.samples) {
@@ -320,6 +328,7 @@ class Joiner {
     }
     std::stable_sort(a.causes.begin(), a.causes.end(),
                      [](const FleetCause& x, const FleetCause& y) { return x.severity > y.severity; });
+    a.hidden_info = std::move(hidden_info_);
     if (unplaced_)
       a.warnings.push_back(std::to_string(unplaced_) + " series without an instance, uuid or id label were left out");
     return a;
@@ -332,6 +341,7 @@ class Joiner {
   std::set<ProcKey> procs_seen_;
   std::set<std::pair<std::string, long long>> kept_pids_;
   std::map<std::string, FleetCause> causes_;
+  std::map<std::string, long long> hidden_info_;
   size_t unplaced_ = 0;
 };
 

@@ -17,13 +17,14 @@ struct FleetQueries {
   std::string gpus;       // gpumap_gpu_info (--gpu-model: its name)
   std::string gauges;     // memory used/total, utilisation, temperature
   std::string processes;  // gpumap_process_info (--job, --user; --gpu-model through its GPU)
-  std::string findings;   // gpumap_finding
+  std::string findings;   // gpumap_finding (without -v: not the info ones)
+  std::string info_counts;  // without -v: count by (id) of the info ones ("" with -v)
 };
 FleetQueries fleet_queries(const FleetFilter& filter);
 
 /// What Prometheus answered to each query.
 struct FleetSeries {
-  PromResult up, last_read, health, gpus, gauges, processes, findings;
+  PromResult up, last_read, health, gpus, gauges, processes, findings, info_counts;
 };
 
 /// The join: nodes from `up` (and any instance a series names), GPUs from gpu_info and the gauges,

@@ -266,6 +266,7 @@ struct SslDeleter {
 class SocketTransport : public HttpTransport {
  public:
   explicit SocketTransport(HttpAuth auth) : auth_(std::move(auth)) {}
+  bool concurrent() const override { return true; }  // no state between calls: a connection and an SSL_CTX each
 
   HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) override {
     Clock::time_point deadline =

@@ -81,6 +81,8 @@ class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
   virtual HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) = 0;
+  /// Whether get() may run on several threads at once (each call its own connection).
+  virtual bool concurrent() const { return false; }
 };
 
 /// The real one: a new TCP connection per request (Connection: close), TLS for https.

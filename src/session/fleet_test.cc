@@ -28,7 +28,7 @@ class FakePrometheus : public HttpTransport {
     const PromResult* r = nullptr;
     for (auto [text, res] : {std::pair{&q.up, &series_.up}, {&q.last_read, &series_.last_read}, {&q.health, &series_.health},
                              {&q.gpus, &series_.gpus}, {&q.gauges, &series_.gauges}, {&q.processes, &series_.processes},
-                             {&q.findings, &series_.findings}})
+                             {&q.findings, &series_.findings}, {&q.info_counts, &series_.info_counts}})
       if (target.find("query=" + url_encode(*text) + "&") != std::string::npos) r = res;
     if (!r) return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
     return {200, "OK", {}, testing::prom_body(*r)};
@@ -55,7 +55,7 @@ TEST(Fleet, ReadsEveryQueryAtOneTimeAndJoins) {
   EXPECT_EQ(a.prometheus, "http://prom.example:9090");
   EXPECT_EQ(a.nodes.size(), 3u);
   EXPECT_EQ(a.jobs.size(), 1u);
-  ASSERT_EQ(p.targets.size(), 7u);
+  ASSERT_EQ(p.targets.size(), 8u);  // seven, and the info findings' count by id
   for (const std::string& t : p.targets) {
     EXPECT_EQ(t.rfind("/api/v1/query?query=", 0), 0u) << t;
     EXPECT_NE(t.find("&time=1796553056.000&timeout=10"), std::string::npos) << t;
@@ -140,6 +140,14 @@ TEST(Fleet, TheJsonMatchesTheContractAndTheTextSaysEverything) {
   EXPECT_NE(t.find("[error] rank-on-wrong-gpu: 1 place on 1 node"), std::string::npos) << t;
   EXPECT_NE(t.find("[warning] ranks-share-gpu: 2 places on 1 node"), std::string::npos) << t;
   EXPECT_NE(t.find("pid 300  cuda:?  bob  pod ml/trainer-0  ?"), std::string::npos) << t;
+  EXPECT_NE(t.find("2 info findings not listed (process-exited 2): -v lists them"), std::string::npos) << t;
+  EXPECT_EQ(j["info_findings_not_listed"]["process-exited"], 2);
+  FleetRequest verbose = request();
+  verbose.filter.info = true;
+  p.filter = verbose.filter;
+  FleetAnswer v = read_fleet(verbose, p, kFleetNow);
+  EXPECT_EQ(fleet_text(v, plain).find("not listed"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(fleet_json(v))["info_findings_not_listed"].is_null());
 }
 
 }  // namespace

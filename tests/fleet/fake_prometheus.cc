@@ -77,7 +77,7 @@ void FakePrometheusServer::answer(int fd) {
   const PromResult* r = nullptr;
   for (auto [text, res] : {std::pair{&fq.up, &series_.up}, {&fq.last_read, &series_.last_read}, {&fq.health, &series_.health},
                            {&fq.gpus, &series_.gpus}, {&fq.gauges, &series_.gauges}, {&fq.processes, &series_.processes},
-                           {&fq.findings, &series_.findings}})
+                           {&fq.findings, &series_.findings}, {&fq.info_counts, &series_.info_counts}})
     if (query == *text) r = res;
   std::string body = r ? prom_body(*r) : R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
   std::string head = std::string("HTTP/1.1 ") + (r ? "200 OK" : "400 Bad Request") +
