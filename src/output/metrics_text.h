@@ -60,7 +60,8 @@ struct MetricsInput {
   const std::vector<Finding>& host_findings;
 };
 
-/// The GPU, MIG device, process, lease and finding series of a frame.
+/// The GPU, MIG device, process, lease and finding series of a frame: the tables of families in
+/// metrics_text.cc (name, type, help, labels, value), one row per family.
 void add_frame_metrics(Exposition& out, const MetricsInput& in);
 
 /// The exporter's own health.
@@ -76,6 +77,16 @@ struct ExporterHealth {
   std::string version;              // gpumap's version
 };
 void add_health_metrics(Exposition& out, const ExporterHealth& h);
+
+/// A family gpumap writes: its name, type and HELP text.
+struct MetricFamilyDoc {
+  const char* name;
+  const char* type;
+  const char* help;
+};
+/// Every family, in the order they are written (the frame's, then the health series):
+/// docs/metrics.md lists each (checked by metrics_text_test.cc).
+std::vector<MetricFamilyDoc> metric_families();
 
 /// `gpumap metrics`' whole text: the frame's series (none without a frame: the read failed), then
 /// the health series.

@@ -1,6 +1,9 @@
 #include "output/metrics_text.h"
 
 #include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -43,6 +46,163 @@ TEST(MetricsText, FamilyWithoutSamplesIsLeftOutAndUnknownValuesAreNoSample) {
   e.sample({{"x", "3"}}, INFINITY);
   e.sample({}, 1099511627776.0);
   EXPECT_EQ(e.text(), "# HELP b two\\nlines\n# TYPE b gauge\nb{x=\"1\"} 2.5\nb 1099511627776\n");
+}
+
+/// A frame where every value is known: each family of metric_families() has a series in it.
+/// GPU A (MIG, leased by pid 101) runs 101 (every label known) and 102 (graphics and compute);
+/// GPU B runs 103 (a rank on the wrong GPU: an error finding) and 104 (an info finding).
+struct FullFrame {
+  Snapshot snapshot;
+  PsResult ps;
+  std::map<std::string, std::optional<LeaseState>> leases;
+  std::vector<Finding> host_findings;
+
+  static constexpr const char* kA = "GPU-aaaaaaaa-0000-4000-8000-000000000000";
+  static constexpr const char* kB = "GPU-bbbbbbbb-0000-4000-8000-000000000000";
+
+  FullFrame() {
+    snapshot.driver_version = "580.1";
+    snapshot.cuda_driver_version = 13000;
+    snapshot.source = "NVML";
+    for (uint32_t i = 0; i < 2; ++i) {
+      Gpu g;
+      g.nvml_index = i;
+      g.uuid = i == 0 ? kA : kB;
+      g.pci_bus_id = i == 0 ? "00000000:18:00.0" : "00000000:2A:00.0";
+      g.name = "NVIDIA H200";
+      g.minor_number = i;
+      g.memory_total_mib = 143771;
+      g.memory_used_mib = 2048;
+      g.utilization_gpu = 40;
+      g.utilization_memory = 7;
+      g.mig_enabled = i == 0;
+      g.temperature_c = 41;
+      g.power_draw_w = 123.5;
+      g.power_limit_w = 700;
+      g.enforced_power_limit_w = 650;
+      g.clock_sm_mhz = 1980;
+      g.clock_memory_mhz = 2619;
+      g.fan_speed_percent = 30;
+      g.performance_state = 0;
+      g.ecc_corrected_volatile = 2;
+      g.ecc_uncorrected_volatile = 0;
+      g.processes = std::vector<GpuProcess>(2);
+      if (i == 0) g.mig_devices.push_back({"MIG-cccccccc-0000-4000-8000-000000000000", "NVIDIA H200 MIG 1g.18gb", 1, 0, 16384, 512});
+      snapshot.gpus.push_back(g);
+    }
+    LeaseState held;
+    held.held = true;
+    held.holder = LeaseRecord{};
+    held.holder->pid = 101;
+    held.holder->user = "alice";
+    leases[kA] = held;
+    leases[kB] = LeaseState{};
+    host_findings.push_back({"order-differs", Severity::kWarning, "m", "f"});
+    ps.rows.push_back(process(101, kA, 0, "compute", 4096));
+    ProcessRow& all = ps.rows.back();
+    all.local_pid = 101;
+    all.cuda_ordinal = 0;
+    all.user = "alice";
+    all.command = "python3 train.py --config big.yaml";
+    all.slurm_job_id = "4242";
+    all.global_rank = "3";
+    all.rank = 3;
+    all.sm_utilization = 55;
+    all.memory_utilization = 12;
+    all.pod = PodRef{};
+    all.pod->name = "trainer-0";
+    all.pod->ns = "ml";
+    all.pod->container = "main";
+    ps.rows.push_back(process(102, kA, 0, "graphics", 64));
+    ps.rows.push_back(process(102, kA, 0, "compute", 64));
+    ps.rows.push_back(process(103, kB, 1, "compute", 1024));
+    ps.rows.back().findings.push_back({"rank-on-wrong-gpu", Severity::kError, "m", "f"});
+    ps.rows.push_back(process(104, kB, 1, "compute", 16));
+    ps.gpu_findings.push_back({1, kB, {104}, {"gpu-shared", Severity::kInfo, "m", ""}});
+    ps.rows.back().gpu_findings.push_back(0);
+  }
+  static ProcessRow process(uint32_t pid, const char* uuid, uint32_t nvml_index, const char* type, uint64_t mib) {
+    ProcessRow r;
+    r.pid = pid;
+    r.uuid = uuid;
+    r.nvml_index = nvml_index;
+    r.type = type;
+    r.used_memory_mib = mib;
+    r.command = "sleep 300";
+    return r;
+  }
+  MetricsInput input() const { return {snapshot, ps, leases, host_findings}; }
+  std::string text() const {
+    Exposition e;
+    add_frame_metrics(e, input());
+    ExporterHealth h;
+    h.up = true;
+    h.cuda_up = true;
+    h.read_seconds = 0.25;
+    h.last_success_unix = 1.7e9;
+    h.scrapes = 3;
+    h.version = "0.1.0";
+    add_health_metrics(e, h);
+    return e.text();
+  }
+};
+
+std::vector<std::string> type_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string l; std::getline(s, l);)
+    if (l.rfind("# TYPE ", 0) == 0) out.push_back(l.substr(7, l.find(' ', 7) - 7));
+  return out;
+}
+
+// The tables are the exposition: every family they list is written, once, in their order, and
+// nothing else is (a family added to a table without a sample in FullFrame fails here).
+TEST(MetricsFamilies, TheTablesAreWhatIsWrittenInTheirOrder) {
+  std::vector<std::string> listed;
+  for (const MetricFamilyDoc& f : metric_families()) listed.push_back(f.name);
+  EXPECT_EQ(type_lines(FullFrame().text()), listed) << FullFrame().text();
+}
+
+// Each family is in docs/metrics.md's table, and only counters end in _total.
+TEST(MetricsFamilies, EveryFamilyIsDocumented) {
+  std::ifstream in(std::string(GPUMAP_SOURCE_DIR) + "/docs/metrics.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::set<std::string> names;
+  for (const MetricFamilyDoc& f : metric_families()) {
+    std::string name = f.name, type = f.type;
+    EXPECT_TRUE(names.insert(name).second) << name << " is listed twice";
+    EXPECT_NE(doc.str().find("`" + name + "`"), std::string::npos) << name << " is not in docs/metrics.md";
+    EXPECT_TRUE(type == "gauge" || type == "counter") << name;
+    bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+    EXPECT_EQ(type == "counter", total) << name;
+    EXPECT_NE(std::string(f.help), "") << name;
+  }
+}
+
+// What the series say for a known frame (the labels and values of each kind of family).
+TEST(MetricsFamilies, SeriesOfAFullFrame) {
+  std::string t = FullFrame().text();
+  for (const char* want : {
+           "gpumap_driver_info{driver_version=\"580.1\",cuda_driver_version=\"13000\",source=\"NVML\",simulated=\"false\"} 1\n",
+           "gpumap_gpu_info{uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\",nvml_index=\"0\",minor_number=\"0\","
+           "pci_bus_id=\"00000000:18:00.0\",name=\"NVIDIA H200\",mig=\"enabled\"} 1\n",
+           "gpumap_gpu_utilization_ratio{uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\"} 0.4\n",
+           "gpumap_gpu_fan_speed_ratio{uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\"} 0.3\n",
+           "gpumap_gpu_sm_clock_hertz{uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\"} 1980000000\n",
+           "gpumap_gpu_leased{uuid=\"GPU-bbbbbbbb-0000-4000-8000-000000000000\"} 0\n",
+           "gpumap_gpu_lease_info{uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\",pid=\"101\",user=\"alice\"} 1\n",
+           "gpumap_mig_device_memory_used_bytes{uuid=\"MIG-cccccccc-0000-4000-8000-000000000000\"} 536870912\n",
+           "gpumap_process_info{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\",nvml_index=\"0\","
+           "cuda_ordinal=\"0\",state=\"running\",user=\"alice\",command=\"python3 train.py --config big.yaml\","
+           "slurm_job_id=\"4242\",rank=\"3\",local_rank=\"3\",lease=\"this-process\",pod=\"trainer-0\",namespace=\"ml\","
+           "container=\"main\"} 1\n",
+           "gpumap_process_sm_utilization_ratio{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\"} 0.55\n",
+           "gpumap_finding{id=\"order-differs\",severity=\"warning\"} 1\n",
+           "gpumap_finding{id=\"gpu-shared\",severity=\"info\",pid=\"104\",uuid=\"GPU-bbbbbbbb-0000-4000-8000-000000000000\"} 1\n",
+           "gpumap_exporter_scrapes_total 3\n", "gpumap_build_info{version=\"0.1.0\"} 1\n"})
+    EXPECT_NE(t.find(want), std::string::npos) << want << "\nnot in\n" << t;
+  EXPECT_EQ(t.find("gpumap_gpu_lease_info{uuid=\"GPU-bbbb"), std::string::npos) << "a free GPU has no lease_info";
 }
 
 TEST(MetricsText, ShortCommandIsPrintableAndCutAtACharacter) {
