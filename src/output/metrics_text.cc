@@ -2,8 +2,10 @@
 // only the keys to join on (uuid; pid, type, uuid); the `_info` series carry the identity labels.
 #include "output/metrics_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "findings/severity.h"
@@ -119,10 +121,12 @@ struct MigSubject {
 struct ProcessSubject {
   const ProcessRow* row;
   const LeaseState* lease;  // its GPU's
+  const SeriesBudget* budget;
 };
 
 /// One metric family: a row of a table below.  Its series are written in the order of the
-/// subjects, one per subject whose labels and value are both known.
+/// subjects, one per subject whose value and labels are both known (the labels are read only
+/// for a subject with a value).
 template <class Subject>
 struct Family {
   const char* name;
@@ -269,9 +273,11 @@ const Family<MigSubject> kMigFamilies[] = {
 
 // --- processes: gpumap_process_info carries the identities, the value series (pid, type, uuid) ---
 
-/// A label of gpumap_process_info: its name and how it is read from the process's row.
+/// A label of gpumap_process_info: its name, whether it is a join key (on every process series,
+/// never dropped) and how it is read from the process's row.
 struct ProcessLabel {
   const char* name;
+  bool join_key;
   std::string (*value)(const ProcessSubject&);
 };
 
@@ -283,39 +289,49 @@ std::string lease_label(const ProcessSubject& s) {
 }
 
 const ProcessLabel kProcessInfoLabels[] = {
-    {"pid", [](const ProcessSubject& s) { return std::to_string(s.row->pid); }},
-    {"type", [](const ProcessSubject& s) { return s.row->type; }},
-    {"uuid", [](const ProcessSubject& s) { return clean(s.row->uuid); }},
-    {"nvml_index", [](const ProcessSubject& s) { return std::to_string(s.row->nvml_index); }},
-    {"cuda_ordinal", [](const ProcessSubject& s) { return opt_text(s.row->cuda_ordinal); }},
-    {"state", [](const ProcessSubject& s) { return std::string(process_state_name(s.row->state)); }},
-    {"user", [](const ProcessSubject& s) { return clean(opt_text(s.row->user)); }},
-    {"command", [](const ProcessSubject& s) { return s.row->command ? short_command(*s.row->command) : ""; }},
-    {"slurm_job_id", [](const ProcessSubject& s) { return clean(opt_text(s.row->slurm_job_id)); }},
-    {"rank", [](const ProcessSubject& s) { return clean(opt_text(s.row->global_rank)); }},
-    {"local_rank", [](const ProcessSubject& s) { return opt_text(s.row->rank); }},
-    {"lease", lease_label},
+    {"pid", true, [](const ProcessSubject& s) { return std::to_string(s.row->pid); }},
+    {"type", true, [](const ProcessSubject& s) { return s.row->type; }},
+    {"uuid", true, [](const ProcessSubject& s) { return clean(s.row->uuid); }},
+    {"nvml_index", false, [](const ProcessSubject& s) { return std::to_string(s.row->nvml_index); }},
+    {"cuda_ordinal", false, [](const ProcessSubject& s) { return opt_text(s.row->cuda_ordinal); }},
+    {"state", false, [](const ProcessSubject& s) { return std::string(process_state_name(s.row->state)); }},
+    {"user", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->user)); }},
+    {"command", false,
+     [](const ProcessSubject& s) {
+       size_t bytes = s.budget->command_bytes;
+       return s.row->command && bytes > 0 ? short_command(*s.row->command, bytes) : "";
+     }},
+    {"slurm_job_id", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->slurm_job_id)); }},
+    {"rank", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->global_rank)); }},
+    {"local_rank", false, [](const ProcessSubject& s) { return opt_text(s.row->rank); }},
+    {"lease", false, lease_label},
     // dcgm-exporter's label names, so dashboards join (empty outside a pod, or unnamed)
-    {"pod", [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->name) : ""; }},
-    {"namespace", [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->ns) : ""; }},
-    {"container", [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->container) : ""; }},
+    {"pod", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->name) : ""; }},
+    {"namespace", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->ns) : ""; }},
+    {"container", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->container) : ""; }},
 };
 
 std::optional<MetricLabels> process_identity(const ProcessSubject& s) {
+  const std::vector<std::string>& dropped = s.budget->dropped_labels;
   MetricLabels labels;
-  for (const ProcessLabel& l : kProcessInfoLabels) labels.emplace_back(l.name, l.value(s));
+  for (const ProcessLabel& l : kProcessInfoLabels)
+    if (l.join_key || std::find(dropped.begin(), dropped.end(), l.name) == dropped.end()) labels.emplace_back(l.name, l.value(s));
   return labels;
 }
 std::optional<MetricLabels> process_key(const ProcessSubject& s) {
   return MetricLabels{{"pid", std::to_string(s.row->pid)}, {"type", s.row->type}, {"uuid", clean(s.row->uuid)}};
 }
 
-const Family<ProcessSubject> kProcessFamilies[] = {
+// --process-series info keeps this one; none drops it too.
+const Family<ProcessSubject> kProcessInfoFamilies[] = {
     {"gpumap_process_info", kGauge,
      "One per process on a GPU, value 1: cuda_ordinal is the cuda:N that process calls this GPU "
      "(its own CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER; absent when it cannot see it or its "
      "environment is unknown)",
      process_identity, one},
+};
+// --process-series all.
+const Family<ProcessSubject> kProcessValueFamilies[] = {
     {"gpumap_process_used_memory_bytes", kGauge, "GPU memory a process uses on the GPU (none when the driver does not say)",
      process_key, [](const ProcessSubject& s) { return scaled(s.row->used_memory_mib, kMiB); }},
     {"gpumap_process_sm_utilization_ratio", kGauge,
@@ -335,18 +351,23 @@ constexpr const char* kFindingHelp =
     "One per finding, value 1 (docs/findings.md): with pid and uuid for a process's (gpumap ps), "
     "without for the host's (gpumap doctor for a process with no CUDA variables)";
 
-void add_findings(Exposition& out, const MetricsInput& in, const std::vector<ProcessSubject>& processes) {
+/// A process row's findings: its own, and its GPU's (once per GPU in ps: one sample per pid here).
+std::vector<const Finding*> findings_of(const ProcessRow& r, const PsResult& ps) {
+  std::vector<const Finding*> fs;
+  for (const Finding& f : r.findings) fs.push_back(&f);
+  for (size_t g : r.gpu_findings) fs.push_back(&ps.gpu_findings[g].finding);
+  return fs;
+}
+
+void add_findings(Exposition& out, const MetricsInput& in, const std::vector<ProcessSubject>& processes, Severity min) {
   out.family(kFindingFamily, kGauge, kFindingHelp);
   std::set<std::string> said;
   for (const Finding& f : in.host_findings)
-    if (said.insert(f.id).second) out.sample({{"id", f.id}, {"severity", severity_name(f.severity)}}, 1);
+    if (f.severity >= min && said.insert(f.id).second) out.sample({{"id", f.id}, {"severity", severity_name(f.severity)}}, 1);
   for (const ProcessSubject& p : processes) {
     const ProcessRow& r = *p.row;
-    std::vector<const Finding*> fs;  // its own, and its GPU's (once per GPU in ps: one sample per pid here)
-    for (const Finding& f : r.findings) fs.push_back(&f);
-    for (size_t g : r.gpu_findings) fs.push_back(&in.ps.gpu_findings[g].finding);
-    for (const Finding* f : fs)
-      if (said.insert(f->id + " " + std::to_string(r.pid) + " " + r.uuid).second)
+    for (const Finding* f : findings_of(r, in.ps))
+      if (f->severity >= min && said.insert(f->id + " " + std::to_string(r.pid) + " " + r.uuid).second)
         out.sample({{"id", f->id}, {"severity", severity_name(f->severity)}, {"pid", std::to_string(r.pid)},
                     {"uuid", clean(r.uuid)}},
                    1);
@@ -375,6 +396,13 @@ const Family<ExporterHealth> kHealthFamilies[] = {
      [](const ExporterHealth& h) { return std::optional<double>(static_cast<double>(h.driver_errors)); }},
     {"gpumap_exporter_scrapes_total", kCounter, "/metrics requests answered (gpumap serve)", no_labels,
      [](const ExporterHealth& h) { return scaled(h.scrapes, 1); }},
+    {"gpumap_exporter_capped_processes", kGauge,
+     "Processes on a GPU the series served leave out under --max-processes (those with no warning or error "
+     "finding and the least GPU memory)",
+     no_labels, [](const ExporterHealth& h) { return scaled(h.capped_processes, 1); }},
+    {"gpumap_exporter_dropped_processes_total", kCounter,
+     "Processes left out under --max-processes, summed over the frames read (gpumap serve)", no_labels,
+     [](const ExporterHealth& h) { return scaled(h.dropped_processes_total, 1); }},
     {"gpumap_build_info", kGauge, "gpumap's version, value 1",
      [](const ExporterHealth& h) -> std::optional<MetricLabels> { return MetricLabels{{"version", h.version}}; }, one},
 };
@@ -391,13 +419,45 @@ std::vector<MetricFamilyDoc> metric_families() {
   list_families(out, kHostFamilies);
   list_families(out, kGpuFamilies);
   list_families(out, kMigFamilies);
-  list_families(out, kProcessFamilies);
+  list_families(out, kProcessInfoFamilies);
+  list_families(out, kProcessValueFamilies);
   out.push_back({kFindingFamily, kGauge, kFindingHelp});
   list_families(out, kHealthFamilies);
   return out;
 }
 
-void add_frame_metrics(Exposition& out, const MetricsInput& in) {
+std::vector<ProcessLabelDoc> process_info_labels() {
+  std::vector<ProcessLabelDoc> out;
+  for (const ProcessLabel& l : kProcessInfoLabels) out.push_back({l.name, l.join_key});
+  return out;
+}
+
+std::vector<uint32_t> kept_processes(const PsResult& ps, size_t max) {
+  struct Process {
+    uint32_t pid;
+    bool alerting = false;  // a warning or error finding
+    uint64_t memory_mib = 0;
+  };
+  std::map<uint32_t, Process> by_pid;
+  for (const ProcessRow& r : ps.rows) {
+    Process& p = by_pid.emplace(r.pid, Process{r.pid}).first->second;
+    p.memory_mib += r.used_memory_mib.value_or(0);
+    for (const Finding* f : findings_of(r, ps)) p.alerting |= f->severity >= Severity::kWarning;
+  }
+  std::vector<Process> order;
+  for (const auto& [pid, p] : by_pid) order.push_back(p);
+  std::sort(order.begin(), order.end(), [](const Process& a, const Process& b) {
+    if (a.alerting != b.alerting) return a.alerting;
+    if (a.memory_mib != b.memory_mib) return a.memory_mib > b.memory_mib;
+    return a.pid < b.pid;
+  });
+  std::vector<uint32_t> kept;
+  for (size_t i = 0; i < order.size() && i < max; ++i) kept.push_back(order[i].pid);
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+FrameSeries add_frame_metrics(Exposition& out, const MetricsInput& in, const SeriesBudget& budget) {
   const Snapshot& s = in.snapshot;
   auto lease_of = [&](const std::string& uuid) -> const LeaseState* {
     if (uuid.empty()) return nullptr;
@@ -415,22 +475,41 @@ void add_frame_metrics(Exposition& out, const MetricsInput& in) {
   write_families(out, kGpuFamilies, gpus);
   write_families(out, kMigFamilies, migs);
 
+  // The processes (NVML pids), and under --max-processes those that keep their series.
+  FrameSeries said;
+  std::set<uint32_t> pids;
+  for (const ProcessRow& r : in.ps.rows) pids.insert(r.pid);
+  said.processes = pids.size();
+  std::vector<uint32_t> kept;
+  if (budget.max_processes && *budget.max_processes < pids.size()) {
+    kept = kept_processes(in.ps, *budget.max_processes);
+    said.dropped_processes = pids.size() - kept.size();
+  }
   // One row per (process, GPU, list): a PID listed twice in one list counts once.
   std::set<std::string> seen;
   std::vector<ProcessSubject> processes;
-  for (const ProcessRow& r : in.ps.rows)
-    if (seen.insert(std::to_string(r.pid) + " " + r.type + " " + r.uuid).second) processes.push_back({&r, lease_of(r.uuid)});
-  write_families(out, kProcessFamilies, processes);
-  add_findings(out, in, processes);
+  if (budget.process_series != ProcessSeries::kNone)
+    for (const ProcessRow& r : in.ps.rows) {
+      if (said.dropped_processes > 0 && !std::binary_search(kept.begin(), kept.end(), r.pid)) continue;
+      if (seen.insert(std::to_string(r.pid) + " " + r.type + " " + r.uuid).second)
+        processes.push_back({&r, lease_of(r.uuid), &budget});
+    }
+  write_families(out, kProcessInfoFamilies, processes);
+  if (budget.process_series == ProcessSeries::kAll) write_families(out, kProcessValueFamilies, processes);
+  add_findings(out, in, processes, budget.min_severity);
+  return said;
 }
 
 void add_health_metrics(Exposition& out, const ExporterHealth& h) {
   write_families(out, kHealthFamilies, std::vector<ExporterHealth>{h});
 }
 
-std::string metrics_text(const std::optional<MetricsInput>& frame, const ExporterHealth& h) {
+std::string metrics_text(const std::optional<MetricsInput>& frame, ExporterHealth h, const SeriesBudget& budget) {
   Exposition out;
-  if (frame) add_frame_metrics(out, *frame);
+  if (frame) {
+    FrameSeries said = add_frame_metrics(out, *frame, budget);
+    if (budget.max_processes) h.capped_processes = said.dropped_processes;
+  }
   add_health_metrics(out, h);
   return out.text();
 }

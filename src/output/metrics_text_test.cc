@@ -1,5 +1,6 @@
 #include "output/metrics_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -141,6 +142,8 @@ struct FullFrame {
     h.read_seconds = 0.25;
     h.last_success_unix = 1.7e9;
     h.scrapes = 3;
+    h.capped_processes = 0;
+    h.dropped_processes_total = 0;
     h.version = "0.1.0";
     add_health_metrics(e, h);
     return e.text();
@@ -203,6 +206,101 @@ TEST(MetricsFamilies, SeriesOfAFullFrame) {
            "gpumap_exporter_scrapes_total 3\n", "gpumap_build_info{version=\"0.1.0\"} 1\n"})
     EXPECT_NE(t.find(want), std::string::npos) << want << "\nnot in\n" << t;
   EXPECT_EQ(t.find("gpumap_gpu_lease_info{uuid=\"GPU-bbbb"), std::string::npos) << "a free GPU has no lease_info";
+}
+
+std::string frame_text(const FullFrame& f, const SeriesBudget& budget, FrameSeries* said = nullptr) {
+  Exposition e;
+  FrameSeries s = add_frame_metrics(e, f.input(), budget);
+  if (said) *said = s;
+  return e.text();
+}
+
+TEST(SeriesBudget, ProcessSeriesInfoKeepsTheInfoSeriesAndTheFindings) {
+  std::string t = frame_text(FullFrame(), {.process_series = ProcessSeries::kInfo});
+  EXPECT_NE(t.find("gpumap_process_info{pid=\"101\""), std::string::npos) << t;
+  EXPECT_NE(t.find("gpumap_finding{id=\"rank-on-wrong-gpu\",severity=\"error\",pid=\"103\""), std::string::npos) << t;
+  for (const char* gone : {"gpumap_process_used_memory_bytes", "gpumap_process_sm_utilization_ratio", "gpumap_process_memory_utilization_ratio"})
+    EXPECT_EQ(t.find(gone), std::string::npos) << gone;
+}
+
+TEST(SeriesBudget, ProcessSeriesNoneLeavesNoSeriesPerProcess) {
+  FrameSeries said;
+  std::string t = frame_text(FullFrame(), {.process_series = ProcessSeries::kNone}, &said);
+  EXPECT_EQ(t.find("gpumap_process_"), std::string::npos) << t;
+  std::stringstream lines(t);
+  for (std::string l; std::getline(lines, l);) {  // a pid only as a lease's holder (one series a leased GPU)
+    if (l.find("pid=\"") != std::string::npos) {
+      EXPECT_EQ(l.rfind("gpumap_gpu_lease_info{", 0), 0u) << l;
+    }
+  }
+  EXPECT_NE(t.find("gpumap_finding{id=\"order-differs\",severity=\"warning\"} 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("gpumap_gpu_processes{uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\"} 2\n"), std::string::npos) << t;
+  EXPECT_EQ(said.processes, 4u);
+  EXPECT_EQ(said.dropped_processes, 0u);  // not capped: left out by choice
+}
+
+TEST(SeriesBudget, DroppedLabelsAndTheCommandsLength) {
+  SeriesBudget b;
+  b.dropped_labels = {"user", "pod", "namespace", "container"};
+  b.command_bytes = 10;
+  std::string t = frame_text(FullFrame(), b);
+  EXPECT_NE(t.find("gpumap_process_info{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\","
+                   "nvml_index=\"0\",cuda_ordinal=\"0\",state=\"running\",command=\"python3 tr\u2026\",slurm_job_id=\"4242\","
+                   "rank=\"3\",local_rank=\"3\",lease=\"this-process\"} 1\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("gpumap_process_used_memory_bytes{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa"), std::string::npos);
+  b.command_bytes = 0;
+  b.dropped_labels = {"command"};
+  EXPECT_EQ(frame_text(FullFrame(), b).find("command="), std::string::npos);
+}
+
+// The cap keeps the processes with a warning or an error first, then the most GPU memory; what
+// it leaves out is counted and has no series at all (its findings neither).
+TEST(SeriesBudget, MaxProcessesKeepsTheAlertingAndTheLargest) {
+  FullFrame f;  // 101: 4096 MiB; 102: 64 + 64; 103: 1024 and an error; 104: 16 and an info finding
+  FrameSeries said;
+  std::string t = frame_text(f, {.max_processes = 2}, &said);
+  EXPECT_EQ(said.processes, 4u);
+  EXPECT_EQ(said.dropped_processes, 2u);
+  EXPECT_NE(t.find("gpumap_process_info{pid=\"101\""), std::string::npos) << t;
+  EXPECT_NE(t.find("gpumap_process_info{pid=\"103\""), std::string::npos) << t;
+  EXPECT_EQ(t.find("pid=\"102\""), std::string::npos) << t;
+  EXPECT_EQ(t.find("pid=\"104\""), std::string::npos) << t;  // nor its gpu-shared finding
+  EXPECT_EQ(kept_processes(f.ps, 1), std::vector<uint32_t>{103});
+  EXPECT_EQ(kept_processes(f.ps, 3), (std::vector<uint32_t>{101, 102, 103}));
+  EXPECT_EQ(kept_processes(f.ps, 9), (std::vector<uint32_t>{101, 102, 103, 104}));
+  EXPECT_TRUE(kept_processes(f.ps, 0).empty());
+  frame_text(f, {.max_processes = 4}, &said);
+  EXPECT_EQ(said.dropped_processes, 0u);
+  // The same processes listed in another order (NVML's order changes) keep the same set; equal
+  // memory goes to the lower pid.
+  std::reverse(f.ps.rows.begin(), f.ps.rows.end());
+  EXPECT_EQ(kept_processes(f.ps, 2), (std::vector<uint32_t>{101, 103}));
+  for (ProcessRow& r : f.ps.rows) r.used_memory_mib = 100;
+  for (ProcessRow& r : f.ps.rows) r.findings.clear();
+  EXPECT_EQ(kept_processes(f.ps, 2), (std::vector<uint32_t>{101, 102}));
+}
+
+TEST(SeriesBudget, FindingSeverityLeavesOutTheLessSevere) {
+  std::string warning = frame_text(FullFrame(), {.min_severity = Severity::kWarning});
+  EXPECT_EQ(warning.find("gpu-shared"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("order-differs"), std::string::npos);
+  EXPECT_NE(warning.find("rank-on-wrong-gpu"), std::string::npos);
+  std::string error = frame_text(FullFrame(), {.min_severity = Severity::kError});
+  EXPECT_EQ(error.find("order-differs"), std::string::npos) << error;
+  EXPECT_NE(error.find("rank-on-wrong-gpu"), std::string::npos);
+}
+
+// `gpumap metrics` with a cap says what it left out; without one the health series are as before.
+TEST(SeriesBudget, MetricsTextCountsWhatTheCapLeftOut) {
+  FullFrame f;
+  ExporterHealth h;
+  h.up = true;
+  std::string capped = metrics_text(f.input(), h, {.max_processes = 1});
+  EXPECT_NE(capped.find("\ngpumap_exporter_capped_processes 3\n"), std::string::npos) << capped;
+  EXPECT_EQ(capped.find("gpumap_exporter_dropped_processes_total"), std::string::npos);  // serve's
+  EXPECT_EQ(metrics_text(f.input(), h).find("capped"), std::string::npos);
 }
 
 TEST(MetricsText, ShortCommandIsPrintableAndCutAtACharacter) {

@@ -60,10 +60,11 @@ void Exporter::reader_loop() {
     lock.unlock();
     std::shared_ptr<MetricsFrame> f;
     std::string text, error;
+    FrameSeries said;
     try {
       f = std::make_shared<MetricsFrame>(read_metrics_frame(driver_, seams_, read_opt));
       Exposition out;
-      add_frame_metrics(out, metrics_input(*f));
+      said = add_frame_metrics(out, metrics_input(*f), opt_.series);
       text = out.text();
     } catch (const std::exception& e) {
       error = e.what();
@@ -79,6 +80,8 @@ void Exporter::reader_loop() {
     if (f) {
       frame_ = f;
       frame_text_ = std::move(text);
+      frame_dropped_ = said.dropped_processes;
+      dropped_total_ += said.dropped_processes;
       frame_at_ = last_attempt_end_;
       up_ = true;
       last_error_.clear();
@@ -101,6 +104,10 @@ std::string Exporter::metrics_body(bool stale) {
   h.stale = stale && frame_;
   h.driver_errors = errors_;
   h.scrapes = ++scrapes_;
+  if (opt_.series.max_processes) {
+    h.dropped_processes_total = dropped_total_;
+    if (frame_) h.capped_processes = frame_dropped_;
+  }
   if (frame_) {
     h.read_seconds = frame_->read_seconds;
     h.last_success_unix = frame_->read_unix;

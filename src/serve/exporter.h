@@ -35,6 +35,7 @@ struct ExporterOptions {
   std::string version;        // for gpumap_build_info
   HttpLimits limits;          // connections and requests (os/http_server.h)
   WebConfig web;              // TLS and basic authentication (--web.config.file)
+  SeriesBudget series;        // what the frames' series leave out (docs/metrics.md, "The series budget")
   std::optional<int> listen_fd;  // a listening socket from systemd (socket activation): `listen` unused
 };
 
@@ -75,6 +76,8 @@ class Exporter {
   bool read_timed_out_ = false;  // the read under way was given up on (counted as an error once)
   std::shared_ptr<const MetricsFrame> frame_;  // the last good one
   std::string frame_text_;                     // its series, rendered once
+  size_t frame_dropped_ = 0;                   // the processes they leave out (--max-processes)
+  uint64_t dropped_total_ = 0;                 // the same summed over the frames read
   Clock::time_point frame_at_;                 // when it was read
   Clock::time_point last_attempt_end_;         // when the last read ended, good or not
   std::optional<Clock::time_point> cuda_failed_at_;  // the last frame whose CUDA probe failed
