@@ -10,6 +10,7 @@
 #include "cli/series_flags.h"
 #include "model/env_vars.h"
 #include "model/error.h"
+#include "output/serve_view.h"
 #include "serve/exporter.h"
 
 namespace gpumap {
@@ -17,9 +18,10 @@ namespace {
 
 constexpr const char* kDefaultListen = GPUMAP_DEFAULT_LISTEN;
 
-int run(const Args& args, Context& ctx) {
-  refuse_json(ctx, "gpumap serve", "`gpumap ps --json` or `gpumap list --json`");
+/// The request: every option checked before anything is bound or read.
+ExporterOptions serve_options(const Args& args, Context& ctx) {
   ExporterOptions opt;
+  opt.listen = args.value("--listen").value_or(kDefaultListen);
   opt.cache_s = args.number("--cache", 0, 3600).value_or(1);
   opt.read_wait_s = ctx.session().seams().driver_timeout_s;
   opt.version = GPUMAP_VERSION;
@@ -37,17 +39,20 @@ int run(const Args& args, Context& ctx) {
   if (opt.listen_fd && args.value("--listen"))
     throw Error(kExitUsage, "--listen is given, and systemd passed a socket (LISTEN_FDS)",
                 "drop --listen: the socket unit's ListenStream= says where gpumap serve listens");
+  return opt;
+}
+
+int run(const Args& args, Context& ctx) {
+  refuse_json(ctx, "gpumap serve", "`gpumap ps --json` or `gpumap list --json`");
+  ExporterOptions opt = serve_options(args, ctx);
   const volatile sig_atomic_t* stop = stop_on_signals();
   signal(SIGPIPE, SIG_IGN);
-  bool stuck = serve_exporter(ctx.session().driver(), ctx.session().seams(), args.value("--listen").value_or(kDefaultListen),
-                              opt, stop, [](const Listening& at) {
-                                std::cout << "gpumap serve: listening on " << at.url << std::endl;
-                                if (!at.loopback)
-                                  std::cerr << "gpumap serve: " << at.shown
-                                            << " is not a loopback address: whoever reaches this port sees the GPU "
-                                               "processes' users and command lines\n";
-                              });
-  if (stuck) {  // a read stuck in a hung driver would outlive the exporter: end here
+  ServeAnswer answer = serve_exporter(ctx.session().driver(), ctx.session().seams(), opt, stop, [](const Listening& at) {
+    ServeStartText start = serve_start_text(at);
+    std::cout << start.out << std::flush;
+    std::cerr << start.err;
+  });
+  if (answer.reader_stuck) {  // a read stuck in a hung driver would outlive the exporter: end here
     std::cout.flush();
     std::_Exit(kExitOk);
   }

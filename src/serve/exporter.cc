@@ -199,18 +199,19 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
   return r;
 }
 
-bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::string& listen, const ExporterOptions& opt,
-                    const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready) {
+ServeAnswer serve_exporter(const DriverSource& driver, const Seams& seams, const ExporterOptions& opt,
+                           const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready) {
   std::unique_ptr<HttpServer> bound;
   if (opt.listen_fd) {
     bound = std::make_unique<HttpServer>(*opt.listen_fd, opt.limits, opt.web);
   } else {
-    auto [host, port] = parse_listen_address(listen);
+    auto [host, port] = parse_listen_address(opt.listen);
     bound = std::make_unique<HttpServer>(host, port, opt.limits, opt.web);
   }
   HttpServer& server = *bound;
   auto exporter = std::make_unique<Exporter>(driver, seams, opt);
-  Listening at;
+  ServeAnswer answer;
+  Listening& at = answer.listening;
   const std::string& host = server.host();
   at.shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   at.url = std::string(server.tls() ? "https://" : "http://") + at.shown + ":" + std::to_string(server.port()) + "/metrics";
@@ -219,9 +220,9 @@ bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::s
   server.serve([&](const HttpRequest& r) { return exporter->handle(r); }, stop, exporter->wake_fd());
   if (exporter->reading()) {  // a reader stuck in the driver still uses the exporter: never destroy it
     (void)exporter.release();
-    return true;
+    answer.reader_stuck = true;
   }
-  return false;
+  return answer;
 }
 
 }  // namespace gpumap
