@@ -78,6 +78,39 @@ TEST(CliMetrics, TextfileIsWrittenAtomicallyAndAFailedReadWritesHealthOnly) {
   EXPECT_NE(nodir.err.find(dir + "/no/such/x.prom"), std::string::npos) << nodir.err;
 }
 
+// The series budget's flags reach both commands (what each setting writes: metrics_text_test.cc
+// and series_budget_test.cc, in process); a bad value is exit 2 naming the flag, before any read.
+TEST(CliMetrics, SeriesBudgetFlagsOnMetricsAndServe) {
+  std::ifstream in(host_path("h200x2"));
+  json h = json::parse(in);
+  h["gpus"][0]["processes"] = json::array({{{"pid", 1}, {"used_memory_mib", 300}}});  // pid 1: init, always there
+  h["gpus"][1]["processes"] = json::array({{{"pid", 1}, {"used_memory_mib", 30}}});
+  std::string host = write_temp_file("budget.json", h.dump());
+  CliRun all = gpumap({"metrics", "--simulate", host});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("gpumap_process_used_memory_bytes{pid=\"1\""), std::string::npos) << all.out;
+  CliRun info = gpumap({"metrics", "--simulate", host, "--process-series=info", "--drop-process-label", "user,command",
+                        "--max-processes", "0", "--finding-severity", "error"});
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_EQ(info.out.find("gpumap_process_"), std::string::npos) << info.out;  // the one process is capped
+  EXPECT_NE(info.out.find("\ngpumap_exporter_capped_processes 1\n"), std::string::npos) << info.out;
+  CliRun cut = gpumap({"metrics", "--simulate", host, "--process-series", "info", "--drop-process-label", "user",
+                       "--command-length", "3"});
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  EXPECT_EQ(cut.out.find("gpumap_process_used_memory_bytes"), std::string::npos) << cut.out;
+  EXPECT_EQ(cut.out.find("user=\""), std::string::npos) << cut.out;
+  EXPECT_NE(cut.out.find("gpumap_process_info{pid=\"1\""), std::string::npos) << cut.out;
+  for (const char* command : {"metrics", "serve"}) {
+    CliRun bad = gpumap({command, "--simulate", host, "--max-processes", "many"});
+    EXPECT_EQ(bad.code, 2) << command << ": " << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--max-processes takes a whole number from 0 to 1000000, not `many`"), std::string::npos) << bad.err;
+    CliRun key = gpumap({command, "--simulate", host, "--drop-process-label", "uuid"});
+    EXPECT_EQ(key.code, 2) << command;
+    EXPECT_NE(key.err.find("uuid is a join key"), std::string::npos) << key.err;
+    EXPECT_EQ(key.out, "") << "nothing half-done: serve did not start";
+  }
+}
+
 TEST(CliQuery, ListQueryGpuIsNvidiaSmiCsv) {
   CliRun r = gpumap({"list", "--simulate", "seed-mixed", "--query-gpu=index,uuid,memory.used,cuda_ordinal,lease", "--format=csv"},
                     {"CUDA_VISIBLE_DEVICES=2,0", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "GPUMAP_LOCK_DIR=" + temp_dir("q-locks")});

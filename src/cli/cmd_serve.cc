@@ -7,8 +7,10 @@
 
 #include "cli/command.h"
 #include "cli/command_help.h"
+#include "cli/series_flags.h"
 #include "model/env_vars.h"
 #include "model/error.h"
+#include "output/serve_view.h"
 #include "serve/exporter.h"
 
 namespace gpumap {
@@ -16,12 +18,14 @@ namespace {
 
 constexpr const char* kDefaultListen = GPUMAP_DEFAULT_LISTEN;
 
-int run(const Args& args, Context& ctx) {
-  refuse_json(ctx, "gpumap serve", "`gpumap ps --json` or `gpumap list --json`");
+/// The request: every option checked before anything is bound or read.
+ExporterOptions serve_options(const Args& args, Context& ctx) {
   ExporterOptions opt;
+  opt.listen = args.value("--listen").value_or(kDefaultListen);
   opt.cache_s = args.number("--cache", 0, 3600).value_or(1);
   opt.read_wait_s = ctx.session().seams().driver_timeout_s;
   opt.version = GPUMAP_VERSION;
+  opt.series = series_budget(args);
   opt.limits.max_requests = static_cast<size_t>(args.number("--web.max-requests", 0, 100000).value_or(40));
   opt.limits.max_connections = static_cast<size_t>(args.number("--web.max-connections", 1, 100000).value_or(64));
   opt.limits.max_per_peer = std::max<size_t>(1, std::min<size_t>(16, opt.limits.max_connections / 4));
@@ -35,17 +39,20 @@ int run(const Args& args, Context& ctx) {
   if (opt.listen_fd && args.value("--listen"))
     throw Error(kExitUsage, "--listen is given, and systemd passed a socket (LISTEN_FDS)",
                 "drop --listen: the socket unit's ListenStream= says where gpumap serve listens");
+  return opt;
+}
+
+int run(const Args& args, Context& ctx) {
+  refuse_json(ctx, "gpumap serve", "`gpumap ps --json` or `gpumap list --json`");
+  ExporterOptions opt = serve_options(args, ctx);
   const volatile sig_atomic_t* stop = stop_on_signals();
   signal(SIGPIPE, SIG_IGN);
-  bool stuck = serve_exporter(ctx.session().driver(), ctx.session().seams(), args.value("--listen").value_or(kDefaultListen),
-                              opt, stop, [](const Listening& at) {
-                                std::cout << "gpumap serve: listening on " << at.url << std::endl;
-                                if (!at.loopback)
-                                  std::cerr << "gpumap serve: " << at.shown
-                                            << " is not a loopback address: whoever reaches this port sees the GPU "
-                                               "processes' users and command lines\n";
-                              });
-  if (stuck) {  // a read stuck in a hung driver would outlive the exporter: end here
+  ServeAnswer answer = serve_exporter(ctx.session().driver(), ctx.session().seams(), opt, stop, [](const Listening& at) {
+    ServeStartText start = serve_start_text(at);
+    std::cout << start.out << std::flush;
+    std::cerr << start.err;
+  });
+  if (answer.reader_stuck) {  // a read stuck in a hung driver would outlive the exporter: end here
     std::cout.flush();
     std::_Exit(kExitOk);
   }
@@ -55,15 +62,19 @@ int run(const Args& args, Context& ctx) {
 }  // namespace
 
 Command serve_command() {
+  std::vector<OptionSpec> options = {
+      {"--listen", true, false, "HOST:PORT", "address to listen on (default " GPUMAP_DEFAULT_LISTEN "; 0.0.0.0:PORT for every IPv4 address)"},
+      {"--cache", true, false, "SECONDS", "reuse a frame this long (0 to 3600, default 1)"},
+      {"--web.config.file", true, false, "FILE", "TLS and basic authentication: exporter-toolkit's web-config.yml"},
+      {"--web.max-requests", true, false, "N", "requests answered at once; past it 503 (default 40, 0: no limit)"},
+      {"--web.max-connections", true, false, "N", "connections open at once (default 64)"}};
+  for (OptionSpec& o : series_budget_options()) options.push_back(std::move(o));
   return {"serve", "a Prometheus exporter: /metrics and /healthz over HTTP",
           "gpumap serve [--listen HOST:PORT] [--cache SECONDS] [--web.config.file FILE] [--web.max-requests N] "
-          "[--web.max-connections N] [--simulate HOST]",
+          "[--web.max-connections N] [--process-series all|info|none] [--drop-process-label LABEL]... "
+          "[--command-length N] [--max-processes N] [--finding-severity SEVERITY] [--simulate HOST]",
           command_description("serve"),
-          {{"--listen", true, false, "HOST:PORT", "address to listen on (default " GPUMAP_DEFAULT_LISTEN "; 0.0.0.0:PORT for every IPv4 address)"},
-           {"--cache", true, false, "SECONDS", "reuse a frame this long (0 to 3600, default 1)"},
-           {"--web.config.file", true, false, "FILE", "TLS and basic authentication: exporter-toolkit's web-config.yml"},
-           {"--web.max-requests", true, false, "N", "requests answered at once; past it 503 (default 40, 0: no limit)"},
-           {"--web.max-connections", true, false, "N", "connections open at once (default 64)"}},
+          options,
           false,
           run};
 }

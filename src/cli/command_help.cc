@@ -30,7 +30,9 @@ const Description kDescriptions[] = {
      "answered at once, 503.  With systemd socket activation (LISTEN_FDS=1, LISTEN_PID) it serves the\n"
      "socket passed and --listen must not be given.  Run it unprivileged: other users' environments are\n"
      "then unknown (their cuda_ordinal absent), not errors.  SIGINT/SIGTERM stop it (exit 0).\n"
-     "contrib/systemd/gpumap-serve.service (and .socket) runs it as a service."},
+     "contrib/systemd/gpumap-serve.service (and .socket) runs it as a service.  The series budget flags\n"
+     "(--process-series, --drop-process-label, --command-length, --max-processes, --finding-severity) are\n"
+     "`gpumap metrics`' (docs/metrics.md); serve also counts what --max-processes left out over its frames."},
     {"ps",
      "Lists every process in NVML's compute and graphics process lists, one row per (process, GPU):\n"
      "pid, user, command line, GPU memory, the nvidia-smi index and UUID, and the gpumap lease.  From\n"

@@ -2,8 +2,10 @@
 // only the keys to join on (uuid; pid, type, uuid); the `_info` series carry the identity labels.
 #include "output/metrics_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "findings/severity.h"
@@ -101,211 +103,413 @@ void Exposition::sample(const MetricLabels& labels, double value) {
   out_ += '\n';
 }
 
-void add_frame_metrics(Exposition& out, const MetricsInput& in) {
-  const Snapshot& s = in.snapshot;
-  out.family("gpumap_driver_info", "gauge", "The driver gpumap read: versions and source (NVML or a simulated host)");
-  out.sample({{"driver_version", clean(opt_text(s.driver_version))},
-              {"cuda_driver_version", opt_text(s.cuda_driver_version)},
-              {"source", clean(s.source)},
-              {"simulated", s.simulated ? "true" : "false"}},
-             1);
+namespace {
 
-  out.family("gpumap_gpu_info", "gauge",
-             "One per GPU, value 1: its identities (nvml_index is the nvidia-smi index; uuid the join key)");
-  for (const Gpu& g : s.gpus)
-    out.sample({{"uuid", clean(g.uuid)},
-                {"nvml_index", std::to_string(g.nvml_index)},
-                {"minor_number", opt_text(g.minor_number)},
-                {"pci_bus_id", clean(g.pci_bus_id)},
-                {"name", clean(g.name)},
-                {"mig", g.mig_enabled ? (*g.mig_enabled ? "enabled" : "disabled") : ""}},
-               1);
-  // Value series are keyed on the UUID: a GPU whose UUID NVML could not read has none.
-  auto per_gpu = [&](const char* name, const char* help, auto value_of) {
-    out.family(name, "gauge", help);
-    for (const Gpu& g : s.gpus) {
-      if (g.uuid.empty()) continue;
-      std::optional<double> v = value_of(g);
-      if (v) out.sample({{"uuid", clean(g.uuid)}}, *v);
+constexpr const char* kGauge = "gauge";
+constexpr const char* kCounter = "counter";
+
+// What a family's series are read from: one subject per series (a GPU, a MIG device, a process
+// row, the exporter's health), with what the frame knows about it.
+struct GpuSubject {
+  const Gpu* gpu;
+  const LeaseState* lease;  // null: unknown (or no UUID to look it up by)
+};
+struct MigSubject {
+  const Gpu* gpu;
+  const MigDevice* device;
+};
+struct ProcessSubject {
+  const ProcessRow* row;
+  const LeaseState* lease;  // its GPU's
+  const SeriesBudget* budget;
+};
+
+/// One metric family: a row of a table below.  Its series are written in the order of the
+/// subjects, one per subject whose value and labels are both known (the labels are read only
+/// for a subject with a value).
+template <class Subject>
+struct Family {
+  const char* name;
+  const char* type;  // kGauge or kCounter
+  const char* help;
+  /// The series' labels; nullopt: the subject has no series in this family (no key to join on).
+  std::optional<MetricLabels> (*labels)(const Subject&);
+  /// Its value; nullopt: no sample (the driver does not say, or the family does not apply).
+  std::optional<double> (*value)(const Subject&);
+};
+
+template <class Subject, size_t N>
+void write_families(Exposition& out, const Family<Subject> (&families)[N], const std::vector<Subject>& subjects) {
+  for (const Family<Subject>& f : families) {
+    out.family(f.name, f.type, f.help);
+    for (const Subject& s : subjects) {
+      std::optional<double> v = f.value(s);
+      if (!v) continue;
+      if (std::optional<MetricLabels> l = f.labels(s)) out.sample(*l, *v);
     }
-  };
-  per_gpu("gpumap_gpu_memory_total_bytes", "GPU memory in total", [](const Gpu& g) -> std::optional<double> {
-    return g.memory_total_mib ? std::optional<double>(*g.memory_total_mib * kMiB) : std::nullopt;
-  });
-  per_gpu("gpumap_gpu_memory_used_bytes", "GPU memory in use", [](const Gpu& g) -> std::optional<double> {
-    return g.memory_used_mib ? std::optional<double>(*g.memory_used_mib * kMiB) : std::nullopt;
-  });
-  per_gpu("gpumap_gpu_utilization_ratio", "Share of the last sample period a kernel ran (nvidia-smi utilization.gpu / 100)",
-          [](const Gpu& g) -> std::optional<double> {
-            return g.utilization_gpu ? std::optional<double>(*g.utilization_gpu / 100.0) : std::nullopt;
-          });
-  per_gpu("gpumap_gpu_memory_utilization_ratio", "Share of the last sample period memory was read or written (utilization.memory / 100)",
-          [](const Gpu& g) -> std::optional<double> {
-            return g.utilization_memory ? std::optional<double>(*g.utilization_memory / 100.0) : std::nullopt;
-          });
-  // What a monitor shows (nvidia-smi's names in the help; none where the driver does not support it).
-  auto opt = [](const auto& v, double scale = 1) -> std::optional<double> {
-    return v ? std::optional<double>(static_cast<double>(*v) * scale) : std::nullopt;
-  };
-  per_gpu("gpumap_gpu_temperature_celsius", "GPU core temperature (nvidia-smi temperature.gpu)",
-          [&](const Gpu& g) { return opt(g.temperature_c); });
-  per_gpu("gpumap_gpu_power_watts", "Board power draw (nvidia-smi power.draw)", [&](const Gpu& g) { return opt(g.power_draw_w); });
-  per_gpu("gpumap_gpu_power_limit_watts", "Power management limit (nvidia-smi power.limit)",
-          [&](const Gpu& g) { return opt(g.power_limit_w); });
-  per_gpu("gpumap_gpu_enforced_power_limit_watts", "The power limit in force (nvidia-smi enforced.power.limit)",
-          [&](const Gpu& g) { return opt(g.enforced_power_limit_w); });
-  per_gpu("gpumap_gpu_sm_clock_hertz", "SM clock (nvidia-smi clocks.current.sm, in Hz)",
-          [&](const Gpu& g) { return opt(g.clock_sm_mhz, 1e6); });
-  per_gpu("gpumap_gpu_memory_clock_hertz", "Memory clock (nvidia-smi clocks.current.memory, in Hz)",
-          [&](const Gpu& g) { return opt(g.clock_memory_mhz, 1e6); });
-  per_gpu("gpumap_gpu_fan_speed_ratio", "Fan speed as a share of its maximum (nvidia-smi fan.speed / 100)",
-          [&](const Gpu& g) { return opt(g.fan_speed_percent, 0.01); });
-  per_gpu("gpumap_gpu_performance_state", "Performance state: 0 for P0 (most performance) to 15 for P15 (nvidia-smi pstate)",
-          [&](const Gpu& g) { return opt(g.performance_state); });
-  per_gpu("gpumap_gpu_ecc_corrected_volatile_errors",
-          "Corrected ECC errors since the driver loaded (nvidia-smi ecc.errors.corrected.volatile.total)",
-          [&](const Gpu& g) { return opt(g.ecc_corrected_volatile); });
-  per_gpu("gpumap_gpu_ecc_uncorrected_volatile_errors",
-          "Uncorrected ECC errors since the driver loaded (nvidia-smi ecc.errors.uncorrected.volatile.total)",
-          [&](const Gpu& g) { return opt(g.ecc_uncorrected_volatile); });
-  per_gpu("gpumap_gpu_processes", "Processes in NVML's compute and graphics lists of the GPU (none when the lists could not be read)",
-          [](const Gpu& g) -> std::optional<double> {
-            return g.processes ? std::optional<double>(g.processes->size()) : std::nullopt;
-          });
-  auto lease_of = [&](const std::string& uuid) -> const LeaseState* {
-    auto it = in.leases.find(uuid);
-    return it != in.leases.end() && it->second ? &*it->second : nullptr;
-  };
-  per_gpu("gpumap_gpu_leased", "1 when a gpumap lease (gpumap run/pick --lease) is held on the GPU, else 0",
-          [&](const Gpu& g) -> std::optional<double> {
-            const LeaseState* l = lease_of(g.uuid);
-            return l ? std::optional<double>(l->held ? 1 : 0) : std::nullopt;
-          });
-  out.family("gpumap_gpu_lease_info", "gauge", "One per leased GPU, value 1: who holds the lease");
-  for (const Gpu& g : s.gpus) {
-    const LeaseState* l = g.uuid.empty() ? nullptr : lease_of(g.uuid);
-    if (!l || !l->held) continue;
-    out.sample({{"uuid", clean(g.uuid)},
-                {"pid", l->holder ? std::to_string(l->holder->pid) : ""},
-                {"user", l->holder ? clean(l->holder->user) : ""}},
-               1);
   }
+}
 
-  out.family("gpumap_mig_device_info", "gauge", "One per MIG device, value 1: its identities and its GPU");
-  for (const Gpu& g : s.gpus)
-    for (const MigDevice& d : g.mig_devices)
-      out.sample({{"uuid", clean(d.uuid)},
-                  {"parent_uuid", clean(g.uuid)},
-                  {"nvml_index", std::to_string(g.nvml_index)},
-                  {"gpu_instance_id", opt_text(d.gpu_instance_id)},
-                  {"compute_instance_id", opt_text(d.compute_instance_id)},
-                  {"name", clean(d.name)}},
-                 1);
-  auto per_mig = [&](const char* name, const char* help, auto value_of) {
-    out.family(name, "gauge", help);
-    for (const Gpu& g : s.gpus)
-      for (const MigDevice& d : g.mig_devices)
-        if (std::optional<uint64_t> v = value_of(d)) out.sample({{"uuid", clean(d.uuid)}}, *v * kMiB);
-  };
-  per_mig("gpumap_mig_device_memory_total_bytes", "A MIG device's own memory in total",
-          [](const MigDevice& d) { return d.memory_total_mib; });
-  per_mig("gpumap_mig_device_memory_used_bytes", "A MIG device's own memory in use",
-          [](const MigDevice& d) { return d.memory_used_mib; });
+template <class Subject>
+std::optional<double> one(const Subject&) {
+  return 1.0;
+}
+template <class Subject>
+std::optional<MetricLabels> no_labels(const Subject&) {
+  return MetricLabels{};
+}
+/// A driver's number times `scale`; none when the driver does not say.
+template <class T>
+std::optional<double> scaled(const std::optional<T>& v, double scale) {
+  return v ? std::optional<double>(static_cast<double>(*v) * scale) : std::nullopt;
+}
+/// A percentage as a ratio (nvidia-smi's utilization.gpu / 100).
+template <class T>
+std::optional<double> ratio(const std::optional<T>& v) {
+  return v ? std::optional<double>(*v / 100.0) : std::nullopt;
+}
 
-  // One row per (process, GPU, list): a PID listed twice in one list counts once.
-  std::set<std::string> seen;
-  std::vector<const ProcessRow*> rows;
-  for (const ProcessRow& r : in.ps.rows)
-    if (seen.insert(std::to_string(r.pid) + " " + r.type + " " + r.uuid).second) rows.push_back(&r);
-  out.family("gpumap_process_info", "gauge",
-             "One per process on a GPU, value 1: cuda_ordinal is the cuda:N that process calls this GPU "
-             "(its own CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER; absent when it cannot see it or its "
-             "environment is unknown)");
-  for (const ProcessRow* r : rows) {
-    std::string lease;
-    if (const LeaseState* l = lease_of(r->uuid); l && l->held)
-      lease = l->holder && r->local_pid && l->holder->pid == static_cast<int64_t>(*r->local_pid) ? "this-process" : "other";
-    out.sample({{"pid", std::to_string(r->pid)},
-                {"type", r->type},
-                {"uuid", clean(r->uuid)},
-                {"nvml_index", std::to_string(r->nvml_index)},
-                {"cuda_ordinal", opt_text(r->cuda_ordinal)},
-                {"state", process_state_name(r->state)},
-                {"user", clean(opt_text(r->user))},
-                {"command", r->command ? short_command(*r->command) : ""},
-                {"slurm_job_id", clean(opt_text(r->slurm_job_id))},
-                {"rank", clean(opt_text(r->global_rank))},
-                {"local_rank", opt_text(r->rank)},
-                {"lease", lease},
-                // dcgm-exporter's label names, so dashboards join (empty outside a pod, or unnamed)
-                {"pod", r->pod ? clean(r->pod->name) : ""},
-                {"namespace", r->pod ? clean(r->pod->ns) : ""},
-                {"container", r->pod ? clean(r->pod->container) : ""}},
-               1);
-  }
-  out.family("gpumap_process_used_memory_bytes", "gauge", "GPU memory a process uses on the GPU (none when the driver does not say)");
-  for (const ProcessRow* r : rows)
-    if (r->used_memory_mib)
-      out.sample({{"pid", std::to_string(r->pid)}, {"type", r->type}, {"uuid", clean(r->uuid)}},
-                 *r->used_memory_mib * kMiB);
+// --- the host ---
 
-  out.family("gpumap_process_sm_utilization_ratio", "gauge",
-             "Share of the last sample period the process's kernels ran on the GPU (NVML's per-process SM "
-             "utilisation / 100; none when the driver does not support it)");
-  for (const ProcessRow* r : rows)
-    if (r->sm_utilization)
-      out.sample({{"pid", std::to_string(r->pid)}, {"type", r->type}, {"uuid", clean(r->uuid)}}, *r->sm_utilization / 100.0);
-  out.family("gpumap_process_memory_utilization_ratio", "gauge",
-             "Share of the last sample period the process read or wrote GPU memory (NVML's per-process memory "
-             "utilisation / 100)");
-  for (const ProcessRow* r : rows)
-    if (r->memory_utilization)
-      out.sample({{"pid", std::to_string(r->pid)}, {"type", r->type}, {"uuid", clean(r->uuid)}},
-                 *r->memory_utilization / 100.0);
+std::optional<MetricLabels> driver_labels(const Snapshot* const& s) {
+  return MetricLabels{{"driver_version", clean(opt_text(s->driver_version))},
+                      {"cuda_driver_version", opt_text(s->cuda_driver_version)},
+                      {"source", clean(s->source)},
+                      {"simulated", s->simulated ? "true" : "false"}};
+}
 
-  out.family("gpumap_finding", "gauge",
-             "One per finding, value 1 (docs/findings.md): with pid and uuid for a process's (gpumap ps), "
-             "without for the host's (gpumap doctor for a process with no CUDA variables)");
+const Family<const Snapshot*> kHostFamilies[] = {
+    {"gpumap_driver_info", kGauge, "The driver gpumap read: versions and source (NVML or a simulated host)", driver_labels, one},
+};
+
+// --- GPUs: gpumap_gpu_info carries the identities, the value series only the UUID ---
+
+std::optional<MetricLabels> gpu_identity(const GpuSubject& s) {
+  const Gpu& g = *s.gpu;
+  return MetricLabels{{"uuid", clean(g.uuid)},
+                      {"nvml_index", std::to_string(g.nvml_index)},
+                      {"minor_number", opt_text(g.minor_number)},
+                      {"pci_bus_id", clean(g.pci_bus_id)},
+                      {"name", clean(g.name)},
+                      {"mig", g.mig_enabled ? (*g.mig_enabled ? "enabled" : "disabled") : ""}};
+}
+/// Value series are keyed on the UUID: a GPU whose UUID NVML could not read has none.
+std::optional<MetricLabels> gpu_key(const GpuSubject& s) {
+  if (s.gpu->uuid.empty()) return std::nullopt;
+  return MetricLabels{{"uuid", clean(s.gpu->uuid)}};
+}
+std::optional<MetricLabels> lease_holder(const GpuSubject& s) {
+  const std::optional<LeaseRecord>& h = s.lease->holder;
+  return MetricLabels{{"uuid", clean(s.gpu->uuid)}, {"pid", h ? std::to_string(h->pid) : ""}, {"user", h ? clean(h->user) : ""}};
+}
+
+// What a monitor shows (nvidia-smi's names in the help; no sample where the driver does not support it).
+const Family<GpuSubject> kGpuFamilies[] = {
+    {"gpumap_gpu_info", kGauge, "One per GPU, value 1: its identities (nvml_index is the nvidia-smi index; uuid the join key)",
+     gpu_identity, one},
+    {"gpumap_gpu_memory_total_bytes", kGauge, "GPU memory in total", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->memory_total_mib, kMiB); }},
+    {"gpumap_gpu_memory_used_bytes", kGauge, "GPU memory in use", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->memory_used_mib, kMiB); }},
+    {"gpumap_gpu_utilization_ratio", kGauge, "Share of the last sample period a kernel ran (nvidia-smi utilization.gpu / 100)",
+     gpu_key, [](const GpuSubject& s) { return ratio(s.gpu->utilization_gpu); }},
+    {"gpumap_gpu_memory_utilization_ratio", kGauge,
+     "Share of the last sample period memory was read or written (utilization.memory / 100)", gpu_key,
+     [](const GpuSubject& s) { return ratio(s.gpu->utilization_memory); }},
+    {"gpumap_gpu_temperature_celsius", kGauge, "GPU core temperature (nvidia-smi temperature.gpu)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->temperature_c, 1); }},
+    {"gpumap_gpu_power_watts", kGauge, "Board power draw (nvidia-smi power.draw)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->power_draw_w, 1); }},
+    {"gpumap_gpu_power_limit_watts", kGauge, "Power management limit (nvidia-smi power.limit)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->power_limit_w, 1); }},
+    {"gpumap_gpu_enforced_power_limit_watts", kGauge, "The power limit in force (nvidia-smi enforced.power.limit)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->enforced_power_limit_w, 1); }},
+    {"gpumap_gpu_sm_clock_hertz", kGauge, "SM clock (nvidia-smi clocks.current.sm, in Hz)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->clock_sm_mhz, 1e6); }},
+    {"gpumap_gpu_memory_clock_hertz", kGauge, "Memory clock (nvidia-smi clocks.current.memory, in Hz)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->clock_memory_mhz, 1e6); }},
+    {"gpumap_gpu_fan_speed_ratio", kGauge, "Fan speed as a share of its maximum (nvidia-smi fan.speed / 100)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->fan_speed_percent, 0.01); }},
+    {"gpumap_gpu_performance_state", kGauge,
+     "Performance state: 0 for P0 (most performance) to 15 for P15 (nvidia-smi pstate)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->performance_state, 1); }},
+    {"gpumap_gpu_ecc_corrected_volatile_errors", kGauge,
+     "Corrected ECC errors since the driver loaded (nvidia-smi ecc.errors.corrected.volatile.total)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->ecc_corrected_volatile, 1); }},
+    {"gpumap_gpu_ecc_uncorrected_volatile_errors", kGauge,
+     "Uncorrected ECC errors since the driver loaded (nvidia-smi ecc.errors.uncorrected.volatile.total)", gpu_key,
+     [](const GpuSubject& s) { return scaled(s.gpu->ecc_uncorrected_volatile, 1); }},
+    {"gpumap_gpu_processes", kGauge,
+     "Processes in NVML's compute and graphics lists of the GPU (none when the lists could not be read)", gpu_key,
+     [](const GpuSubject& s) {
+       return s.gpu->processes ? std::optional<double>(s.gpu->processes->size()) : std::nullopt;
+     }},
+    {"gpumap_gpu_leased", kGauge, "1 when a gpumap lease (gpumap run/pick --lease) is held on the GPU, else 0", gpu_key,
+     [](const GpuSubject& s) { return s.lease ? std::optional<double>(s.lease->held ? 1 : 0) : std::nullopt; }},
+    {"gpumap_gpu_lease_info", kGauge, "One per leased GPU, value 1: who holds the lease", lease_holder,
+     [](const GpuSubject& s) { return s.lease && s.lease->held ? std::optional<double>(1) : std::nullopt; }},
+};
+
+// --- MIG devices ---
+
+std::optional<MetricLabels> mig_identity(const MigSubject& s) {
+  const MigDevice& d = *s.device;
+  return MetricLabels{{"uuid", clean(d.uuid)},
+                      {"parent_uuid", clean(s.gpu->uuid)},
+                      {"nvml_index", std::to_string(s.gpu->nvml_index)},
+                      {"gpu_instance_id", opt_text(d.gpu_instance_id)},
+                      {"compute_instance_id", opt_text(d.compute_instance_id)},
+                      {"name", clean(d.name)}};
+}
+std::optional<MetricLabels> mig_key(const MigSubject& s) { return MetricLabels{{"uuid", clean(s.device->uuid)}}; }
+
+const Family<MigSubject> kMigFamilies[] = {
+    {"gpumap_mig_device_info", kGauge, "One per MIG device, value 1: its identities and its GPU", mig_identity, one},
+    {"gpumap_mig_device_memory_total_bytes", kGauge, "A MIG device's own memory in total", mig_key,
+     [](const MigSubject& s) { return scaled(s.device->memory_total_mib, kMiB); }},
+    {"gpumap_mig_device_memory_used_bytes", kGauge, "A MIG device's own memory in use", mig_key,
+     [](const MigSubject& s) { return scaled(s.device->memory_used_mib, kMiB); }},
+};
+
+// --- processes: gpumap_process_info carries the identities, the value series (pid, type, uuid) ---
+
+/// A label of gpumap_process_info: its name, whether it is a join key (on every process series,
+/// never dropped) and how it is read from the process's row.
+struct ProcessLabel {
+  const char* name;
+  bool join_key;
+  std::string (*value)(const ProcessSubject&);
+};
+
+std::string lease_label(const ProcessSubject& s) {
+  const LeaseState* l = s.lease;
+  if (!l || !l->held) return "";
+  const ProcessRow& r = *s.row;
+  return l->holder && r.local_pid && l->holder->pid == static_cast<int64_t>(*r.local_pid) ? "this-process" : "other";
+}
+
+const ProcessLabel kProcessInfoLabels[] = {
+    {"pid", true, [](const ProcessSubject& s) { return std::to_string(s.row->pid); }},
+    {"type", true, [](const ProcessSubject& s) { return s.row->type; }},
+    {"uuid", true, [](const ProcessSubject& s) { return clean(s.row->uuid); }},
+    {"nvml_index", false, [](const ProcessSubject& s) { return std::to_string(s.row->nvml_index); }},
+    {"cuda_ordinal", false, [](const ProcessSubject& s) { return opt_text(s.row->cuda_ordinal); }},
+    {"state", false, [](const ProcessSubject& s) { return std::string(process_state_name(s.row->state)); }},
+    {"user", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->user)); }},
+    {"command", false,
+     [](const ProcessSubject& s) {
+       size_t bytes = s.budget->command_bytes;
+       return s.row->command && bytes > 0 ? short_command(*s.row->command, bytes) : "";
+     }},
+    {"slurm_job_id", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->slurm_job_id)); }},
+    {"rank", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->global_rank)); }},
+    {"local_rank", false, [](const ProcessSubject& s) { return opt_text(s.row->rank); }},
+    {"lease", false, lease_label},
+    // dcgm-exporter's label names, so dashboards join (empty outside a pod, or unnamed)
+    {"pod", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->name) : ""; }},
+    {"namespace", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->ns) : ""; }},
+    {"container", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->container) : ""; }},
+};
+
+std::optional<MetricLabels> process_identity(const ProcessSubject& s) {
+  const std::vector<std::string>& dropped = s.budget->dropped_labels;
+  MetricLabels labels;
+  for (const ProcessLabel& l : kProcessInfoLabels)
+    if (l.join_key || std::find(dropped.begin(), dropped.end(), l.name) == dropped.end()) labels.emplace_back(l.name, l.value(s));
+  return labels;
+}
+std::optional<MetricLabels> process_key(const ProcessSubject& s) {
+  return MetricLabels{{"pid", std::to_string(s.row->pid)}, {"type", s.row->type}, {"uuid", clean(s.row->uuid)}};
+}
+
+// --process-series info keeps this one; none drops it too.
+const Family<ProcessSubject> kProcessInfoFamilies[] = {
+    {"gpumap_process_info", kGauge,
+     "One per process on a GPU, value 1: cuda_ordinal is the cuda:N that process calls this GPU "
+     "(its own CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER; absent when it cannot see it or its "
+     "environment is unknown)",
+     process_identity, one},
+};
+// --process-series all.
+const Family<ProcessSubject> kProcessValueFamilies[] = {
+    {"gpumap_process_used_memory_bytes", kGauge, "GPU memory a process uses on the GPU (none when the driver does not say)",
+     process_key, [](const ProcessSubject& s) { return scaled(s.row->used_memory_mib, kMiB); }},
+    {"gpumap_process_sm_utilization_ratio", kGauge,
+     "Share of the last sample period the process's kernels ran on the GPU (NVML's per-process SM "
+     "utilisation / 100; none when the driver does not support it)",
+     process_key, [](const ProcessSubject& s) { return ratio(s.row->sm_utilization); }},
+    {"gpumap_process_memory_utilization_ratio", kGauge,
+     "Share of the last sample period the process read or wrote GPU memory (NVML's per-process memory "
+     "utilisation / 100)",
+     process_key, [](const ProcessSubject& s) { return ratio(s.row->memory_utilization); }},
+};
+
+// --- findings: the host's, then each process's (with pid and uuid), one series per (id, pid, uuid) ---
+
+constexpr const char* kFindingFamily = "gpumap_finding";
+constexpr const char* kFindingHelp =
+    "One per finding, value 1 (docs/findings.md): with pid and uuid for a process's (gpumap ps), "
+    "without for the host's (gpumap doctor for a process with no CUDA variables)";
+
+/// A process row's findings: its own, and its GPU's (once per GPU in ps: one sample per pid here).
+std::vector<const Finding*> findings_of(const ProcessRow& r, const PsResult& ps) {
+  std::vector<const Finding*> fs;
+  for (const Finding& f : r.findings) fs.push_back(&f);
+  for (size_t g : r.gpu_findings) fs.push_back(&ps.gpu_findings[g].finding);
+  return fs;
+}
+
+void add_findings(Exposition& out, const MetricsInput& in, const std::vector<ProcessSubject>& processes, Severity min) {
+  out.family(kFindingFamily, kGauge, kFindingHelp);
   std::set<std::string> said;
   for (const Finding& f : in.host_findings)
-    if (said.insert(f.id).second) out.sample({{"id", f.id}, {"severity", severity_name(f.severity)}}, 1);
-  for (const ProcessRow* r : rows) {
-    std::vector<const Finding*> fs;  // its own, and its GPU's (once per GPU in ps: one sample per pid here)
-    for (const Finding& f : r->findings) fs.push_back(&f);
-    for (size_t g : r->gpu_findings) fs.push_back(&in.ps.gpu_findings[g].finding);
-    for (const Finding* f : fs)
-      if (said.insert(f->id + " " + std::to_string(r->pid) + " " + r->uuid).second)
-        out.sample({{"id", f->id}, {"severity", severity_name(f->severity)}, {"pid", std::to_string(r->pid)},
-                    {"uuid", clean(r->uuid)}},
+    if (f.severity >= min && said.insert(f.id).second) out.sample({{"id", f.id}, {"severity", severity_name(f.severity)}}, 1);
+  for (const ProcessSubject& p : processes) {
+    const ProcessRow& r = *p.row;
+    for (const Finding* f : findings_of(r, in.ps))
+      if (f->severity >= min && said.insert(f->id + " " + std::to_string(r.pid) + " " + r.uuid).second)
+        out.sample({{"id", f->id}, {"severity", severity_name(f->severity)}, {"pid", std::to_string(r.pid)},
+                    {"uuid", clean(r.uuid)}},
                    1);
   }
 }
 
-void add_health_metrics(Exposition& out, const ExporterHealth& h) {
-  out.family("gpumap_exporter_up", "gauge", "1 when the last driver read succeeded, 0 when it failed or did not answer in time");
-  out.sample({}, h.up ? 1 : 0);
-  out.family("gpumap_exporter_cuda_up", "gauge",
-             "1 when the series served know CUDA's view (cuda_ordinal, findings), 0 when the CUDA probe failed or "
-             "did not answer in time: NVML's GPUs and processes are still served, without them");
-  if (h.cuda_up) out.sample({}, *h.cuda_up ? 1 : 0);
-  out.family("gpumap_exporter_stale", "gauge",
-             "1 when the series served come from an older read than the last attempt (the driver failed or hangs)");
-  out.sample({}, h.stale ? 1 : 0);
-  out.family("gpumap_exporter_read_duration_seconds", "gauge", "How long reading the driver and /proc took for the series served");
-  if (h.read_seconds) out.sample({}, *h.read_seconds);
-  out.family("gpumap_exporter_last_success_timestamp_seconds", "gauge", "When the last good driver read ended (Unix time)");
-  if (h.last_success_unix) out.sample({}, *h.last_success_unix);
-  out.family("gpumap_exporter_driver_errors_total", "counter", "Driver reads that failed or did not answer in time");
-  out.sample({}, static_cast<double>(h.driver_errors));
-  out.family("gpumap_exporter_scrapes_total", "counter", "/metrics requests answered (gpumap serve)");
-  if (h.scrapes) out.sample({}, static_cast<double>(*h.scrapes));
-  out.family("gpumap_build_info", "gauge", "gpumap's version, value 1");
-  out.sample({{"version", h.version}}, 1);
+// --- the exporter's own health ---
+
+std::optional<double> flag(bool b) { return b ? 1.0 : 0.0; }
+
+const Family<ExporterHealth> kHealthFamilies[] = {
+    {"gpumap_exporter_up", kGauge, "1 when the last driver read succeeded, 0 when it failed or did not answer in time",
+     no_labels, [](const ExporterHealth& h) { return flag(h.up); }},
+    {"gpumap_exporter_cuda_up", kGauge,
+     "1 when the series served know CUDA's view (cuda_ordinal, findings), 0 when the CUDA probe failed or "
+     "did not answer in time: NVML's GPUs and processes are still served, without them",
+     no_labels, [](const ExporterHealth& h) { return h.cuda_up ? flag(*h.cuda_up) : std::nullopt; }},
+    {"gpumap_exporter_stale", kGauge,
+     "1 when the series served come from an older read than the last attempt (the driver failed or hangs)", no_labels,
+     [](const ExporterHealth& h) { return flag(h.stale); }},
+    {"gpumap_exporter_read_duration_seconds", kGauge, "How long reading the driver and /proc took for the series served",
+     no_labels, [](const ExporterHealth& h) { return h.read_seconds; }},
+    {"gpumap_exporter_last_success_timestamp_seconds", kGauge, "When the last good driver read ended (Unix time)", no_labels,
+     [](const ExporterHealth& h) { return h.last_success_unix; }},
+    {"gpumap_exporter_driver_errors_total", kCounter, "Driver reads that failed or did not answer in time", no_labels,
+     [](const ExporterHealth& h) { return std::optional<double>(static_cast<double>(h.driver_errors)); }},
+    {"gpumap_exporter_scrapes_total", kCounter, "/metrics requests answered (gpumap serve)", no_labels,
+     [](const ExporterHealth& h) { return scaled(h.scrapes, 1); }},
+    {"gpumap_exporter_capped_processes", kGauge,
+     "Processes on a GPU the series served leave out under --max-processes (those with no warning or error "
+     "finding and the least GPU memory)",
+     no_labels, [](const ExporterHealth& h) { return scaled(h.capped_processes, 1); }},
+    {"gpumap_exporter_dropped_processes_total", kCounter,
+     "Processes left out under --max-processes, summed over the frames read (gpumap serve)", no_labels,
+     [](const ExporterHealth& h) { return scaled(h.dropped_processes_total, 1); }},
+    {"gpumap_build_info", kGauge, "gpumap's version, value 1",
+     [](const ExporterHealth& h) -> std::optional<MetricLabels> { return MetricLabels{{"version", h.version}}; }, one},
+};
+
+template <class Subject, size_t N>
+void list_families(std::vector<MetricFamilyDoc>& out, const Family<Subject> (&families)[N]) {
+  for (const Family<Subject>& f : families) out.push_back({f.name, f.type, f.help});
 }
 
-std::string metrics_text(const std::optional<MetricsInput>& frame, const ExporterHealth& h) {
+}  // namespace
+
+std::vector<MetricFamilyDoc> metric_families() {
+  std::vector<MetricFamilyDoc> out;
+  list_families(out, kHostFamilies);
+  list_families(out, kGpuFamilies);
+  list_families(out, kMigFamilies);
+  list_families(out, kProcessInfoFamilies);
+  list_families(out, kProcessValueFamilies);
+  out.push_back({kFindingFamily, kGauge, kFindingHelp});
+  list_families(out, kHealthFamilies);
+  return out;
+}
+
+std::vector<ProcessLabelDoc> process_info_labels() {
+  std::vector<ProcessLabelDoc> out;
+  for (const ProcessLabel& l : kProcessInfoLabels) out.push_back({l.name, l.join_key});
+  return out;
+}
+
+std::vector<uint32_t> kept_processes(const PsResult& ps, size_t max) {
+  struct Process {
+    uint32_t pid;
+    bool alerting = false;  // a warning or error finding
+    uint64_t memory_mib = 0;
+  };
+  std::map<uint32_t, Process> by_pid;
+  for (const ProcessRow& r : ps.rows) {
+    Process& p = by_pid.emplace(r.pid, Process{r.pid}).first->second;
+    p.memory_mib += r.used_memory_mib.value_or(0);
+    for (const Finding* f : findings_of(r, ps)) p.alerting |= f->severity >= Severity::kWarning;
+  }
+  std::vector<Process> order;
+  for (const auto& [pid, p] : by_pid) order.push_back(p);
+  std::sort(order.begin(), order.end(), [](const Process& a, const Process& b) {
+    if (a.alerting != b.alerting) return a.alerting;
+    if (a.memory_mib != b.memory_mib) return a.memory_mib > b.memory_mib;
+    return a.pid < b.pid;
+  });
+  std::vector<uint32_t> kept;
+  for (size_t i = 0; i < order.size() && i < max; ++i) kept.push_back(order[i].pid);
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+FrameSeries add_frame_metrics(Exposition& out, const MetricsInput& in, const SeriesBudget& budget) {
+  const Snapshot& s = in.snapshot;
+  auto lease_of = [&](const std::string& uuid) -> const LeaseState* {
+    if (uuid.empty()) return nullptr;
+    auto it = in.leases.find(uuid);
+    return it != in.leases.end() && it->second ? &*it->second : nullptr;
+  };
+  write_families(out, kHostFamilies, std::vector<const Snapshot*>{&s});
+
+  std::vector<GpuSubject> gpus;
+  std::vector<MigSubject> migs;
+  for (const Gpu& g : s.gpus) {
+    gpus.push_back({&g, lease_of(g.uuid)});
+    for (const MigDevice& d : g.mig_devices) migs.push_back({&g, &d});
+  }
+  write_families(out, kGpuFamilies, gpus);
+  write_families(out, kMigFamilies, migs);
+
+  // The processes (NVML pids), and under --max-processes those that keep their series.
+  FrameSeries said;
+  std::set<uint32_t> pids;
+  for (const ProcessRow& r : in.ps.rows) pids.insert(r.pid);
+  said.processes = pids.size();
+  std::vector<uint32_t> kept;
+  if (budget.max_processes && *budget.max_processes < pids.size()) {
+    kept = kept_processes(in.ps, *budget.max_processes);
+    said.dropped_processes = pids.size() - kept.size();
+  }
+  // One row per (process, GPU, list): a PID listed twice in one list counts once.
+  std::set<std::string> seen;
+  std::vector<ProcessSubject> processes;
+  if (budget.process_series != ProcessSeries::kNone)
+    for (const ProcessRow& r : in.ps.rows) {
+      if (said.dropped_processes > 0 && !std::binary_search(kept.begin(), kept.end(), r.pid)) continue;
+      if (seen.insert(std::to_string(r.pid) + " " + r.type + " " + r.uuid).second)
+        processes.push_back({&r, lease_of(r.uuid), &budget});
+    }
+  write_families(out, kProcessInfoFamilies, processes);
+  if (budget.process_series == ProcessSeries::kAll) write_families(out, kProcessValueFamilies, processes);
+  add_findings(out, in, processes, budget.min_severity);
+  return said;
+}
+
+void add_health_metrics(Exposition& out, const ExporterHealth& h) {
+  write_families(out, kHealthFamilies, std::vector<ExporterHealth>{h});
+}
+
+std::string metrics_text(const std::optional<MetricsInput>& frame, ExporterHealth h, const SeriesBudget& budget) {
   Exposition out;
-  if (frame) add_frame_metrics(out, *frame);
+  if (frame) {
+    FrameSeries said = add_frame_metrics(out, *frame, budget);
+    if (budget.max_processes) h.capped_processes = said.dropped_processes;
+  }
   add_health_metrics(out, h);
   return out.text();
 }

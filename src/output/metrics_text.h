@@ -13,6 +13,7 @@
 #include "model/finding.h"
 #include "model/snapshot.h"
 #include "model/lease.h"
+#include "output/series_budget.h"
 #include "resolve/process_view.h"
 
 namespace gpumap {
@@ -60,8 +61,31 @@ struct MetricsInput {
   const std::vector<Finding>& host_findings;
 };
 
-/// The GPU, MIG device, process, lease and finding series of a frame.
-void add_frame_metrics(Exposition& out, const MetricsInput& in);
+/// What a frame's series were: its processes (NVML pids) and how many of them the budget's
+/// --max-processes left out.
+struct FrameSeries {
+  size_t processes = 0;
+  size_t dropped_processes = 0;
+};
+
+/// The GPU, MIG device, process, lease and finding series of a frame, within `budget`: the tables
+/// of families in metrics_text.cc (name, type, help, labels, value), one row per family.
+FrameSeries add_frame_metrics(Exposition& out, const MetricsInput& in, const SeriesBudget& budget = {});
+
+/// The processes (NVML pids) a frame keeps under a cap of `max`: those with a warning or error
+/// finding first, then the most GPU memory (summed over its GPUs; unknown counts as 0), then the
+/// lowest pid.  The set depends on those values only, not on the order NVML lists processes in,
+/// so the same processes get the same set at every scrape; the others are dropped, smallest GPU
+/// memory first.
+std::vector<uint32_t> kept_processes(const PsResult& ps, size_t max);
+
+/// A label of gpumap_process_info.  The join keys (pid, type, uuid) are on every process series
+/// and stay; the others may be dropped (--drop-process-label).
+struct ProcessLabelDoc {
+  const char* name;
+  bool join_key;
+};
+std::vector<ProcessLabelDoc> process_info_labels();
 
 /// The exporter's own health.
 struct ExporterHealth {
@@ -73,13 +97,27 @@ struct ExporterHealth {
   std::optional<bool> cuda_up;
   uint64_t driver_errors = 0;       // failed or timed-out reads so far
   std::optional<uint64_t> scrapes;  // serve: /metrics requests answered so far
+  /// With --max-processes: the processes the served frame left out, and (serve) those left out
+  /// of every frame read so far.
+  std::optional<uint64_t> capped_processes;
+  std::optional<uint64_t> dropped_processes_total;
   std::string version;              // gpumap's version
 };
 void add_health_metrics(Exposition& out, const ExporterHealth& h);
 
-/// `gpumap metrics`' whole text: the frame's series (none without a frame: the read failed), then
-/// the health series.
-std::string metrics_text(const std::optional<MetricsInput>& frame, const ExporterHealth& h);
+/// A family gpumap writes: its name, type and HELP text.
+struct MetricFamilyDoc {
+  const char* name;
+  const char* type;
+  const char* help;
+};
+/// Every family, in the order they are written (the frame's, then the health series):
+/// docs/metrics.md lists each (checked by metrics_text_test.cc).
+std::vector<MetricFamilyDoc> metric_families();
+
+/// `gpumap metrics`' whole text: the frame's series within `budget` (none without a frame: the
+/// read failed), then the health series (with --max-processes, the processes it left out).
+std::string metrics_text(const std::optional<MetricsInput>& frame, ExporterHealth h, const SeriesBudget& budget = {});
 /// The warning `gpumap metrics` prints when CUDA's view is unknown (NVML's data is written
 /// without CUDA's, exit 0: the health series say so to alerts).
 std::string cuda_unknown_warning(const std::string& cuda_error);

@@ -60,10 +60,11 @@ void Exporter::reader_loop() {
     lock.unlock();
     std::shared_ptr<MetricsFrame> f;
     std::string text, error;
+    FrameSeries said;
     try {
       f = std::make_shared<MetricsFrame>(read_metrics_frame(driver_, seams_, read_opt));
       Exposition out;
-      add_frame_metrics(out, metrics_input(*f));
+      said = add_frame_metrics(out, metrics_input(*f), opt_.series);
       text = out.text();
     } catch (const std::exception& e) {
       error = e.what();
@@ -79,6 +80,8 @@ void Exporter::reader_loop() {
     if (f) {
       frame_ = f;
       frame_text_ = std::move(text);
+      frame_dropped_ = said.dropped_processes;
+      dropped_total_ += said.dropped_processes;
       frame_at_ = last_attempt_end_;
       up_ = true;
       last_error_.clear();
@@ -101,6 +104,10 @@ std::string Exporter::metrics_body(bool stale) {
   h.stale = stale && frame_;
   h.driver_errors = errors_;
   h.scrapes = ++scrapes_;
+  if (opt_.series.max_processes) {
+    h.dropped_processes_total = dropped_total_;
+    if (frame_) h.capped_processes = frame_dropped_;
+  }
   if (frame_) {
     h.read_seconds = frame_->read_seconds;
     h.last_success_unix = frame_->read_unix;
@@ -192,18 +199,19 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
   return r;
 }
 
-bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::string& listen, const ExporterOptions& opt,
-                    const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready) {
+ServeAnswer serve_exporter(const DriverSource& driver, const Seams& seams, const ExporterOptions& opt,
+                           const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready) {
   std::unique_ptr<HttpServer> bound;
   if (opt.listen_fd) {
     bound = std::make_unique<HttpServer>(*opt.listen_fd, opt.limits, opt.web);
   } else {
-    auto [host, port] = parse_listen_address(listen);
+    auto [host, port] = parse_listen_address(opt.listen);
     bound = std::make_unique<HttpServer>(host, port, opt.limits, opt.web);
   }
   HttpServer& server = *bound;
   auto exporter = std::make_unique<Exporter>(driver, seams, opt);
-  Listening at;
+  ServeAnswer answer;
+  Listening& at = answer.listening;
   const std::string& host = server.host();
   at.shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   at.url = std::string(server.tls() ? "https://" : "http://") + at.shown + ":" + std::to_string(server.port()) + "/metrics";
@@ -212,9 +220,9 @@ bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::s
   server.serve([&](const HttpRequest& r) { return exporter->handle(r); }, stop, exporter->wake_fd());
   if (exporter->reading()) {  // a reader stuck in the driver still uses the exporter: never destroy it
     (void)exporter.release();
-    return true;
+    answer.reader_stuck = true;
   }
-  return false;
+  return answer;
 }
 
 }  // namespace gpumap

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "answer/serve_answer.h"
 #include "driver/driver_source.h"
 #include "model/seams.h"
 #include "os/http_server.h"
@@ -24,7 +25,9 @@
 
 namespace gpumap {
 
+/// `gpumap serve`'s request: where it listens and how its exporter reads and answers.
 struct ExporterOptions {
+  std::string listen;         // "HOST:PORT" (port 0 picks a free one); unused with listen_fd
   double cache_s = 1;         // a frame younger than this answers a scrape without a read
   double read_wait_s = 60;    // how long a scrape waits for a read (GPUMAP_DRIVER_TIMEOUT; 0: no bound)
   /// Bound on the CUDA probe within a read (a hung cuInit on a mixed-model or MIG host): past it
@@ -35,6 +38,7 @@ struct ExporterOptions {
   std::string version;        // for gpumap_build_info
   HttpLimits limits;          // connections and requests (os/http_server.h)
   WebConfig web;              // TLS and basic authentication (--web.config.file)
+  SeriesBudget series;        // what the frames' series leave out (docs/metrics.md, "The series budget")
   std::optional<int> listen_fd;  // a listening socket from systemd (socket activation): `listen` unused
 };
 
@@ -75,6 +79,8 @@ class Exporter {
   bool read_timed_out_ = false;  // the read under way was given up on (counted as an error once)
   std::shared_ptr<const MetricsFrame> frame_;  // the last good one
   std::string frame_text_;                     // its series, rendered once
+  size_t frame_dropped_ = 0;                   // the processes they leave out (--max-processes)
+  uint64_t dropped_total_ = 0;                 // the same summed over the frames read
   Clock::time_point frame_at_;                 // when it was read
   Clock::time_point last_attempt_end_;         // when the last read ended, good or not
   std::optional<Clock::time_point> cuda_failed_at_;  // the last frame whose CUDA probe failed
@@ -85,20 +91,12 @@ class Exporter {
   std::thread reader_;
 };
 
-/// Where `serve` listens, once bound.
-struct Listening {
-  std::string url;     // "http://127.0.0.1:9467/metrics" ([...] around an IPv6 address; https with TLS)
-  std::string shown;   // the address as in the URL, without port
-  bool loopback = true;
-};
-
-/// `gpumap serve`: binds `listen` ("HOST:PORT"; port 0 picks a free one), calls `ready` once
-/// bound, then answers /metrics and /healthz until *stop.  Throws Error(kExitUsage) for a
-/// malformed address, Error(kExitError) when it cannot bind.  Returns true when a driver read was
-/// still stuck in the driver at the end: its thread still runs (the exporter is left allocated
-/// for it), so the caller should end the process with std::_Exit, not through exit()'s static
-/// destructors under that thread.
-bool serve_exporter(const DriverSource& driver, const Seams& seams, const std::string& listen, const ExporterOptions& opt,
-                    const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready);
+/// `gpumap serve`: binds opt.listen (or takes opt.listen_fd), calls `ready` with where it listens
+/// once bound (the front end renders its start-up lines: output/serve_view.h), then answers
+/// /metrics and /healthz until *stop.  Throws Error(kExitUsage) for a malformed address,
+/// Error(kExitError) when it cannot bind.  The answer says where it listened and whether a driver
+/// read was still stuck at the end (ServeAnswer::reader_stuck: then end with std::_Exit).
+ServeAnswer serve_exporter(const DriverSource& driver, const Seams& seams, const ExporterOptions& opt,
+                           const volatile sig_atomic_t* stop, const std::function<void(const Listening&)>& ready);
 
 }  // namespace gpumap

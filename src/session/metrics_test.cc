@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "fake_session.h"
 
 namespace gpumap {
@@ -37,6 +40,70 @@ TEST(ReadMetricsFrame, ProcessesWithTheirOwnCudaNumberEveryLeaseAndTheHostsTraps
   EXPECT_NE(e.text().find("gpumap_process_info{"), std::string::npos) << e.text();
   EXPECT_NE(e.text().find("cuda_ordinal=\"0\""), std::string::npos) << e.text();
   EXPECT_NE(e.text().find("order-differs"), std::string::npos) << e.text();
+}
+
+/// The label names of each sample line of an exposition (comments skipped), read as the format
+/// writes them: a value ends at an unescaped quote.
+std::vector<std::vector<std::string>> sample_labels(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  std::stringstream s(text);
+  for (std::string line; std::getline(s, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> names;
+    size_t i = line.find('{');
+    if (i != std::string::npos && i < line.find(' ')) {
+      while (line[i] != '}') {
+        size_t eq = line.find('=', i + 1);
+        names.push_back(line.substr(i + 1, eq - i - 1));
+        size_t j = eq + 2;  // after ="
+        while (line[j] != '"') j += line[j] == '\\' ? 2 : 1;
+        i = j + 1;  // ',' or '}'
+      }
+    }
+    out.push_back(names);
+  }
+  return out;
+}
+
+// Mimir refuses a series with more than 30 labels (its default max_label_names_per_series), and
+// what gpumap writes is not all a series gets: Prometheus adds __name__, job and instance, the
+// Prometheus Operator also pod, namespace, service, container and endpoint (gpumap's own pod,
+// namespace and container become exported_*).  So the default exposition of the largest simulated
+// host, with processes that have every label (a Slurm job and rank, a pod, a lease), keeps each
+// series within 30 - 8 = 22 labels.
+TEST(ReadMetricsFrame, TheDefaultSeriesStayWithinMimirsLabelLimit) {
+  FakeSession f("dgx8");
+  for (uint32_t g = 0; g < 8; ++g)
+    for (uint32_t k = 0; k < 8; ++k)
+      f.with_process(g, {.pid = 300 + 8 * g + k,
+                         .environ = std::vector<std::string>{"SLURM_JOB_ID=77", "SLURM_PROCID=" + std::to_string(k),
+                                                             "LOCAL_RANK=" + std::to_string(k), "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"}},
+                     512 + k);
+  Session& s = f.session();
+  MetricsFrame m = read_metrics_frame(s.driver(), s.seams());
+  ASSERT_GE(m.ps.result.rows.size(), 64u);
+  for (ProcessRow& r : m.ps.result.rows) {  // the kubelet is not asked here: name a pod as it would
+    r.pod = PodRef{};
+    r.pod->name = "trainer-" + std::to_string(r.pid);
+    r.pod->ns = "ml";
+    r.pod->container = "main";
+  }
+  LeaseState held;
+  held.held = true;
+  held.holder = LeaseRecord{};
+  held.holder->pid = 1;
+  held.holder->user = "alice";
+  for (auto& [uuid, lease] : m.ps.leases) lease = held;
+  Exposition e;
+  add_frame_metrics(e, metrics_input(m));
+  size_t widest = 0, info = 0;
+  for (const std::vector<std::string>& names : sample_labels(e.text())) {
+    widest = std::max(widest, names.size());
+    if (names.size() == 15) ++info;
+  }
+  EXPECT_EQ(widest, 15u) << e.text();  // gpumap_process_info, every label set
+  EXPECT_GE(info, 64u);
+  EXPECT_LE(widest + 8, 30u);
 }
 
 TEST(ReadMetricsFrame, WithoutCudaThatTheOrderNeedsTheFrameSaysSoAndKeepsNvml) {

@@ -153,6 +153,36 @@ got=$(query "gpumap_gpu_utilization_ratio{uuid=\"$U0\"}")
 [ "$got" = "__name__=gpumap_gpu_utilization_ratio uuid=$U0 0.4" ] && pass "GPU 0 utilisation 0.4" || fail "GPU 0 utilisation" "$got"
 [ "$(query 'gpumap_exporter_up')" = "__name__=gpumap_exporter_up 1" ] && pass "gpumap_exporter_up 1" || fail "gpumap_exporter_up" "$(query gpumap_exporter_up)"
 
+# --- a series budget: a second serve, added to the same Prometheus by a reload (SIGHUP) ---
+# Five processes: $outside (512 MiB, an error finding), $rank0 and $rank1 (256 each, a warning),
+# $swapped (128 + 128, info) and $job (1024, none): a cap of 2 keeps $outside and one rank.
+"$gpumap" serve --simulate "$dir/host.json" --listen 127.0.0.1:0 --process-series info --drop-process-label command \
+  --max-processes 2 --finding-severity warning >"$dir/budget.out" 2>"$dir/budget.err" &
+pids+=($!)
+wait_for 10 grep -q 'listening on' "$dir/budget.out" || fail "serve with a series budget did not start" "$(cat "$dir/budget.err")"
+burl=$(sed -n 's/.*listening on \(http:[^ ]*\)$/\1/p' "$dir/budget.out")
+btarget=${burl%/metrics}
+cat >>"$dir/prom/prometheus.yml" <<YML
+  - job_name: gpumap-budget
+    scrape_interval: 1s
+    static_configs: [{targets: ["${btarget#http://}"]}]
+YML
+kill -HUP $prom
+if wait_for 60 has_series 'gpumap_exporter_capped_processes{job="gpumap-budget"}'; then
+  pass "Prometheus scraped serve with a series budget"
+  got=$(query 'count by (pid) (gpumap_process_info{job="gpumap-budget"})' | sort)
+  [[ $(wc -l <<<"$got") = 2 && $got == *"pid=$outside "* && $got != *"pid=$job "* ]] &&
+    pass "--max-processes 2: the processes with an error or warning, most memory first" || fail "--max-processes 2" "$got"
+  got=$(query 'gpumap_exporter_capped_processes{job="gpumap-budget"}')
+  [ "$got" = "__name__=gpumap_exporter_capped_processes 3" ] && pass "3 processes capped, said" || fail "capped processes" "$got"
+  [ -z "$(query 'gpumap_process_used_memory_bytes{job="gpumap-budget"}')" ] && pass "--process-series info: no value series" ||
+    fail "--process-series info wrote value series"
+  [ -z "$(query 'gpumap_process_info{job="gpumap-budget",command!=""}')" ] && pass "--drop-process-label command" ||
+    fail "a command label under --drop-process-label command"
+  [ -z "$(query 'gpumap_finding{job="gpumap-budget",severity="info"}')" ] && pass "--finding-severity warning: no info finding" ||
+    fail "info findings under --finding-severity warning"
+else fail "Prometheus never scraped the budget serve" "$(tail -5 "$dir/prom/log")"; fi
+
 # --- serve survives bad requests ---
 big=$(head -c 20000 /dev/zero | tr '\0' a)
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$url")
