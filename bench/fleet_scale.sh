@@ -48,8 +48,9 @@ res=$fleet_work/results.tsv  # N, measure, value
 put() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$res"; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-has_fleet=0
+has_fleet=0 has_processes=0
 if "$GPUMAP" fleet --help >/dev/null 2>&1; then has_fleet=1; fi
+if "$GPUMAP" fleet --help 2>/dev/null | grep -q -- --processes; then has_processes=1; fi
 echo "gpumap: $("$GPUMAP" --version) at $GPUMAP"
 echo "$(prometheus --version 2>&1 | head -1); $(promtool --version 2>&1 | head -1)"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -167,12 +168,16 @@ for n in $nodes_list; do
   tq "$n" "alt findings not info" 'gpumap_finding{severity!="info"}'
   tq "$n" "alt findings per node" 'count by (instance, id, severity) (gpumap_finding)'
   tq "$n" "alt processes per node" 'count by (instance) (gpumap_process_info)'
+  # what `fleet --processes auto` asks instead of every process past 2 000 (fleet_queries)
+  tq "$n" "auto process counts" 'count by (instance, uuid, slurm_job_id) (count by (instance, uuid, pid, slurm_job_id) (gpumap_process_info))'
+  tq "$n" "auto processes with findings" '(gpumap_process_info) and on(instance, pid) gpumap_finding{severity!="info",pid!=""}'
   # the per-job rules' expressions (contrib/prometheus: what Prometheus evaluates each interval;
   # the fleet view reads their recorded results, which are far smaller)
   tq "$n" "rule job_ranks" 'count by (slurm_job_id) (max by (instance, pid, slurm_job_id) (gpumap_process_info{slurm_job_id!=""}))'
   tq "$n" "rule job_nodes" 'count by (slurm_job_id) (count by (instance, slurm_job_id) (gpumap_process_info{slurm_job_id!=""}))'
   if [ $has_fleet = 1 ]; then
     tf "$n" "text" ; tf "$n" "--json" --json; tf "$n" "--node" --node "$node"; tf "$n" "--node --json" --node "$node" --json
+    if [ $has_processes = 1 ]; then tf "$n" "--processes all" --processes all; tf "$n" "--processes all --json" --processes all --json; fi
   fi
   put "$n" "prometheus peak RSS MiB" "$(prom_kib VmHWM | awk '{ printf "%.0f", $1 / 1024 }')"
   prom_stop

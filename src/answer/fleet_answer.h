@@ -12,6 +12,16 @@
 
 namespace gpumap {
 
+/// Which processes an answer lists (--processes).  Every one costs Prometheus a series to answer
+/// and gpumap one to parse: at 1 000 nodes of 64 processes, listing all of them is most of the
+/// whole view's time (docs/fleet.md, "Scale"), and no screen shows 64 000 rows.
+enum class FleetProcessList {
+  kAuto,          // every process when the answer has at most kFleetListLimit, else as kWithFindings
+  kAll,           // every process, however many
+  kWithFindings,  // each GPU's count; only the processes with a warning or error finding listed
+};
+constexpr long long kFleetListLimit = 2000;  // GPU processes (one per pid and GPU)
+
 /// The filters asked for (each list: any of its values).
 struct FleetFilter {
   std::vector<std::string> nodes;       // instance, or its host part without the port
@@ -38,7 +48,8 @@ struct FleetGpu {
   std::optional<int> nvml_index;
   std::optional<std::string> name;
   std::optional<double> memory_used_bytes, memory_total_bytes, utilization_ratio, temperature_celsius;
-  std::vector<FleetProcess> processes;  // by pid
+  long long process_count = 0;          // its processes (one per pid), listed or not
+  std::vector<FleetProcess> processes;  // by pid: every one, or those with findings (FleetAnswer::listed)
 };
 
 struct FleetNode {
@@ -86,7 +97,8 @@ struct FleetRank {
 struct FleetJob {
   std::string slurm_job_id;
   std::vector<std::string> nodes;           // sorted
-  std::vector<FleetRank> ranks;             // by rank, then node, then pid
+  long long gpu_processes = 0;              // its processes counted once per GPU (as nvidia-smi lists them), listed or not
+  std::vector<FleetRank> ranks;             // by rank, then node, then pid; the listed processes only
   std::vector<std::string> finding_ids;     // the causes its processes are in, sorted
 };
 
@@ -97,6 +109,9 @@ struct FleetAnswer {
   std::vector<FleetNode> nodes;  // by node name, then instance
   std::vector<FleetCause> causes;  // most severe first, then by id
   std::vector<FleetJob> jobs;      // by job id
+  /// kAll: every process is in nodes[].gpus[].processes and jobs[].ranks; kWithFindings: only
+  /// those with a warning or error finding (the counts are whole either way).
+  FleetProcessList listed = FleetProcessList::kAll;
   std::vector<std::string> warnings;  // Prometheus's own warnings and series that could not be placed
   /// Without -v: the info findings not fetched, counted by id (two per process on a busy node:
   /// at 1 000 nodes they were 126 000 of 126 500 finding series and most of the time).

@@ -17,6 +17,7 @@ int run(const Args& args, Context& ctx) {
   req.filter = {args.values("--node"), args.values("--job"), args.values("--user"), args.values("--gpu-model"), args.has("--verbose")};
   if (std::optional<std::string> t = args.value("--timeout")) req.timeout_s = parse_fleet_timeout(*t);
   req.http_config_file = args.value("--http.config.file").value_or("");
+  if (std::optional<std::string> p = args.value("--processes")) req.processes = parse_fleet_processes(*p);
   std::optional<Severity> fail_on = parse_fleet_fail_on(args.value("--fail-on"));
   FleetAnswer a = read_fleet(req);
   std::cout << (ctx.json() ? fleet_json(a) : fleet_text(a));
@@ -28,12 +29,15 @@ int run(const Args& args, Context& ctx) {
 Command fleet_command() {
   return {"fleet", "every node's GPUs, processes, cuda:N and findings, from Prometheus",
           "gpumap fleet [--prometheus URL] [--node NAME] [--job ID] [--user U] [--gpu-model TEXT]\n"
-          "             [--fail-on warning|error] [--timeout SECONDS] [--http.config.file FILE] [-v] [--json]",
+          "             [--processes auto|all|with-findings] [--fail-on warning|error]\n"
+          "             [--timeout SECONDS] [--http.config.file FILE] [-v] [--json]",
           "Asks the Prometheus that scrapes `gpumap serve` on each node (its HTTP query API: Prometheus,\n"
           "Thanos, Mimir and VictoriaMetrics answer the same) and prints every node: up or down with the\n"
           "age of its last driver read, its GPUs (memory, utilisation, temperature), the processes on them\n"
           "with each one's own cuda:N, user, Slurm job and rank or pod; then each Slurm job across its\n"
-          "nodes (its ranks on several nodes are one job) and the findings grouped by cause.  gpumap\n"
+          "nodes (its ranks on several nodes are one job) and the findings grouped by cause.  Past 2 000\n"
+          "GPU processes (--processes auto) each GPU and job shows its count and only the processes with\n"
+          "a warning or error finding are listed: --processes all lists every one, a filter narrows.  gpumap\n"
           "collects nothing itself: a node Prometheus does not scrape is not shown.  The filters go into\n"
           "the queries as label matchers (a value is matched exactly and can never change the\n"
           "query).  The URL is --prometheus, else $GPUMAP_PROMETHEUS.  Credentials and TLS come from\n"
@@ -46,6 +50,8 @@ Command fleet_command() {
            {"--job", true, true, "JOBID", "only this Slurm job's processes and their GPUs"},
            {"--user", true, true, "USER", "only this user's processes and their GPUs"},
            {"--gpu-model", true, true, "TEXT", "only GPUs whose name contains TEXT (any case), e.g. H100"},
+           {"--processes", true, false, "auto|all|with-findings",
+            "which processes to list: every one up to 2 000 GPU processes, else those with findings (auto), or as named"},
            {"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down counts as an error)"},
            {"--timeout", true, false, "SECONDS", "each query's limit (default 10)"},
            {"--verbose", false, false, "", "list info findings too (else counted by id in one line)", {"-v"}},

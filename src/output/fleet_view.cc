@@ -27,15 +27,18 @@ std::string age_text(const std::optional<double>& s) {
   return fmt("%.1f h ago", *s / 3600);
 }
 
-std::string gpu_line(const FleetGpu& g) {
+std::string plural(long long n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+std::string gpu_line(const FleetGpu& g, bool counted) {
   std::string s = "  GPU " + (g.nvml_index ? std::to_string(*g.nvml_index) : std::string("?")) + "  " + shown(g.name) + "  " +
                   printable(g.uuid) + "\n      memory ";
   s += g.memory_used_bytes ? fmt("%.0f", *g.memory_used_bytes / 1048576.0) : "?";
   s += " / ";
   s += g.memory_total_bytes ? fmt("%.0f MiB", *g.memory_total_bytes / 1048576.0) : "? MiB";
   s += ", utilisation " + (g.utilization_ratio ? fmt("%.0f %%", *g.utilization_ratio * 100) : std::string("?"));
-  s += ", " + (g.temperature_celsius ? fmt("%.0f C", *g.temperature_celsius) : std::string("? C")) + "\n";
-  return s;
+  s += ", " + (g.temperature_celsius ? fmt("%.0f C", *g.temperature_celsius) : std::string("? C"));
+  if (counted) s += ", " + plural(g.process_count, "process", "processes");
+  return s + "\n";
 }
 
 std::string where_text(const FleetProcess& p) {
@@ -78,16 +81,27 @@ Json or_null(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v);
 }  // namespace
 
 std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
-  size_t down = 0, gpus = 0, procs = 0;
+  size_t down = 0, gpus = 0;
+  long long procs = 0, listed = 0;
   for (const FleetNode& n : a.nodes) {
     down += !n.up;
     gpus += n.gpus.size();
-    for (const FleetGpu& g : n.gpus) procs += g.processes.size();
+    for (const FleetGpu& g : n.gpus) {
+      procs += g.process_count;
+      listed += static_cast<long long>(g.processes.size());
+    }
   }
+  const bool all = a.listed == FleetProcessList::kAll;
   std::string s = "Prometheus " + printable(a.prometheus) + ": " + std::to_string(a.nodes.size()) + " node" +
                   (a.nodes.size() == 1 ? "" : "s") + (down ? " (" + std::to_string(down) + " down)" : "") + ", " +
-                  std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " + std::to_string(procs) + " GPU process" +
-                  (procs == 1 ? "" : "es") + ", " + std::to_string(a.jobs.size()) + " Slurm job" + (a.jobs.size() == 1 ? "" : "s") + "\n";
+                  std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " + plural(procs, "GPU process", "GPU processes") +
+                  ", " + std::to_string(a.jobs.size()) + " Slurm job" + (a.jobs.size() == 1 ? "" : "s") + "\n";
+  if (!all) {
+    const bool whole = a.filter.nodes.empty() && !a.filter.narrows_content();
+    s += "Listed: the " + plural(listed, "process", "processes") + " with a warning or error finding, and each GPU's count (" +
+         (procs > kFleetListLimit ? "over " + std::to_string(kFleetListLimit) + " GPU processes; " : "") +
+         "--processes all lists every one" + (whole ? "; --node, --job or --user narrows" : "") + ")\n";
+  }
   if (a.nodes.empty())
     s += a.filter.nodes.empty() && !a.filter.narrows_content()
              ? "No node exports gpumap's series to this Prometheus (is `gpumap serve` scraped? docs/fleet.md)\n"
@@ -97,7 +111,7 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
     s += n.up ? node_state(n) : colored(node_state(n), "error", st);
     s += "\n";
     for (const FleetGpu& g : n.gpus) {
-      s += gpu_line(g);
+      s += gpu_line(g, !all);
       for (const FleetProcess& p : g.processes) s += process_line(p);
     }
     if (!n.host_findings.empty()) {
@@ -108,7 +122,8 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
   }
   if (!a.jobs.empty()) s += "\nSlurm jobs:\n";
   for (const FleetJob& j : a.jobs) {
-    s += "  job " + printable(j.slurm_job_id) + ": " + std::to_string(j.ranks.size()) + " rank" + (j.ranks.size() == 1 ? "" : "s") +
+    s += "  job " + printable(j.slurm_job_id) + ": " +
+         (all ? plural(static_cast<long long>(j.ranks.size()), "rank", "ranks") : plural(j.gpu_processes, "GPU process", "GPU processes")) +
          " on " + std::to_string(j.nodes.size()) + " node" + (j.nodes.size() == 1 ? "" : "s") + " (";
     for (size_t i = 0; i < j.nodes.size(); ++i) s += (i ? ", " : "") + printable(j.nodes[i]);
     s += ")";
@@ -116,6 +131,7 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
       s += "  findings:";
       for (const std::string& f : j.finding_ids) s += " " + printable(f);
     }
+    if (!all) s += j.ranks.empty() ? "  (no rank with a finding)" : "  (the ranks with a finding:)";
     s += "\n";
     for (const FleetRank& r : j.ranks) {
       s += "    rank " + (r.rank.empty() ? std::string("?") : printable(r.rank)) + "  " + printable(r.node) + "  pid " +
@@ -181,6 +197,7 @@ std::string fleet_json(const FleetAnswer& a) {
                       {"memory_total_bytes", opt_num(g.memory_total_bytes)},
                       {"utilization_ratio", opt_num(g.utilization_ratio)},
                       {"temperature_celsius", opt_num(g.temperature_celsius)},
+                      {"process_count", g.process_count},
                       {"processes", procs}});
     }
     nodes.push_back({{"node", n.node},
@@ -208,7 +225,11 @@ std::string fleet_json(const FleetAnswer& a) {
                        {"user", opt_str(r.user)},
                        {"gpus", gs}});
     }
-    jobs.push_back({{"slurm_job_id", j.slurm_job_id}, {"nodes", j.nodes}, {"ranks", ranks}, {"findings", j.finding_ids}});
+    jobs.push_back({{"slurm_job_id", j.slurm_job_id},
+                    {"nodes", j.nodes},
+                    {"gpu_processes", j.gpu_processes},
+                    {"ranks", ranks},
+                    {"findings", j.finding_ids}});
   }
   Json causes = Json::array();
   for (const FleetCause& c : a.causes) {
@@ -227,6 +248,7 @@ std::string fleet_json(const FleetAnswer& a) {
             {"evaluated_at", a.evaluated_at},
             {"filter",
              {{"node", a.filter.nodes}, {"job", a.filter.jobs}, {"user", a.filter.users}, {"gpu_model", a.filter.gpu_models}}},
+            {"processes_listed", a.listed == FleetProcessList::kAll ? "all" : "with-findings"},
             {"nodes", nodes},
             {"jobs", jobs},
             {"findings_by_cause", causes},

@@ -29,6 +29,11 @@ FleetQueries fleet_queries(const FleetFilter& f) {
                            node});
   q.processes = selector("gpumap_process_info", {node, job, user});
   if (!model.empty()) q.processes += " and on(instance, uuid) " + selector("gpumap_gpu_info", {node, model});
+  // (count the pids, not the series: a process is one series per type it has on the GPU)
+  q.process_counts = "count by (instance, uuid, slurm_job_id) (count by (instance, uuid, pid, slurm_job_id) (" +
+                     q.processes + "))";
+  q.finding_processes = "(" + q.processes + ") and on(instance, pid) " +
+                        selector("gpumap_finding", {"severity!=\"info\"", "pid!=\"\"", node});
   if (f.info) {
     q.findings = selector("gpumap_finding", {node});
   } else {
@@ -36,6 +41,13 @@ FleetQueries fleet_queries(const FleetFilter& f) {
     q.info_counts = "count by (id) (" + selector("gpumap_finding", {"severity=\"info\"", node}) + ")";
   }
   return q;
+}
+
+long long counted_processes(const PromResult& process_counts) {
+  double n = 0;
+  for (const PromSample& x : process_counts.samples)
+    if (std::isfinite(x.value) && x.value > 0) n += x.value;
+  return static_cast<long long>(n);
 }
 
 std::string node_of_instance(const std::string& instance) {
@@ -139,6 +151,9 @@ class Joiner {
       else if (name == "gpumap_gpu_temperature_celsius") g->temperature_celsius = finite(x.value);
     }
     for (const PromSample& x : s.processes.samples) process(x);
+    for (const PromSample& x : s.process_counts.samples) count(x);
+    counted_ = !s.process_counts.samples.empty() || s.listed != FleetProcessList::kAll;
+    listed_ = s.listed;
     for (const PromSample& x : s.findings.samples) finding(x);
     return finish();
   }
@@ -229,6 +244,22 @@ class Joiner {
     g->processes.push_back(std::move(p));
   }
 
+  /// One (GPU, Slurm job)'s count of processes.
+  void count(const PromSample& x) {
+    if (!std::isfinite(x.value) || x.value <= 0) return;
+    std::string job = label_or(x, "slurm_job_id");
+    if (!f_.jobs.empty() && !any_equal(f_.jobs, job)) return;
+    FleetGpu* g = gpu(x, false);
+    if (!g) {  // as process(): a GPU gpu_info did not list is kept unless --gpu-model asked
+      if (!f_.gpu_models.empty()) return;
+      g = gpu(x, true);
+      if (!g) return;
+    }
+    auto n = static_cast<long long>(x.value);
+    g->process_count += n;
+    if (!job.empty()) job_counts_[job][*label(x, "instance")] += n;
+  }
+
   void finding(const PromSample& x) {
     const std::string* id = label(x, "id");
     const std::string* inst = label(x, "instance");
@@ -272,11 +303,14 @@ class Joiner {
     FleetAnswer a;
     a.filter = f_;
     a.evaluated_at = now_;
+    a.listed = listed_;
     for (auto& [key, g] : gpus_) {
       std::sort(g.processes.begin(), g.processes.end(), [](const FleetProcess& x, const FleetProcess& y) {
         return std::tie(x.pid, x.type) < std::tie(y.pid, y.type);
       });
-      if (f_.narrows_content() && (!f_.jobs.empty() || !f_.users.empty()) && g.processes.empty()) continue;
+      if (!counted_) g.process_count = static_cast<long long>(g.processes.size());
+      if (f_.narrows_content() && (!f_.jobs.empty() || !f_.users.empty()) && g.processes.empty() && g.process_count == 0)
+        continue;
       nodes_[key.first].gpus.push_back(std::move(g));
     }
     std::map<std::string, FleetJob> jobs;
@@ -304,6 +338,18 @@ class Joiner {
             if (!any_equal(j.finding_ids, id)) j.finding_ids.push_back(id);
         }
     }
+    for (auto& [job, per_node] : job_counts_) {  // counted: every node of a job, listed or not
+      FleetJob& j = jobs[job];
+      j.slurm_job_id = job;
+      for (const auto& [inst, n] : per_node) {
+        if (!nodes_.count(inst)) continue;  // (a node the filters left out)
+        if (!any_equal(j.nodes, nodes_[inst].node)) j.nodes.push_back(nodes_[inst].node);
+        j.gpu_processes += n;
+      }
+    }
+    if (!counted_)
+      for (auto& [id, j] : jobs)
+        for (const FleetRank& r : j.ranks) j.gpu_processes += static_cast<long long>(r.gpus.size());
     for (auto& [inst, n] : nodes_) {
       bool keep = !f_.narrows_content() || !n.gpus.empty() || !n.up;
       if (keep) a.nodes.push_back(std::move(n));
@@ -342,6 +388,9 @@ class Joiner {
   std::set<std::pair<std::string, long long>> kept_pids_;
   std::map<std::string, FleetCause> causes_;
   std::map<std::string, long long> hidden_info_;
+  std::map<std::string, std::map<std::string, long long>> job_counts_;  // job -> instance -> GPU processes
+  bool counted_ = false;
+  FleetProcessList listed_ = FleetProcessList::kAll;
   size_t unplaced_ = 0;
 };
 

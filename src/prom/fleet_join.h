@@ -19,13 +19,23 @@ struct FleetQueries {
   std::string processes;  // gpumap_process_info (--job, --user; --gpu-model through its GPU)
   std::string findings;   // gpumap_finding (without -v: not the info ones)
   std::string info_counts;  // without -v: count by (id) of the info ones ("" with -v)
+  /// Each GPU's processes counted by Slurm job (one per pid, whatever its `type`s): the counts
+  /// of a view that does not list every process.
+  std::string process_counts;
+  /// gpumap_process_info of the processes with a warning or error finding only.
+  std::string finding_processes;
 };
 FleetQueries fleet_queries(const FleetFilter& filter);
 
 /// What Prometheus answered to each query.
 struct FleetSeries {
-  PromResult up, last_read, health, gpus, gauges, processes, findings, info_counts;
+  PromResult up, last_read, health, gpus, gauges, processes, findings, info_counts, process_counts;
+  /// What `processes` holds: kAll every process (`process_counts` may be empty: counted from
+  /// them), kWithFindings those of `finding_processes` (the counts from `process_counts`).
+  FleetProcessList listed = FleetProcessList::kAll;
 };
+/// The GPU processes `process_counts` answered, summed.
+long long counted_processes(const PromResult& process_counts);
 
 /// The join: nodes from `up` (and any instance a series names), GPUs from gpu_info and the gauges,
 /// processes onto their GPUs, findings onto their processes or nodes, grouped by cause and by Slurm

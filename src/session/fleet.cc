@@ -94,40 +94,63 @@ HttpUrl checked_url(const std::string& text) {
   return *url;
 }
 
+/// The queries of one round, each into its answer: all at once when the transport can (largest
+/// first: Prometheus answers them on its cores while gpumap parses those already answered; one
+/// after another was Prometheus's time plus gpumap's at 1 000 nodes, docs/fleet.md "Scale").
+/// The first failure, in the order given, is the one said.
+void ask_all(const HttpUrl& url, HttpTransport& http, const std::vector<std::pair<const std::string*, PromResult*>>& asks,
+             double now, double timeout_s) {
+  if (!http.concurrent()) {
+    for (auto [query, into] : asks) *into = ask(url, http, *query, now, timeout_s);
+    return;
+  }
+  std::vector<std::exception_ptr> failed(asks.size());
+  std::vector<std::thread> threads;
+  threads.reserve(asks.size());
+  for (size_t i = 0; i < asks.size(); ++i)
+    threads.emplace_back([&, i] {
+      try {
+        *asks[i].second = ask(url, http, *asks[i].first, now, timeout_s);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
 }  // namespace
 
 FleetAnswer read_fleet(const FleetRequest& req, HttpTransport& http, double now) {
   HttpUrl url = checked_url(req.prometheus);
   FleetQueries q = fleet_queries(req.filter);
   FleetSeries s;
-  std::vector<std::pair<const std::string*, PromResult*>> asks = {
-      {&q.processes, &s.processes}, {&q.gauges, &s.gauges}, {&q.findings, &s.findings}, {&q.up, &s.up},
-      {&q.last_read, &s.last_read}, {&q.health, &s.health},   {&q.gpus, &s.gpus}};
-  if (!q.info_counts.empty()) asks.push_back({&q.info_counts, &s.info_counts});
-  if (!http.concurrent()) {
-    for (auto [query, into] : asks) *into = ask(url, http, *query, now, req.timeout_s);
+  std::vector<std::pair<const std::string*, PromResult*>> asks;
+  // Every process, or (auto, with-findings) each GPU's count and the processes with findings:
+  // at 1 000 nodes listing all 62 720 was most of the time (docs/fleet.md, "Scale").  Auto then
+  // asks for all of them when the counts say they are few; every query is evaluated at `now`,
+  // so the second round sees the same series as the first.
+  if (req.processes == FleetProcessList::kAll) {
+    asks.push_back({&q.processes, &s.processes});
   } else {
-    // All at once, the largest first: Prometheus answers them on its cores while gpumap parses
-    // the ones already answered (at 1 000 nodes one after another was Prometheus's time plus
-    // gpumap's; docs/fleet.md, "Scale").  The first failure, in the order above, is the one said.
-    std::vector<std::exception_ptr> failed(asks.size());
-    std::vector<std::thread> threads;
-    threads.reserve(asks.size());
-    for (size_t i = 0; i < asks.size(); ++i)
-      threads.emplace_back([&, i] {
-        try {
-          *asks[i].second = ask(url, http, *asks[i].first, now, req.timeout_s);
-        } catch (...) {
-          failed[i] = std::current_exception();
-        }
-      });
-    for (std::thread& t : threads) t.join();
-    for (const std::exception_ptr& e : failed)
-      if (e) std::rethrow_exception(e);
+    asks.push_back({&q.process_counts, &s.process_counts});
+    asks.push_back({&q.finding_processes, &s.processes});
+    s.listed = FleetProcessList::kWithFindings;
+  }
+  for (auto [query, into] : std::vector<std::pair<const std::string*, PromResult*>>{
+           {&q.gauges, &s.gauges}, {&q.findings, &s.findings}, {&q.up, &s.up}, {&q.last_read, &s.last_read},
+           {&q.health, &s.health}, {&q.gpus, &s.gpus}, {&q.info_counts, &s.info_counts}})
+    if (!query->empty()) asks.push_back({query, into});
+  ask_all(url, http, asks, now, req.timeout_s);
+  if (req.processes == FleetProcessList::kAuto && counted_processes(s.process_counts) <= kFleetListLimit) {
+    ask_all(url, http, {{&q.processes, &s.processes}}, now, req.timeout_s);
+    s.listed = FleetProcessList::kAll;
   }
   FleetAnswer a = join_fleet(s, req.filter, now);
   a.prometheus = url.shown();
-  for (const PromResult* r : {&s.up, &s.last_read, &s.health, &s.gpus, &s.gauges, &s.processes, &s.findings, &s.info_counts})
+  for (const PromResult* r :
+       {&s.up, &s.last_read, &s.health, &s.gpus, &s.gauges, &s.processes, &s.findings, &s.info_counts, &s.process_counts})
     for (const std::string& w : r->warnings) a.warnings.push_back("Prometheus: " + w);
   return a;
 }
@@ -138,6 +161,15 @@ FleetAnswer read_fleet(const FleetRequest& req) {
   std::unique_ptr<HttpTransport> http = socket_transport(auth);
   double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return read_fleet(req, *http, now);
+}
+
+FleetProcessList parse_fleet_processes(const std::string& text) {
+  if (text == "auto") return FleetProcessList::kAuto;
+  if (text == "all") return FleetProcessList::kAll;
+  if (text == "with-findings") return FleetProcessList::kWithFindings;
+  throw Error(kExitUsage, "fleet: --processes `" + printable(text) + "` is not a choice it takes",
+              "--processes auto (every process when there are at most " + std::to_string(kFleetListLimit) +
+                  ", else those with findings), all, or with-findings");
 }
 
 double parse_fleet_timeout(const std::string& text) {

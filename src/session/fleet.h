@@ -17,6 +17,7 @@ struct FleetRequest {
   FleetFilter filter;
   double timeout_s = 10;         // per query: connecting, TLS, sending and reading the answer
   std::string http_config_file;  // promtool's --http.config.file ("" for none)
+  FleetProcessList processes = FleetProcessList::kAuto;  // --processes
 };
 
 /// Asks the Prometheus at `req.prometheus` through `http`, every query evaluated at `now`
@@ -27,6 +28,8 @@ FleetAnswer read_fleet(const FleetRequest& req, HttpTransport& http, double now)
 /// The same over real sockets (TLS and credentials from http_config_file), at the system clock's now.
 FleetAnswer read_fleet(const FleetRequest& req);
 
+/// --processes's value (auto, all, with-findings); Error(kExitUsage) naming anything else.
+FleetProcessList parse_fleet_processes(const std::string& text);
 /// --timeout's seconds: Error(kExitUsage) for anything but a number above 0 and at most 3600.
 double parse_fleet_timeout(const std::string& text);
 /// --fail-on's severity (warning or error); Error(kExitUsage) naming anything else.

@@ -24,12 +24,14 @@ class FakePrometheus : public HttpTransport {
     targets.push_back(target);
     if (fail) throw HttpError(*fail, "simulated");
     if (status) return {*status, "Status", {}, body};
+    std::string query;  // the target's query= value, as sent (url_encode'd)
+    size_t at = target.find("query=");
+    if (at != std::string::npos) query = target.substr(at + 6, target.find('&', at) - at - 6);
     FleetQueries q = fleet_queries(filter);
-    const PromResult* r = nullptr;
-    for (auto [text, res] : {std::pair{&q.up, &series_.up}, {&q.last_read, &series_.last_read}, {&q.health, &series_.health},
-                             {&q.gpus, &series_.gpus}, {&q.gauges, &series_.gauges}, {&q.processes, &series_.processes},
-                             {&q.findings, &series_.findings}, {&q.info_counts, &series_.info_counts}})
-      if (target.find("query=" + url_encode(*text) + "&") != std::string::npos) r = res;
+    std::optional<PromResult> r;
+    for (const std::string* text : {&q.up, &q.last_read, &q.health, &q.gpus, &q.gauges, &q.processes, &q.findings,
+                                    &q.info_counts, &q.process_counts, &q.finding_processes})
+      if (!text->empty() && query == url_encode(*text)) r = testing::answer_fleet_query(series_, q, *text);
     if (!r) return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
     return {200, "OK", {}, testing::prom_body(*r)};
   }
@@ -55,7 +57,10 @@ TEST(Fleet, ReadsEveryQueryAtOneTimeAndJoins) {
   EXPECT_EQ(a.prometheus, "http://prom.example:9090");
   EXPECT_EQ(a.nodes.size(), 3u);
   EXPECT_EQ(a.jobs.size(), 1u);
-  ASSERT_EQ(p.targets.size(), 8u);  // seven, and the info findings' count by id
+  // Nine at once (six, the info findings' count by id, the processes counted and those with a
+  // finding), then, being few, every process.
+  ASSERT_EQ(p.targets.size(), 10u);
+  EXPECT_EQ(a.listed, FleetProcessList::kAll);
   for (const std::string& t : p.targets) {
     EXPECT_EQ(t.rfind("/api/v1/query?query=", 0), 0u) << t;
     EXPECT_NE(t.find("&time=1796553056.000&timeout=10"), std::string::npos) << t;
@@ -73,6 +78,111 @@ TEST(Fleet, TheFiltersReachPrometheus) {
   bool asked = false;
   for (const std::string& t : p.targets) asked |= t.find(url_encode("slurm_job_id=~\"(?:77)\"")) != std::string::npos;
   EXPECT_TRUE(asked);
+}
+
+/// The fleet with `extra` processes more on node-a's GPU 0 (pids 1000...), each of Slurm job 90.
+FleetSeries crowded(int extra) {
+  FleetSeries s = testing::three_node_fleet();
+  PromSample model = s.processes.samples[0];
+  for (int i = 0; i < extra; ++i) {
+    PromSample x = model;
+    x.labels["pid"] = std::to_string(1000 + i);
+    x.labels["slurm_job_id"] = "90";
+    x.labels["rank"] = std::to_string(i);
+    s.processes.samples.push_back(x);
+  }
+  return s;
+}
+
+TEST(Fleet, PastTheLimitOnlyTheProcessesWithFindingsAreListedAndEveryCountIsWhole) {
+  // 5 processes in the fixture (pid 201 twice: compute and graphics); at the limit all are listed.
+  FakePrometheus few(crowded(static_cast<int>(kFleetListLimit) - 5));
+  FleetAnswer a = read_fleet(request(), few, kFleetNow);
+  EXPECT_EQ(a.listed, FleetProcessList::kAll);
+  EXPECT_EQ(a.nodes[0].gpus[0].processes.size(), static_cast<size_t>(kFleetListLimit) - 5 + 1);
+  EXPECT_EQ(few.targets.size(), 10u);
+
+  FakePrometheus many(crowded(static_cast<int>(kFleetListLimit) - 4));
+  FleetAnswer b = read_fleet(request(), many, kFleetNow);
+  EXPECT_EQ(many.targets.size(), 9u);  // one round: the processes were never all asked for
+  EXPECT_EQ(b.listed, FleetProcessList::kWithFindings);
+  ASSERT_EQ(b.nodes.size(), 3u);
+  const FleetGpu& a0 = b.nodes[0].gpus[0];
+  EXPECT_EQ(a0.process_count, kFleetListLimit - 4 + 1);
+  EXPECT_TRUE(a0.processes.empty());  // none of them has a finding
+  const FleetGpu& a1 = b.nodes[0].gpus[1];
+  EXPECT_EQ(a1.process_count, 1);
+  ASSERT_EQ(a1.processes.size(), 1u);  // pid 101: rank-on-wrong-gpu
+  EXPECT_EQ(a1.processes[0].findings, std::vector<std::string>{"rank-on-wrong-gpu"});
+  EXPECT_EQ(b.nodes[1].gpus[0].process_count, 2);  // pid 200 and 201 (201 twice: one process)
+  EXPECT_EQ(b.nodes[1].gpus[0].processes.size(), 2u);
+  EXPECT_EQ(b.nodes[1].gpus[1].process_count, 1);  // the pod's, no finding
+  EXPECT_TRUE(b.nodes[1].gpus[1].processes.empty());
+  // Jobs from the counts: job 90's ranks all on node-a, none listed; job 77 on both nodes.
+  ASSERT_EQ(b.jobs.size(), 2u);
+  EXPECT_EQ(b.jobs[0].slurm_job_id, "77");
+  EXPECT_EQ(b.jobs[0].gpu_processes, 4);
+  EXPECT_EQ(b.jobs[0].nodes, (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_EQ(b.jobs[0].ranks.size(), 3u);  // 101, 200, 201: those with a finding
+  EXPECT_EQ(b.jobs[1].slurm_job_id, "90");
+  EXPECT_EQ(b.jobs[1].gpu_processes, kFleetListLimit - 4);
+  EXPECT_TRUE(b.jobs[1].ranks.empty());
+  // The causes are the same as with every process listed.
+  FleetRequest all = request();
+  all.processes = FleetProcessList::kAll;
+  FleetAnswer c = read_fleet(all, many, kFleetNow);
+  EXPECT_EQ(c.listed, FleetProcessList::kAll);
+  ASSERT_EQ(b.causes.size(), c.causes.size());
+  for (size_t i = 0; i < b.causes.size(); ++i) {
+    EXPECT_EQ(b.causes[i].id, c.causes[i].id);
+    ASSERT_EQ(b.causes[i].places.size(), c.causes[i].places.size());
+    for (size_t k = 0; k < b.causes[i].places.size(); ++k)
+      EXPECT_EQ(b.causes[i].places[k].slurm_job_id, c.causes[i].places[k].slurm_job_id);
+  }
+  EXPECT_EQ(c.nodes[0].gpus[0].process_count, kFleetListLimit - 4 + 1);
+  EXPECT_EQ(c.jobs[1].gpu_processes, kFleetListLimit - 4);
+  TermStyle plain;
+  std::string t = fleet_text(b, plain);
+  EXPECT_NE(t.find("Listed: the 3 processes with a warning or error finding, and each GPU's count (over 2000 GPU processes; "
+                   "--processes all lists every one; --node, --job or --user narrows)"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("memory 1024 / 81559 MiB, utilisation 97 %, 61 C, 1997 processes"), std::string::npos) << t;
+  EXPECT_NE(t.find("job 90: 1996 GPU processes on 1 node (node-a)  (no rank with a finding)"), std::string::npos) << t;
+  EXPECT_NE(t.find("job 77: 4 GPU processes on 2 nodes (node-a, node-b)  findings: rank-on-wrong-gpu ranks-share-gpu  (the ranks with a finding:)"),
+            std::string::npos)
+      << t;
+  nlohmann::json j = nlohmann::json::parse(fleet_json(b));
+  EXPECT_EQ(j["processes_listed"], "with-findings");
+  EXPECT_EQ(j["nodes"][0]["gpus"][0]["process_count"], kFleetListLimit - 3);
+  EXPECT_EQ(j["jobs"][1]["gpu_processes"], kFleetListLimit - 4);
+  testing::Checker checker(testing::read_contract());
+  EXPECT_EQ(checker.check(nlohmann::ordered_json::parse(fleet_json(b)), "fleet", "fleet"), "");
+}
+
+TEST(Fleet, WithFindingsNeverListsEveryProcessAndAFilterStillCounts) {
+  FakePrometheus p(testing::three_node_fleet());
+  FleetRequest r = request();
+  r.processes = FleetProcessList::kWithFindings;
+  r.filter.users = {"bob"};
+  p.filter = r.filter;
+  FleetAnswer a = read_fleet(r, p, kFleetNow);
+  EXPECT_EQ(p.targets.size(), 9u);
+  EXPECT_EQ(a.listed, FleetProcessList::kWithFindings);
+  // The count asks for bob's processes only (Prometheus filters; this fake does not), and the
+  // join lists none of another user's.
+  bool counted_bob = false;
+  for (const std::string& t : p.targets)
+    counted_bob |= t.find(url_encode("count by (instance, uuid, slurm_job_id)")) != std::string::npos &&
+                   t.find(url_encode("user=~\"(?:bob)\"")) != std::string::npos;
+  EXPECT_TRUE(counted_bob);
+  for (const FleetNode& n : a.nodes)
+    for (const FleetGpu& g : n.gpus)
+      for (const FleetProcess& x : g.processes) EXPECT_EQ(x.user, "bob");
+  EXPECT_EQ(parse_fleet_processes("auto"), FleetProcessList::kAuto);
+  EXPECT_EQ(parse_fleet_processes("all"), FleetProcessList::kAll);
+  EXPECT_EQ(parse_fleet_processes("with-findings"), FleetProcessList::kWithFindings);
+  EXPECT_EQ(testing::code_of([] { parse_fleet_processes("some"); }), kExitUsage);
 }
 
 TEST(Fleet, EachFailureNamesTheUrlAndTheFix) {

@@ -73,12 +73,7 @@ void FakePrometheusServer::answer(int fd) {
   std::string query;
   size_t q = target.find("query=");
   if (q != std::string::npos) query = url_decode(target.substr(q + 6, target.find('&', q) - q - 6));
-  FleetQueries fq = fleet_queries({});
-  const PromResult* r = nullptr;
-  for (auto [text, res] : {std::pair{&fq.up, &series_.up}, {&fq.last_read, &series_.last_read}, {&fq.health, &series_.health},
-                           {&fq.gpus, &series_.gpus}, {&fq.gauges, &series_.gauges}, {&fq.processes, &series_.processes},
-                           {&fq.findings, &series_.findings}, {&fq.info_counts, &series_.info_counts}})
-    if (query == *text) r = res;
+  std::optional<PromResult> r = answer_fleet_query(series_, fleet_queries({}), query);
   std::string body = r ? prom_body(*r) : R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
   std::string head = std::string("HTTP/1.1 ") + (r ? "200 OK" : "400 Bad Request") +
                      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";

@@ -1,6 +1,8 @@
 #include "fleet/fleet_fixture.h"
 
 #include <cstdio>
+#include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +72,39 @@ FleetSeries three_node_fleet() {
   // Without -v the info findings come as a count by id (two processes exited on node-a).
   s.info_counts = vec({sample({{"id", "process-exited"}}, 2)});
   return s;
+}
+
+std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetQueries& q, const std::string& query) {
+  auto get = [](const PromSample& x, const char* k) {
+    auto it = x.labels.find(k);
+    return it == x.labels.end() ? std::string() : it->second;
+  };
+  if (query == q.process_counts) {  // count by (instance, uuid, slurm_job_id) (count by (..., pid) (...))
+    std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>> pids;
+    for (const PromSample& x : s.processes.samples)
+      pids[{get(x, "instance"), get(x, "uuid"), get(x, "slurm_job_id")}].insert(get(x, "pid"));
+    PromResult r{"vector", {}, {}};
+    for (const auto& [k, p] : pids) {
+      std::map<std::string, std::string> l = {{"instance", std::get<0>(k)}, {"uuid", std::get<1>(k)}};
+      if (!std::get<2>(k).empty()) l["slurm_job_id"] = std::get<2>(k);  // (an empty label is no label)
+      r.samples.push_back({l, static_cast<double>(p.size()), kFleetNow});
+    }
+    return r;
+  }
+  if (query == q.finding_processes) {  // ... and on(instance, pid) gpumap_finding{severity!="info", pid!=""}
+    std::set<std::pair<std::string, std::string>> with;
+    for (const PromSample& x : s.findings.samples)
+      if (get(x, "severity") != "info" && !get(x, "pid").empty()) with.insert({get(x, "instance"), get(x, "pid")});
+    PromResult r{"vector", {}, {}};
+    for (const PromSample& x : s.processes.samples)
+      if (with.count({get(x, "instance"), get(x, "pid")})) r.samples.push_back(x);
+    return r;
+  }
+  for (auto [text, res] : {std::pair{&q.up, &s.up}, {&q.last_read, &s.last_read}, {&q.health, &s.health}, {&q.gpus, &s.gpus},
+                           {&q.gauges, &s.gauges}, {&q.processes, &s.processes}, {&q.findings, &s.findings},
+                           {&q.info_counts, &s.info_counts}})
+    if (query == *text) return *res;
+  return std::nullopt;
 }
 
 std::string prom_body(const PromResult& r) {

@@ -3,6 +3,7 @@
 // the JSON bodies Prometheus would send: for the join's and the session's tests.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 
 #include "prom/fleet_join.h"
@@ -14,6 +15,12 @@ inline constexpr double kFleetNow = 1796553056.0;
 
 /// The three-node fleet's series.
 FleetSeries three_node_fleet();
+
+/// What a Prometheus holding `s` answers to `query` when it is one of `q`'s (nullopt for any
+/// other): the stored answer, or for the two derived queries what PromQL makes of s.processes
+/// and s.findings (each GPU's pids counted by Slurm job; the processes with a warning or error
+/// finding on their node).
+std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetQueries& q, const std::string& query);
 
 /// `r` as the body of a `/api/v1/query` answer.
 std::string prom_body(const PromResult& r);
