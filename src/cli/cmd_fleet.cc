@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "model/env_vars.h"
+#include "cli/fleet_options.h"
 #include "model/error.h"
 #include "output/fleet_view.h"
 #include "session/fleet.h"
@@ -12,12 +12,7 @@ namespace gpumap {
 namespace {
 
 int run(const Args& args, Context& ctx) {
-  FleetRequest req;
-  req.prometheus = args.value("--prometheus").value_or(ctx.session().env().get(env_var("GPUMAP_PROMETHEUS")).value_or(""));
-  req.filter = {args.values("--node"), args.values("--job"), args.values("--user"), args.values("--gpu-model"), args.has("--verbose")};
-  if (std::optional<std::string> t = args.value("--timeout")) req.timeout_s = parse_fleet_timeout(*t);
-  req.http_config_file = args.value("--http.config.file").value_or("");
-  if (std::optional<std::string> p = args.value("--processes")) req.processes = parse_fleet_processes(*p);
+  FleetRequest req = fleet_request(args, ctx, args.has("--verbose"));
   std::optional<Severity> fail_on = parse_fleet_fail_on(args.value("--fail-on"));
   FleetAnswer a = read_fleet(req);
   std::cout << (ctx.json() ? fleet_json(a) : fleet_text(a));

@@ -11,6 +11,23 @@ struct Description {
 };
 
 const Description kDescriptions[] = {
+    {"top",
+     "A full-screen view that refreshes every --interval seconds (default 1): one block per GPU\n"
+     "(nvidia-smi index, its cuda:N in this shell, name, utilisation and memory with history, lease\n"
+     "and Slurm job; one line per GPU when the blocks would take a third of the screen, c toggles),\n"
+     "the GPU processes (pid, user, GPU, the cuda:N the process itself calls it, GPU memory, SM %,\n"
+     "CPU %, resident memory, run time, job, rank, command) and the findings, once per GPU.  Keys: h shows them all; q quits.\n"
+     "Enter on a process shows its CUDA variables, its own cuda:N map and its findings with fixes.\n"
+     "The driver is read apart from the drawing: a hung driver leaves the screen usable and says\n"
+     "the data is stale.  Needs a terminal of at least 80x24.  --once prints one frame as text\n"
+     "(no escape codes into a pipe) for scripts and bug reports.  For programs: gpumap ps --json --watch.\n"
+     "With --prometheus URL (or --fleet and $GPUMAP_PROMETHEUS): the fleet as `gpumap fleet` reads it,\n"
+     "every 2 s unless --interval says otherwise, one row per node (up, DOWN or STALE with the age of\n"
+     "its last read, GPUs, memory, mean/max utilisation, processes, findings); Enter or Right expands\n"
+     "a node into its GPUs and their processes with each one's own cuda:N, user, Slurm job and rank or\n"
+     "pod, e expands them all; the findings by cause below.  The filters, --timeout and\n"
+     "--http.config.file are fleet's.  Prometheus unreachable at start: fleet's error, exit 1; later,\n"
+     "the screen says so with the age of the last good answer and keeps asking (docs/fleet.md)."},
     {"serve",
      "Answers HTTP GET /metrics with `gpumap metrics`'s series (docs/metrics.md) and /healthz with\n"
      "200 ok or 503 and why, on " GPUMAP_DEFAULT_LISTEN " unless --listen says otherwise (another address only when\n"

@@ -195,6 +195,21 @@ bool matches(const ProcessRow& r, const std::string& filter) {
 
 }  // namespace
 
+std::string top_fit(const std::string& s, size_t w, bool right) { return fit(s, w, right); }
+std::string top_cut_at_word(const std::string& text, size_t cells) { return cut_at_word(text, cells); }
+
+TopLineBuilder& TopLineBuilder::add(const std::string& text, TopAttr a) {
+  if (used >= width || text.empty()) return *this;
+  std::string t = display_width(text) > width - used ? ellipsize(text, width - used) : text;
+  used += display_width(t);
+  line.push_back({t, a});
+  return *this;
+}
+
+TopLineBuilder& TopLineBuilder::words(const std::string& text, TopAttr a) {
+  return add(cut_at_word(text, width > used ? width - used : 0), a);
+}
+
 const std::vector<TopColumnSpec>& top_columns() { return kColumns; }
 
 const TopColumnSpec& top_column(TopColumn c) {
@@ -304,25 +319,7 @@ std::string seconds_text(double s) {
 
 // --- lines ---------------------------------------------------------------------------------------
 
-/// Appends spans and cuts the line at `width` columns.
-struct LineBuilder {
-  explicit LineBuilder(size_t w) : width(w) {}
-  size_t width;
-  TopLine line;
-  size_t used = 0;
-  LineBuilder& add(const std::string& text, TopAttr a = TopAttr::kNormal) {
-    if (used >= width || text.empty()) return *this;
-    std::string t = display_width(text) > width - used ? ellipsize(text, width - used) : text;
-    used += display_width(t);
-    line.push_back({t, a});
-    return *this;
-  }
-  /// A message: cut at a word (with "…") when it does not fit what is left of the line.
-  LineBuilder& words(const std::string& text, TopAttr a = TopAttr::kNormal) {
-    return add(cut_at_word(text, width > used ? width - used : 0), a);
-  }
-  TopLine done() { return std::move(line); }
-};
+using LineBuilder = TopLineBuilder;
 
 /// Temperature and power as a monitor shows them ("34C 120/700W"); "" when the driver said neither.
 std::string sensors(const Gpu& g) {
@@ -1051,6 +1048,10 @@ std::vector<TopLine> render_top(const TopFrame& frame, const TopHistory& history
   if (!view.utf8) asciify(lines);
   return lines;
 }
+
+std::string top_clock_text(int64_t unix_ms) { return clock_text(unix_ms); }
+std::string top_seconds_text(double s) { return seconds_text(s); }
+void top_asciify(std::vector<TopLine>& lines) { asciify(lines); }
 
 std::vector<TopLine> top_too_small(size_t width, size_t height) {
   std::string text = "gpumap top needs at least 80x24; this terminal is " + std::to_string(width) + "x" +

@@ -22,6 +22,29 @@ struct TopSpan {
 };
 using TopLine = std::vector<TopSpan>;
 
+/// Builds one line of spans, cut at `width` columns (with "…"): the views of top and of the
+/// fleet (output/fleet_top_view.h) draw with it.
+struct TopLineBuilder {
+  explicit TopLineBuilder(size_t w) : width(w) {}
+  size_t width;
+  TopLine line;
+  size_t used = 0;
+  TopLineBuilder& add(const std::string& text, TopAttr a = TopAttr::kNormal);
+  /// A message: cut at a word (with "…") when it does not fit what is left of the line.
+  TopLineBuilder& words(const std::string& text, TopAttr a = TopAttr::kNormal);
+  TopLine done() { return std::move(line); }
+};
+/// `s` cut or padded to exactly `w` columns (left-aligned, or right-aligned when `right`).
+std::string top_fit(const std::string& s, size_t w, bool right = false);
+/// `text` cut to at most `cells` columns at a word, with "…".
+std::string top_cut_at_word(const std::string& text, size_t cells);
+/// "14:02:09" (local time), for the title line.
+std::string top_clock_text(int64_t unix_ms);
+/// "2s", "0.5s": the refresh interval as the title says it.
+std::string top_seconds_text(double s);
+/// Every line in ASCII for a terminal that cannot show UTF-8 ("…" becomes "~", others "?").
+void top_asciify(std::vector<TopLine>& lines);
+
 /// The process table's columns, in order (top_columns() has one row for each).
 enum class TopColumn { kPid, kUser, kGpu, kCuda, kMemory, kUtil, kCpu, kRss, kTime, kJob, kRank, kCommand };
 

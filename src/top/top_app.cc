@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "model/error.h"
 #include "model/exit_codes.h"
 #include "os/proc.h"
 #include "session/top.h"
@@ -27,13 +28,29 @@ int64_t now_ms() {
       .count();
 }
 
+/// One kind of live view under the loop: the host's (TopFrame) or the fleet's (FleetAnswer).  The
+/// loop owns the threads, the timing, the terminal and the lock; a panel owns its frames and view.
+/// read() runs on the reader thread under no lock and touches only what it reads into;
+/// publish() (reader thread) and take() (screen thread) run under the loop's lock; the rest on the
+/// screen thread only.
+class Panel {
+ public:
+  virtual ~Panel() = default;
+  virtual void read() = 0;     // one read, into the panel's incoming frame
+  virtual void publish() = 0;  // the incoming frame becomes the newest (a failed one keeps the last good)
+  virtual void take() = 0;     // the newest frame becomes the one drawn
+  virtual std::vector<TopLine> draw(const TopStatus& status, size_t width, size_t height) = 0;
+  virtual TopAction key(int key) = 0;
+  virtual double interval_s() const = 0;
+  virtual bool paused() const = 0;
+  virtual void set_utf8(bool utf8) = 0;
+};
+
 /// What the reader thread and the screen share.  The reader owns the read; the screen copies
 /// the latest frame out under the lock.
 struct Shared {
   std::mutex m;
   std::condition_variable cv;
-  std::shared_ptr<const TopFrame> latest;  // the last good frame, with the last read's error if it failed
-  TopHistory history;
   bool fresh = false;
   bool reading = false;
   int64_t reading_since = 0;
@@ -45,7 +62,7 @@ struct Shared {
   int wake_w = -1;  // written to after each read: the screen redraws
 };
 
-void reader(std::shared_ptr<Shared> sh, std::function<TopFrame()> read) {
+void reader(std::shared_ptr<Shared> sh, std::shared_ptr<Panel> panel) {
   std::unique_lock<std::mutex> lock(sh->m);
   auto last = std::chrono::steady_clock::time_point{};
   while (!sh->stop) {
@@ -60,18 +77,11 @@ void reader(std::shared_ptr<Shared> sh, std::function<TopFrame()> read) {
     sh->reading = true;
     sh->reading_since = now_ms();
     lock.unlock();
-    TopFrame f = read();
+    panel->read();
     lock.lock();
     last = std::chrono::steady_clock::now();
     sh->reading = false;
-    if (!f.error.empty() && sh->latest) {  // keep showing the last good frame, and say the read failed
-      auto kept = std::make_shared<TopFrame>(*sh->latest);
-      kept->error = f.error;
-      sh->latest = kept;
-    } else {
-      record_history(sh->history, f);
-      sh->latest = std::make_shared<const TopFrame>(std::move(f));
-    }
+    panel->publish();
     sh->fresh = true;
     if (sh->wake_w >= 0) {
       char c = 1;
@@ -130,21 +140,102 @@ std::string top_once(const TopFrame& frame, const TopView& view, size_t width, b
   return top_text(render_top(frame, history, view, status, width, 0), color);
 }
 
-int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
+namespace {
+
+/// The host's view: a frame per read of this machine (session/top.h), with history.
+class HostPanel : public Panel {
+ public:
+  HostPanel(TopView view, std::function<TopFrame()> read) : view_(std::move(view)), read_(std::move(read)) {}
+  void read() override { incoming_ = read_(); }
+  void publish() override {
+    if (!incoming_.error.empty() && latest_) {  // keep showing the last good frame, and say the read failed
+      auto kept = std::make_shared<TopFrame>(*latest_);
+      kept->error = incoming_.error;
+      latest_ = kept;
+    } else {
+      record_history(latest_history_, incoming_);
+      latest_ = std::make_shared<const TopFrame>(std::move(incoming_));
+    }
+    incoming_ = TopFrame{};
+  }
+  void take() override {
+    frame_ = latest_;
+    history_ = latest_history_;
+  }
+  std::vector<TopLine> draw(const TopStatus& status, size_t w, size_t h) override {
+    keep_selection(view_, top_rows(*frame_, view_).size(), page_);
+    std::vector<TopLine> lines = render_top(*frame_, history_, view_, status, w, h);
+    page_ = table_page(lines);
+    return lines;
+  }
+  TopAction key(int key) override {
+    TopAction a = top_key(view_, key, *frame_, page_);
+    if (a.kind == TopAction::kSignal) view_.message = signal_shown_process(*frame_, a);
+    return a;
+  }
+  double interval_s() const override { return view_.interval_s; }
+  bool paused() const override { return view_.paused; }
+  void set_utf8(bool utf8) override { view_.utf8 = utf8; }
+
+ private:
+  TopView view_;
+  std::function<TopFrame()> read_;
+  TopFrame incoming_;                                                    // reader thread
+  std::shared_ptr<const TopFrame> latest_;                               // under the loop's lock
+  TopHistory latest_history_;                                            // under the loop's lock
+  std::shared_ptr<const TopFrame> frame_ = std::make_shared<TopFrame>();  // screen thread
+  TopHistory history_;
+  size_t page_ = 1;
+};
+
+/// The fleet's view: an answer per read of Prometheus (session/fleet.h), the last good one kept
+/// while Prometheus cannot be reached.
+class FleetPanel : public Panel {
+ public:
+  FleetPanel(FleetTopView view, FleetTopFrame first, std::function<FleetAnswer()> read)
+      : view_(std::move(view)), read_(std::move(read)), latest_(first), frame_(std::move(first)) {}
+  void read() override { incoming_ = read_fleet_top_frame(FleetTopFrame{}, read_, 0); }
+  void publish() override {
+    if (incoming_.error.empty()) {
+      latest_ = std::move(incoming_);
+    } else {  // keep the last good answer, and say the read failed and since when
+      latest_.error = incoming_.error;
+      latest_.failed_unix_ms = incoming_.failed_unix_ms;
+    }
+    incoming_ = FleetTopFrame{};
+  }
+  void take() override { frame_ = latest_; }
+  std::vector<TopLine> draw(const TopStatus& status, size_t w, size_t h) override {
+    keep_selection(view_.selected, view_.scroll, fleet_top_rows(frame_, view_).size(), page_);
+    std::vector<TopLine> lines = render_fleet_top(frame_, view_, status, w, h);
+    page_ = table_page(lines);
+    return lines;
+  }
+  TopAction key(int key) override { return fleet_top_key(view_, key, frame_, page_); }
+  double interval_s() const override { return view_.interval_s; }
+  bool paused() const override { return view_.paused; }
+  void set_utf8(bool utf8) override { view_.utf8 = utf8; }
+
+ private:
+  FleetTopView view_;
+  std::function<FleetAnswer()> read_;
+  FleetTopFrame incoming_;  // reader thread
+  FleetTopFrame latest_;    // under the loop's lock
+  FleetTopFrame frame_;     // screen thread
+  size_t page_ = 1;
+};
+
+int run_panel(const std::shared_ptr<Panel>& panel, bool color) {
   int wake[2];
   if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) wake[0] = wake[1] = -1;
   auto sh = std::make_shared<Shared>();
-  sh->interval_s = options.view.interval_s;
+  sh->interval_s = panel->interval_s();
   sh->wake_w = wake[1];
-  TopView view = options.view;
   int code = kExitOk;
   {
-    Screen screen(options.color);  // throws before any thread starts when there is no terminal
-    view.utf8 = screen.utf8();
-    std::thread(reader, sh, read).detach();  // a hung driver read must never hold quitting
-    std::shared_ptr<const TopFrame> frame = std::make_shared<TopFrame>();
-    TopHistory history;
-    size_t page = 1;
+    Screen screen(color);  // throws before any thread starts when there is no terminal
+    panel->set_utf8(screen.utf8());
+    std::thread(reader, sh, panel).detach();  // a hung read must never hold quitting
     bool dirty = true;
     int64_t drawn_second = 0;
     while (!screen_stop_requested()) {
@@ -152,8 +243,7 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
       {
         std::lock_guard<std::mutex> lock(sh->m);
         if (sh->fresh) {
-          frame = sh->latest;
-          history = sh->history;
+          panel->take();
           sh->fresh = false;
           dirty = true;
         }
@@ -164,15 +254,7 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
       if (status.now_unix_ms / 1000 != drawn_second) dirty = true;  // the clock, and the stale line
       if (dirty) {
         size_t w = screen.width(), h = screen.height();
-        std::vector<TopLine> lines;
-        if (w < 80 || h < 24) {
-          lines = top_too_small(w, h);
-        } else {
-          keep_selection(view, top_rows(*frame, view).size(), page);
-          lines = render_top(*frame, history, view, status, w, h);
-          page = table_page(lines);
-        }
-        screen.draw(lines);
+        screen.draw(w < 80 || h < 24 ? top_too_small(w, h) : panel->draw(status, w, h));
         dirty = false;
         drawn_second = status.now_unix_ms / 1000;
       }
@@ -183,12 +265,11 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
         screen.suspend();
         continue;
       }
-      TopAction a = top_key(view, key, *frame, page);
+      TopAction a = panel->key(key);
       if (a.kind == TopAction::kQuit) break;
-      if (a.kind == TopAction::kSignal) view.message = signal_shown_process(*frame, a);
       std::lock_guard<std::mutex> lock(sh->m);
-      sh->interval_s = view.interval_s;
-      sh->paused = view.paused;
+      sh->interval_s = panel->interval_s();
+      sh->paused = panel->paused();
       if (a.kind == TopAction::kReadNow) sh->read_now = true;
       sh->cv.notify_all();
     }
@@ -201,7 +282,7 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
     sh->cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return sh->finished; });
     finished = sh->finished;
   }
-  if (!finished) {  // the reader is inside a driver call that does not return: leave without it
+  if (!finished) {  // the reader is inside a call that does not return: leave without it
     std::fflush(nullptr);
     _exit(code);
   }
@@ -210,6 +291,46 @@ int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
     close(wake[1]);
   }
   return code;
+}
+
+}  // namespace
+
+int run_top(const TopOptions& options, const std::function<TopFrame()>& read) {
+  return run_panel(std::make_shared<HostPanel>(options.view, read), options.color);
+}
+
+FleetTopFrame read_fleet_top_frame(const FleetTopFrame& last, const std::function<FleetAnswer()>& read, int64_t now_unix_ms) {
+  FleetTopFrame f = last;
+  try {
+    f.answer = std::make_shared<const FleetAnswer>(read());
+    f.read_unix_ms = now_unix_ms ? now_unix_ms : now_ms();
+    f.error.clear();
+    f.failed_unix_ms = 0;
+  } catch (const Error& e) {
+    f.error = e.what();
+    f.failed_unix_ms = now_unix_ms ? now_unix_ms : now_ms();
+  } catch (const std::exception& e) {  // never ends the view: said, and read again
+    f.error = e.what();
+    f.failed_unix_ms = now_unix_ms ? now_unix_ms : now_ms();
+  }
+  return f;
+}
+
+int run_fleet_top(const FleetTopOptions& options, const std::function<FleetAnswer()>& read) {
+  FleetTopFrame first;
+  first.answer = std::make_shared<const FleetAnswer>(read());  // at start, unreachable is `fleet`'s error
+  first.read_unix_ms = now_ms();
+  return run_panel(std::make_shared<FleetPanel>(options.view, first, read), options.color);
+}
+
+std::string fleet_top_once(const FleetAnswer& answer, FleetTopView view, size_t width, bool color) {
+  FleetTopFrame frame;
+  frame.answer = std::make_shared<const FleetAnswer>(answer);
+  frame.read_unix_ms = now_ms();
+  for (const FleetNode& n : answer.nodes) view.expanded.insert(n.instance);  // one frame: every node's GPUs and processes
+  TopStatus status;
+  status.now_unix_ms = frame.read_unix_ms;
+  return top_text(render_fleet_top(frame, view, status, width, 0), color);
 }
 
 }  // namespace gpumap

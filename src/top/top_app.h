@@ -4,7 +4,9 @@
 #include <functional>
 #include <string>
 
+#include "answer/fleet_answer.h"
 #include "answer/top_answer.h"
+#include "output/fleet_top_view.h"
 #include "output/top_view.h"
 #include "top/top_keys.h"
 
@@ -18,6 +20,26 @@ struct TopOptions {
 /// Runs the full-screen view until quit; returns the exit code.  `read` makes one frame on a
 /// fresh session; it runs on its own thread, one read at a time.
 int run_top(const TopOptions& options, const std::function<TopFrame()>& read);
+
+struct FleetTopOptions {
+  FleetTopView view;  // the start: interval, sort, filter
+  bool color = true;
+};
+
+/// The fleet's live view (`top --prometheus URL`) until quit; returns the exit code.  `read` asks
+/// Prometheus once (session/fleet.h's read_fleet: every query bounded by its timeout) and throws
+/// Error when it cannot: the first read runs here, before the terminal is taken, so an
+/// unreachable Prometheus at start is `gpumap fleet`'s error and exit code; later ones run on the
+/// reader thread, and a failure there is said on the screen with the age of the last good answer
+/// while the reads go on.
+int run_fleet_top(const FleetTopOptions& options, const std::function<FleetAnswer()>& read);
+
+/// One read for the fleet's view: `last` with the new answer (read at `now_unix_ms`; 0: the
+/// clock's now), or, when `read` throws, `last`'s answer kept with the error and when it came.
+FleetTopFrame read_fleet_top_frame(const FleetTopFrame& last, const std::function<FleetAnswer()>& read, int64_t now_unix_ms);
+
+/// One fleet frame as text (`top --prometheus URL --once`): every node expanded, every cause.
+std::string fleet_top_once(const FleetAnswer& answer, FleetTopView view, size_t width, bool color);
 
 /// Sends the signal of `action` (TopAction::kSignal, confirmed) to its pid, only when that pid is
 /// still the process `frame` showed: the same start time (/proc/PID/stat field 22), owner and

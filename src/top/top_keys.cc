@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <csignal>
 
+#include "model/text.h"
+
 namespace gpumap {
 
 namespace {
@@ -74,17 +76,19 @@ TopAction signal_key(TopView& view, int key) {
 
 }  // namespace
 
-void keep_selection(TopView& view, size_t rows, size_t page) {
+void keep_selection(size_t& selected, size_t& scroll, size_t rows, size_t page) {
   if (rows == 0) {
-    view.selected = view.scroll = 0;
+    selected = scroll = 0;
     return;
   }
-  view.selected = std::min(view.selected, rows - 1);
+  selected = std::min(selected, rows - 1);
   page = std::max<size_t>(page, 1);
-  if (view.selected < view.scroll) view.scroll = view.selected;
-  if (view.selected >= view.scroll + page) view.scroll = view.selected + 1 - page;
-  view.scroll = std::min(view.scroll, rows > page ? rows - page : 0);
+  if (selected < scroll) scroll = selected;
+  if (selected >= scroll + page) scroll = selected + 1 - page;
+  scroll = std::min(scroll, rows > page ? rows - page : 0);
 }
+
+void keep_selection(TopView& view, size_t rows, size_t page) { keep_selection(view.selected, view.scroll, rows, page); }
 
 TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
   if (view.prompt == TopView::Prompt::kFilter) return filter_key(view, key);
@@ -185,6 +189,144 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
   }
   rows = top_rows(frame, view).size();
   keep_selection(view, rows, page);
+  return {};
+}
+
+}  // namespace gpumap
+
+namespace gpumap {
+
+namespace {
+
+TopAction fleet_filter_key(FleetTopView& view, int key) {
+  if (key == kKeyEscape || key == kKeyCtrlC) {
+    view.filter_prompt = false;
+    view.typed.clear();
+    view.filter.clear();
+    view.message = "filter cleared";
+  } else if (key == kKeyEnter) {
+    if (std::optional<std::string> err = fleet_top_filter_error(view.typed)) {
+      view.message = *err;
+      return {};
+    }
+    view.filter_prompt = false;
+    view.filter = view.typed;
+    view.selected = view.scroll = 0;
+    view.message = view.filter.empty() ? "filter cleared" : "";
+  } else if (key == kKeyBackspace || key == 127 || key == 8) {
+    if (!view.typed.empty()) {
+      size_t i = view.typed.size() - 1;  // a whole UTF-8 character
+      while (i > 0 && (static_cast<unsigned char>(view.typed[i]) & 0xC0) == 0x80) --i;
+      view.typed.erase(i);
+    }
+  } else if (key >= 0x20 && key < 0x10000 && key != 0x7f && view.typed.size() < 200) {
+    view.typed += static_cast<char>(key);
+  }
+  return {};
+}
+
+const FleetTopColumn kFleetColumns[] = {FleetTopColumn::kNode,   FleetTopColumn::kState,     FleetTopColumn::kGpus,
+                                        FleetTopColumn::kMemory, FleetTopColumn::kUtil,      FleetTopColumn::kProcesses,
+                                        FleetTopColumn::kFindings};
+
+}  // namespace
+
+TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame, size_t page) {
+  if (view.filter_prompt) return fleet_filter_key(view, key);
+  if (key == kKeyCtrlC) return {TopAction::kQuit};
+  if (view.screen == FleetTopView::Screen::kHelp) {
+    view.screen = FleetTopView::Screen::kMain;
+    return key == 'q' ? TopAction{TopAction::kQuit} : TopAction{};
+  }
+  view.message.clear();
+  std::vector<FleetTopRow> rows = fleet_top_rows(frame, view);
+  const FleetTopRow* sel = view.selected < rows.size() ? &rows[view.selected] : nullptr;
+  switch (key) {
+    case 'q': return {TopAction::kQuit};
+    case 'h':
+    case '?': view.screen = FleetTopView::Screen::kHelp; return {};
+    case kKeyEscape:
+      if (!view.filter.empty()) view.message = "filter cleared";
+      view.filter.clear();
+      break;
+    case kKeyUp: if (view.selected) --view.selected; break;
+    case kKeyDown: ++view.selected; break;
+    case kKeyPageUp: view.selected -= std::min(view.selected, page); break;
+    case kKeyPageDown: view.selected += page; break;
+    case kKeyHome: view.selected = 0; break;
+    case kKeyEnd: view.selected = rows.empty() ? 0 : rows.size() - 1; break;
+    case kKeyEnter:
+    case kKeyRight:
+    case kKeyLeft: {
+      if (!sel) {
+        view.message = "no node to select";
+        return {};
+      }
+      const std::string& inst = sel->node->instance;
+      bool open = view.expanded.count(inst) > 0;
+      bool fold = key == kKeyLeft || (key == kKeyEnter && open && sel->kind == FleetTopRow::Kind::kNode);
+      if (fold) {
+        view.expanded.erase(inst);
+        // The selection goes to the node's own row, which stays where it was.
+        for (size_t i = view.selected; i-- > 0;)
+          if (rows[i].kind == FleetTopRow::Kind::kNode && rows[i].node == sel->node) {
+            view.selected = i;
+            break;
+          }
+        if (sel->kind == FleetTopRow::Kind::kNode) view.message = open ? "" : "already folded";
+      } else if (sel->kind == FleetTopRow::Kind::kNode) {
+        view.expanded.insert(inst);
+        if (sel->node->gpus.empty())
+          view.message = printable(sel->node->node) + (sel->node->up ? ": no GPU reported" : ": down, no GPU known");
+      }
+      break;
+    }
+    case 'e': {
+      bool all = frame.answer && std::all_of(frame.answer->nodes.begin(), frame.answer->nodes.end(),
+                                             [&](const FleetNode& n) { return view.expanded.count(n.instance) > 0; });
+      const FleetNode* at = sel ? sel->node : nullptr;
+      view.expanded.clear();
+      if (!all && frame.answer)
+        for (const FleetNode& n : frame.answer->nodes) view.expanded.insert(n.instance);
+      view.message = all ? "every node folded" : "every node expanded";
+      std::vector<FleetTopRow> now = fleet_top_rows(frame, view);  // keep the selected node selected
+      for (size_t i = 0; at && i < now.size(); ++i)
+        if (now[i].node == at && now[i].kind == FleetTopRow::Kind::kNode) {
+          view.selected = i;
+          break;
+        }
+      break;
+    }
+    case '<':
+    case '>': {
+      size_t n = std::size(kFleetColumns), at = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (kFleetColumns[i] == view.sort) at = i;
+      view.sort = kFleetColumns[key == '<' ? (at + n - 1) % n : (at + 1) % n];
+      view.message = std::string("sorted by ") + fleet_top_column_name(view.sort);
+      break;
+    }
+    case 'r': view.reverse = !view.reverse; break;
+    case '/':
+      view.filter_prompt = true;
+      view.typed = view.filter;
+      return {};
+    case ' ':
+    case 'p':
+      view.paused = !view.paused;
+      view.message = view.paused ? "paused (space resumes)" : "resumed";
+      return view.paused ? TopAction{} : TopAction{TopAction::kReadNow};
+    case '+':
+    case '=': view.interval_s = std::max(0.25, view.interval_s / 2); view.message = "faster"; return {TopAction::kReadNow};
+    case '-': view.interval_s = std::min(60.0, view.interval_s * 2); view.message = "slower"; return {};
+    case 't': view.message = "no tree in the fleet view: parents are in each node's /proc (gpumap top on the node)"; return {};
+    case 'c': view.message = "no GPU blocks to fold in the fleet view: Enter expands a node"; return {};
+    case 'k': view.message = "no signals from the fleet view: signal on the node itself (gpumap top there, k)"; return {};
+    case 'i': view.message = "info findings are counted, not fetched: start with --all to list them"; return {};
+    case kKeyResize: break;
+    default: return {};
+  }
+  keep_selection(view.selected, view.scroll, fleet_top_rows(frame, view).size(), page);
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "output/fleet_top_view.h"
 #include "output/top_view.h"
 
 namespace gpumap {
@@ -25,8 +26,15 @@ struct TopAction {
 /// Applies `key` to `view`.  `page` is how many table rows the screen shows (PgUp/PgDn).
 TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page);
 
+/// The fleet view's keys (`top --prometheus`): top's keys that apply keep their meaning (quit,
+/// help, select, sort, reverse, filter, pause, faster/slower); Enter/Right expand the selected
+/// node, Left folds it, e expands or folds them all; top's keys that do not apply (t, c, k, i)
+/// say why in the footer.  `page` is how many table rows the screen shows.
+TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame, size_t page);
+
 /// Keeps the selection on the table and scrolled into a page of `page` rows (after a new frame
 /// or a resize).
 void keep_selection(TopView& view, size_t rows, size_t page);
+void keep_selection(size_t& selected, size_t& scroll, size_t rows, size_t page);
 
 }  // namespace gpumap

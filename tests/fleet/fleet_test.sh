@@ -180,6 +180,33 @@ check "--node: one node, from \$GPUMAP_PROMETHEUS" "$dir/node2.json" "[n['node']
 "$gpumap" fleet --prometheus "$purl" --node "$n1" --fail-on error >/dev/null 2>&1; rc=$?
 [ $rc = 0 ] && pass "--fail-on error on a clean node: exit 0" || fail "--fail-on error --node $n1: exit $rc, want 0"
 
+# --- gpumap top --prometheus as a person sees it (tmux): the three nodes, the second expanded ---
+# --- with its ranks' own cuda:N, q quits with exit 0.  (One block: the tmux server's PID is in ---
+# --- pids, so the trap ends it too.)                                                            ---
+if command -v tmux >/dev/null; then
+  tsock="$dir/tmux.sock"
+  printf '%s\n' "#!/bin/sh" "\"$gpumap\" top --prometheus \"$purl\" --interval 1 2>\"$dir/top.err\"; echo \$? >\"$dir/top.rc\"" >"$dir/top.sh"
+  tmux -S "$tsock" -f /dev/null new-session -d -x 100 -y 30 sh "$dir/top.sh"
+  pids+=("$(tmux -S "$tsock" display-message -p '#{pid}')")
+  pane() { tmux -S "$tsock" capture-pane -p 2>/dev/null; }
+  pane_has() { local p; p=$(pane); for want in "$@"; do [[ $p == *"$want"* ]] || return 1; done; }
+  if wait_for 60 pane_has "$n1" "$n2" "$n3" "3 nodes"; then pass "top --prometheus: the three nodes"
+  else fail "top --prometheus: the three nodes" "$(pane; cat "$dir/top.err")"; fi
+  second=$(printf '%s\n' "$n1" "$n2" "$n3" | sort | sed -n 2p)  # the node table's order
+  [ "$second" = "$n2" ] || fail "top --prometheus: $n2 is not the second node ($second)"
+  tmux -S "$tsock" send-keys Down Enter
+  if wait_for 30 pane_has "pid $r2  cuda:0  " "pid $r3  cuda:1  " "job 4711 rank 3"; then
+    pass "top --prometheus: Enter expands $n2: its ranks with their own cuda:N"
+  else fail "top --prometheus: $n2 expanded" "$(pane)"; fi
+  tmux -S "$tsock" send-keys q
+  if wait_for 30 test -s "$dir/top.rc"; then
+    [ "$(cat "$dir/top.rc")" = 0 ] && pass "top --prometheus: q quits, exit 0" || fail "top --prometheus: exit $(cat "$dir/top.rc")" "$(cat "$dir/top.err")"
+  else fail "top --prometheus did not quit on q" "$(pane)"; fi
+  tmux -S "$tsock" kill-server 2>/dev/null
+else
+  echo "SKIP top --prometheus in a terminal: tmux is not installed"
+fi
+
 # --- one serve stopped: DOWN, Prometheus's first failed scrape within two intervals ---
 stopped_at=$(date +%s.%N)
 kill "${serve[3]}"; wait "${serve[3]}" 2>/dev/null
