@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "fleet/fake_prometheus.h"
+#include "fleet/fleet_fixture.h"
 #include "model/text.h"
 
 namespace gpumap::testing {
@@ -348,6 +350,44 @@ TEST(CliTop, OnceIsPlainTextAndJsonOrNoTerminalAreRefusedWithTheWay) {
   }
   r = gpumap({"top", "--interval", "0", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
+}
+
+// --- the fleet: top --prometheus URL ---------------------------------------------------------
+
+TEST(CliTop, TheFleetLiveNodeByNodeAndPrometheusStoppingMidSession) {
+  REQUIRE_TMUX();
+  auto prometheus = std::make_unique<FakePrometheusServer>(three_node_fleet());
+  Tmux t(80, 24, top_command({"--prometheus", prometheus->url(), "--interval", "0.25"}));
+  ASSERT_TRUE(t.started());
+  std::string s = t.wait_for_text("node-c");
+  EXPECT_NE(s.find("3 nodes (1 down), 4 GPUs, 5 GPU processes, 1 Slurm job"), std::string::npos) << s;
+  EXPECT_NE(s.find("DOWN"), std::string::npos) << s;
+  t.keys({"Enter"});  // node-a, selected first: its GPUs and processes with their own cuda:N
+  s = t.wait_for_text("pid 101  cuda:1  alice  job 77 rank 1");
+  EXPECT_NE(s.find("pid 100  cuda:0  alice  job 77 rank 0"), std::string::npos) << s;
+  prometheus.reset();  // Prometheus stops: said, with the last answer kept on the screen
+  s = t.wait_for_text("Prometheus unreachable");
+  EXPECT_NE(s.find("pid 101  cuda:1"), std::string::npos) << s;
+  t.keys({"k"});  // top's key that does not apply here says so
+  t.wait_for_text("no signals from the fleet view");
+  t.keys({"q"});
+  EXPECT_EQ(t.exit_status(), "0");
+}
+
+TEST(CliTop, TheFleetOnceAndItsErrors) {
+  FakePrometheusServer prometheus(three_node_fleet());
+  CliRun once = gpumap({"top", "--prometheus", prometheus.url(), "--once"}, {"COLUMNS=80"});
+  EXPECT_EQ(once.code, 0) << once.err;
+  EXPECT_NE(once.out.find("pid 300  cuda:?  bob  pod ml/trainer-0"), std::string::npos) << once.out;  // every node expanded
+  EXPECT_EQ(once.out.find('\033'), std::string::npos);
+  CliRun down = gpumap({"top", "--fleet", "--once"}, {"GPUMAP_PROMETHEUS=http://127.0.0.1:1"});
+  EXPECT_EQ(down.code, 1);  // as `gpumap fleet`: nothing drawn, the URL and the fix said
+  EXPECT_NE(down.err.find("Prometheus at http://127.0.0.1:1 refused the connection"), std::string::npos) << down.err;
+  CliRun tree = gpumap({"top", "--prometheus", prometheus.url(), "--tree"});
+  EXPECT_EQ(tree.code, 2) << tree.err;
+  CliRun node = gpumap({"top", "--node", "node-a", "--once"});
+  EXPECT_EQ(node.code, 2) << node.err;
+  EXPECT_NE(node.err.find("give --prometheus URL"), std::string::npos) << node.err;
 }
 
 }  // namespace
