@@ -478,9 +478,12 @@ std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& 
   int64_t age_s = frame.read_unix_ms && status.now_unix_ms ? (status.now_unix_ms - frame.read_unix_ms) / 1000 : 0;
   bool waiting = status.reading && status.now_unix_ms - status.reading_since_ms > static_cast<int64_t>(view.interval_s * 2000) + 2000;
   if (!frame.error.empty()) {
-    b.words("Prometheus unreachable: " + printable(frame.error) +
-                (a ? "; showing the answer of " + std::to_string(age_s) + "s ago, trying again every " + top_seconds_text(view.interval_s)
-                   : std::string()),
+    // The age first: the error's own words may be cut at the edge, the age never.
+    b.words("Prometheus unreachable" +
+                (a ? ", showing the answer of " + std::to_string(age_s) + "s ago (trying again every " +
+                         top_seconds_text(view.interval_s) + "): "
+                   : std::string(": ")) +
+                printable(frame.error),
             TopAttr::kBad);
   } else if (a && waiting) {
     b.words("waiting for Prometheus for " + std::to_string((status.now_unix_ms - status.reading_since_ms) / 1000) +
