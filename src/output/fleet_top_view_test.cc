@@ -125,8 +125,12 @@ TEST(FleetTopView, SortsAndFiltersTheNodes) {
   EXPECT_EQ(fleet_top_filter_error("pid:x").value_or(""), "filter 'pid:x': a pid is a number (pid:1234)");
   EXPECT_TRUE(fleet_top_filter_error("user:").has_value());
   EXPECT_FALSE(fleet_top_filter_error("train").has_value());
-  v.filter = "nothing-like-it";
-  EXPECT_NE(text(render_fleet_top(f, v, at(0), 80, 24)).find("no node matches nothing-like-it"), std::string::npos);
+  v.filter = "node:nothing-like-it";
+  EXPECT_NE(text(render_fleet_top(f, v, at(0), 80, 24)).find("no node matches node:nothing-like-it"), std::string::npos);
+  v.filter = "nothing-like-it";  // text: node-c, down, stays (what its processes were is unknown)
+  rows = fleet_top_rows(f, v);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].node->node, "node-c");
 }
 
 TEST(FleetTopView, OnceIsEveryNodeExpandedWithoutEscapesAndAsciiWithoutUtf8) {

@@ -120,7 +120,7 @@ TEST(FleetTopRead, PrometheusFailingMidSessionKeepsTheLastAnswerAndSaysItsAge) {
   EXPECT_EQ(f.read_unix_ms, kNowMs);
   EXPECT_NE(f.error.find("refused the connection"), std::string::npos) << f.error;
   FleetTopView v;
-  std::string s = screen_text(f, v, 31, 120);
+  std::string s = screen_text(f, v, 31, 200);
   EXPECT_NE(s.find("Prometheus unreachable, showing the answer of 31s ago (trying again every 2s): Prometheus at "
                    "http://prom.example:9090 refused the connection"),
             std::string::npos)
