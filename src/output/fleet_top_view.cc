@@ -457,7 +457,7 @@ TopLine footer(const FleetTopView& view, size_t width) {
   std::string filter = view.filter.empty() ? "" : "  filter: " + printable(view.filter);
   size_t room = width > display_width(filter) ? width - display_width(filter) : 0;
   std::string text = !view.message.empty() ? printable(view.message)
-                                           : "q quit  h help  Enter/Right expand  Left fold  e all  <> sort  / filter  space pause";
+                                           : "q quit  h help  Enter expand  Left fold  e all  <> sort  / filter  space pause";
   b.add(top_cut_at_word(text, room), view.message.empty() ? TopAttr::kDim : TopAttr::kInfo);
   if (!filter.empty()) b.add(filter, TopAttr::kWarn);
   return b.done();

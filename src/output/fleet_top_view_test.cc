@@ -72,7 +72,7 @@ TEST(FleetTopView, OneRowPerNodeWithItsStateAt80Columns) {
   EXPECT_NE(all.find("Findings by cause  (2 info counted, not listed: --all lists them)"), std::string::npos) << all;
   EXPECT_NE(all.find("[error] rank-on-wrong-gpu: 1 place on 1 node: node-a pid 101 (job 77)"), std::string::npos) << all;
   EXPECT_NE(all.find("[warning] ranks-share-gpu: 2 places on 1 node"), std::string::npos) << all;
-  EXPECT_NE(lines.back().front().text.find("q quit  h help  Enter/Right expand"), std::string::npos) << all;
+  EXPECT_NE(lines.back().front().text.find("q quit  h help  Enter expand  Left fold  e all  <> sort  / filter  space pause"), std::string::npos) << all;
 }
 
 TEST(FleetTopView, AnExpandedNodeShowsItsGpusAndEachProcesssOwnCudaAt120Columns) {
