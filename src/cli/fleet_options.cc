@@ -26,6 +26,8 @@ std::vector<OptionSpec> fleet_source_options() {
           {"--job", true, true, "JOBID", "only this Slurm job's processes and their GPUs"},
           {"--user", true, true, "USER", "only this user's processes and their GPUs"},
           {"--gpu-model", true, true, "TEXT", "only GPUs whose name contains TEXT (any case), e.g. H100"},
+          {"--processes", true, false, "auto|all|with-findings",
+           "which processes to list: every one up to 2 000 GPU processes, else those with findings (auto), or as named"},
           {"--timeout", true, false, "SECONDS", "each query's limit (default 10)"},
           {"--http.config.file", true, false, "FILE", "credentials and TLS for Prometheus (basic_auth, authorization, tls_config)"}};
 }

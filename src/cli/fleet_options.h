@@ -9,8 +9,8 @@
 
 namespace gpumap {
 
-/// --prometheus (else $GPUMAP_PROMETHEUS), --node, --job, --user, --gpu-model, --timeout and
-/// --http.config.file as a request; `info`: list info findings too.
+/// --prometheus (else $GPUMAP_PROMETHEUS), --node, --job, --user, --gpu-model, --processes,
+/// --timeout and --http.config.file as a request; `info`: list info findings too.
 FleetRequest fleet_request(const Args& args, const Context& ctx, bool info);
 
 /// Whether any of those options is given (top refuses them without --prometheus or --fleet).

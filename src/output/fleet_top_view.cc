@@ -115,6 +115,11 @@ std::map<std::string, NodeFindings> findings_by_instance(const FleetAnswer& a) {
   return out;
 }
 
+/// A GPU's processes: its count (listed or not; --processes may list only those with findings).
+size_t listed_or_counted(const FleetGpu& g) {
+  return std::max<size_t>(static_cast<size_t>(std::max<long long>(g.process_count, 0)), g.processes.size());
+}
+
 struct NodeNumbers {
   size_t gpus = 0, processes = 0;
   std::optional<double> used, total;  // bytes, over the GPUs that said
@@ -127,7 +132,7 @@ NodeNumbers numbers(const FleetNode& n) {
   double util_sum = 0;
   size_t util_n = 0;
   for (const FleetGpu& g : n.gpus) {
-    r.processes += g.processes.size();
+    r.processes += listed_or_counted(g);
     if (g.memory_used_bytes) r.used = r.used.value_or(0) + *g.memory_used_bytes;
     if (g.memory_total_bytes) r.total = r.total.value_or(0) + *g.memory_total_bytes;
     if (g.utilization_ratio) {
@@ -356,6 +361,10 @@ TopLine row_line(const FleetTopRow& r, const FleetTopView& v, const Layout& l, c
     b.add(mem + "  util " + (g.utilization_ratio ? fmt("%.0f%%", *g.utilization_ratio * 100) : std::string("?")) +
               (g.temperature_celsius ? fmt("  %.0fC", *g.temperature_celsius) : std::string()) + "  ",
           attr(TopAttr::kNormal));
+    size_t count = listed_or_counted(g);
+    if (count > g.processes.size())  // --processes auto past 2 000, or with-findings: said, never hidden
+      b.add(std::to_string(count) + " processes, " + std::to_string(g.processes.size()) + " with findings listed  ",
+            attr(TopAttr::kWarn));
     b.add(printable(g.uuid), attr(TopAttr::kDim));
   } else {
     const FleetProcess& p = *r.process;
@@ -497,7 +506,7 @@ std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& 
       down += !n.up;
       stale += n.up && ((n.exporter_stale && *n.exporter_stale) || (n.exporter_up && !*n.exporter_up));
       gpus += n.gpus.size();
-      for (const FleetGpu& g : n.gpus) procs += g.processes.size();
+      for (const FleetGpu& g : n.gpus) procs += listed_or_counted(g);
     }
     std::string s = std::to_string(a->nodes.size()) + " node" + (a->nodes.size() == 1 ? "" : "s");
     if (down || stale)
@@ -505,6 +514,7 @@ std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& 
            (stale ? std::to_string(stale) + " stale" : std::string()) + ")";
     s += ", " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " + std::to_string(procs) + " GPU process" +
          (procs == 1 ? "" : "es") + ", " + std::to_string(a->jobs.size()) + " Slurm job" + (a->jobs.size() == 1 ? "" : "s");
+    if (a->listed == FleetProcessList::kWithFindings) s += "; only the processes with findings listed (--processes all)";
     b.words(s, down ? TopAttr::kWarn : TopAttr::kDim);
   }
   out.push_back(b.done());

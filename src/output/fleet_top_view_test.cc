@@ -145,5 +145,20 @@ TEST(FleetTopView, OnceIsEveryNodeExpandedWithoutEscapesAndAsciiWithoutUtf8) {
   EXPECT_NE(once.find("- node-a"), std::string::npos) << once;  // the expanded marker in ASCII
 }
 
+TEST(FleetTopView, ProcessesNotListedAreCountedAndSaid) {
+  FleetTopFrame f = fleet_frame();
+  FleetAnswer a = *f.answer;
+  a.listed = FleetProcessList::kWithFindings;  // --processes with-findings, or auto past 2 000
+  a.nodes[0].gpus[0].process_count = 40;       // node-a's GPU 0: 40 processes, pid 100 listed
+  f.answer = std::make_shared<const FleetAnswer>(a);
+  FleetTopView v;
+  v.expanded = {"node-a:9467"};
+  std::vector<TopLine> lines = render_fleet_top(f, v, at(0), 120, 30);
+  std::string all = text(lines);
+  EXPECT_NE(all.find("40 processes, 1 with findings listed"), std::string::npos) << all;
+  EXPECT_NE(line_with(lines, "node-a").find(" 41 "), std::string::npos) << all;  // 40 on GPU 0, 1 on GPU 1
+  EXPECT_NE(all.find("only the processes with findings listed (--processes all)"), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace gpumap

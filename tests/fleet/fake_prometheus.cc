@@ -89,11 +89,10 @@ void FakePrometheusServer::answer(int fd) {
 HttpAnswer FakePrometheusTransport::get(const HttpUrl&, const std::string& target, double) {
   ++requests;
   if (fail) throw HttpError(*fail, "simulated");
-  FleetQueries q = fleet_queries(FleetFilter{});
-  for (auto [text, res] : {std::pair{&q.up, &series_.up}, {&q.last_read, &series_.last_read}, {&q.health, &series_.health},
-                           {&q.gpus, &series_.gpus}, {&q.gauges, &series_.gauges}, {&q.processes, &series_.processes},
-                           {&q.findings, &series_.findings}, {&q.info_counts, &series_.info_counts}})
-    if (target.find("query=" + url_encode(*text) + "&") != std::string::npos) return {200, "OK", {}, prom_body(*res)};
+  std::string query;
+  size_t q = target.find("query=");
+  if (q != std::string::npos) query = url_decode(target.substr(q + 6, target.find('&', q) - q - 6));
+  if (std::optional<PromResult> r = answer_fleet_query(series_, fleet_queries({}), query)) return {200, "OK", {}, prom_body(*r)};
   return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
 }
 
