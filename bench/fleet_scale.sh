@@ -17,7 +17,11 @@
 # Prometheus is stopped by its PID, the temporary folder removed, also on failure or Ctrl-C.
 # usage: bench/fleet_scale.sh [BUILD_DIR]
 #   env: GPUMAP (default BUILD_DIR/gpumap), FLEET_NODES ("10 100 1000"), FLEET_PROCESSES (64),
-#        FLEET_CACHE (BUILD_DIR/fleet-scale-cache), FLEET_REPEAT (5: each timing is the median)
+#        FLEET_CACHE (BUILD_DIR/fleet-scale-cache), FLEET_REPEAT (5: each timing is the median),
+#        FLEET_INTERVAL (60: seconds between samples), FLEET_FUTURE (2400: seconds of samples after
+#        now; the cache is reused while they cover the next 15 minutes: e.g. FLEET_FUTURE=14400
+#        FLEET_INTERVAL=240 keeps a 1 000-node backfill usable for four hours at the same cost;
+#        an instant query sees the last 5 minutes, so keep the interval under 300)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 GPUMAP=${GPUMAP:-$build/gpumap}
@@ -25,6 +29,8 @@ nodes_list=${FLEET_NODES:-10 100 1000}
 procs=${FLEET_PROCESSES:-64}
 repeat=${FLEET_REPEAT:-5}
 cache=${FLEET_CACHE:-$build/fleet-scale-cache}
+interval=${FLEET_INTERVAL:-60}
+future=${FLEET_FUTURE:-2400}
 for t in prometheus promtool curl python3 /usr/bin/time; do
   command -v "$t" >/dev/null || { echo "fleet_scale: $t is not installed (scripts/deps.sh installs it)" >&2; exit 2; }
 done
@@ -63,17 +69,17 @@ key=$(fleet_template_key "$fleet_work/template.prom")
 # 15 minutes, replacing N's entries made from another exposition or generator); prints the entry's
 # folder.
 backfill() {
-  local n=$1 entry=$cache/n$1-p$procs-$key now
+  local n=$1 entry=$cache/n$1-p$procs-i$interval-f$future-$key now
   now=$(date +%s)
   if [ -f "$entry/summary.json" ] &&
     python3 -c "import json,sys; sys.exit(json.load(open('$entry/summary.json'))['last_ts'] - $now < 900)"; then
     echo "$entry"; return
   fi
-  rm -rf "$cache/n$n-p$procs-"*  # this entry, and those of another exposition or generator
+  rm -rf "$cache/n$n-p$procs-"*  # this entry, and those of another exposition, generator or span
   mkdir -p "$entry.partial"
   echo "  backfilling $n nodes..." >&2
   /usr/bin/time -f '%e %M' -o "$entry.partial/gen.time" python3 "$fleet_src/bench/fleet_backfill.py" \
-    --template "$fleet_work/template.prom" --nodes "$n" --processes "$procs" \
+    --template "$fleet_work/template.prom" --nodes "$n" --processes "$procs" --interval "$interval" --future "$future" \
     --summary "$entry.partial/summary.json" -o "$fleet_work/fleet.om" 2>"$entry.partial/gen.err" ||
     { cat "$entry.partial/gen.err" >&2; return 1; }
   stat -c %s "$fleet_work/fleet.om" >"$entry.partial/text.bytes"
