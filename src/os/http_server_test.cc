@@ -21,6 +21,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -87,21 +90,21 @@ struct Opener {
 };
 
 // A server on 127.0.0.1 that answers every path with 200 (the body: the path, or `big_body` for
-// /big), served by a thread.
+// /big), or as `h` answers; served by a thread.
 struct Running {
   volatile sig_atomic_t stop_flag = 0;
   HttpServer server;
   std::string big_body;
+  HttpServer::Handler handler;
   std::future<void> done;
-  Running(const WebConfig& web, BasicAuth::Verify verify, HttpLimits limits = {}, size_t big = 0)
-      : server("127.0.0.1", 0, limits, web, std::move(verify)), big_body(big, 'x') {
-    done = std::async(std::launch::async, [this] {
-      server.serve(
-          [this](const HttpRequest& r) {
-            return std::optional<HttpResponse>(HttpResponse{200, "text/plain", r.path == "/big" ? big_body : r.path, {}});
-          },
-          &stop_flag);
-    });
+  Running(const WebConfig& web, BasicAuth::Verify verify, HttpLimits limits = {}, size_t big = 0,
+          HttpServer::Handler h = nullptr)
+      : server("127.0.0.1", 0, limits, web, std::move(verify)), big_body(big, 'x'), handler(std::move(h)) {
+    if (!handler)
+      handler = [this](const HttpRequest& r) {
+        return std::optional<HttpResponse>(HttpResponse{200, "text/plain", r.path == "/big" ? big_body : r.path, {}});
+      };
+    done = std::async(std::launch::async, [this] { server.serve(handler, &stop_flag); });
   }
   // Sets the flag a SIGTERM sets; whether serve returned (within the guard).
   bool stop() {
@@ -378,6 +381,210 @@ TEST(HttpServerLimits, ClientsThatDoNotReadHoldOnlyTheirOwnConnections) {
   }
   for (int i = 0; i < 3; ++i) EXPECT_EQ(get_from("127.0.0.2", s.server.port(), "/metrics"), 200) << "scrape " << i;
   for (int fd : held) close(fd);
+}
+
+// The connection states' table (issue 45, item 4): one row per state, in the enum's order, and what
+// the rows promise together.
+TEST(HttpServerStates, OneRowPerStateAndWhatTheRowsPromise) {
+  const std::vector<ConnStateRow>& rows = connection_states();
+  ASSERT_EQ(rows.size(), static_cast<size_t>(ConnState::kWriting) + 1);
+  std::set<std::string> names;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ConnStateRow& r = rows[i];
+    EXPECT_EQ(static_cast<size_t>(r.state), i) << r.name;
+    EXPECT_EQ(&state_row(r.state), &r) << r.name;
+    EXPECT_TRUE(names.insert(r.name).second) << r.name << " twice";
+    // A deadline exists exactly where passing it does something.
+    EXPECT_EQ(r.deadline == ConnDeadline::kNone, r.on_deadline == OnDeadline::kNothing) << r.name;
+    // A request that holds a max_requests slot is never closed for room (max_requests bounds it) and
+    // frees its slot as soon as its client hangs up.
+    if (r.counted) {
+      EXPECT_EQ(r.rank, kNeverEvicted) << r.name;
+      EXPECT_EQ(r.hangup, Hangup::kPollRdhup) << r.name;
+    }
+    // A state that waits (asked again) reads nothing from its client: it waits for its hang-up only.
+    EXPECT_EQ(r.asks_again, r.events == POLLRDHUP) << r.name;
+    EXPECT_EQ(r.events == POLLRDHUP, r.hangup == Hangup::kPollRdhup) << r.name;
+    EXPECT_FALSE(r.tls_turns && r.events == POLLRDHUP) << r.name << ": waiting on OpenSSL while waiting for no byte";
+    EXPECT_TRUE(r.rank == kNeverEvicted || (r.rank >= 0 && r.rank <= 3 && r.rank_if >= 0 && r.rank_if <= 3)) << r.name;
+  }
+  // Only the handler's wait has no deadline: every other state ends within a limit.
+  for (const ConnStateRow& r : rows) EXPECT_EQ(r.deadline == ConnDeadline::kNone, r.state == ConnState::kQueued) << r.name;
+  EXPECT_TRUE(state_row(ConnState::kQueued).counted);
+  EXPECT_FALSE(state_row(ConnState::kWriting).counted) << "a client that does not read would hold a slot (issue 46, item 9)";
+}
+
+// What poll waits for is the row's, turned by TLS where the row says (a handshake that must write
+// while the head is read, a record that must be read while the answer is written).
+TEST(HttpServerStates, PollWaitsForWhatTheRowSays) {
+  for (const ConnStateRow& r : connection_states()) {
+    EXPECT_EQ(poll_events(r.state, false, false), r.events) << r.name;
+    EXPECT_EQ(poll_events(r.state, true, false), r.tls_turns ? POLLIN : r.events) << r.name;
+    EXPECT_EQ(poll_events(r.state, false, true), r.tls_turns ? POLLOUT : r.events) << r.name;
+  }
+  EXPECT_EQ(poll_events(ConnState::kConnected, false, false), POLLIN);
+  EXPECT_EQ(poll_events(ConnState::kReadingHead, false, true), POLLOUT);
+  EXPECT_EQ(poll_events(ConnState::kAuthWait, true, false), POLLRDHUP);
+  EXPECT_EQ(poll_events(ConnState::kQueued, false, false), POLLRDHUP);
+  EXPECT_EQ(poll_events(ConnState::kWriting, false, false), POLLOUT);
+  EXPECT_EQ(poll_events(ConnState::kWriting, true, false), POLLIN);
+}
+
+// The order in which connections are closed to make room (docs/metrics.md, issue 46 item 1): one
+// that sent nothing, one sending its head, an answer stalled behind a full window, any answer; a
+// request waiting for its answer or its check never.
+TEST(HttpServerStates, EvictionRanksAreTheCostliestFirst) {
+  EXPECT_EQ(eviction_rank(ConnState::kConnected, false, false), 0);
+  EXPECT_EQ(eviction_rank(ConnState::kConnected, true, false), 1) << "bytes waiting unread: it spoke";
+  EXPECT_EQ(eviction_rank(ConnState::kReadingHead, false, false), 1);
+  EXPECT_EQ(eviction_rank(ConnState::kReadingHead, true, true), 1);
+  EXPECT_EQ(eviction_rank(ConnState::kWriting, false, true), 2);
+  EXPECT_EQ(eviction_rank(ConnState::kWriting, false, false), 3);
+  EXPECT_EQ(eviction_rank(ConnState::kWriting, true, false), 3);
+  for (ConnState s : {ConnState::kAuthWait, ConnState::kQueued})
+    for (bool w : {false, true}) EXPECT_EQ(eviction_rank(s, w, w), kNeverEvicted) << state_row(s).name;
+}
+
+// docs/metrics.md's table of the states, one line per row, as the row says (rendered here).
+std::string seconds_text(double s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+
+std::string doc_line(const ConnStateRow& r) {
+  HttpLimits defaults;
+  std::string poll = r.events == POLLIN ? "readable" : r.events == POLLOUT ? "writable" : r.events == POLLRDHUP ? "its hang-up" : "?";
+  if (r.tls_turns) poll += " (TLS: what OpenSSL asks)";
+  std::string deadline = r.deadline == ConnDeadline::kRequest
+                             ? "the request timeout (" + seconds_text(defaults.request_timeout_s) + " s) from the connection's start"
+                         : r.deadline == ConnDeadline::kWrite
+                             ? "the write timeout (" + seconds_text(defaults.write_timeout_s) + " s) from the answer made"
+                             : "none";
+  std::string past = r.on_deadline == OnDeadline::kAnswer408AndClose ? "408 (not under TLS), closed"
+                     : r.on_deadline == OnDeadline::kAnswer503       ? "503"
+                     : r.on_deadline == OnDeadline::kClose           ? "closed"
+                                                                     : "—";
+  std::string rank = r.rank == kNeverEvicted ? "never" : std::to_string(r.rank);
+  if (r.when == RankCase::kBytesWaiting) rank += "; " + std::to_string(r.rank_if) + " while bytes (or its close) wait unread";
+  if (r.when == RankCase::kStalled) rank += "; " + std::to_string(r.rank_if) + " once it took no byte for 1 s";
+  std::string hangup = r.hangup == Hangup::kReadEnds    ? "the read ends: closed"
+                       : r.hangup == Hangup::kPollRdhup ? "POLLRDHUP: closed at once"
+                                                        : "a half-close is not seen; a reset fails the write: closed";
+  return "| `" + std::string(r.name) + "` | " + poll + " | " + deadline + " | " + past + " | " + rank + " | " +
+         (r.counted ? "yes" : "no") + " | " + (r.asks_again ? "every 50 ms" : "no") + " | " + hangup + " |";
+}
+
+TEST(HttpServerStates, TheDocsTableIsTheRows) {
+  std::ifstream in(std::string(GPUMAP_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_TRUE(in) << "docs/metrics.md";
+  const std::string header =
+      "| state | poll waits for | deadline | past it | eviction rank | holds a max_requests slot | asked again | hang-up |";
+  std::vector<std::string> doc;
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == header) in_table = true;
+    else if (in_table && line.rfind("| `", 0) == 0) doc.push_back(line);
+    else if (in_table && line.rfind("|--", 0) != 0) break;
+  }
+  ASSERT_TRUE(in_table) << "docs/metrics.md has no table headed\n" << header;
+  std::vector<std::string> want;
+  std::string paste;
+  for (const ConnStateRow& r : connection_states()) {
+    want.push_back(doc_line(r));
+    paste += want.back() + "\n";
+  }
+  EXPECT_EQ(doc, want) << "docs/metrics.md's states differ from connection_states(); its rows are:\n" << paste;
+}
+
+// A head that is not in by the request deadline (rows connected and reading-head): 408, closed.
+TEST(HttpServerStates, AHeadNotInByItsDeadlineIs408) {
+  for (ConnState st : {ConnState::kConnected, ConnState::kReadingHead}) {
+    ASSERT_EQ(state_row(st).deadline, ConnDeadline::kRequest);
+    ASSERT_EQ(state_row(st).on_deadline, OnDeadline::kAnswer408AndClose);
+  }
+  HttpLimits limits;
+  limits.request_timeout_s = 0.2;
+  Running s({}, nullptr, limits);
+  int silent = connect_to(s.server.port());
+  EXPECT_EQ(status_of(silent), 408) << "connected";
+  close(silent);
+  int partial = connect_to(s.server.port());
+  std::string part = "GET /metrics HTTP/1.1\r\nHo";
+  EXPECT_EQ(send(partial, part.data(), part.size(), MSG_NOSIGNAL), static_cast<ssize_t>(part.size()));
+  EXPECT_EQ(status_of(partial), 408) << "reading-head";
+  close(partial);
+}
+
+// A credential check not finished by the request deadline (row auth-wait): 503; the check held
+// open by the test never finishes.  (The deadline leaves the head seconds to arrive, else it would
+// be 408 in reading-head.)
+TEST(HttpServerStates, ACheckNotDoneByItsDeadlineIs503) {
+  ASSERT_EQ(state_row(ConnState::kAuthWait).on_deadline, OnDeadline::kAnswer503);
+  auto gate = std::make_shared<Gate>();
+  WebConfig web;
+  web.basic_auth_users = {{"alice", kUU}};
+  HttpLimits limits;
+  limits.request_timeout_s = 3;
+  Running s(web, gated(gate), limits);
+  Opener opener{gate};
+  int slow = connect_to(s.server.port());
+  send_request(slow, "/metrics", basic("alice:slow"));
+  ASSERT_TRUE(gate->wait_entered());
+  EXPECT_EQ(status_of(slow), 503);
+  close(slow);
+}
+
+// A request waiting for the handler (row queued) holds its max_requests slot, is asked again until
+// the handler answers, and frees its slot when its client hangs up.
+TEST(HttpServerStates, AQueuedRequestHoldsItsSlotUntilAnsweredOrItsClientHangsUp) {
+  ASSERT_TRUE(state_row(ConnState::kQueued).counted);
+  ASSERT_TRUE(state_row(ConnState::kQueued).asks_again);
+  ASSERT_EQ(state_row(ConnState::kQueued).hangup, Hangup::kPollRdhup);
+  struct Hold {
+    std::mutex m;
+    std::condition_variable cv;
+    int asked = 0;  // how many times the handler was asked for /hold
+    bool release = false;
+    bool wait_asked(int n) {
+      std::unique_lock<std::mutex> lock(m);
+      return cv.wait_for(lock, kGuard, [&] { return asked >= n; });
+    }
+  };
+  auto hold = std::make_shared<Hold>();
+  HttpLimits limits;
+  limits.max_requests = 1;
+  Running s({}, nullptr, limits, 0, [hold](const HttpRequest& r) -> std::optional<HttpResponse> {
+    if (r.path == "/hold") {
+      std::lock_guard<std::mutex> lock(hold->m);
+      if (!hold->release) {
+        ++hold->asked;
+        hold->cv.notify_all();
+        return std::nullopt;
+      }
+    }
+    return HttpResponse{200, "text/plain", r.path, {}};
+  });
+  int held = connect_to(s.server.port());
+  send_request(held, "/hold", "");
+  ASSERT_TRUE(hold->wait_asked(1));
+  EXPECT_EQ(get(s.server.port(), "/other", ""), 503) << "the queued request holds the only slot";
+  {
+    std::lock_guard<std::mutex> lock(hold->m);
+    hold->release = true;
+  }
+  EXPECT_EQ(status_of(held), 200) << "asked again until answered";
+  close(held);
+  {
+    std::lock_guard<std::mutex> lock(hold->m);
+    hold->release = false;
+    hold->asked = 0;
+  }
+  int gone = connect_to(s.server.port());
+  send_request(gone, "/hold", "");
+  ASSERT_TRUE(hold->wait_asked(1));
+  close(gone);  // its hang-up is seen before the next connection's head is read
+  EXPECT_EQ(get(s.server.port(), "/other", ""), 200) << "the hang-up freed the slot";
 }
 }  // namespace
 }  // namespace gpumap
