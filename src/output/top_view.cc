@@ -502,14 +502,16 @@ TopLine table_line(const TopRow& tr, const TopFrame& f, const Layout& w, const T
   }
   const ProcessRow& r = *tr.row;
   const ProcessHostUse* use = use_of(r, f);
-  std::optional<Severity> worst = worst_for(r, f.ps.result);
-  if (worst && *worst == Severity::kInfo && !v.show_info) worst.reset();
+  // (a plain Severity and a flag: GCC 12 at -O2 warns maybe-uninitialized on the optional's value)
+  const std::optional<Severity> found = worst_for(r, f.ps.result);
+  const bool coloured = found.has_value() && (*found != Severity::kInfo || v.show_info);
+  const Severity worst = coloured ? *found : Severity::kInfo;
   for (const auto& [c, cells] : w) {
     std::string text = c->value(r, use);
     if (c->id == TopColumn::kCommand && tr.depth > 0)
       text = std::string(2 * (tr.depth - 1), ' ') + (v.utf8 ? "└─ " : "`- ") + text;
     TopAttr a = selected ? TopAttr::kSelected : TopAttr::kNormal;
-    if (!selected && c->id == TopColumn::kCuda && worst) a = severity_attr(*worst);
+    if (!selected && c->id == TopColumn::kCuda && coloured) a = severity_attr(worst);
     if (!selected && r.state == ProcessState::kExited) a = TopAttr::kDim;
     b.add(fit(text, cells, c->right) + (c->id == TopColumn::kCommand ? "" : " "), a);
   }
