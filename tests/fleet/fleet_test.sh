@@ -312,8 +312,14 @@ turl=https://127.0.0.1:$tport
 printf 'fleet pw\n' >"$dir/pw"
 chmod 600 "$dir/pw"
 printf 'basic_auth: {username: fleet, password_file: pw}\ntls_config: {ca_file: ca.crt}\n' >"$dir/http.yml"
-tls_up() { curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' "$turl/-/ready"; }
-wait_for 60 tls_up || fail "Prometheus with TLS did not start" "$(tail -5 "$dir/prom/tls.log")"
+# Ready, and its own scrapes of the two nodes still serving have come in (the first ones after a
+# start can fail under load, and its `up` is what fleet reads): the wait is for that event.
+tls_up() {
+  curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' "$turl/-/ready" >/dev/null &&
+    [ "$(curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' --get "$turl/api/v1/query" --data-urlencode 'query=sum(up{job="gpu-nodes"})' |
+      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")')" = 2 ]
+}
+wait_for 60 tls_up || fail "Prometheus with TLS did not start and scrape the two nodes serving" "$(tail -5 "$dir/prom/tls.log")"
 out=$("$gpumap" fleet --prometheus "$turl" --http.config.file "$dir/http.yml" 2>&1); rc=$?
 [ $rc = 0 ] && [[ $out == *"job 4711: 4 ranks on 2 nodes"* ]] &&
   pass "TLS + basic auth: fleet reads it with --http.config.file" || fail "TLS + basic auth: exit $rc" "$out"
