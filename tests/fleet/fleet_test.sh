@@ -14,7 +14,8 @@
 #   - one serve stopped: shown DOWN, and Prometheus's first failed scrape of it came within two
 #     scrape intervals of the stop (Prometheus's own timestamps; the wait itself is for the event);
 #   - Prometheus stopped: exit 1 naming the URL, at once; a server that never answers: exit 1
-#     after --timeout, never a hang;
+#     after --timeout, never a hang; a DNS server that never answers (a namespace whose
+#     resolv.conf names a silent one): exit 1 after --timeout, not after the resolver's own limit;
 #   - a second Prometheus with --web.config.file (TLS + basic auth): fleet with --http.config.file
 #     (ca_file, basic_auth password_file) reads it; without credentials, or with another CA, exit 1.
 # Everything is started and stopped by PID, and the namespaces, their /etc/netns folders, links,
@@ -292,6 +293,34 @@ wait_for 10 grep -q ready "$dir/silent.out"
 out=$(timeout 60 "$gpumap" fleet --prometheus "http://127.0.0.1:$silent_port" --timeout 1 2>&1); rc=$?
 [ $rc = 1 ] && [[ $out == *"did not answer within 1 s"* ]] &&
   pass "a server that never answers: exit 1 after --timeout" || fail "a silent server: exit $rc (124: a hang)" "$out"
+
+# A DNS server that never answers: --timeout bounds the name lookup too.  A namespace of its own
+# whose resolv.conf (ip netns exec puts /etc/netns/NS/resolv.conf over /etc/resolv.conf) names a
+# DNS server on that namespace's loopback that takes every query and answers none, with one try
+# of 30 s: the resolver alone would give up after 30 s; fleet must say so after its 1 s.
+dns=${tag}d
+ip netns add "$dns" && netns+=("$dns") && ip -n "$dns" link set lo up || { fail "ip netns add $dns"; exit 1; }
+mkdir -p "/etc/netns/$dns" && printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' >"/etc/netns/$dns/resolv.conf"
+cat >"$dir/silent_dns.py" <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+print("ready", flush=True)
+while True:
+    s.recvfrom(4096)
+    print("query", flush=True)
+PY
+ip netns exec "$dns" python3 "$dir/silent_dns.py" >"$dir/dns.out" 2>&1 &
+pids+=("$!")
+wait_for 10 grep -q ready "$dir/dns.out" || fail "the silent DNS server did not start" "$(cat "$dir/dns.out")"
+asked_at=$SECONDS
+out=$(ip netns exec "$dns" timeout 60 "$gpumap" fleet --prometheus http://no-such.example:9090 --timeout 1 2>&1); rc=$?
+took=$((SECONDS - asked_at))
+[ $rc = 1 ] && [[ $out == *"Prometheus at http://no-such.example:9090 did not answer within 1 s: the name lookup of no-such.example did not finish in time"* ]] &&
+  [[ $out == *"/etc/resolv.conf"* ]] && grep -q query "$dir/dns.out" && [ $took -lt 20 ] &&
+  pass "a DNS server that never answers: exit 1 after --timeout (${took} s, the resolver's own limit 30 s)" ||
+  fail "a silent DNS server: exit $rc after ${took} s (124: a hang; the resolver's limit is 30 s)" "$out
+$(head -3 "$dir/dns.out")"
 
 # --- TLS and basic auth to Prometheus (its --web.config.file), read with --http.config.file ---
 (
