@@ -132,7 +132,13 @@ std::shared_ptr<Lookup> start(const std::shared_ptr<Resolver>& resolver, const s
 
 }  // namespace
 
-std::shared_ptr<Resolver> system_resolver() { return std::make_shared<SystemResolver>(); }
+std::shared_ptr<Resolver> system_resolver() {
+  // One for the process, so every transport's lookups of a name share the one in flight (a live
+  // view that makes a transport per refresh adds no thread while DNS hangs).  An abandoned lookup's
+  // thread holds its own reference, so the resolver outlives this one at exit if it must.
+  static const std::shared_ptr<Resolver> shared = std::make_shared<SystemResolver>();
+  return shared;
+}
 
 std::vector<ResolvedAddress> resolve_within(const std::shared_ptr<Resolver>& resolver, const std::string& host, int port,
                                             std::chrono::steady_clock::time_point deadline) {

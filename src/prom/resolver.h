@@ -36,7 +36,8 @@ class Resolver {
   virtual std::vector<ResolvedAddress> resolve(const std::string& host, int port) = 0;
 };
 
-/// The system's resolver (getaddrinfo: /etc/hosts, DNS, whatever nsswitch.conf names).
+/// The system's resolver (getaddrinfo: /etc/hosts, DNS, whatever nsswitch.conf names); the same
+/// one every call, so lookups from several transports share what is in flight.
 std::shared_ptr<Resolver> system_resolver();
 
 /// `resolver->resolve(host, port)` on a helper thread, waited for until `deadline`.  Throws what

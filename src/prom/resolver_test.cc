@@ -126,6 +126,7 @@ TEST(Resolver, AnAddressNeedsNoLookupAndAFailureIsPassedOn) {
   ASSERT_FALSE(v6.empty());
   EXPECT_EQ(v6[0].family, AF_INET6);
   EXPECT_EQ(stuck->calls(), 0);
+  EXPECT_EQ(system_resolver(), system_resolver()) << "one per process: transports share lookups in flight";
   try {
     resolve_within(std::make_shared<FailingResolver>(), "nowhere.example", 80, in_ms(60000));
     FAIL() << "no error";
