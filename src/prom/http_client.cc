@@ -1,7 +1,6 @@
 #include "prom/http_client.h"
 
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -265,7 +264,7 @@ struct SslDeleter {
 
 class SocketTransport : public HttpTransport {
  public:
-  explicit SocketTransport(HttpAuth auth) : auth_(std::move(auth)) {}
+  SocketTransport(HttpAuth auth, std::shared_ptr<Resolver> resolver) : auth_(std::move(auth)), resolver_(std::move(resolver)) {}
   bool concurrent() const override { return true; }  // no state between calls: a connection and an SSL_CTX each
 
   HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) override {
@@ -296,23 +295,17 @@ class SocketTransport : public HttpTransport {
 
  private:
   void connect_to(const HttpUrl& url, Clock::time_point deadline, Fd& fd) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    int rc = ::getaddrinfo(url.host.c_str(), std::to_string(url.port).c_str(), &hints, &res);
-    if (rc != 0) throw HttpError(HttpFailure::kResolve, "cannot resolve " + url.host + ": " + gai_strerror(rc));
-    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> hold(res, ::freeaddrinfo);
+    std::vector<ResolvedAddress> addresses = resolve_within(resolver_, url.host, url.port, deadline);
     HttpFailure last_kind = HttpFailure::kUnreachable;
     std::string last = "no address";
-    for (addrinfo* a = res; a; a = a->ai_next) {
-      fd.reset(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+    for (const ResolvedAddress& a : addresses) {
+      fd.reset(::socket(a.family, a.socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a.protocol));
       if (fd.get() < 0) {
         last = std::string("socket: ") + std::strerror(errno);
         continue;
       }
       int err = 0;
-      if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {
+      if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&a.addr), a.len) != 0) {
         if (errno != EINPROGRESS) {
           err = errno;
         } else {
@@ -426,10 +419,13 @@ class SocketTransport : public HttpTransport {
   }
 
   HttpAuth auth_;
+  std::shared_ptr<Resolver> resolver_;
 };
 
 }  // namespace
 
-std::unique_ptr<HttpTransport> socket_transport(const HttpAuth& auth) { return std::make_unique<SocketTransport>(auth); }
+std::unique_ptr<HttpTransport> socket_transport(const HttpAuth& auth, std::shared_ptr<Resolver> resolver) {
+  return std::make_unique<SocketTransport>(auth, resolver ? std::move(resolver) : system_resolver());
+}
 
 }  // namespace gpumap

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "prom/resolver.h"
+
 namespace gpumap {
 
 /// `http://host:port/prefix` as given to --prometheus.
@@ -40,7 +42,7 @@ enum class HttpFailure {
   kResolve,    // the host name did not resolve
   kRefused,    // connection refused (nothing listens there)
   kUnreachable,  // no route, network down, or another connect error
-  kTimeout,    // the deadline passed (connecting, sending or reading)
+  kTimeout,    // the deadline passed (looking the name up, connecting, sending or reading)
   kTls,        // the TLS handshake or certificate check failed
   kProtocol,   // the answer is not HTTP/1.x, or is cut short, or too large
 };
@@ -85,7 +87,9 @@ class HttpTransport {
   virtual bool concurrent() const { return false; }
 };
 
-/// The real one: a new TCP connection per request (Connection: close), TLS for https.
-std::unique_ptr<HttpTransport> socket_transport(const HttpAuth& auth);
+/// The real one: a new TCP connection per request (Connection: close), TLS for https.  The host's
+/// name is looked up by `resolver` (the system's when null) within the request's deadline
+/// (prom/resolver.h): a DNS server that never answers is HttpError(kTimeout) naming the host.
+std::unique_ptr<HttpTransport> socket_transport(const HttpAuth& auth, std::shared_ptr<Resolver> resolver = nullptr);
 
 }  // namespace gpumap

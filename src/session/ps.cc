@@ -1,5 +1,6 @@
 #include "session/ps.h"
 
+#include "findings/fail_on.h"
 #include "findings/job_rules.h"
 #include "findings/ps_rules.h"
 #include "os/host_id.h"
@@ -163,13 +164,7 @@ std::vector<uint32_t> parse_ps_pids(const std::vector<std::string>& values) {
   return pids;
 }
 
-std::optional<Severity> parse_fail_on(const std::optional<std::string>& value) {
-  if (!value) return std::nullopt;
-  if (*value == "warning") return Severity::kWarning;
-  if (*value == "error") return Severity::kError;
-  throw Error(kExitUsage, "ps: --fail-on `" + printable(*value) + "` is not a severity it takes",
-              "--fail-on warning (a warning or an error fails) or --fail-on error");
-}
+std::optional<Severity> parse_fail_on(const std::optional<std::string>& value) { return parse_fail_on_severity("ps", value); }
 
 Severity ps_worst(const PsResult& res) {
   Severity w = Severity::kInfo;

@@ -2,25 +2,35 @@
 # `gpumap fleet` as a person runs it: three `gpumap serve` on three simulated hosts, each in its
 # own network namespace (ip netns, a veth pair to a bridge, as tests/slurm/multinode.sh), with real
 # sleeping processes as their GPU processes (one Slurm job of four ranks split over two nodes, a
-# torchrun-style pair sharing a GPU, a process outside its visible set); a real Prometheus
-# (Debian's) scraping them every second under a job name that is not "gpumap"; then:
+# torchrun-style pair sharing a GPU, a process outside its visible set) and, on the third node, a
+# Kubernetes pod: a real process in a cgroup named as the kubelet names a pod's container, and a
+# real gRPC server speaking the kubelet's pod-resources API (tests/kube/fake_kubelet.cc) that
+# lists the pod, asked by that node's serve through gpumap-kubelet; a real Prometheus (Debian's)
+# scraping them every second under a job name that is not "gpumap"; then:
 #   - fleet shows three nodes up, the job as one job of four ranks on two nodes with each rank's
-#     cuda:N, the findings grouped by cause; --node and a hostile --node value; --fail-on;
+#     cuda:N, the pod's process with its pod, namespace and container and its own cuda:N, the
+#     findings grouped by cause (the pod's GPU outside its allocation among them); --node and a
+#     hostile --node value; --fail-on;
 #   - one serve stopped: shown DOWN, and Prometheus's first failed scrape of it came within two
 #     scrape intervals of the stop (Prometheus's own timestamps; the wait itself is for the event);
 #   - Prometheus stopped: exit 1 naming the URL, at once; a server that never answers: exit 1
-#     after --timeout, never a hang;
+#     after --timeout, never a hang; a DNS server that never answers (a namespace whose
+#     resolv.conf names a silent one): exit 1 after --timeout, not after the resolver's own limit;
 #   - a second Prometheus with --web.config.file (TLS + basic auth): fleet with --http.config.file
 #     (ca_file, basic_auth password_file) reads it; without credentials, or with another CA, exit 1.
-# Everything is started and stopped by PID, and the namespaces, links and folder are removed by
-# the trap, also on failure.  Every wait is bounded and waits for an event, never a fixed time.
+# Everything is started and stopped by PID, and the namespaces, their /etc/netns folders, links,
+# cgroups and folder are removed by the trap, also on failure.  Every wait is bounded and waits for
+# an event, never a fixed time.
 #
-# usage: tests/fleet/fleet_test.sh GPUMAP_BINARY
+# usage: tests/fleet/fleet_test.sh GPUMAP_BINARY [FAKE_KUBELET]
+# FAKE_KUBELET: tests/kube/fake_kubelet (built with GPUMAP_KUBERNETES, as gpumap-kubelet beside
+# GPUMAP_BINARY); without it, or without a cgroup2 hierarchy, the pod is left out and said (SKIP).
 # Prints PASS/FAIL lines; exit 0 all passed, 1 a failure, 77 it cannot run here (not root, no ip
 # netns, a tool missing: ctest skips it).
 set -uo pipefail
-[ -n "${1:-}" ] || { echo "usage: $0 GPUMAP_BINARY" >&2; exit 2; }
+[ -n "${1:-}" ] || { echo "usage: $0 GPUMAP_BINARY [FAKE_KUBELET]" >&2; exit 2; }
 gpumap=$(readlink -f "$1")
+fake_kubelet=${2:+$(readlink -f "$2")}
 for t in prometheus curl python3 openssl ip nsenter; do
   command -v "$t" >/dev/null || { echo "SKIP: $t is not installed (scripts/deps.sh installs it)"; exit 77; }
 done
@@ -39,6 +49,9 @@ tag=fl$(tr -dc 'a-z0-9' </dev/urandom | head -c 5)
 bridge=${tag}b
 netns=()
 pids=()
+cg2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts)
+cgtop=  # the pod's cgroups live below this test's own folder in cg2 (made only if there is a pod)
+[ -d /etc/netns ] && etc_netns_made=0 || etc_netns_made=1  # ip netns exec's folder: removed if made here
 cleanup() {
   local p ns i
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -46,11 +59,17 @@ cleanup() {
   for ns in "${netns[@]}"; do
     for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
   done
-  for ((i = 1; i <= ${#netns[@]}; i++)); do ip link del "${tag}v$i" 2>/dev/null; done
-  for ns in "${netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  for ((i = 1; i <= 3; i++)); do ip link del "${tag}v$i" 2>/dev/null; done
+  for ns in "${netns[@]}"; do ip netns del "$ns" 2>/dev/null; rm -rf "/etc/netns/$ns"; done
+  [ $etc_netns_made = 1 ] && rmdir /etc/netns 2>/dev/null
   ip link del "$bridge" 2>/dev/null
+  if [ -n "$cgtop" ] && [ -d "$cgtop" ]; then  # every process in it was ours and is gone: folders only
+    find "$cgtop" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do echo "$p" >"$cg2/cgroup.procs"; done
+    find "$cgtop" -depth -type d -exec rmdir {} + 2>/dev/null
+  fi
   local left
-  left=$( (ip netns list; ip -o link show) 2>/dev/null | grep -o "${tag}[a-z0-9]*" | sort -u)
+  left=$( (ip netns list; ip -o link show; ls /etc/netns) 2>/dev/null | grep -o "${tag}[a-z0-9]*" | sort -u)
+  [ -n "$cgtop" ] && [ -d "$cgtop" ] && left+=" $cgtop"
   rm -rf "$dir"
   [ -z "$left" ] || { echo "FAIL left behind: $left"; exit 1; }
 }
@@ -82,7 +101,6 @@ sleeper() {  # sleeper VAR=VALUE...: a sleep with exactly that environment; its 
   last=$!
   pids+=("$last")
 }
-uuid() { printf 'GPU-f1ee0000-0000-4000-8000-0000000%02d%03d' "$1" "$2"; }  # node, index
 # Slurm job 4711: ranks 0 and 1 on node 1 (GPUs 0 and 1), ranks 2 and 3 on node 2 (GPUs 0 and 1),
 # each node's two tasks with all four GPUs visible and LOCAL_RANK = SLURM_LOCALID: cuda:0 and cuda:1.
 job_env() { echo "SLURM_JOB_ID=4711 SLURM_PROCID=$1 SLURM_LOCALID=$2 SLURM_STEP_ID=0 LOCAL_RANK=$2 RANK=$1 WORLD_SIZE=4"; }
@@ -98,6 +116,44 @@ sleeper CUDA_VISIBLE_DEVICES=1; stray=$last
 for p in $r0 $r1 $r2 $r3 $t0 $t1 $stray; do
   wait_for 10 grep -q sleep "/proc/$p/cmdline" || fail "sleep $p did not start"
 done
+uuid() { printf 'GPU-f1ee0000-0000-4000-8000-0000000%02d%03d' "$1" "$2"; }  # node, index
+
+# Node 3 also runs a Kubernetes pod, ml/train-0, whose container "trainer" the kubelet gave the
+# node's GPU 1 (NVIDIA_VISIBLE_DEVICES as the device plugin sets it): its process uses GPU 1, its
+# cuda:0, and also GPU 0 around the device plugin (pod-gpu-outside-allocation).  The process sits
+# in a cgroup named as the kubelet (systemd driver) and containerd name a container of a
+# burstable pod, root-owned, below a folder of this test's own (as a kubelet inside kind nests
+# them); the pod-resources server answers for the pod on a Unix socket that node's serve asks.
+pod=0
+pod_uid=7c1d5e2a-9b8f-4c3d-8e7f-6a5b4c3d2e1f
+if [ -z "$fake_kubelet" ] || [ ! -x "$fake_kubelet" ]; then
+  echo "SKIP the pod: no fake_kubelet given (a build without GPUMAP_KUBERNETES)"
+elif [ ! -x "$(dirname "$gpumap")/gpumap-kubelet" ]; then
+  echo "SKIP the pod: no gpumap-kubelet beside $gpumap"
+elif [ -z "$cg2" ]; then
+  echo "SKIP the pod: no cgroup2 hierarchy mounted"
+else
+  cgtop=$cg2/gpumap-test-$tag
+  ctr=$(printf 'c0de%.0s' {1..16})  # the container's 64-hex-digit ID
+  cgleaf=$cgtop/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${pod_uid//-/_}.slice/cri-containerd-$ctr.scope
+  mkdir -p "$cgleaf" || { fail "mkdir $cgleaf"; exit 1; }
+  sleeper HOSTNAME=train-0 NVIDIA_VISIBLE_DEVICES="$(uuid 3 1)"; podp=$last
+  wait_for 10 grep -q sleep "/proc/$podp/cmdline" || fail "sleep $podp did not start"
+  echo "$podp" >"$cgleaf/cgroup.procs"
+  grep -q "kubepods-burstable-pod${pod_uid//-/_}.slice/cri-containerd-$ctr.scope" "/proc/$podp/cgroup" ||
+    { fail "the pod's process is not in its cgroup" "$(cat "/proc/$podp/cgroup")"; exit 1; }
+  mkdir -p "$dir/kubelet"
+  cat >"$dir/kubelet/answers.json" <<JSON
+{"socket": "$dir/kubelet/kubelet.sock",
+ "pods": [{"name": "train-0", "namespace": "ml", "containers": [
+   {"name": "trainer", "devices": [{"resource": "nvidia.com/gpu", "ids": ["$(uuid 3 1)"]}], "cdi_devices": []}]}],
+ "allocatable": [{"resource": "nvidia.com/gpu", "ids": ["$(uuid 3 0)", "$(uuid 3 1)"]}]}
+JSON
+  "$fake_kubelet" "$dir/kubelet/kubelet.sock" "$dir/kubelet/answers.json" >"$dir/kubelet/out" 2>"$dir/kubelet/err" &
+  pids+=("$!")
+  wait_for 30 grep -q ready "$dir/kubelet/out" || { fail "fake_kubelet did not start" "$(cat "$dir/kubelet/err")"; exit 1; }
+  pod=1
+fi
 
 host() {  # host NODE "GPU0_PROCS" "GPU1_PROCS": a simulated host of two H100s
   local n=$1 g procs gpus=
@@ -112,14 +168,17 @@ host() {  # host NODE "GPU0_PROCS" "GPU1_PROCS": a simulated host of two H100s
 p() { echo "{\"pid\": $1, \"used_memory_mib\": 512}"; }
 host 1 "$(p $r0)" "$(p $r1)" >"$dir/host1.json"
 host 2 "$(p $r2), $(p $t0), $(p $t1)" "$(p $r3)" >"$dir/host2.json"
-host 3 "$(p $stray)" "" >"$dir/host3.json"
+if [ $pod = 1 ]; then host 3 "$(p $stray), $(p $podp)" "$(p $podp)" >"$dir/host3.json"
+else host 3 "$(p $stray)" "" >"$dir/host3.json"; fi
 
 # --- three gpumap serve, one per namespace, on the node's address ---
 declare -A serve=()
 for i in 1 2 3; do
   mkdir -p "$dir/n$i/cache" "$dir/n$i/locks"
+  kube=()  # the node with the pod asks its kubelet's socket
+  [ $i = 3 ] && [ $pod = 1 ] && kube=(GPUMAP_KUBELET_SOCKET="$dir/kubelet/kubelet.sock")
   nsenter --net="/run/netns/${tag}n$i" env GPUMAP_CACHE_DIR="$dir/n$i/cache" GPUMAP_LOCK_DIR="$dir/n$i/locks" GPUMAP_IN_CONTAINER=0 \
-    "$gpumap" serve --simulate "$dir/host$i.json" --listen "${addr[$i]}:9467" >"$dir/serve$i.out" 2>"$dir/serve$i.err" &
+    "${kube[@]}" "$gpumap" serve --simulate "$dir/host$i.json" --listen "${addr[$i]}:9467" >"$dir/serve$i.out" 2>"$dir/serve$i.err" &
   serve[$i]=$!
   pids+=("$!")
 done
@@ -158,8 +217,9 @@ check() {  # check NAME PYTHON_EXPR_ON_d: PASS when it is true
 }
 n1=${addr[1]} n2=${addr[2]} n3=${addr[3]}
 check "three nodes, all up" "$dir/fleet.json" "[n['node'] for n in d['nodes']] == sorted(['$n1', '$n2', '$n3']) and all(n['up'] for n in d['nodes'])"
+nprocs=$((7 + 2 * pod))  # the pod's process on two GPUs is a row on each
 check "each node's two GPUs with their processes" "$dir/fleet.json" \
-  "[len(n['gpus']) for n in d['nodes']] == [2, 2, 2] and sum(len(g['processes']) for n in d['nodes'] for g in n['gpus']) == 7"
+  "[len(n['gpus']) for n in d['nodes']] == [2, 2, 2] and sum(len(g['processes']) for n in d['nodes'] for g in n['gpus']) == $nprocs"
 check "job 4711 is one job of four ranks on two nodes" "$dir/fleet.json" \
   "[(j['slurm_job_id'], j['nodes'], [r['rank'] for r in j['ranks']]) for j in d['jobs']] == [('4711', sorted(['$n1', '$n2']), ['0', '1', '2', '3'])]"
 check "each rank's own cuda:N and GPU" "$dir/fleet.json" \
@@ -167,11 +227,31 @@ check "each rank's own cuda:N and GPU" "$dir/fleet.json" \
 check "findings grouped by cause" "$dir/fleet.json" \
   "(lambda c: c['outside-visible-set'][0] == 'error' and c['outside-visible-set'][1] == {$stray} and c['ranks-share-gpu'][0] == 'warning' and {$t0, $t1} <= c['ranks-share-gpu'][1])({c['id']: (c['severity'], {p['pid'] for p in c['places']}) for c in d['findings_by_cause']})"
 "$gpumap" fleet --prometheus "$purl" >"$dir/fleet.txt" 2>&1
-grep -q "3 nodes, 6 GPUs, 7 GPU processes, 1 Slurm job" "$dir/fleet.txt" && grep -q "job 4711: 4 ranks on 2 nodes ($n1, $n2)" "$dir/fleet.txt" &&
+grep -q "3 nodes, 6 GPUs, $nprocs GPU processes, 1 Slurm job" "$dir/fleet.txt" && grep -q "job 4711: 4 ranks on 2 nodes ($n1, $n2)" "$dir/fleet.txt" &&
   pass "the text: three nodes, the job across two" || fail "the text" "$(cat "$dir/fleet.txt")"
+if [ $pod = 1 ]; then
+  # Its pod, namespace and container as the kubelet named them, on each GPU it uses: GPU 1, its
+  # container's only GPU, is its cuda:0; GPU 0 is none of its cuda:N and is said for its pod.
+  mine="[(g['nvml_index'], p['pod'], p['namespace'], p['container'], p['cuda_ordinal']) for n in d['nodes'] if n['node'] == '$n3' for g in n['gpus'] for p in g['processes'] if p['pid'] == $podp]"
+  check "the pod's process: pod, namespace, container and its own cuda:N on each GPU" "$dir/fleet.json" \
+    "$mine == [(0, 'train-0', 'ml', 'trainer', None), (1, 'train-0', 'ml', 'trainer', 0)]"
+  check "no other process is in a pod" "$dir/fleet.json" \
+    "{p['pid'] for n in d['nodes'] for g in n['gpus'] for p in g['processes'] if p['pod'] is not None} == {$podp}"
+  check "the pod's GPU outside its allocation, a cause of its own" "$dir/fleet.json" \
+    "[(c['severity'], [(p['node'], p['pid'], p['uuid']) for p in c['places']]) for c in d['findings_by_cause'] if c['id'] == 'pod-gpu-outside-allocation'] == [('warning', [('$n3', $podp, '$(uuid 3 0)')])]"
+  grep -Eq "pid $podp +cuda:0 .*pod ml/train-0" "$dir/fleet.txt" &&
+    grep -Eq "pid $podp +cuda:\? .*pod ml/train-0 .*\[pod-gpu-outside-allocation\]" "$dir/fleet.txt" &&
+    grep -Eq "^  \[warning\] pod-gpu-outside-allocation: 1 place on 1 node" "$dir/fleet.txt" &&
+    pass "the text: the pod's process with ml/train-0, its finding by cause" || fail "the text of the pod" "$(cat "$dir/fleet.txt")"
+fi
 
 GPUMAP_PROMETHEUS=$purl "$gpumap" fleet --node "$n2" --json >"$dir/node2.json" 2>&1
 check "--node: one node, from \$GPUMAP_PROMETHEUS" "$dir/node2.json" "[n['node'] for n in d['nodes']] == ['$n2']"
+if [ $pod = 1 ]; then
+  "$gpumap" fleet --prometheus "$purl" --node "$n3" --json >"$dir/node3.json" 2>&1
+  check "--node: the pod's node alone, its pod with it" "$dir/node3.json" \
+    "[n['node'] for n in d['nodes']] == ['$n3'] and $mine == [(0, 'train-0', 'ml', 'trainer', None), (1, 'train-0', 'ml', 'trainer', 0)] and [c['id'] for c in d['findings_by_cause']] == ['outside-visible-set', 'pod-gpu-outside-allocation']"
+fi
 "$gpumap" fleet --prometheus "$purl" --node 'x"} or vector(1) or up{a=~".*' --json >"$dir/hostile.json" 2>"$dir/hostile.err"; rc=$?
 [ $rc = 0 ] && check "a hostile --node value is one value that matches nothing" "$dir/hostile.json" "d['nodes'] == []" ||
   fail "hostile --node: exit $rc" "$(cat "$dir/hostile.err")"
@@ -241,6 +321,34 @@ out=$(timeout 60 "$gpumap" fleet --prometheus "http://127.0.0.1:$silent_port" --
 [ $rc = 1 ] && [[ $out == *"did not answer within 1 s"* ]] &&
   pass "a server that never answers: exit 1 after --timeout" || fail "a silent server: exit $rc (124: a hang)" "$out"
 
+# A DNS server that never answers: --timeout bounds the name lookup too.  A namespace of its own
+# whose resolv.conf (ip netns exec puts /etc/netns/NS/resolv.conf over /etc/resolv.conf) names a
+# DNS server on that namespace's loopback that takes every query and answers none, with one try
+# of 30 s: the resolver alone would give up after 30 s; fleet must say so after its 1 s.
+dns=${tag}d
+ip netns add "$dns" && netns+=("$dns") && ip -n "$dns" link set lo up || { fail "ip netns add $dns"; exit 1; }
+mkdir -p "/etc/netns/$dns" && printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' >"/etc/netns/$dns/resolv.conf"
+cat >"$dir/silent_dns.py" <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+print("ready", flush=True)
+while True:
+    s.recvfrom(4096)
+    print("query", flush=True)
+PY
+ip netns exec "$dns" python3 "$dir/silent_dns.py" >"$dir/dns.out" 2>&1 &
+pids+=("$!")
+wait_for 10 grep -q ready "$dir/dns.out" || fail "the silent DNS server did not start" "$(cat "$dir/dns.out")"
+asked_at=$SECONDS
+out=$(ip netns exec "$dns" timeout 60 "$gpumap" fleet --prometheus http://no-such.example:9090 --timeout 1 2>&1); rc=$?
+took=$((SECONDS - asked_at))
+[ $rc = 1 ] && [[ $out == *"Prometheus at http://no-such.example:9090 did not answer within 1 s: the name lookup of no-such.example did not finish in time"* ]] &&
+  [[ $out == *"/etc/resolv.conf"* ]] && grep -q query "$dir/dns.out" && [ $took -lt 20 ] &&
+  pass "a DNS server that never answers: exit 1 after --timeout (${took} s, the resolver's own limit 30 s)" ||
+  fail "a silent DNS server: exit $rc after ${took} s (124: a hang; the resolver's limit is 30 s)" "$out
+$(head -3 "$dir/dns.out")"
+
 # --- TLS and basic auth to Prometheus (its --web.config.file), read with --http.config.file ---
 (
   cd "$dir" &&
@@ -260,8 +368,14 @@ turl=https://127.0.0.1:$tport
 printf 'fleet pw\n' >"$dir/pw"
 chmod 600 "$dir/pw"
 printf 'basic_auth: {username: fleet, password_file: pw}\ntls_config: {ca_file: ca.crt}\n' >"$dir/http.yml"
-tls_up() { curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' "$turl/-/ready"; }
-wait_for 60 tls_up || fail "Prometheus with TLS did not start" "$(tail -5 "$dir/prom/tls.log")"
+# Ready, and its own scrapes of the two nodes still serving have come in (the first ones after a
+# start can fail under load, and its `up` is what fleet reads): the wait is for that event.
+tls_up() {
+  curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' "$turl/-/ready" >/dev/null &&
+    [ "$(curl -sf --cacert "$dir/ca.crt" -u 'fleet:fleet pw' --get "$turl/api/v1/query" --data-urlencode 'query=sum(up{job="gpu-nodes"})' |
+      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")')" = 2 ]
+}
+wait_for 60 tls_up || fail "Prometheus with TLS did not start and scrape the two nodes serving" "$(tail -5 "$dir/prom/tls.log")"
 out=$("$gpumap" fleet --prometheus "$turl" --http.config.file "$dir/http.yml" 2>&1); rc=$?
 [ $rc = 0 ] && [[ $out == *"job 4711: 4 ranks on 2 nodes"* ]] &&
   pass "TLS + basic auth: fleet reads it with --http.config.file" || fail "TLS + basic auth: exit $rc" "$out"
