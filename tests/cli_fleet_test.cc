@@ -35,9 +35,9 @@ TEST(CliFleet, ShowsTheFleetAndFailsOnWhatItWasAskedTo) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("3 nodes (1 down), 4 GPUs, 5 GPU processes, 1 Slurm job"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("job 77: 4 ranks on 2 nodes (node-a, node-b)"), std::string::npos) << r.out;
-  // nine at once (six, the info findings counted by id, the processes counted and those with a
-  // finding), then, being few, every process
-  EXPECT_EQ(prometheus.requests(), 10);
+  // eight at once (six, the info findings counted by id, the processes counted), then, being
+  // few, every process
+  EXPECT_EQ(prometheus.requests(), 9);
   CliRun f = gpumap({"fleet", "--fail-on", "error"}, {"GPUMAP_PROMETHEUS=" + prometheus.url()});
   EXPECT_EQ(f.code, 7) << f.err;
 }

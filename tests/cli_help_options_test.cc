@@ -63,7 +63,7 @@ TEST(CliHelpOptions, EveryListedOptionIsTakenAndEveryOtherRefused) {
       EXPECT_NE(no.err.find("hint: drop " + n), std::string::npos) << no.err;
     }
   }
-  EXPECT_EQ(refused, 3u);  // --json: top, metrics, serve
+  EXPECT_EQ(refused, 4u);  // --json: top, metrics, serve; --simulate: fleet
 }
 
 // What the issue saw: top, metrics and serve listed --json in help --json, the man page and --help.

@@ -388,6 +388,14 @@ TEST(CliTop, TheFleetOnceAndItsErrors) {
   CliRun node = gpumap({"top", "--node", "node-a", "--once"});
   EXPECT_EQ(node.code, 2) << node.err;
   EXPECT_NE(node.err.find("give --prometheus URL"), std::string::npos) << node.err;
+  // --simulate names a host; the fleet view reads none (nothing is asked of Prometheus)
+  CliRun sim = gpumap({"top", "--prometheus", prometheus.url(), "--simulate", "dgx8", "--once"});
+  EXPECT_EQ(sim.code, 2) << sim.err;
+  EXPECT_NE(sim.err.find("gpumap serve --simulate HOST"), std::string::npos) << sim.err;
+  CliRun fleet_sim = gpumap({"fleet", "--prometheus", prometheus.url(), "--simulate", "dgx8"});
+  EXPECT_EQ(fleet_sim.code, 2) << fleet_sim.err;
+  EXPECT_NE(fleet_sim.err.find("gpumap fleet takes no --simulate"), std::string::npos) << fleet_sim.err;
+  EXPECT_EQ(prometheus.requests(), 9);  // the --once frame's nine queries only
 }
 
 }  // namespace

@@ -19,6 +19,13 @@ int run(const Args& args, Context& ctx) {
   return fail_on && fleet_worst(a) >= *fail_on ? kExitFindings : kExitOk;
 }
 
+std::vector<OptionSpec> fleet_command_options() {
+  std::vector<OptionSpec> o = fleet_source_options();  // those `top --prometheus` takes too
+  o.push_back({"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down counts as an error)"});
+  o.push_back({"--verbose", false, false, "", "list info findings too (else counted by id in one line)", {"-v"}});
+  return o;
+}
+
 }  // namespace
 
 Command fleet_command() {
@@ -40,17 +47,7 @@ Command fleet_command() {
           "never from the command line.  Exit 1 when Prometheus cannot be reached, refuses, or does not\n"
           "answer within --timeout (default 10 s per query), naming the URL; with --fail-on, 7 when a\n"
           "finding that severe or worse is shown, or a node is down (docs/fleet.md).",
-          {{"--prometheus", true, false, "URL", "the Prometheus to ask (default $GPUMAP_PROMETHEUS), e.g. http://prometheus:9090"},
-           {"--node", true, true, "NAME", "only this node (its instance, or the instance's host without the port)"},
-           {"--job", true, true, "JOBID", "only this Slurm job's processes and their GPUs"},
-           {"--user", true, true, "USER", "only this user's processes and their GPUs"},
-           {"--gpu-model", true, true, "TEXT", "only GPUs whose name contains TEXT (any case), e.g. H100"},
-           {"--processes", true, false, "auto|all|with-findings",
-            "which processes to list: every one up to 2 000 GPU processes, else those with findings (auto), or as named"},
-           {"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down counts as an error)"},
-           {"--timeout", true, false, "SECONDS", "each query's limit (default 10)"},
-           {"--verbose", false, false, "", "list info findings too (else counted by id in one line)", {"-v"}},
-           {"--http.config.file", true, false, "FILE", "credentials and TLS for Prometheus (basic_auth, authorization, tls_config)"}},
+          fleet_command_options(),
           false,
           run};
 }

@@ -22,6 +22,10 @@ namespace {
 int run_fleet(const Args& args, Context& ctx) {
   if (args.has("--tree"))
     throw Error(kExitUsage, "--tree: the fleet view has no process tree (parents are in each node's /proc)", "run gpumap top --tree on the node");
+  if (args.has("--simulate"))
+    throw Error(kExitUsage, "--simulate: the fleet view reads Prometheus, not a host",
+                "to try it without GPUs, let Prometheus scrape `gpumap serve --simulate HOST` (docs/fleet.md); "
+                "this host's view: gpumap top --simulate HOST");
   FleetRequest req = fleet_request(args, ctx, args.has("--all"));
   FleetTopView view;
   view.interval_s = args.number("--interval", 0.25, 3600).value_or(2.0);
@@ -49,7 +53,7 @@ int run(const Args& args, Context& ctx) {
     throw Error(kExitUsage, "gpumap top has no --json", "frames for programs: gpumap ps --json --watch 1 (the fleet: gpumap fleet --json)");
   if (args.has("--prometheus") || args.has("--fleet")) return run_fleet(args, ctx);
   if (has_fleet_option(args))
-    throw Error(kExitUsage, "--node, --job, --user, --gpu-model, --timeout and --http.config.file are the fleet view's",
+    throw Error(kExitUsage, "--node, --job, --user, --gpu-model, --processes, --timeout and --http.config.file are the fleet view's",
                 "give --prometheus URL (or --fleet with $GPUMAP_PROMETHEUS set); this host's view filters with --filter");
   TopView view;
   view.interval_s = args.number("--interval", 0.25, 3600).value_or(1.0);

@@ -51,6 +51,9 @@ struct Command {
   bool json = true;
   /// Without --json: what to use instead, the hint of the refusal.
   std::string json_instead = "";
+  /// Takes --simulate (fleet refuses it: it reads Prometheus, not a host), and if not, the hint.
+  bool simulate = true;
+  std::string simulate_instead = "";
 };
 
 /// Every option `c` takes, its own then the common ones it takes: what the parser accepts and

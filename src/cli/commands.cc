@@ -21,6 +21,13 @@ Command without_json(Command c, std::string instead) {
   return c;
 }
 
+/// `c`, which refuses --simulate (it reads no host of its own), saying what to use `instead`.
+Command without_simulate(Command c, std::string instead) {
+  c.simulate = false;
+  c.simulate_instead = std::move(instead);
+  return c;
+}
+
 }  // namespace
 
 const std::vector<Command>& commands() {
@@ -43,7 +50,9 @@ const std::vector<Command>& commands() {
       without_json(metrics_command(), "drop --json; for JSON use `gpumap ps --json` or `gpumap list --json`"),
       without_json(serve_command(), "drop --json; for JSON use `gpumap ps --json` or `gpumap list --json`"),
       job_map_command(),
-      exiting(fleet_command(), {kExitFindings}),
+      without_simulate(exiting(fleet_command(), {kExitFindings}),
+                       "drop --simulate: fleet reads Prometheus, not a host; to try it without GPUs, let Prometheus "
+                       "scrape `gpumap serve --simulate HOST` on each node (docs/fleet.md)"),
       describe_command(),
   };
   return table;
@@ -52,6 +61,7 @@ const std::vector<Command>& commands() {
 std::vector<std::string> common_options_refused(const Command& c) {
   std::vector<std::string> out;
   if (!c.json) out.push_back("--json");
+  if (!c.simulate) out.push_back("--simulate");
   return out;
 }
 
@@ -71,9 +81,12 @@ void refuse_untaken_options(const Command& c, const std::vector<std::string>& ar
   }
   for (const std::string& a : args) {
     if (a == "--") return;
-    if (std::find(refused.begin(), refused.end(), a.substr(0, a.find('='))) != refused.end())
-      throw Error(kExitUsage, "gpumap " + std::string(c.name) + " takes no " + a.substr(0, a.find('=')),
-                  a.rfind("--json", 0) == 0 && !c.json_instead.empty() ? c.json_instead : "see `gpumap " + std::string(c.name) + " --help`");
+    if (std::find(refused.begin(), refused.end(), a.substr(0, a.find('='))) != refused.end()) {
+      const std::string name = a.substr(0, a.find('='));
+      const std::string instead = name == "--json" ? c.json_instead : name == "--simulate" ? c.simulate_instead : "";
+      throw Error(kExitUsage, "gpumap " + std::string(c.name) + " takes no " + name,
+                  instead.empty() ? "see `gpumap " + std::string(c.name) + " --help`" : instead);
+    }
   }
 }
 

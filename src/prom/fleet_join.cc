@@ -32,8 +32,6 @@ FleetQueries fleet_queries(const FleetFilter& f) {
   // (count the pids, not the series: a process is one series per type it has on the GPU)
   q.process_counts = "count by (instance, uuid, slurm_job_id) (count by (instance, uuid, pid, slurm_job_id) (" +
                      q.processes + "))";
-  q.finding_processes = "(" + q.processes + ") and on(instance, pid) " +
-                        selector("gpumap_finding", {"severity!=\"info\"", "pid!=\"\"", node});
   if (f.info) {
     q.findings = selector("gpumap_finding", {node});
   } else {
@@ -41,6 +39,51 @@ FleetQueries fleet_queries(const FleetFilter& f) {
     q.info_counts = "count by (id) (" + selector("gpumap_finding", {"severity=\"info\"", node}) + ")";
   }
   return q;
+}
+
+std::vector<std::pair<std::string, std::string>> finding_places(const PromResult& findings) {
+  std::set<std::pair<std::string, std::string>> places;
+  for (const PromSample& x : findings.samples) {
+    auto sev = x.labels.find("severity"), inst = x.labels.find("instance"), pid = x.labels.find("pid");
+    if (inst == x.labels.end() || pid == x.labels.end() || pid->second.empty()) continue;
+    if (sev != x.labels.end() && sev->second == "info") continue;
+    places.insert({inst->second, pid->second});
+  }
+  return {places.begin(), places.end()};
+}
+
+std::string finding_processes_query(const FleetFilter& f, const std::vector<std::pair<std::string, std::string>>& places) {
+  if (places.empty()) return "";
+  const std::string node = label_matcher("instance", f.nodes, "", "(?::[0-9]+)?");
+  const std::string model = label_matcher("name", f.gpu_models, "(?i).*", ".*");
+  std::vector<std::string> filters = {node, label_matcher("slurm_job_id", f.jobs), label_matcher("user", f.users)};
+  std::string q;
+  if (places.size() <= kExactFindingPlaces) {
+    // The nodes and the pids named, each an index lookup: a superset of the places (a pid of one
+    // node on another) that the caller drops; milliseconds where the `and on` below scans every process.
+    std::set<std::string> insts, pids;
+    for (const auto& [i, p] : places) {
+      insts.insert(i);
+      pids.insert(p);
+    }
+    filters.push_back(label_matcher("instance", {insts.begin(), insts.end()}));
+    filters.push_back(label_matcher("pid", {pids.begin(), pids.end()}));
+    q = selector("gpumap_process_info", filters);
+  } else {
+    q = "(" + selector("gpumap_process_info", filters) + ") and on(instance, pid) " +
+        selector("gpumap_finding", {"severity!=\"info\"", "pid!=\"\"", node});
+  }
+  if (!model.empty()) q += " and on(instance, uuid) " + selector("gpumap_gpu_info", {node, model});
+  return q;
+}
+
+void keep_places(PromResult& processes, const std::vector<std::pair<std::string, std::string>>& places) {
+  std::set<std::pair<std::string, std::string>> want(places.begin(), places.end());
+  auto gone = [&](const PromSample& x) {
+    auto inst = x.labels.find("instance"), pid = x.labels.find("pid");
+    return inst == x.labels.end() || pid == x.labels.end() || !want.count({inst->second, pid->second});
+  };
+  processes.samples.erase(std::remove_if(processes.samples.begin(), processes.samples.end(), gone), processes.samples.end());
 }
 
 long long counted_processes(const PromResult& process_counts) {

@@ -3,6 +3,8 @@
 // of their answers into one FleetAnswer on (instance, uuid, pid).
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "answer/fleet_answer.h"
 #include "prom/query_result.h"
@@ -22,8 +24,6 @@ struct FleetQueries {
   /// Each GPU's processes counted by Slurm job (one per pid, whatever its `type`s): the counts
   /// of a view that does not list every process.
   std::string process_counts;
-  /// gpumap_process_info of the processes with a warning or error finding only.
-  std::string finding_processes;
 };
 FleetQueries fleet_queries(const FleetFilter& filter);
 
@@ -31,9 +31,19 @@ FleetQueries fleet_queries(const FleetFilter& filter);
 struct FleetSeries {
   PromResult up, last_read, health, gpus, gauges, processes, findings, info_counts, process_counts;
   /// What `processes` holds: kAll every process (`process_counts` may be empty: counted from
-  /// them), kWithFindings those of `finding_processes` (the counts from `process_counts`).
+  /// them), kWithFindings those of finding_processes_query (the counts from `process_counts`).
   FleetProcessList listed = FleetProcessList::kAll;
 };
+/// (instance, pid) of every warning or error finding of a process in `findings`, sorted, once each.
+std::vector<std::pair<std::string, std::string>> finding_places(const PromResult& findings);
+/// gpumap_process_info of the processes at `places` (the filters applied): up to
+/// kExactFindingPlaces by their nodes and pids (index lookups; keep_places then drops a pid of
+/// one node found on another), past that `and on(instance, pid)` the findings (which scans every
+/// process).  "" for no places.
+constexpr size_t kExactFindingPlaces = 1000;
+std::string finding_processes_query(const FleetFilter& filter, const std::vector<std::pair<std::string, std::string>>& places);
+/// Leaves in `processes` only the series at `places`.
+void keep_places(PromResult& processes, const std::vector<std::pair<std::string, std::string>>& places);
 /// The GPU processes `process_counts` answered, summed.
 long long counted_processes(const PromResult& process_counts);
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fleet/fleet_fixture.h"
+#include "prom/promql.h"
 
 namespace gpumap {
 namespace {
@@ -171,6 +174,37 @@ TEST(FleetJoin, NodeOfInstance) {
   EXPECT_EQ(node_of_instance("10.0.0.1:9467"), "10.0.0.1");
   EXPECT_EQ(node_of_instance("[fd00::1]:9467"), "fd00::1");
   EXPECT_EQ(node_of_instance("node-a"), "node-a");
+}
+
+TEST(FleetJoin, TheProcessesTheFindingsNameAreAskedByNodeAndPid) {
+  FleetSeries s = three_node_fleet();
+  // (instance, pid) of the warning and error findings with a pid, once each, sorted; not the
+  // node's own finding, not an info one.
+  s.findings.samples.push_back({{{"instance", "node-a:9467"}, {"id", "gpu-shared"}, {"severity", "info"}, {"pid", "100"}}, 1, kFleetNow});
+  std::vector<std::pair<std::string, std::string>> places = finding_places(s.findings);
+  EXPECT_EQ(places, (std::vector<std::pair<std::string, std::string>>{{"node-a:9467", "101"}, {"node-b:9467", "200"}, {"node-b:9467", "201"}}));
+  EXPECT_EQ(finding_processes_query({}, places),
+            "gpumap_process_info{instance=~\"(?:node\\\\-a\\\\:9467|node\\\\-b\\\\:9467)\",pid=~\"(?:101|200|201)\"}");
+  EXPECT_EQ(finding_processes_query({}, {}), "");
+  // The filters stay on it.
+  FleetFilter f;
+  f.users = {"x\"} or vector(1)"};
+  f.gpu_models = {"H100"};
+  std::string q = finding_processes_query(f, places);
+  EXPECT_NE(q.find(label_matcher("user", f.users)), std::string::npos) << q;  // (escaped: promql_test.cc)
+  EXPECT_NE(q.find(" and on(instance, uuid) gpumap_gpu_info{name=~"), std::string::npos) << q;
+  // Past kExactFindingPlaces: one join in Prometheus instead of a matcher of every pid.
+  std::vector<std::pair<std::string, std::string>> many;
+  for (size_t k = 0; k <= kExactFindingPlaces; ++k) many.push_back({"n:1", std::to_string(k)});
+  EXPECT_EQ(finding_processes_query({}, many),
+            "(gpumap_process_info) and on(instance, pid) gpumap_finding{severity!=\"info\",pid!=\"\"}");
+  // The matcher's cross product (node-a's pid 200 if it had one) is dropped.
+  PromResult answer = s.processes;
+  answer.samples.push_back({{{"instance", "node-a:9467"}, {"pid", "200"}, {"uuid", "GPU-aaaa0000"}}, 1, kFleetNow});
+  keep_places(answer, places);
+  std::set<std::pair<std::string, std::string>> kept;
+  for (const PromSample& x : answer.samples) kept.insert({x.labels.at("instance"), x.labels.at("pid")});
+  EXPECT_EQ(kept, (std::set<std::pair<std::string, std::string>>(places.begin(), places.end())));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "findings/fail_on.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "prom/fleet_join.h"
@@ -127,15 +128,14 @@ FleetAnswer read_fleet(const FleetRequest& req, HttpTransport& http, double now)
   FleetQueries q = fleet_queries(req.filter);
   FleetSeries s;
   std::vector<std::pair<const std::string*, PromResult*>> asks;
-  // Every process, or (auto, with-findings) each GPU's count and the processes with findings:
-  // at 1 000 nodes listing all 62 720 was most of the time (docs/fleet.md, "Scale").  Auto then
-  // asks for all of them when the counts say they are few; every query is evaluated at `now`,
-  // so the second round sees the same series as the first.
+  // Every process, or (auto, with-findings) each GPU's count: at 1 000 nodes listing all 62 720
+  // was most of the time (docs/fleet.md, "Scale").  Then auto asks for all of them when the
+  // counts say they are few, else the processes the findings name; every query is evaluated at
+  // `now`, so the second round sees the same series as the first.
   if (req.processes == FleetProcessList::kAll) {
     asks.push_back({&q.processes, &s.processes});
   } else {
     asks.push_back({&q.process_counts, &s.process_counts});
-    asks.push_back({&q.finding_processes, &s.processes});
     s.listed = FleetProcessList::kWithFindings;
   }
   for (auto [query, into] : std::vector<std::pair<const std::string*, PromResult*>>{
@@ -146,6 +146,12 @@ FleetAnswer read_fleet(const FleetRequest& req, HttpTransport& http, double now)
   if (req.processes == FleetProcessList::kAuto && counted_processes(s.process_counts) <= kFleetListLimit) {
     ask_all(url, http, {{&q.processes, &s.processes}}, now, req.timeout_s);
     s.listed = FleetProcessList::kAll;
+  } else if (req.processes != FleetProcessList::kAll) {
+    // The processes the findings name, by their nodes and pids (the findings were answered).
+    std::vector<std::pair<std::string, std::string>> places = finding_places(s.findings);
+    std::string which = finding_processes_query(req.filter, places);
+    if (!which.empty()) ask_all(url, http, {{&which, &s.processes}}, now, req.timeout_s);
+    keep_places(s.processes, places);
   }
   FleetAnswer a = join_fleet(s, req.filter, now);
   a.prometheus = url.shown();
@@ -182,11 +188,7 @@ double parse_fleet_timeout(const std::string& text) {
 }
 
 std::optional<Severity> parse_fleet_fail_on(const std::optional<std::string>& value) {
-  if (!value) return std::nullopt;
-  if (*value == "warning") return Severity::kWarning;
-  if (*value == "error") return Severity::kError;
-  throw Error(kExitUsage, "fleet: --fail-on `" + printable(*value) + "` is not a severity it takes",
-              "--fail-on warning (a warning or an error fails) or --fail-on error");
+  return parse_fail_on_severity("fleet", value);
 }
 
 Severity fleet_worst(const FleetAnswer& a) {

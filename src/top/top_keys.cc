@@ -23,32 +23,40 @@ size_t column_at(TopColumn c) {
   return 0;
 }
 
-TopAction filter_key(TopView& view, int key) {
+/// The filter prompt's keys, for the host's view and the fleet's: Escape or Ctrl-C clears the
+/// filter, Enter applies what `error` accepts, Backspace takes a whole UTF-8 character, any other
+/// character is typed (they arrive as UTF-8 bytes one at a time: the terminal does not decode
+/// them).  `close` leaves the prompt.
+template <typename View, typename Close, typename Check>
+TopAction typed_filter_key(View& view, int key, Close close, Check error) {
   if (key == kKeyEscape || key == kKeyCtrlC) {
-    view.prompt = TopView::Prompt::kNone;
+    close(view);
     view.typed.clear();
     view.filter.clear();
     view.message = "filter cleared";
   } else if (key == kKeyEnter) {
-    if (std::optional<std::string> err = top_filter_error(view.typed)) {
+    if (std::optional<std::string> err = error(view.typed)) {
       view.message = *err;
       return {};
     }
-    view.prompt = TopView::Prompt::kNone;
+    close(view);
     view.filter = view.typed;
     view.selected = view.scroll = 0;
     view.message = view.filter.empty() ? "filter cleared" : "";
   } else if (key == kKeyBackspace || key == 127 || key == 8) {
     if (!view.typed.empty()) {
-      size_t i = view.typed.size() - 1;  // a whole UTF-8 character
+      size_t i = view.typed.size() - 1;
       while (i > 0 && (static_cast<unsigned char>(view.typed[i]) & 0xC0) == 0x80) --i;
       view.typed.erase(i);
     }
   } else if (key >= 0x20 && key < 0x10000 && key != 0x7f && view.typed.size() < 200) {
-    // Characters arrive as UTF-8 bytes one at a time (the terminal does not decode them).
     view.typed += static_cast<char>(key);
   }
   return {};
+}
+
+TopAction filter_key(TopView& view, int key) {
+  return typed_filter_key(view, key, [](TopView& v) { v.prompt = TopView::Prompt::kNone; }, top_filter_error);
 }
 
 /// The signal prompt: a letter chooses the signal (t TERM, k KILL, h HUP, i INT), then y sends
@@ -199,30 +207,7 @@ namespace gpumap {
 namespace {
 
 TopAction fleet_filter_key(FleetTopView& view, int key) {
-  if (key == kKeyEscape || key == kKeyCtrlC) {
-    view.filter_prompt = false;
-    view.typed.clear();
-    view.filter.clear();
-    view.message = "filter cleared";
-  } else if (key == kKeyEnter) {
-    if (std::optional<std::string> err = fleet_top_filter_error(view.typed)) {
-      view.message = *err;
-      return {};
-    }
-    view.filter_prompt = false;
-    view.filter = view.typed;
-    view.selected = view.scroll = 0;
-    view.message = view.filter.empty() ? "filter cleared" : "";
-  } else if (key == kKeyBackspace || key == 127 || key == 8) {
-    if (!view.typed.empty()) {
-      size_t i = view.typed.size() - 1;  // a whole UTF-8 character
-      while (i > 0 && (static_cast<unsigned char>(view.typed[i]) & 0xC0) == 0x80) --i;
-      view.typed.erase(i);
-    }
-  } else if (key >= 0x20 && key < 0x10000 && key != 0x7f && view.typed.size() < 200) {
-    view.typed += static_cast<char>(key);
-  }
-  return {};
+  return typed_filter_key(view, key, [](FleetTopView& v) { v.filter_prompt = false; }, fleet_top_filter_error);
 }
 
 const FleetTopColumn kFleetColumns[] = {FleetTopColumn::kNode,   FleetTopColumn::kState,     FleetTopColumn::kGpus,

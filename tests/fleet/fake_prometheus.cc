@@ -9,22 +9,6 @@
 #include "fleet/fleet_fixture.h"
 
 namespace gpumap::testing {
-namespace {
-
-std::string url_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 FakePrometheusServer::FakePrometheusServer(FleetSeries series) : series_(std::move(series)) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -70,10 +54,7 @@ void FakePrometheusServer::answer(int fd) {
   }
   ++requests_;
   std::string target = req.substr(4, req.find(' ', 4) - 4);
-  std::string query;
-  size_t q = target.find("query=");
-  if (q != std::string::npos) query = url_decode(target.substr(q + 6, target.find('&', q) - q - 6));
-  std::optional<PromResult> r = answer_fleet_query(series_, fleet_queries({}), query);
+  std::optional<PromResult> r = answer_fleet_query(series_, {}, query_of(target));
   std::string body = r ? prom_body(*r) : R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
   std::string head = std::string("HTTP/1.1 ") + (r ? "200 OK" : "400 Bad Request") +
                      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
@@ -89,10 +70,7 @@ void FakePrometheusServer::answer(int fd) {
 HttpAnswer FakePrometheusTransport::get(const HttpUrl&, const std::string& target, double) {
   ++requests;
   if (fail) throw HttpError(*fail, "simulated");
-  std::string query;
-  size_t q = target.find("query=");
-  if (q != std::string::npos) query = url_decode(target.substr(q + 6, target.find('&', q) - q - 6));
-  if (std::optional<PromResult> r = answer_fleet_query(series_, fleet_queries({}), query)) return {200, "OK", {}, prom_body(*r)};
+  if (std::optional<PromResult> r = answer_fleet_query(series_, {}, query_of(target))) return {200, "OK", {}, prom_body(*r)};
   return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
 }
 

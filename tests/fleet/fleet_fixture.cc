@@ -1,5 +1,6 @@
 #include "fleet/fleet_fixture.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <tuple>
@@ -74,7 +75,8 @@ FleetSeries three_node_fleet() {
   return s;
 }
 
-std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetQueries& q, const std::string& query) {
+std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetFilter& filter, const std::string& query) {
+  const FleetQueries q = fleet_queries(filter);
   auto get = [](const PromSample& x, const char* k) {
     auto it = x.labels.find(k);
     return it == x.labels.end() ? std::string() : it->second;
@@ -91,13 +93,11 @@ std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetQu
     }
     return r;
   }
-  if (query == q.finding_processes) {  // ... and on(instance, pid) gpumap_finding{severity!="info", pid!=""}
-    std::set<std::pair<std::string, std::string>> with;
-    for (const PromSample& x : s.findings.samples)
-      if (get(x, "severity") != "info" && !get(x, "pid").empty()) with.insert({get(x, "instance"), get(x, "pid")});
+  const std::vector<std::pair<std::string, std::string>> places = finding_places(s.findings);
+  if (!places.empty() && query == finding_processes_query(filter, places)) {  // the processes the findings name
     PromResult r{"vector", {}, {}};
     for (const PromSample& x : s.processes.samples)
-      if (with.count({get(x, "instance"), get(x, "pid")})) r.samples.push_back(x);
+      if (std::binary_search(places.begin(), places.end(), std::make_pair(get(x, "instance"), get(x, "pid")))) r.samples.push_back(x);
     return r;
   }
   for (auto [text, res] : {std::pair{&q.up, &s.up}, {&q.last_read, &s.last_read}, {&q.health, &s.health}, {&q.gpus, &s.gpus},
@@ -105,6 +105,21 @@ std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetQu
                            {&q.info_counts, &s.info_counts}})
     if (query == *text) return *res;
   return std::nullopt;
+}
+
+std::string query_of(const std::string& target) {
+  size_t at = target.find("query=");
+  if (at == std::string::npos) return "";
+  std::string q = target.substr(at + 6, target.find('&', at) - at - 6), out;
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (q[i] == '%' && i + 2 < q.size()) {
+      out += static_cast<char>(std::stoi(q.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += q[i] == '+' ? ' ' : q[i];
+    }
+  }
+  return out;
 }
 
 std::string prom_body(const PromResult& r) {

@@ -16,11 +16,14 @@ inline constexpr double kFleetNow = 1796553056.0;
 /// The three-node fleet's series.
 FleetSeries three_node_fleet();
 
-/// What a Prometheus holding `s` answers to `query` when it is one of `q`'s (nullopt for any
-/// other): the stored answer, or for the two derived queries what PromQL makes of s.processes
-/// and s.findings (each GPU's pids counted by Slurm job; the processes with a warning or error
-/// finding on their node).
-std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetQueries& q, const std::string& query);
+/// What a Prometheus holding `s` answers to `query` when it is one `gpumap fleet` asks with
+/// `filter` (nullopt for any other): the stored answer, or for the derived queries what PromQL
+/// makes of s.processes and s.findings (each GPU's pids counted by Slurm job; the processes the
+/// warning and error findings name).  Like the fakes built on it, it applies no filter itself.
+std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetFilter& filter, const std::string& query);
+
+/// The query of a `/api/v1/query?query=...&...` target, URL-decoded.
+std::string query_of(const std::string& target);
 
 /// `r` as the body of a `/api/v1/query` answer.
 std::string prom_body(const PromResult& r);

@@ -10,7 +10,7 @@
 #   - fleet shows three nodes up, the job as one job of four ranks on two nodes with each rank's
 #     cuda:N, the pod's process with its pod, namespace and container and its own cuda:N, the
 #     findings grouped by cause (the pod's GPU outside its allocation among them); --node and a
-#     hostile --node value; --fail-on;
+#     hostile --node value; --processes with-findings against the full listing; --fail-on;
 #   - one serve stopped: shown DOWN, and Prometheus's first failed scrape of it came within two
 #     scrape intervals of the stop (Prometheus's own timestamps; the wait itself is for the event);
 #   - Prometheus stopped: exit 1 naming the URL, at once; a server that never answers: exit 1
@@ -255,6 +255,18 @@ fi
 "$gpumap" fleet --prometheus "$purl" --node 'x"} or vector(1) or up{a=~".*' --json >"$dir/hostile.json" 2>"$dir/hostile.err"; rc=$?
 [ $rc = 0 ] && check "a hostile --node value is one value that matches nothing" "$dir/hostile.json" "d['nodes'] == []" ||
   fail "hostile --node: exit $rc" "$(cat "$dir/hostile.err")"
+# --processes with-findings through the real PromQL: each GPU's count and each job's GPU processes
+# as the full listing has them, only the processes with a warning or error finding listed, the
+# same causes (the counts and the join are Prometheus's, not a fake's).
+"$gpumap" fleet --prometheus "$purl" --processes with-findings --json >"$dir/wf.json" 2>"$dir/wf.err"; rc=$?
+[ $rc = 0 ] && check "--processes with-findings: the full listing's counts, only the processes with findings" "$dir/wf.json" \
+  "(lambda f: d['processes_listed'] == 'with-findings' and f['processes_listed'] == 'all'
+     and [[(g['uuid'], g['process_count']) for g in n['gpus']] for n in d['nodes']] == [[(g['uuid'], len({p['pid'] for p in g['processes']})) for g in n['gpus']] for n in f['nodes']]
+     and [(j['slurm_job_id'], j['nodes'], j['gpu_processes']) for j in d['jobs']] == [(j['slurm_job_id'], j['nodes'], sum(len(r['gpus']) for r in j['ranks'])) for j in f['jobs']]
+     and {(n['node'], p['pid']) for n in d['nodes'] for g in n['gpus'] for p in g['processes']} == {(x['node'], x['pid']) for c in f['findings_by_cause'] for x in c['places'] if x['pid'] is not None}
+     and len({(n['node'], p['pid']) for n in d['nodes'] for g in n['gpus'] for p in g['processes']}) < len({(n['node'], p['pid']) for n in f['nodes'] for g in n['gpus'] for p in g['processes']})
+     and d['findings_by_cause'] == f['findings_by_cause'])(json.load(open('$dir/fleet.json')))" ||
+  fail "--processes with-findings: exit $rc" "$(cat "$dir/wf.err")"
 "$gpumap" fleet --prometheus "$purl" --fail-on error >/dev/null 2>&1; rc=$?
 [ $rc = 7 ] && pass "--fail-on error: exit 7 (outside-visible-set)" || fail "--fail-on error: exit $rc, want 7"
 "$gpumap" fleet --prometheus "$purl" --node "$n1" --fail-on error >/dev/null 2>&1; rc=$?
