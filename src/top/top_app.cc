@@ -44,6 +44,9 @@ class Panel {
   virtual double interval_s() const = 0;
   virtual bool paused() const = 0;
   virtual void set_utf8(bool utf8) = 0;
+  /// It starts with a frame already read (the fleet: its first answer was read before the screen,
+  /// so an unreachable Prometheus is `fleet`'s error): the reader waits an interval first.
+  virtual bool starts_read() const { return false; }
 };
 
 /// What the reader thread and the screen share.  The reader owns the read; the screen copies
@@ -64,7 +67,7 @@ struct Shared {
 
 void reader(std::shared_ptr<Shared> sh, std::shared_ptr<Panel> panel) {
   std::unique_lock<std::mutex> lock(sh->m);
-  auto last = std::chrono::steady_clock::time_point{};
+  auto last = panel->starts_read() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   while (!sh->stop) {
     auto due = last + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                           std::chrono::duration<double>(sh->interval_s));
@@ -195,6 +198,7 @@ class FleetPanel : public Panel {
   FleetPanel(FleetTopView view, FleetTopFrame first, std::function<FleetAnswer()> read)
       : view_(std::move(view)), read_(std::move(read)), latest_(first), frame_(std::move(first)) {}
   void read() override { incoming_ = read_fleet_top_frame(FleetTopFrame{}, read_, 0); }
+  bool starts_read() const override { return true; }
   void publish() override {
     if (incoming_.error.empty()) {
       latest_ = std::move(incoming_);
