@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_session.h"
+#include "fleet/fake_prometheus.h"
 #include "fleet/fleet_fixture.h"
 #include "json_contract.h"
 #include "model/error.h"
@@ -15,28 +16,7 @@ namespace {
 
 using testing::kFleetNow;
 
-/// Prometheus in memory: answers each fleet query from `series`, or as told.
-class FakePrometheus : public HttpTransport {
- public:
-  explicit FakePrometheus(FleetSeries s) : series_(std::move(s)) {}
-  HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) override {
-    urls.push_back(url.shown());
-    targets.push_back(target);
-    if (fail) throw HttpError(*fail, "simulated");
-    if (status) return {*status, "Status", {}, body};
-    std::optional<PromResult> r = testing::answer_fleet_query(series_, filter, testing::query_of(target));
-    if (!r) return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
-    return {200, "OK", {}, testing::prom_body(*r)};
-  }
-  FleetFilter filter;
-  std::optional<HttpFailure> fail;
-  std::optional<int> status;
-  std::string body;
-  std::vector<std::string> urls, targets;
-
- private:
-  FleetSeries series_;
-};
+using FakePrometheus = testing::FakePrometheusTransport;  // Prometheus in memory (tests/fleet)
 
 FleetRequest request() {
   FleetRequest r;

@@ -67,10 +67,13 @@ void FakePrometheusServer::answer(int fd) {
   }
 }
 
-HttpAnswer FakePrometheusTransport::get(const HttpUrl&, const std::string& target, double) {
+HttpAnswer FakePrometheusTransport::get(const HttpUrl& url, const std::string& target, double) {
   ++requests;
+  urls.push_back(url.shown());
+  targets.push_back(target);
   if (fail) throw HttpError(*fail, "simulated");
-  if (std::optional<PromResult> r = answer_fleet_query(series_, {}, query_of(target))) return {200, "OK", {}, prom_body(*r)};
+  if (status) return {*status, "Status", {}, body};
+  if (std::optional<PromResult> r = answer_fleet_query(series_, filter, query_of(target))) return {200, "OK", {}, prom_body(*r)};
   return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
 }
 

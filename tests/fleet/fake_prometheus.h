@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "prom/fleet_join.h"
 #include "prom/http_client.h"
@@ -29,15 +30,20 @@ class FakePrometheusServer {
 };
 
 /// The same in memory, behind the HttpTransport seam (session/fleet.h's read_fleet(req, http,
-/// now)): each unfiltered fleet query answered from a FleetSeries, or every request failing as
-/// `fail` says (Prometheus stopped mid-session).
+/// now)): each fleet query asked with `filter` answered from a FleetSeries (the filter is not
+/// applied: the join applies it again), or every request failing as `fail` says (Prometheus
+/// stopped mid-session), or answered `status` with `body`.  Each request's URL and target kept.
 class FakePrometheusTransport : public HttpTransport {
  public:
   explicit FakePrometheusTransport(FleetSeries series) : series_(std::move(series)) {}
   HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) override;
+  FleetFilter filter;
   std::optional<HttpFailure> fail;
+  std::optional<int> status;
+  std::string body;
   FleetSeries& series() { return series_; }
   int requests = 0;
+  std::vector<std::string> urls, targets;
 
  private:
   FleetSeries series_;
