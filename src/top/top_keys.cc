@@ -55,6 +55,23 @@ TopAction typed_filter_key(View& view, int key, Close close, Check error) {
   return {};
 }
 
+/// The keys of pace, the same in both views: space or p pauses and resumes, + (=) reads twice as
+/// often and at once, - half as often.  Nothing for any other key.
+template <typename View>
+std::optional<TopAction> pace_key(View& view, int key) {
+  switch (key) {
+    case ' ':
+    case 'p':
+      view.paused = !view.paused;
+      view.message = view.paused ? "paused (space resumes)" : "resumed";
+      return view.paused ? TopAction{} : TopAction{TopAction::kReadNow};
+    case '+':
+    case '=': view.interval_s = std::max(0.25, view.interval_s / 2); view.message = "faster"; return TopAction{TopAction::kReadNow};
+    case '-': view.interval_s = std::min(60.0, view.interval_s * 2); view.message = "slower"; return TopAction{};
+    default: return std::nullopt;
+  }
+}
+
 TopAction filter_key(TopView& view, int key) {
   return typed_filter_key(view, key, [](TopView& v) { v.prompt = TopView::Prompt::kNone; }, top_filter_error);
 }
@@ -128,6 +145,7 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
       default: break;
     }
   }
+  if (std::optional<TopAction> a = pace_key(view, key)) return *a;
   switch (key) {
     case 'q': return {TopAction::kQuit};
     case 'h':
@@ -169,14 +187,6 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
       view.show_info = !view.show_info;
       view.message = view.show_info ? "info findings shown" : "info findings hidden";
       return {};
-    case ' ':
-    case 'p':
-      view.paused = !view.paused;
-      view.message = view.paused ? "paused (space resumes)" : "resumed";
-      return view.paused ? TopAction{} : TopAction{TopAction::kReadNow};
-    case '+':
-    case '=': view.interval_s = std::max(0.25, view.interval_s / 2); view.message = "faster"; return {TopAction::kReadNow};
-    case '-': view.interval_s = std::min(60.0, view.interval_s * 2); view.message = "slower"; return {};
     case 'k':
     case kKeyResize: break;
     default: return {};
@@ -226,6 +236,7 @@ TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame,
   view.message.clear();
   std::vector<FleetTopRow> rows = fleet_top_rows(frame, view);
   const FleetTopRow* sel = view.selected < rows.size() ? &rows[view.selected] : nullptr;
+  if (std::optional<TopAction> a = pace_key(view, key)) return *a;
   switch (key) {
     case 'q': return {TopAction::kQuit};
     case 'h':
@@ -296,14 +307,6 @@ TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame,
       view.filter_prompt = true;
       view.typed = view.filter;
       return {};
-    case ' ':
-    case 'p':
-      view.paused = !view.paused;
-      view.message = view.paused ? "paused (space resumes)" : "resumed";
-      return view.paused ? TopAction{} : TopAction{TopAction::kReadNow};
-    case '+':
-    case '=': view.interval_s = std::max(0.25, view.interval_s / 2); view.message = "faster"; return {TopAction::kReadNow};
-    case '-': view.interval_s = std::min(60.0, view.interval_s * 2); view.message = "slower"; return {};
     case 't': view.message = "no tree in the fleet view: parents are in each node's /proc (gpumap top on the node)"; return {};
     case 'c': view.message = "no GPU blocks to fold in the fleet view: Enter expands a node"; return {};
     case 'k': view.message = "no signals from the fleet view: signal on the node itself (gpumap top there, k)"; return {};
