@@ -7,8 +7,9 @@ needs one, and the cause the thread confirmed.  Every case is run, none skipped:
   - `gpumap doctor --json` (environment cases), `gpumap ps --json` (a process table, over a fixture
     /proc), a child Python that imports python/gpumap (a Python scenario: CUDA started under one
     environment, the variables changed after), `gpumap map --json` (an expected device count);
-  - the cause must be named: the finding id at the expected severity or above, or the renumbering
-    line `cuda:N = ... GPU M` in doctor's output (without -v);
+  - the cause must be named: the finding id at the expected severity or above (by `explain --json`
+    too, for a doctor case), or the renumbering line `cuda:N = ... GPU M` in doctor's output
+    (without -v), with `which M...`'s line giving those GPUs as cuda:0, 1, ... when pasted;
   - gpumap's fix for it, pasted (the `fix` line applied to the environment, as
     tests/cli_fixes_paste_test.cc does), must leave that finding at info or below;
   - the thread's own fix, as an environment (`fix_env`), must leave doctor with nothing above info
@@ -318,6 +319,12 @@ def judge(runner, c):
             if twice or shared:
                 ok = False
                 detail.append(f"said more than once: per process {twice}, per GPU {shared}")
+        # `explain` (the same environment in plain words) names the same cause.
+        if at and command == "doctor":
+            x, r = runner.gpumap_json(c, ["explain", "--json", "--simulate", host], env)
+            if not any(f[0] == e["finding"] and SEVERITY.get(f[1], 0) >= want for f in findings_of(x, "doctor")):
+                ok = False
+                detail.append(f"explain does not name {e['finding']}")
         # 3. gpumap's fix, pasted.
         if at and at[0][2] and command == "doctor":
             fixed = apply_fix(at[0][2], env)
@@ -354,6 +361,21 @@ def judge(runner, c):
             detail.append("doctor does not show " + ", ".join(missing))
         else:
             named = True
+
+        # The user who suspects it asks `which` for the nvidia-smi GPUs meant; its line, pasted,
+        # must give them as cuda:0, cuda:1, ... in that order (`map` after the paste).
+        meant = [m for _, m in sorted(e["mapping"])]
+        w, r = runner.gpumap_json(c, ["which", *map(str, meant), "--json", "--simulate", host], env)
+        form = (w or {}).get("uuid_form") or {}
+        if not form:
+            ok = False
+            detail.append(f"which {' '.join(map(str, meant))} gave no line (exit {r.returncode})")
+        else:
+            m, r = runner.gpumap_json(c, ["map", "--json", "--simulate", host], dict(env, **form))
+            got = [d.get("nvml_index") for d in ((m or {}).get("cuda") or {}).get("devices") or []]
+            if got != meant:
+                ok = False
+                detail.append(f"which's line gives nvidia-smi GPUs {got}, not {meant}")
 
     # 5. How many devices CUDA gets.
     if "map_devices" in e:
