@@ -152,6 +152,13 @@ class Runner:
                     f.write(b"".join(a.encode() + b"\0" for a in p["argv"]))
                 with open(os.path.join(pd, "environ"), "wb") as f:
                     f.write(b"".join(f"{k}={v}".encode() + b"\0" for k, v in p.get("env", {}).items()))
+        h = c["host"]
+        if isinstance(h, dict) and "dev_nodes" in h:  # a device cgroup / container: only these /dev/nvidiaN
+            dev = os.path.join(d, "dev")
+            os.makedirs(dev, exist_ok=True)
+            for minor in h["dev_nodes"]:
+                open(os.path.join(dev, f"nvidia{minor}"), "w").close()
+            j["dev_dir"] = dev
         path = os.path.join(d, "host.json")
         with open(path, "w") as f:
             json.dump(j, f, indent=1)
