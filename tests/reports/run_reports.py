@@ -326,6 +326,12 @@ def judge(runner, c):
             if twice or shared:
                 ok = False
                 detail.append(f"said more than once: per process {twice}, per GPU {shared}")
+        # The advice the thread's fix needs (`--nproc-per-node` for more ranks than GPUs).
+        if at and e.get("advice_contains"):
+            advice = (at[0][2] or "") + " " + (at[0][4].get("note") or "")
+            if e["advice_contains"] not in advice:
+                ok = False
+                detail.append(f"{e['finding']}'s fix and note do not say `{e['advice_contains']}`")
         # `explain` (the same environment in plain words) names the same cause.
         if at and command == "doctor":
             x, r = runner.gpumap_json(c, ["explain", "--json", "--simulate", host], env)
