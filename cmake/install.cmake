@@ -35,6 +35,7 @@ install(FILES contrib/systemd/gpumap-serve.service contrib/systemd/gpumap-serve.
 # Prometheus's recording rules and alerts (rule_files: in prometheus.yml; docs/metrics.md).
 install(FILES contrib/prometheus/gpumap-rules.yml contrib/prometheus/gpumap-alerts.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpumap/prometheus)
+install(FILES contrib/grafana/gpumap-dashboard.json DESTINATION ${CMAKE_INSTALL_DATADIR}/gpumap/grafana)  # docs/metrics.md
 file(GLOB GPUMAP_DOCS CONFIGURE_DEPENDS docs/*.md)
 install(FILES ${GPUMAP_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
