@@ -52,7 +52,7 @@ for kind in tgz deb rpm whl; do
     max=$(grep -o 'GLIBC_[0-9][0-9.]*' <<<"$syms" | sed 's/GLIBC_//' | sort -Vu | tail -1)
     [ -n "$max" ] || fail "$rel: no GLIBC_ version at all (not dynamically linked against glibc?)"
     if above "$max" "$floor"; then
-      fail "$rel needs GLIBC_$max, above the floor $floor: $(readelf -W --dyn-syms "$f" | grep -E "GLIBC_$max\b" | awk '{print $NF}' | tr '\n' ' ')"
+      fail "$rel needs GLIBC_$max, above the floor $floor: $(readelf -W --dyn-syms "$f" | grep -E "GLIBC_$max\b" | awk '{print $8}' | tr '\n' ' ')"
     fi
     [ "$(printf '%s\n%s\n' "$max" "$worst" | sort -V | tail -1)" = "$max" ] && worst=$max
     ! grep -qE 'GLIBCXX_|CXXABI_' <<<"$syms" || fail "$rel takes symbols from a shared libstdc++"
