@@ -129,13 +129,15 @@ o=$(in_root env GPUMAP_SIMULATE=dgx8 python3 -c 'import gpumap, platform; d = gp
 o=$(in_root env GPUMAP_SIMULATE=dgx8 CUDA_VISIBLE_DEVICES=0,0 python3 -m gpumap 2>&1); rc=$?
 [ "$rc" = 7 ] && [[ $o == *duplicate* ]] && pass "wheel: python -m gpumap is doctor for this environment (exit 7)" ||
   fail "wheel: python -m gpumap (exit $rc)" "$o"
+o=$(in_root python3 -m pip uninstall -y pygpumap 2>&1) && ! in_root python3 -c 'import gpumap' 2>/dev/null &&
+  pass "wheel: pip uninstall pygpumap" || fail "wheel: uninstall" "$o"
 
 # --- the .deb, with dpkg -i in the same root ---
 cp "$out/gpumap_${version}_arm64.deb" "$r/tmp/"
 o=$(in_root dpkg -i "/tmp/gpumap_${version}_arm64.deb" 2>&1) && pass "deb: dpkg -i in Debian 11 arm64" || fail "deb: dpkg -i" "$o"
 o=$(in_root gpumap list --simulate h200x2 2>&1) && [[ $o == *H200* ]] && pass "deb: /usr/bin/gpumap runs" || fail "deb: gpumap" "$o"
-o=$(in_root dpkg --purge gpumap 2>&1) && [ -z "$(find "$r/usr" -path '*gpumap*' ! -path '*python3*' 2>/dev/null)" ] &&
-  pass "deb: purged, nothing left under /usr" || fail "deb: purge" "$o"
+o=$(in_root dpkg --purge gpumap 2>&1) && [ -z "$(find "$r/usr" -path '*gpumap*' 2>/dev/null)" ] &&
+  pass "deb: purged, nothing left under /usr" || fail "deb: purge" "$o $(find "$r/usr" -path '*gpumap*' | head)"
 
 echo "== aarch64 stage: $((SECONDS - t0)) s"
 [ "$failed" = 0 ] && echo "release aarch64: all passed" || echo "release aarch64: FAILED"
