@@ -5,10 +5,11 @@
 # runtime, OpenSSL, yaml-cpp, zlib, libcrypt, ncurses and gRPC are linked in: a GLIBCXX_/CXXABI_
 # version or a NEEDED libstdc++.so.6 fails too.  Also: the packages declare that floor and nothing
 # else, and SHA256SUMS matches.  ARCH: x86_64 (default) or aarch64 (scripts/release.sh --arch): the
-# ELF files are read with readelf, which reads either machine's, and must all be of that machine.
+# ELF files are read with readelf, which reads either machine's, and must all be of that machine
+# (aarch64: with every LOAD segment aligned to 64 KiB, for 64 KiB-page kernels).
 # usage: tests/release/check-artifacts.sh OUTDIR [FLOOR [ARCH]]   (FLOOR default 2.31)
 set -euo pipefail
-out=$1
+out=$(cd "$1" && pwd)
 floor=${2:-2.31}
 arch=${3:-x86_64}
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -47,6 +48,13 @@ for kind in tgz deb rpm whl; do
     rel=${f#"$scratch/"}
     m=$(readelf -h "$f" | sed -n 's/^ *Machine: *//p')
     [ "$m" = "$machine" ] || fail "$rel is built for '$m', not $arch"
+    # aarch64 kernels run with 4 KiB or 64 KiB pages (some Grace systems' kernels use 64 KiB): every
+    # loadable segment aligned to 64 KiB loads on both.
+    if [ "$arch" = aarch64 ]; then
+      while read -r align; do
+        [ $((align)) -ge 65536 ] || fail "$rel has a LOAD segment aligned to $align, which a 64 KiB-page kernel cannot map"
+      done < <(readelf -lW "$f" | awk '$1 == "LOAD" {print $NF}')
+    fi
     # (readelf -W --dyn-syms: 'name@GLIBC_2.17 (3)'; -V also lists the versions needed.)
     syms=$(readelf -W --dyn-syms -V "$f")
     max=$(grep -o 'GLIBC_[0-9][0-9.]*' <<<"$syms" | sed 's/GLIBC_//' | sort -Vu | tail -1)
