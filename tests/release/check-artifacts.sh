@@ -4,22 +4,30 @@
 # library outside glibc and the loader (libc, libm, libdl, libpthread, librt, ld-linux).  The C++
 # runtime, OpenSSL, yaml-cpp, zlib, libcrypt, ncurses and gRPC are linked in: a GLIBCXX_/CXXABI_
 # version or a NEEDED libstdc++.so.6 fails too.  Also: the packages declare that floor and nothing
-# else, and SHA256SUMS matches.
-# usage: tests/release/check-artifacts.sh OUTDIR [FLOOR]   (FLOOR default 2.31)
+# else, and SHA256SUMS matches.  ARCH: x86_64 (default) or aarch64 (scripts/release.sh --arch): the
+# ELF files are read with readelf, which reads either machine's, and must all be of that machine
+# (aarch64: with every LOAD segment aligned to 64 KiB, for 64 KiB-page kernels).
+# usage: tests/release/check-artifacts.sh OUTDIR [FLOOR [ARCH]]   (FLOOR default 2.31)
 set -euo pipefail
-out=$1
+out=$(cd "$1" && pwd)
 floor=${2:-2.31}
+arch=${3:-x86_64}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
-allowed=" libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 ld-linux-x86-64.so.2 "
+case $arch in
+  x86_64) deb_arch=amd64 machine='Advanced Micro Devices X86-64' loader=ld-linux-x86-64.so.2 ;;
+  aarch64) deb_arch=arm64 machine=AArch64 loader=ld-linux-aarch64.so.1 ;;
+  *) echo "check-artifacts.sh: ARCH $arch: x86_64 or aarch64" >&2; exit 2 ;;
+esac
+allowed=" libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 $loader "
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 one() { local g=("$out"/$1); [ ${#g[@]} = 1 ] && [ -f "${g[0]}" ] || fail "not exactly one $1 in $out"; echo "${g[0]}"; }
-tgz=$(one 'gpumap-*-linux-x86_64.tar.gz')
-deb=$(one 'gpumap_*_amd64.deb')
-rpm=$(one 'gpumap-*.x86_64.rpm')
-whl=$(one "pygpumap-*-py3-none-manylinux_${floor/./_}_x86_64.whl")
+tgz=$(one "gpumap-*-linux-$arch.tar.gz")
+deb=$(one "gpumap_*_$deb_arch.deb")
+rpm=$(one "gpumap-*.$arch.rpm")
+whl=$(one "pygpumap-*-py3-none-manylinux_${floor/./_}_$arch.whl")
 (cd "$out" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match the files in $out"
 pass "SHA256SUMS matches"
 
@@ -38,25 +46,36 @@ for kind in tgz deb rpm whl; do
     [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
     n=$((n + 1))
     rel=${f#"$scratch/"}
-    max=$(objdump -T "$f" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -1)
+    m=$(readelf -h "$f" | sed -n 's/^ *Machine: *//p')
+    [ "$m" = "$machine" ] || fail "$rel is built for '$m', not $arch"
+    # aarch64 kernels run with 4 KiB or 64 KiB pages (some Grace systems' kernels use 64 KiB): every
+    # loadable segment aligned to 64 KiB loads on both.
+    if [ "$arch" = aarch64 ]; then
+      while read -r align; do
+        [ $((align)) -ge 65536 ] || fail "$rel has a LOAD segment aligned to $align, which a 64 KiB-page kernel cannot map"
+      done < <(readelf -lW "$f" | awk '$1 == "LOAD" {print $NF}')
+    fi
+    # (readelf -W --dyn-syms: 'name@GLIBC_2.17 (3)'; -V also lists the versions needed.)
+    syms=$(readelf -W --dyn-syms -V "$f")
+    max=$(grep -o 'GLIBC_[0-9][0-9.]*' <<<"$syms" | sed 's/GLIBC_//' | sort -Vu | tail -1)
     [ -n "$max" ] || fail "$rel: no GLIBC_ version at all (not dynamically linked against glibc?)"
     if above "$max" "$floor"; then
-      fail "$rel needs GLIBC_$max, above the floor $floor: $(objdump -T "$f" | grep -E "GLIBC_$max\b" | awk '{print $NF}' | tr '\n' ' ')"
+      fail "$rel needs GLIBC_$max, above the floor $floor: $(readelf -W --dyn-syms "$f" | grep -E "GLIBC_$max\b" | awk '{print $8}' | tr '\n' ' ')"
     fi
     [ "$(printf '%s\n%s\n' "$max" "$worst" | sort -V | tail -1)" = "$max" ] && worst=$max
-    ! objdump -T "$f" | grep -qE 'GLIBCXX_|CXXABI_' || fail "$rel takes symbols from a shared libstdc++"
+    ! grep -qE 'GLIBCXX_|CXXABI_' <<<"$syms" || fail "$rel takes symbols from a shared libstdc++"
     while read -r lib; do
       [[ $allowed == *" $lib "* ]] || fail "$rel needs $lib (only glibc and the loader may be NEEDED)"
-    done < <(objdump -p "$f" | awk '$1 == "NEEDED" {print $2}')
+    done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
   done < <(find "$scratch/$kind" -type f -print0)
   [ "$n" -ge 4 ] || fail "$kind: only $n ELF files (gpumap, gpumap-probe, libgpumap.so.1 and the simulated driver expected)"
   checked=$((checked + n))
 done
-pass "$checked ELF files: newest glibc symbol GLIBC_$worst (floor $floor), NEEDED only glibc and the loader"
+pass "$checked $arch ELF files: newest glibc symbol GLIBC_$worst (floor $floor), NEEDED only glibc and the loader"
 
 # What each artifact must hold, where.
 top=$(ls "$scratch/tgz")
-[ "$(echo "$top" | wc -l)" = 1 ] && [[ $top == gpumap-*-linux-x86_64 ]] || fail "the tarball has no single top folder: $top"
+[ "$(echo "$top" | wc -l)" = 1 ] && [[ $top == gpumap-*-linux-$arch ]] || fail "the tarball has no single top folder: $top"
 for f in bin/gpumap lib/libgpumap.so.1 lib/gpumap/gpumap-probe lib/gpumap/sim/libcuda.so.1 lib/gpumap/sim/libnvidia-ml.so.1 \
   include/gpumap/gpumap.h share/gpumap/hosts/dgx8.json share/gpumap/prometheus/gpumap-alerts.yml share/doc/gpumap/LICENSE \
   lib/pkgconfig/gpumap.pc; do
@@ -81,5 +100,7 @@ requires=$(rpm -qp --requires "$rpm" 2>/dev/null | grep -v '^rpmlib(' | sort -u 
 provides=$(rpm -qp --provides "$rpm" 2>/dev/null | tr '\n' ';')
 [[ $provides != *libcuda* && $provides != *libnvidia-ml* ]] || fail ".rpm provides the simulated driver: $provides"
 wheel_tag=$(python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print([l for l in z.read([n for n in z.namelist() if n.endswith(".dist-info/WHEEL")][0]).decode().splitlines() if l.startswith("Tag:")][0])' "$whl")
-[ "$wheel_tag" = "Tag: py3-none-manylinux_${floor/./_}_x86_64" ] || fail "the wheel's $wheel_tag"
-pass "the .deb depends on libc6 (>= $floor) alone, the .rpm requires glibc >= $floor (and /bin/sh), the wheel is manylinux_${floor/./_}"
+[ "$wheel_tag" = "Tag: py3-none-manylinux_${floor/./_}_$arch" ] || fail "the wheel's $wheel_tag"
+[ "$(dpkg-deb -f "$deb" Architecture)" = "$deb_arch" ] || fail ".deb Architecture is $(dpkg-deb -f "$deb" Architecture), not $deb_arch"
+[ "$(rpm -qp --qf '%{ARCH}' "$rpm" 2>/dev/null)" = "$arch" ] || fail ".rpm arch is $(rpm -qp --qf '%{ARCH}' "$rpm" 2>/dev/null), not $arch"
+pass "$arch: the .deb depends on libc6 (>= $floor) alone, the .rpm requires glibc >= $floor (and /bin/sh), the wheel is manylinux_${floor/./_}"
