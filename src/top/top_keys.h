@@ -1,20 +1,17 @@
 // `gpumap top`'s keys: what each does to the view (output/top_view.h TopView), as a pure
 // function of the key, the view and the frame on screen, so every key is tested without a
-// terminal.  The terminal (top/screen.h) turns its key codes into TopKey.
+// terminal.  Which key gives which command is each screen's key table (output/top_keymap.h);
+// here is what each command does.  The terminal (top/screen.h) turns its key codes into TopKey
+// (output/screen_kit.h).
 #pragma once
 #include <cstdint>
 #include <optional>
 
 #include "output/fleet_top_view.h"
+#include "output/top_keymap.h"
 #include "output/top_view.h"
 
 namespace gpumap {
-
-/// Keys beyond plain characters (which are their own code).
-enum TopKey : int {
-  kKeyUp = 0x10000, kKeyDown, kKeyPageUp, kKeyPageDown, kKeyHome, kKeyEnd, kKeyLeft, kKeyRight,
-  kKeyEnter, kKeyEscape, kKeyBackspace, kKeyResize, kKeyCtrlC,
-};
 
 /// What the loop must do after a key.
 struct TopAction {
@@ -34,7 +31,7 @@ TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame,
 
 /// Keeps the selection on the table and scrolled into a page of `page` rows (after a new frame
 /// or a resize).
+/// (The fleet's: output/screen_kit.h's keep_selection on its selected and scroll.)
 void keep_selection(TopView& view, size_t rows, size_t page);
-void keep_selection(size_t& selected, size_t& scroll, size_t rows, size_t page);
 
 }  // namespace gpumap
