@@ -135,6 +135,16 @@ std::string signal_shown_process(const TopFrame& frame, const TopAction& a) {
   return "sent " + signal_name(a.signal) + " to " + who;
 }
 
+std::vector<TopLine> draw_top_screen(TopScreenState& s, const TopFrame& frame, const TopHistory& history,
+                                     const TopStatus& status, size_t width, size_t height) {
+  keep_selection(s.view, top_rows(frame, s.view).size(), s.page);
+  std::vector<TopLine> lines = render_top(frame, history, s.view, status, width, height);
+  s.page = table_page(lines);
+  return lines;
+}
+
+TopAction press_top_key(TopScreenState& s, int key, const TopFrame& frame) { return top_key(s.view, key, frame, s.page); }
+
 std::string top_once(const TopFrame& frame, const TopView& view, size_t width, bool color) {
   TopHistory history;
   record_history(history, frame);
@@ -148,7 +158,7 @@ namespace {
 /// The host's view: a frame per read of this machine (session/top.h), with history.
 class HostPanel : public Panel {
  public:
-  HostPanel(TopView view, std::function<TopFrame()> read) : view_(std::move(view)), read_(std::move(read)) {}
+  HostPanel(TopView view, std::function<TopFrame()> read) : screen_{std::move(view)}, read_(std::move(read)) {}
   void read() override { incoming_ = read_(); }
   void publish() override {
     if (!incoming_.error.empty() && latest_) {  // keep showing the last good frame, and say the read failed
@@ -166,29 +176,25 @@ class HostPanel : public Panel {
     history_ = latest_history_;
   }
   std::vector<TopLine> draw(const TopStatus& status, size_t w, size_t h) override {
-    keep_selection(view_, top_rows(*frame_, view_).size(), page_);
-    std::vector<TopLine> lines = render_top(*frame_, history_, view_, status, w, h);
-    page_ = table_page(lines);
-    return lines;
+    return draw_top_screen(screen_, *frame_, history_, status, w, h);
   }
   TopAction key(int key) override {
-    TopAction a = top_key(view_, key, *frame_, page_);
-    if (a.kind == TopAction::kSignal) view_.message = signal_shown_process(*frame_, a);
+    TopAction a = press_top_key(screen_, key, *frame_);
+    if (a.kind == TopAction::kSignal) screen_.view.message = signal_shown_process(*frame_, a);
     return a;
   }
-  double interval_s() const override { return view_.interval_s; }
-  bool paused() const override { return view_.paused; }
-  void set_utf8(bool utf8) override { view_.utf8 = utf8; }
+  double interval_s() const override { return screen_.view.interval_s; }
+  bool paused() const override { return screen_.view.paused; }
+  void set_utf8(bool utf8) override { screen_.view.utf8 = utf8; }
 
  private:
-  TopView view_;
+  TopScreenState screen_;
   std::function<TopFrame()> read_;
   TopFrame incoming_;                                                    // reader thread
   std::shared_ptr<const TopFrame> latest_;                               // under the loop's lock
   TopHistory latest_history_;                                            // under the loop's lock
   std::shared_ptr<const TopFrame> frame_ = std::make_shared<TopFrame>();  // screen thread
   TopHistory history_;
-  size_t page_ = 1;
 };
 
 /// The fleet's view: an answer per read of Prometheus (session/fleet.h), the last good one kept

@@ -17,6 +17,21 @@ struct TopOptions {
   bool color = true;   // colours where the terminal has them (false: NO_COLOR)
 };
 
+/// The host's screen between two keys: what the person asked for, and what the last drawing
+/// showed of the table (PgUp/PgDn move by that many rows).
+struct TopScreenState {
+  TopView view;
+  size_t page = 1;
+};
+
+/// Draws `frame` as the live view does (the selection kept on the table), remembering what the
+/// table showed.
+std::vector<TopLine> draw_top_screen(TopScreenState& s, const TopFrame& frame, const TopHistory& history,
+                                     const TopStatus& status, size_t width, size_t height);
+
+/// A key on the screen last drawn (top/top_keys.h's top_key with the rows it showed).
+TopAction press_top_key(TopScreenState& s, int key, const TopFrame& frame);
+
 /// Runs the full-screen view until quit; returns the exit code.  `read` makes one frame on a
 /// fresh session; it runs on its own thread, one read at a time.
 int run_top(const TopOptions& options, const std::function<TopFrame()>& read);
