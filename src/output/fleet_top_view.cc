@@ -485,7 +485,7 @@ std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& 
 }
 
 std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopView& view, const TopStatus& status, size_t width,
-                                   size_t height) {
+                                   size_t height, TableWindow* window) {
   std::vector<TopLine> out = head_lines(frame, view, status, width);
   if (view.screen == FleetTopView::Screen::kHelp) {
     for (TopLine& l : help_lines(width)) out.push_back(std::move(l));
@@ -516,9 +516,13 @@ std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopVie
   Layout l = layout(width);
   std::map<std::string, NodeFindings> fi = a ? findings_by_instance(*a) : std::map<std::string, NodeFindings>{};
   out.push_back(table_header(view, l, width));
-  size_t first = std::min(view.scroll, rows.size());
-  for (size_t i = first; i < rows.size() && i - first < table_room; ++i)
-    out.push_back(row_line(rows[i], view, l, fi, height && i == view.selected, width));
+  // The window: the selection always in it, and a line for the rows above and below it.
+  TableWindow win = height ? table_window(rows.size(), view.selected, view.scroll, table_room)
+                           : TableWindow{0, rows.size(), view.selected};
+  for (size_t i = win.first; i < win.first + win.shown; ++i)
+    out.push_back(row_line(rows[i], view, l, fi, height && i == win.selected, width));
+  if (win.more_line) out.push_back(more_rows_line(win, view.utf8, width));
+  if (window) *window = win;
   if (rows.empty() && a)
     out.push_back(LineBuilder{width}
                       .add(!view.filter.empty() ? "  no node matches " + printable(view.filter)
@@ -548,8 +552,8 @@ std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopVie
 }  // namespace
 
 std::vector<TopLine> render_fleet_top(const FleetTopFrame& frame, const FleetTopView& view, const TopStatus& status, size_t width,
-                                      size_t height) {
-  std::vector<TopLine> lines = render_screen(frame, view, status, std::max<size_t>(width, 20), height);
+                                      size_t height, TableWindow* window) {
+  std::vector<TopLine> lines = render_screen(frame, view, status, std::max<size_t>(width, 20), height, window);
   if (!view.utf8) top_asciify(lines);
   return lines;
 }

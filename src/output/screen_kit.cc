@@ -26,6 +26,13 @@ std::string top_cut_at_word(const std::string& text, size_t cells) {
   return t.substr(0, space) + "…";
 }
 
+std::string top_skip_cells(const std::string& s, size_t cells) {
+  if (!cells) return s;
+  size_t i = 0, cut = 0;
+  while (cut < cells && i < s.size()) cut += next_char_cells(s, &i);
+  return std::string(cut > cells ? cut - cells : 0, ' ') + s.substr(i);
+}
+
 TopLineBuilder& TopLineBuilder::add(const std::string& text, TopAttr a) {
   if (used >= width || text.empty()) return *this;
   std::string t = display_width(text) > width - used ? ellipsize(text, width - used) : text;

@@ -43,6 +43,8 @@ struct TopLineBuilder {
 std::string top_fit(const std::string& s, size_t w, bool right = false);
 /// `text` cut to at most `cells` columns at a word, with "…".
 std::string top_cut_at_word(const std::string& text, size_t cells);
+/// `s` without its first `cells` columns (a wide character cut in two leaves a space for its half).
+std::string top_skip_cells(const std::string& s, size_t cells);
 /// "14:02:09" (local time), for the title line.
 std::string top_clock_text(int64_t unix_ms);
 /// "2s", "0.5s": the refresh interval as the title says it.
@@ -64,8 +66,15 @@ TopAttr top_severity_attr(Severity s);
 /// its key codes into these.
 enum TopKey : int {
   kKeyUp = 0x10000, kKeyDown, kKeyPageUp, kKeyPageDown, kKeyHome, kKeyEnd, kKeyLeft, kKeyRight,
-  kKeyEnter, kKeyEscape, kKeyBackspace, kKeyResize, kKeyCtrlC,
+  kKeyEnter, kKeyEscape, kKeyBackspace, kKeyResize, kKeyCtrlC, kKeyWheelUp, kKeyWheelDown,
+  kKeyClick = 0x20000,  // a click on the screen's line 0; on line N: top_click_key(N)
 };
+/// The key of a click on screen line `line`; top_clicked_line reads it back (nullopt: not a click).
+constexpr int top_click_key(size_t line) { return kKeyClick + static_cast<int>(line < 0xffff ? line : 0xffff); }
+constexpr std::optional<size_t> top_clicked_line(int key) {
+  return key >= kKeyClick && key < kKeyClick + 0x10000 ? std::optional<size_t>(static_cast<size_t>(key - kKeyClick))
+                                                     : std::nullopt;
+}
 
 /// One row of a screen's key table: the keys, what they do (the screen's own command), and how
 /// the help screen and docs/top.md say it.  `help` null: a key the loop handles (Ctrl-Z), in the
@@ -130,6 +139,7 @@ void keep_selection(size_t& selected, size_t& scroll, size_t rows, size_t page);
 /// a line of their own (`more_line`) when any are.
 struct TableWindow {
   size_t first = 0, shown = 0, selected = 0;
+  size_t top_line = 0;  // the screen line of the first row shown (a click there selects it)
   size_t above = 0, below = 0;
   bool more_line = false;  // the last line of the room says how many rows are off screen
 };

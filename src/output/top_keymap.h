@@ -11,7 +11,8 @@ namespace gpumap {
 
 /// What a key of the host's screen asks for.
 enum class TopCommand {
-  kQuit, kHelp, kSelect, kPage, kDetail, kSort, kReverse, kFilter, kTree, kCompact, kInfo, kSignal, kPace, kBack,
+  kQuit, kHelp, kSelect, kPage, kScrollCommand, kDetail, kEnviron, kSort, kFilter, kTree, kCompact, kInfo, kSignal, kTag,
+  kPace, kBack,
   kSuspend,  // Ctrl-Z: the loop's (top/top_app.cc)
 };
 /// The host's keys, in the help screen's order.

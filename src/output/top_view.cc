@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include <tuple>
 
 #include "findings/severity.h"
+#include "model/env_vars.h"
 #include "model/lease.h"
 #include "model/text.h"
 #include "output/style.h"
@@ -103,6 +105,26 @@ std::string sensors(const Gpu& g) {
   return s;
 }
 
+/// What nvitop shows beside the bars, where the line has room: memory-bandwidth utilisation (the
+/// share of time memory was read or written), fan, performance state, volatile ECC errors
+/// (corrected/uncorrected).  "" when the driver said none of them.
+std::string gpu_extras(const Gpu& g) {
+  std::string s;
+  auto add = [&](const std::string& t) { s += (s.empty() ? "" : "  ") + t; };
+  if (g.utilization_memory) add("MBW " + std::to_string(*g.utilization_memory) + "%");
+  if (g.fan_speed_percent) add("fan " + std::to_string(*g.fan_speed_percent) + "%");
+  if (g.performance_state) add("P" + std::to_string(*g.performance_state));
+  if (g.ecc_corrected_volatile || g.ecc_uncorrected_volatile)
+    add("ECC " + (g.ecc_corrected_volatile ? std::to_string(*g.ecc_corrected_volatile) : std::string("?")) + "/" +
+        (g.ecc_uncorrected_volatile ? std::to_string(*g.ecc_uncorrected_volatile) : std::string("?")));
+  return s;
+}
+
+/// `text` added to `b` only when it fits whole (never cut: a number cut in two misleads).
+void add_if_room(TopLineBuilder& b, const std::string& text, TopAttr a) {
+  if (b.used + display_width(text) <= b.width) b.add(text, a);
+}
+
 std::string gpu_label(const Gpu& g) {
   std::string name = short_cell(g.name);
   if (g.mig_enabled.value_or(false)) name += " MIG x" + std::to_string(g.mig_devices.size());
@@ -155,6 +177,7 @@ void gpu_lines(std::vector<TopLine>& out, const Gpu& g, const TopFrame& f, const
     LineBuilder one{width};
     index_and_cuda(one).add(top_fit(gpu_label(g), 13) + " ");
     load(one, width > fixed ? std::min<size_t>((width - fixed) / 2, 20) : 2, 4);
+    if (std::string x = gpu_extras(g); !x.empty()) add_if_room(one, "  " + x, TopAttr::kDim);
     out.push_back(one.done());
     return;
   }
@@ -163,6 +186,7 @@ void gpu_lines(std::vector<TopLine>& out, const Gpu& g, const TopFrame& f, const
   if (std::string s = sensors(g); !s.empty()) head.add("  " + s);
   std::string holders = gpu_holders(g, f);
   if (!holders.empty()) head.add("  " + printable(holders), TopAttr::kInfo);
+  if (std::string x = gpu_extras(g); !x.empty()) add_if_room(head, "  " + x, TopAttr::kDim);
   out.push_back(head.done());
   size_t fixed = 3 + 5 + 5 + 2 + 4 + 1 + 20;
   LineBuilder second{width};
@@ -248,6 +272,7 @@ TopLine table_header(const Layout& w, const TopView& v, size_t width) {
     std::string name = c->header;
     bool down = c->largest_first != v.reverse;  // the arrow points the way values go down the table
     if (c->id == v.sort) name += down ? (v.utf8 ? "▼" : "v") : (v.utf8 ? "▲" : "^");
+    if (c->id == TopColumn::kCommand && v.command_hscroll) name += " +" + std::to_string(v.command_hscroll);
     b.add(top_fit(name, cells, c->right) + (c->id == TopColumn::kCommand ? "" : " "), TopAttr::kHeader);
   }
   return b.done();
@@ -279,6 +304,8 @@ TopLine table_line(const TopRow& tr, const TopFrame& f, const Layout& w, const T
     std::string text = c->value(r, use);
     if (c->id == TopColumn::kCommand && tr.depth > 0)
       text = std::string(2 * (tr.depth - 1), ' ') + (v.utf8 ? "└─ " : "`- ") + text;
+    if (c->id == TopColumn::kCommand) text = top_skip_cells(text, v.command_hscroll);  // Left/Right
+    if (c->id == TopColumn::kPid && r.local_pid && v.tagged.count(*r.local_pid)) text = "*" + text;  // m
     TopAttr a = selected ? TopAttr::kSelected : TopAttr::kNormal;
     if (!selected && c->id == TopColumn::kCuda && coloured) a = top_severity_attr(worst);
     if (!selected && r.state == ProcessState::kExited) a = TopAttr::kDim;
@@ -305,8 +332,62 @@ std::vector<TopLine> help_lines(size_t width) {
 namespace {
 
 /// The detail screen's lines (not yet cut to the screen: the caller scrolls them).
-std::vector<TopLine> detail_lines(const TopFrame& f, const TopView& v, size_t width) {
-  return process_detail(f.snapshot.get(), f.ps.result, v.detail_pid, width);
+std::vector<TopLine> detail_lines(const TopFrame& f, const TopHistory& h, const TopView& v, size_t width) {
+  std::vector<TopLine> d = process_detail(f.snapshot.get(), f.ps.result, v.detail_pid, width);
+  auto it = h.processes.find(v.detail_pid);
+  if (it == h.processes.end() || d.size() < 2) return d;
+  // Its history over the session, after its pid and command: a sparkline and the last value each.
+  const TopHistory::ProcessSeries& s = it->second;
+  auto series = [&](const char* name, const std::deque<float>& values, double floor, const char* unit) {
+    double top = floor;
+    for (float x : values)
+      if (!std::isnan(x)) top = std::max(top, static_cast<double>(x));
+    std::deque<uint8_t> levels;
+    for (float x : values) levels.push_back(std::isnan(x) ? 255 : static_cast<uint8_t>(std::min(100.0, x * 100 / top)));
+    std::string last = "-";
+    if (!values.empty() && !std::isnan(values.back())) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f%s", static_cast<double>(values.back()), unit);
+      last = buf;
+    }
+    size_t spark = width > 40 ? std::min<size_t>(width - 30, TopHistory::kProcessSamples) : 10;
+    return LineBuilder{width}
+        .add(top_fit(std::string("  ") + name, 10), TopAttr::kDim)
+        .add(top_sparkline(levels, spark, v.utf8), TopAttr::kGood)
+        .add(" " + last + "  (max " + std::to_string(static_cast<long long>(top)) + unit + ")", TopAttr::kDim)
+        .done();
+  };
+  std::vector<TopLine> block = {LineBuilder{width}.add("History (this session, one sample a read)", TopAttr::kHeader).done(),
+                                series("GPU mem", s.gpu_memory_mib, 1, "MiB"), series("SM %", s.sm_percent, 100, "%"),
+                                series("CPU %", s.cpu_percent, 100, "%"), series("RSS", s.rss_mib, 1, "MiB"), {}};
+  d.insert(d.begin() + 2, block.begin(), block.end());
+  return d;
+}
+
+/// The environment screen: the variables gpumap reads first, marked, then the rest by name.
+std::vector<TopLine> environ_lines(const TopFrame& f, const TopView& v) {
+  const size_t wide = 100000;  // cut when drawn (Left/Right shift)
+  std::vector<TopLine> out;
+  std::string cmd = "?";
+  for (const ProcessRow& r : f.ps.result.rows)
+    if (r.pid == v.detail_pid) cmd = printable(r.command.value_or("?"));
+  out.push_back(LineBuilder{wide}
+                    .add("Environment of pid " + std::to_string(v.detail_pid), TopAttr::kBold)
+                    .add("  " + cmd + "  (" + std::to_string(v.environ.size()) + " variables; * read by gpumap)", TopAttr::kDim)
+                    .done());
+  if (!v.environ_note.empty()) out.push_back(LineBuilder{wide}.add("  " + v.environ_note, TopAttr::kWarn).done());
+  std::vector<std::string> gpu, rest;
+  for (const std::string& kv : v.environ) {
+    std::string name = kv.substr(0, kv.find('='));
+    bool read = std::any_of(std::begin(kEnvVars), std::end(kEnvVars),
+                            [&](const EnvVarInfo& e) { return (e.readers & kEnvReasoned) && name == e.name; });
+    (read ? gpu : rest).push_back(kv);
+  }
+  std::sort(gpu.begin(), gpu.end());
+  std::sort(rest.begin(), rest.end());
+  for (const std::string& kv : gpu) out.push_back(LineBuilder{wide}.add("* ", TopAttr::kWarn).add(printable(kv), TopAttr::kBold).done());
+  for (const std::string& kv : rest) out.push_back(LineBuilder{wide}.add("  " + printable(kv)).done());
+  return out;
 }
 
 /// A line scrolled `skip` columns to the right and cut at `width`.
@@ -318,14 +399,8 @@ TopLine shifted(const TopLine& line, size_t skip, size_t width) {
       skip -= w;
       continue;
     }
-    std::string t = s.text;
-    if (skip) {  // drop `skip` cells (a wide character cut in two leaves a space for its half)
-      size_t i = 0, cut = 0;
-      while (cut < skip && i < t.size()) cut += next_char_cells(t, &i);
-      t = std::string(cut - skip, ' ') + t.substr(i);
-      skip = 0;
-    }
-    b.add(t, s.attr);
+    b.add(top_skip_cells(s.text, skip), s.attr);
+    skip = 0;
   }
   return b.done();
 }
@@ -353,12 +428,13 @@ TopLine footer(const TopView& view, size_t width) {
   if (view.prompt == TopView::Prompt::kFilter) {
     spans = filter_prompt_spans(view.typed);
   } else if (view.prompt == TopView::Prompt::kSignal) {
-    std::string pid = std::to_string(view.signal_pid);
+    std::string pid = view.signal_pid ? "pid " + std::to_string(view.signal_pid)
+                                      : std::to_string(view.tagged.size()) + " tagged processes";
     if (!view.signal)
-      spans = {{"signal pid " + pid + ": ", TopAttr::kWarn},
+      spans = {{"signal " + pid + ": ", TopAttr::kWarn},
                {"t TERM  k KILL  h HUP  i INT  (any other key cancels)", TopAttr::kDim}};
     else
-      spans = {{"send " + signal_word(view.signal) + " to pid " + pid + "? ", TopAttr::kWarn},
+      spans = {{"send " + signal_word(view.signal) + " to " + pid + "? ", TopAttr::kWarn},
                {"y sends it, any other key cancels", TopAttr::kDim}};
   } else if (!view.message.empty()) {
     spans = {{printable(view.message), TopAttr::kInfo}};
@@ -457,8 +533,89 @@ void add_findings(std::vector<TopLine>& out, const std::vector<const ShownFindin
   }
 }
 
+/// "12.3/62.8G" from KiB.
+std::string gib_pair(std::optional<uint64_t> used, std::optional<uint64_t> total) {
+  auto g = [](uint64_t kib) {
+    char buf[32];
+    double v = static_cast<double>(kib) / (1024.0 * 1024);
+    std::snprintf(buf, sizeof buf, v < 100 ? "%.1f" : "%.0f", v);
+    return std::string(buf);
+  };
+  return (used ? g(*used) : std::string("?")) + "/" + (total ? g(*total) : std::string("?")) + "G";
+}
+
+/// "3d 04:12", "5:07:33" since boot.
+std::string uptime_text(double s) {
+  char buf[32];
+  auto t = static_cast<long long>(s);
+  if (t >= 86400) std::snprintf(buf, sizeof buf, "%lldd %02lld:%02lld", t / 86400, t / 3600 % 24, t / 60 % 60);
+  else std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+  return buf;
+}
+
+/// The host panel (CPU, memory, swap, load, uptime; each core from 40 lines): on screens of 30
+/// lines or more, folded away below, so 80x24 keeps its rows for processes.
+void host_panel_lines(std::vector<TopLine>& out, const TopHostPanel& h, const TopView& v, size_t width, size_t height) {
+  if (height < 30 || !h.known()) return;
+  auto pct = [](std::optional<uint64_t> used, std::optional<uint64_t> total) -> std::optional<uint32_t> {
+    if (!used || !total || !*total) return std::nullopt;
+    return static_cast<uint32_t>(*used * 100 / *total);
+  };
+  auto level = [](std::optional<uint32_t> p) {
+    return !p ? TopAttr::kDim : *p >= 90 ? TopAttr::kBad : *p >= 60 ? TopAttr::kWarn : TopAttr::kGood;
+  };
+  std::optional<uint32_t> cpu;
+  if (h.cpu_percent) cpu = static_cast<uint32_t>(*h.cpu_percent + 0.5);
+  std::optional<uint32_t> mem = pct(h.mem_used_kib, h.mem_total_kib), swap = pct(h.swap_used_kib, h.swap_total_kib);
+  size_t bar = width >= 160 ? 20 : width >= 120 ? 12 : 6;
+  LineBuilder b{width};
+  b.add("CPU", TopAttr::kBold).add(top_bar(cpu, bar, v.utf8), level(cpu)).add(top_fit(cpu ? std::to_string(*cpu) + "%" : "-", 5, true));
+  b.add("  MEM", TopAttr::kBold).add(top_bar(mem, bar, v.utf8), level(mem)).add(" " + gib_pair(h.mem_used_kib, h.mem_total_kib));
+  if (h.swap_total_kib && *h.swap_total_kib)
+    b.add("  SWP", TopAttr::kBold).add(top_bar(swap, bar, v.utf8), level(swap)).add(" " + gib_pair(h.swap_used_kib, h.swap_total_kib));
+  if (h.load1) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "  load %.2f %.2f %.2f", *h.load1, h.load5.value_or(0), h.load15.value_or(0));
+    b.add(buf);
+  }
+  if (h.uptime_s) b.add("  up " + uptime_text(*h.uptime_s), TopAttr::kDim);
+  out.push_back(b.done());
+  if (height < 40 || h.core_percent.size() < 2) return;
+  std::deque<uint8_t> cores;  // one cell a core, as a sparkline draws a sample
+  for (double c : h.core_percent) cores.push_back(static_cast<uint8_t>(std::min(100.0, c)));
+  size_t room = width > 12 ? width - 12 : 1;
+  LineBuilder c{width};
+  c.add("cores " + std::to_string(cores.size()) + " ", TopAttr::kDim);
+  std::deque<uint8_t> first(cores.begin(), cores.begin() + static_cast<long>(std::min(room, cores.size())));
+  c.add(top_sparkline(first, first.size(), v.utf8), TopAttr::kGood);
+  out.push_back(c.done());
+}
+
+/// What the signal prompt is about: the process's pid, user and command, above the footer.
+TopLine signal_target_line(const TopFrame& frame, const TopView& view, size_t width) {
+  if (!view.signal_pid) {  // the tagged ones
+    std::string all;
+    for (const auto& [pid, start] : view.tagged) {
+      std::string cmd = "?";
+      for (const ProcessRow& r : frame.ps.result.rows)
+        if (r.local_pid && *r.local_pid == pid) cmd = printable(r.user.value_or("?")) + " " + printable(r.command.value_or("?"));
+      all += (all.empty() ? "" : ", ") + std::string("pid ") + std::to_string(pid) + " (" + cmd + ")";
+    }
+    return LineBuilder{width}.add("  tagged: ", TopAttr::kWarn).add(all, TopAttr::kBold).done();
+  }
+  const ProcessRow* row = nullptr;
+  for (const ProcessRow& r : frame.ps.result.rows)
+    if (r.local_pid && *r.local_pid == view.signal_pid) row = &r;
+  std::string who = "pid " + std::to_string(view.signal_pid);
+  if (!row) return LineBuilder{width}.add("  " + who + ": no longer a GPU process", TopAttr::kWarn).done();
+  return LineBuilder{width}
+      .add("  " + who + "  user " + printable(row->user.value_or("?")) + "  ", TopAttr::kWarn)
+      .add(printable(row->command.value_or("?")), TopAttr::kBold)
+      .done();
+}
+
 std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& history, const TopView& view,
-                                   const TopStatus& status, size_t width, size_t height) {
+                                   const TopStatus& status, size_t width, size_t height, TableWindow* window) {
   std::vector<TopLine> out = head_lines(frame, view, status, width);
   const Snapshot* s = frame.snapshot.get();
   if (view.screen == TopView::Screen::kHelp) {
@@ -466,8 +623,16 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
     if (height && out.size() > height) out.resize(height);
     return out;
   }
+  if (view.screen == TopView::Screen::kEnviron) {
+    std::vector<TopLine> d = environ_lines(frame, view);
+    size_t room = height ? (height > out.size() + 1 ? height - out.size() - 1 : 0) : d.size();
+    size_t first = std::min(view.detail_scroll, d.size());
+    for (size_t i = first; i < d.size() && i - first < room; ++i) out.push_back(shifted(d[i], view.detail_hscroll, width));
+    finish_frame(out, height, LineBuilder{width}.add("Esc/q back  Up/Down scroll  Left/Right shift", TopAttr::kDim).done());
+    return out;
+  }
   if (view.screen == TopView::Screen::kDetail) {
-    std::vector<TopLine> d = detail_lines(frame, view, width);
+    std::vector<TopLine> d = detail_lines(frame, history, view, width);
     size_t room = height ? (height > out.size() + 1 ? height - out.size() - 1 : 0) : d.size();
     size_t first = std::min(view.detail_scroll, d.size());
     for (size_t i = first; i < d.size() && i - first < room; ++i) out.push_back(shifted(d[i], view.detail_hscroll, width));
@@ -475,6 +640,7 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
     return out;
   }
 
+  host_panel_lines(out, frame.host, view, width, height);
   std::vector<TopRow> rows = top_rows(frame, view);
   std::vector<ShownFinding> findings = shown_findings(frame.ps.result, view.filter);
   size_t hidden_info = 0;
@@ -508,9 +674,14 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
     for (const Gpu& g : s->gpus) gpu_lines(out, g, frame, history, view, width, per_gpu);
   Layout w = column_layout(width, rows, frame, view);
   out.push_back(table_header(w, view, width));
-  size_t first = std::min(view.scroll, rows.size());
-  for (size_t i = first; i < rows.size() && i - first < table_room; ++i)
-    out.push_back(table_line(rows[i], frame, w, view, height && i == view.selected, width));
+  // The window: the selection always in it, and a line for the rows above and below it.
+  TableWindow win = height ? table_window(rows.size(), view.selected, view.scroll, table_room)
+                           : TableWindow{0, rows.size(), view.selected};
+  win.top_line = out.size();
+  for (size_t i = win.first; i < win.first + win.shown; ++i)
+    out.push_back(table_line(rows[i], frame, w, view, height && i == win.selected, width));
+  if (win.more_line) out.push_back(more_rows_line(win, view.utf8, width));
+  if (window) *window = win;
   if (rows.empty())
     out.push_back(LineBuilder{width}
                       .add(view.filter.empty() ? "  no GPU processes" : "  no process matches " + printable(view.filter),
@@ -518,6 +689,11 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
                       .done());
   pad_frame(out, height, finding_lines + 1);
   add_findings(out, shown, hidden_info, finding_lines, height, width);
+  if (height > 2 && view.prompt == TopView::Prompt::kSignal) {  // the confirmation says whom
+    pad_frame(out, height, 1);
+    out.resize(height - 1);
+    out.back() = signal_target_line(frame, view, width);
+  }
   finish_frame(out, height, footer(view, width));
   return out;
 }
@@ -525,8 +701,8 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
 }  // namespace
 
 std::vector<TopLine> render_top(const TopFrame& frame, const TopHistory& history, const TopView& view,
-                                const TopStatus& status, size_t width, size_t height) {
-  std::vector<TopLine> lines = render_screen(frame, history, view, status, std::max<size_t>(width, 20), height);
+                                const TopStatus& status, size_t width, size_t height, TableWindow* window) {
+  std::vector<TopLine> lines = render_screen(frame, history, view, status, std::max<size_t>(width, 20), height, window);
   if (!view.utf8) top_asciify(lines);
   return lines;
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,7 +60,7 @@ bool top_auto_compact(size_t gpus, size_t height);
 
 /// What the person sees and has asked for.  Changed by the keys (src/top/top_keys.h).
 struct TopView {
-  enum class Screen { kMain, kHelp, kDetail };
+  enum class Screen { kMain, kHelp, kDetail, kEnviron };
   enum class Prompt { kNone, kFilter, kSignal };
   Screen screen = Screen::kMain;
   TopColumn sort = TopColumn::kGpu;
@@ -72,12 +73,17 @@ struct TopView {
   double interval_s = 1.0;     // seconds between reads
   size_t selected = 0;         // position in top_rows()
   size_t scroll = 0;           // first row shown
+  size_t command_hscroll = 0;  // Left/Right: the command column's first cells scrolled off
   uint32_t detail_pid = 0;     // Screen::kDetail: the process (NVML's pid)
   size_t detail_scroll = 0;    // its first line shown
   size_t detail_hscroll = 0;   // columns scrolled right (fixes are never wrapped)
   Prompt prompt = Prompt::kNone;
   std::string typed;           // Prompt::kFilter: what is typed so far
   uint32_t signal_pid = 0;     // Prompt::kSignal: the process (its pid here) and the signal asked
+                               // (0 with tags: every tagged process)
+  std::map<uint32_t, int64_t> tagged;  // m: processes tagged for one signal, pid here -> start ticks
+  std::vector<std::string> environ;    // Screen::kEnviron: detail_pid's whole environment (NAME=VALUE)
+  std::string environ_note;            // why it is empty (unreadable, another process now)
   int signal = 0;              // 0: not chosen yet (t, k, h or i chooses; then y sends it)
   std::string message;         // the last action's outcome, shown in the footer
   bool utf8 = true;            // block bars and sparklines; else ASCII
@@ -111,9 +117,11 @@ std::optional<std::string> top_filter_error(const std::string& filter);
 
 /// The whole screen: `height` lines of at most `width` columns (height 0: as many lines as the
 /// frame needs, for `top --once`).  The frame may be the last good one while a read hangs: the
-/// status line says how old it is.
+/// status line says how old it is.  The table shows the rows around the selection (always on
+/// screen, whatever `view.scroll` says) and a line with how many are above and below; `window`
+/// (when given) gets what it showed, for the keys.
 std::vector<TopLine> render_top(const TopFrame& frame, const TopHistory& history, const TopView& view,
-                                const TopStatus& status, size_t width, size_t height);
+                                const TopStatus& status, size_t width, size_t height, TableWindow* window = nullptr);
 
 /// What a terminal under 80x24 shows instead: the size needed and this one's, wrapped at words
 /// to `width` columns.

@@ -76,6 +76,10 @@ Screen::Screen(bool color) {
   nonl();
   keypad(stdscr, TRUE);
   set_escdelay(25);
+  // The wheel scrolls and a click selects (as in htop and nvitop); the terminal's own selection
+  // is then Shift and the mouse.
+  mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
+  mouseinterval(0);
   curs_set(0);
   color_ = color && has_colors();
   if (color_) {
@@ -160,6 +164,14 @@ int Screen::read_key(int timeout_ms, int wake_fd) {
     case 8: return kKeyBackspace;
     case KEY_RESIZE: return kKeyResize;
     case 3: return kKeyCtrlC;
+    case KEY_MOUSE: {
+      MEVENT ev{};
+      if (getmouse(&ev) != OK) return -1;
+      if (ev.bstate & BUTTON4_PRESSED) return kKeyWheelUp;
+      if (ev.bstate & BUTTON5_PRESSED) return kKeyWheelDown;
+      if ((ev.bstate & BUTTON1_PRESSED) && ev.y >= 0) return top_click_key(static_cast<size_t>(ev.y));
+      return -1;
+    }
     default: return ch >= 0 && ch < 256 ? ch : -1;
   }
 }

@@ -91,7 +91,10 @@ TopAction signal_key(TopView& view, int key) {
     view.prompt = TopView::Prompt::kNone;
     int sig = view.signal;
     view.signal = 0;
-    return {TopAction::kSignal, view.signal_pid, sig};
+    TopAction a{TopAction::kSignal, view.signal_pid, sig};
+    if (!view.signal_pid)  // the tagged processes (the loop sends, then clears the tags)
+      for (const auto& [pid, start] : view.tagged) a.pids.push_back(pid);
+    return a;
   }
   view.prompt = TopView::Prompt::kNone;
   view.signal = 0;
@@ -110,8 +113,10 @@ struct Done {
 /// Up, Down, PgUp, PgDn, Home, End: the same in both screens.
 Done move(size_t& selected, int key, size_t rows, size_t page) {
   switch (key) {
-    case kKeyUp: if (selected) --selected; break;
-    case kKeyDown: ++selected; break;
+    case kKeyUp:
+    case kKeyWheelUp: if (selected) --selected; break;
+    case kKeyDown:
+    case kKeyWheelDown: ++selected; break;
     case kKeyPageUp: selected -= std::min(selected, page); break;
     case kKeyPageDown: selected += page; break;
     case kKeyHome: selected = 0; break;
@@ -149,6 +154,12 @@ Done open_detail(HostKey& k) {
 }
 
 Done ask_signal(HostKey& k) {
+  if (!k.view.tagged.empty()) {  // every tagged process: each was a row selected on screen when tagged
+    k.view.prompt = TopView::Prompt::kSignal;
+    k.view.signal_pid = 0;
+    k.view.signal = 0;
+    return {};
+  }
   const ProcessRow* r = k.process();
   if (!r) return {};
   if (!r->local_pid || r->state != ProcessState::kRunning) {
@@ -160,6 +171,42 @@ Done ask_signal(HostKey& k) {
     k.view.signal = 0;  // a letter chooses it
   }
   return {};
+}
+
+/// The process's whole environment: the loop reads it (TopAction::kEnviron), this screen shows it.
+Done open_environ(HostKey& k) {
+  const ProcessRow* r = k.process();
+  if (!r) return {};
+  if (!r->local_pid) {
+    k.view.message = "pid " + std::to_string(r->pid) + ": its environment is not readable from here (another PID namespace)";
+    return {};
+  }
+  k.view.screen = TopView::Screen::kEnviron;
+  k.view.detail_pid = r->pid;
+  k.view.detail_scroll = k.view.detail_hscroll = 0;
+  k.view.environ.clear();
+  k.view.environ_note.clear();
+  return {{TopAction::kEnviron, *r->local_pid}};
+}
+
+/// m tags (or untags) the selected process and moves down; M untags every one.
+Done tag(HostKey& k) {
+  TopView& v = k.view;
+  if (k.key == 'M') {
+    v.message = v.tagged.empty() ? "nothing tagged" : "every tag cleared";
+    v.tagged.clear();
+    return {};
+  }
+  const ProcessRow* r = k.process();
+  if (!r) return {};
+  if (!r->local_pid || r->state != ProcessState::kRunning) {
+    v.message = "pid " + std::to_string(r->pid) + " cannot be tagged for a signal from here";
+    return {};
+  }
+  if (!v.tagged.erase(*r->local_pid)) v.tagged[*r->local_pid] = r->start_ticks.value_or(-1);
+  v.message = std::to_string(v.tagged.size()) + " tagged (k signals them, M untags)";
+  ++v.selected;
+  return {{}, true};
 }
 
 Done back(TopView& v) {
@@ -177,14 +224,23 @@ Done host_command(TopCommand c, HostKey& k) {
     case TopCommand::kHelp: v.screen = TopView::Screen::kHelp; return {};
     case TopCommand::kSelect:
     case TopCommand::kPage: return move(v.selected, k.key, k.rows, k.page);
+    case TopCommand::kScrollCommand:
+      if (k.key == kKeyLeft) v.command_hscroll -= std::min<size_t>(v.command_hscroll, 8);
+      else v.command_hscroll += 8;
+      return {};
     case TopCommand::kDetail: return open_detail(k);
+    case TopCommand::kEnviron: return open_environ(k);
+    case TopCommand::kTag: return tag(k);
     case TopCommand::kSort: {
       const std::vector<TopColumnSpec>& cols = top_columns();
+      if (k.key == 'r') {
+        v.reverse = !v.reverse;
+        return {{}, true};
+      }
       v.sort = cols[next_column(column_at(v.sort), cols.size(), k.key)].id;
       v.message = std::string("sorted by ") + top_column_name(v.sort);
       return {{}, true};
     }
-    case TopCommand::kReverse: v.reverse = !v.reverse; return {{}, true};
     case TopCommand::kFilter: v.prompt = TopView::Prompt::kFilter; v.typed = v.filter; return {};
     case TopCommand::kTree: v.tree = !v.tree; v.message = v.tree ? "tree view" : "flat view"; return {{}, true};
     case TopCommand::kCompact: v.compact_toggled = !v.compact_toggled; return {};
@@ -206,8 +262,10 @@ std::optional<TopAction> detail_key(TopView& v, int key, size_t page) {
     case 'q':
     case kKeyEscape:
     case kKeyEnter: v.screen = TopView::Screen::kMain; return TopAction{};
-    case kKeyUp: if (v.detail_scroll) --v.detail_scroll; return TopAction{};
-    case kKeyDown: ++v.detail_scroll; return TopAction{};
+    case kKeyUp:
+    case kKeyWheelUp: if (v.detail_scroll) --v.detail_scroll; return TopAction{};
+    case kKeyDown:
+    case kKeyWheelDown: ++v.detail_scroll; return TopAction{};
     case kKeyPageUp: v.detail_scroll -= std::min(v.detail_scroll, page); return TopAction{};
     case kKeyPageDown: v.detail_scroll += page; return TopAction{};
     case kKeyLeft: v.detail_hscroll -= std::min<size_t>(v.detail_hscroll, 8); return TopAction{};
@@ -230,7 +288,7 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
     return key == 'q' ? TopAction{TopAction::kQuit} : TopAction{};
   }
   view.message.clear();
-  if (view.screen == TopView::Screen::kDetail)
+  if (view.screen == TopView::Screen::kDetail || view.screen == TopView::Screen::kEnviron)
     if (std::optional<TopAction> a = detail_key(view, key, page)) return *a;
   HostKey k{view, key, frame, page, top_rows(frame, view).size()};
   Done done{{}, key == kKeyResize};

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "output/fleet_top_view.h"
 #include "output/top_keymap.h"
@@ -15,9 +16,13 @@ namespace gpumap {
 
 /// What the loop must do after a key.
 struct TopAction {
-  enum Kind { kNone, kQuit, kReadNow, kSignal } kind = kNone;
-  uint32_t pid = 0;  // kSignal: the process, as this machine's /proc names it
+  enum Kind { kNone, kQuit, kReadNow, kSignal, kEnviron };
+  TopAction() = default;
+  TopAction(Kind k, uint32_t p = 0, int s = 0) : kind(k), pid(p), signal(s) {}  // NOLINT: {TopAction::kQuit} reads well
+  Kind kind = kNone;
+  uint32_t pid = 0;  // kSignal, kEnviron: the process, as this machine's /proc names it
   int signal = 0;
+  std::vector<uint32_t> pids;  // kSignal to the tagged processes: each (pid is 0)
 };
 
 /// Applies `key` to `view`.  `page` is how many table rows the screen shows (PgUp/PgDn).

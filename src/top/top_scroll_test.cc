@@ -6,6 +6,7 @@
 
 #include "fake_session.h"
 #include "model/text.h"
+#include "output/style.h"
 #include "os/proc.h"
 #include "session/top.h"
 #include "top/top_app.h"
@@ -15,12 +16,16 @@ namespace {
 
 using testing::FakeSession;
 
-/// dgx8 with 9 GPU processes (pids 501..509, "python3 job-N.py"): at 80x24 the GPU lines fold and
-/// the table has room for fewer rows than that.
+/// dgx8 with 9 GPU processes (pids 501..509 on GPUs 0..7, the last two on GPU 7, "python3 job-N.py"):
+/// at 80x24 the GPU lines fold and the table has room for fewer rows than that.
 TopFrame nine_processes() {
   FakeSession f("dgx8");
   for (uint32_t i = 1; i <= 9; ++i)
-    f.with_process((i - 1) % 8, {.pid = 500 + i, .argv = {"python3", "job-" + std::to_string(i) + ".py"}}, 1000 + i);
+    f.with_process(std::min<uint32_t>(i - 1, 7),
+                   {.pid = 500 + i,
+                    .argv = {"python3", "job-" + std::to_string(i) + ".py"},
+                    .environ = std::vector<std::string>{"LOCAL_RANK=0"}},  // rank 0 off GPU 0: findings take lines
+                   1000 + i);
   return read_top_frame(f.session(), ProcFs(f.proc_root()));
 }
 
@@ -120,6 +125,61 @@ TEST(TopScroll, TheScreenSaysHowManyRowsAreAboveAndBelow) {
   // 132x40: room for all nine, no such line.
   all = top_text(draw_top_screen(s, f, {}, {}, 132, 40), false);
   EXPECT_EQ(all.find(" more  (PgUp"), std::string::npos) << all;
+}
+
+TEST(TopScroll, LeftAndRightScrollTheCommand) {
+  TopFrame f = nine_processes();
+  TopScreenState s;
+  std::string all = top_text(draw_top_screen(s, f, {}, {}, 80, 24), false);
+  EXPECT_NE(all.find("python3 job-1.py"), std::string::npos) << all;
+  press_top_key(s, kKeyRight, f);
+  all = top_text(draw_top_screen(s, f, {}, {}, 80, 24), false);
+  EXPECT_EQ(all.find("python3 job-1.py"), std::string::npos) << all;
+  EXPECT_NE(all.find(" job-1.py"), std::string::npos) << all;  // "python3 " scrolled off
+  EXPECT_NE(all.find("COMMAND +8"), std::string::npos) << all;
+  press_top_key(s, kKeyLeft, f);
+  press_top_key(s, kKeyLeft, f);  // never past the start
+  all = top_text(draw_top_screen(s, f, {}, {}, 80, 24), false);
+  EXPECT_NE(all.find("python3 job-1.py"), std::string::npos) << all;
+  EXPECT_EQ(s.view.command_hscroll, 0u);
+}
+
+TEST(TopScroll, TheWheelScrollsAndAClickSelectsTheRowUnderIt) {
+  TopFrame f = nine_processes();
+  TopScreenState s;
+  std::vector<TopLine> lines = draw_top_screen(s, f, {}, {}, 80, 24);
+  for (int i = 0; i < 8; ++i) {
+    press_top_key(s, kKeyWheelDown, f);
+    lines = draw_top_screen(s, f, {}, {}, 80, 24);
+  }
+  EXPECT_EQ(selected_on_screen(lines), 509u) << top_text(lines, false);
+  // A click on the table's third line selects the row drawn there; one off the table does nothing.
+  size_t line = 0;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (text_of(lines[i]).find("    PID ") == 0) line = i + 3;
+  ASSERT_GT(line, 0u) << top_text(lines, false);
+  uint32_t pid = 0;
+  ASSERT_TRUE(parse_small_uint(trim(text_of(lines[line]).substr(0, 7)), pid)) << text_of(lines[line]);
+  press_top_key(s, top_click_key(line), f);
+  lines = draw_top_screen(s, f, {}, {}, 80, 24);
+  EXPECT_EQ(selected_on_screen(lines), pid) << top_text(lines, false);
+  press_top_key(s, top_click_key(0), f);  // the title line
+  EXPECT_EQ(selected_on_screen(draw_top_screen(s, f, {}, {}, 80, 24)), pid);
+}
+
+TEST(TopScroll, At80x24And132x40And200x60EveryLineFitsAndEndShowsTheLastRow) {
+  TopFrame f = nine_processes();
+  for (auto [w, h] : std::initializer_list<std::pair<size_t, size_t>>{{80, 24}, {132, 40}, {200, 60}}) {
+    TopScreenState s;
+    draw_top_screen(s, f, {}, {}, w, h);
+    press_top_key(s, kKeyEnd, f);
+    std::vector<TopLine> lines = draw_top_screen(s, f, {}, {}, w, h);
+    ASSERT_EQ(lines.size(), h);
+    for (const TopLine& l : lines) EXPECT_LE(display_width(text_of(l)), w) << text_of(l);
+    EXPECT_EQ(selected_on_screen(lines), 509u) << w << "x" << h << "\n" << top_text(lines, false);
+    press_top_key(s, 'k', f);
+    EXPECT_EQ(s.view.signal_pid, 509u) << w << "x" << h;
+  }
 }
 
 }  // namespace
