@@ -350,7 +350,7 @@ std::vector<TopLine> detail_lines(const TopFrame& f, const TopHistory& h, const 
       std::snprintf(buf, sizeof buf, "%.0f%s", static_cast<double>(values.back()), unit);
       last = buf;
     }
-    size_t spark = width > 40 ? std::min<size_t>(width - 30, TopHistory::kProcessSamples) : 10;
+    size_t spark = width > 50 ? std::min<size_t>(width - 50, 60) : 10;  // the last minute at 1 s
     return LineBuilder{width}
         .add(top_fit(std::string("  ") + name, 10), TopAttr::kDim)
         .add(top_sparkline(levels, spark, v.utf8), TopAttr::kGood)

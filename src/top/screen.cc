@@ -80,6 +80,10 @@ Screen::Screen(bool color) {
   // is then Shift and the mouse.
   mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
   mouseinterval(0);
+  // Home and End as tmux, screen and the Linux console send them, whatever TERM's terminfo says
+  // (xterm-256color inside tmux knows only ESC O H / ESC O F: Home did nothing there).
+  for (const char* home : {"\033[1~", "\033[7~", "\033[H", "\033OH"}) define_key(home, KEY_HOME);
+  for (const char* end : {"\033[4~", "\033[8~", "\033[F", "\033OF"}) define_key(end, KEY_END);
   curs_set(0);
   color_ = color && has_colors();
   if (color_) {

@@ -184,7 +184,7 @@ void read_shown_environ(const TopFrame& frame, uint32_t pid, TopView& view) {
     if (r.local_pid && *r.local_pid == pid) row = &r;
   ProcFs proc(frame.ps.proc_root);
   std::optional<ProcStat> st = proc.stat(pid);
-  if (!row || !st || (row->start_ticks && *row->start_ticks != st->start_ticks)) {
+  if (!row || (st && row->start_ticks && *row->start_ticks != st->start_ticks)) {  // a pid taken since
     view.environ_note = "pid " + std::to_string(pid) + " has exited or is another process now: nothing read";
     return;
   }

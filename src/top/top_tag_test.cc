@@ -13,8 +13,8 @@ namespace {
 
 using testing::FakeSession;
 
-TopFrame three() {
-  FakeSession f("h200x2");
+/// Three processes on h200x2 (601 with a few variables); `f` must outlive the frame's /proc reads.
+TopFrame three(FakeSession& f) {
   f.with_process(0, {.pid = 601, .argv = {"python3", "a.py"},
                      .environ = std::vector<std::string>{"PATH=/bin", "CUDA_VISIBLE_DEVICES=1", "HOME=/root", "LOCAL_RANK=0"}});
   f.with_process(0, {.pid = 602, .argv = {"python3", "b.py"}});
@@ -23,7 +23,8 @@ TopFrame three() {
 }
 
 TEST(TopEnviron, EShowsTheWholeEnvironmentTheVariablesGpumapReadsFirstAndMarked) {
-  TopFrame f = three();
+  FakeSession fs("h200x2");
+  TopFrame f = three(fs);
   TopScreenState s;
   draw_top_screen(s, f, {}, {}, 132, 40);
   TopAction a = press_top_key(s, 'e', f);
@@ -44,7 +45,8 @@ TEST(TopEnviron, EShowsTheWholeEnvironmentTheVariablesGpumapReadsFirstAndMarked)
 }
 
 TEST(TopTag, MTagsSeveralProcessesAndKAsksOnceForThemAll) {
-  TopFrame f = three();
+  FakeSession fs("h200x2");
+  TopFrame f = three(fs);
   TopScreenState s;
   draw_top_screen(s, f, {}, {}, 132, 40);
   press_top_key(s, 'm', f);  // 601, and down
