@@ -304,6 +304,45 @@ TEST(CliTop, EightGpusAndFortySleepersAt132x40ShowTwentyProcessRowsInCompactMode
   EXPECT_EQ(t.exit_status(), "0");
 }
 
+// Issue 53: 9 GPU processes at 80x24 (dgx8, the GPU lines folded) are more than the table's
+// rows: every row is reached, the screen says how many are off it, and k offers only the row seen.
+TEST(CliTop, At80x24NineProcessesScrollEveryRowIsReachedAndOnlyARowShownIsSignalled) {
+  REQUIRE_TMUX();
+  std::vector<std::unique_ptr<Sleeper>> sleepers;
+  std::ifstream in(host_path("dgx8"));
+  nlohmann::json h = nlohmann::json::parse(in);
+  for (auto& g : h["gpus"]) g["processes"] = nlohmann::json::array();
+  for (int i = 0; i < 9; ++i) {
+    sleepers.push_back(std::make_unique<Sleeper>(std::vector<std::string>{"LOCAL_RANK=0"}, "python3 row.py", 120));
+    h["gpus"][std::min(i, 7)]["processes"].push_back({{"pid", sleepers.back()->pid()}, {"used_memory_mib", 100 + i}});
+  }
+  // Sorted by GPU, then pid: the last row is the larger pid of GPU 7's two.
+  int last = std::max(sleepers[7]->pid(), sleepers[8]->pid());
+  auto row_shown = [](const std::string& screen, int pid) {  // a table line: the pid right-aligned in 7 cells
+    std::string p = std::to_string(pid);
+    return screen.find("\n" + std::string(p.size() < 7 ? 7 - p.size() : 0, ' ') + p + " ") != std::string::npos;
+  };
+  Tmux t(80, 24, top_command({"--simulate", write_temp_file("dgx8-nine.json", h.dump())}));
+  ASSERT_TRUE(t.started());
+  std::string s = t.wait_for_text(" more  (PgUp/PgDn");
+  EXPECT_NE(s.find("\u2193 "), std::string::npos) << s;  // rows below
+  EXPECT_FALSE(row_shown(s, last)) << "the last row is below the screen\n" << s;
+  t.keys({"End"});
+  s = t.wait_for_text("\u2191 ");  // rows above now
+  EXPECT_TRUE(row_shown(s, last)) << "End: the last row on screen\n" << s;
+  t.keys({"k"});
+  s = t.wait_for_text("signal pid " + std::to_string(last) + ": t TERM");
+  EXPECT_NE(s.find("pid " + std::to_string(last) + "  user "), std::string::npos) << "the confirmation names it\n" << s;
+  t.keys({"Escape"});
+  t.wait_for_text("no signal sent");
+  t.keys({"Home"});
+  s = t.wait_for([&](const std::string& x) { return x.find("\u2191 ") == std::string::npos && x.find("\u2193 ") != std::string::npos; });
+  EXPECT_FALSE(row_shown(s, last)) << s;
+  t.keys({"q"});
+  EXPECT_EQ(t.exit_status(), "0");
+  for (auto& p : sleepers) EXPECT_EQ(waitpid(p->pid(), nullptr, WNOHANG), 0) << "nothing was signalled";
+}
+
 TEST(CliTop, PsPsJsonMetricsAndTopReadTheSameProcessUtilisation) {
   // A busy process at 90 %: every front end says 90 (ps said [N/A] and null, issue 43).
   std::ifstream in(host_path("h200x2"));

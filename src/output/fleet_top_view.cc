@@ -9,6 +9,7 @@
 #include "findings/severity.h"
 #include "model/text.h"
 #include "output/style.h"
+#include "output/top_keymap.h"
 
 namespace gpumap {
 namespace {
@@ -383,10 +384,6 @@ TopLine row_line(const FleetTopRow& r, const FleetTopView& v, const Layout& l, c
   return b.done();
 }
 
-TopAttr severity_attr(Severity s) {
-  return s == Severity::kError ? TopAttr::kBad : s == Severity::kWarning ? TopAttr::kWarn : TopAttr::kInfo;
-}
-
 /// One line per cause: severity, id, how many places on how many nodes, then the places (cut at
 /// the edge live; with no height every place, wrapped).
 std::vector<TopLine> cause_lines(const FleetAnswer& a, const std::vector<FleetTopRow>& rows, size_t width, bool all) {
@@ -413,13 +410,13 @@ std::vector<TopLine> cause_lines(const FleetAnswer& a, const std::vector<FleetTo
     std::string text = printable(c.id) + ": " + std::to_string(places.size()) + " place" + (places.size() == 1 ? "" : "s") + " on " +
                        std::to_string(nodes.size()) + " node" + (nodes.size() == 1 ? "" : "s") + ": " + where;
     if (!all) {
-      out.push_back(LineBuilder{width}.add("  " + head, severity_attr(c.severity)).words(text).done());
+      out.push_back(LineBuilder{width}.add("  " + head, top_severity_attr(c.severity)).words(text).done());
       continue;
     }
     std::vector<std::string> wrapped = split(wrap(head + text, width, 2, 6), '\n');
     for (size_t i = 0; i < wrapped.size(); ++i) {
       if (i == 0 && wrapped[i].size() >= 2 + head.size())
-        out.push_back(LineBuilder{width}.add("  ").add(head, severity_attr(c.severity)).add(wrapped[i].substr(2 + head.size())).done());
+        out.push_back(LineBuilder{width}.add("  ").add(head, top_severity_attr(c.severity)).add(wrapped[i].substr(2 + head.size())).done());
       else
         out.push_back(LineBuilder{width}.add(wrapped[i]).done());
     }
@@ -428,48 +425,14 @@ std::vector<TopLine> cause_lines(const FleetAnswer& a, const std::vector<FleetTo
 }
 
 std::vector<TopLine> help_lines(size_t width) {
-  static const char* kKeys[][2] = {
-      {"q, Ctrl-C", "quit"},
-      {"h, ?", "this help (any key closes it)"},
-      {"Up, Down", "select a node, a GPU or a process"},
-      {"PgUp, PgDn, Home, End", "a page up or down, the first, the last"},
-      {"Enter, Right", "expand the node: its GPUs and their processes, each with its own cuda:N (Enter again folds it)"},
-      {"Left", "fold the node"},
-      {"e", "expand every node, or fold them all"},
-      {"<, >", "sort the nodes by the column to the left / right"},
-      {"r", "reverse the sort"},
-      {"/", "filter: node:TEXT, user:NAME, job:ID, gpu:TEXT (model, index or UUID prefix), pid:N, or text "
-            "in a node's name, a user or a command (Enter applies, Esc clears)"},
-      {"space, p", "pause / resume reading"},
-      {"+, -", "refresh faster / slower"},
-      {"Esc", "back to the main screen; clear the filter"},
-      {"t, c, k, i", "not in the fleet view: t (tree) and k (signal) need the node's own /proc (run gpumap top "
-                     "there), c has no GPU blocks to fold, i: info findings are counted, not fetched (--all lists them)"},
-  };
-  std::vector<TopLine> out;
-  out.push_back(LineBuilder{width}.add("gpumap top --prometheus: keys", TopAttr::kBold).done());
-  out.push_back({});
-  for (const auto& k : kKeys) {
-    std::vector<std::string> text = split(wrap(k[1], std::max<size_t>(width, 40), 22, 22).substr(22), '\n');
-    out.push_back(LineBuilder{width}.add(top_fit(k[0], 21) + " ", TopAttr::kHeader).add(text[0]).done());
-    for (size_t i = 1; i < text.size(); ++i) out.push_back(LineBuilder{width}.add(text[i]).done());
-  }
-  return out;
+  return key_help_lines("gpumap top --prometheus: keys", key_help(fleet_top_keymap()), width);
 }
 
 TopLine footer(const FleetTopView& view, size_t width) {
-  LineBuilder b{width};
-  if (view.filter_prompt) {
-    b.add("filter: ", TopAttr::kBold).add(printable(view.typed) + "_").add("  (Enter applies, Esc clears)", TopAttr::kDim);
-    return b.done();
-  }
-  std::string filter = view.filter.empty() ? "" : "  filter: " + printable(view.filter);
-  size_t room = width > display_width(filter) ? width - display_width(filter) : 0;
-  std::string text = !view.message.empty() ? printable(view.message)
-                                           : "q quit  h help  Enter expand  Left fold  e all  <> sort  / filter  space pause";
-  b.add(top_cut_at_word(text, room), view.message.empty() ? TopAttr::kDim : TopAttr::kInfo);
-  if (!filter.empty()) b.add(filter, TopAttr::kWarn);
-  return b.done();
+  if (view.filter_prompt) return footer_line(filter_prompt_spans(view.typed), "", width);
+  if (!view.message.empty()) return footer_line({{printable(view.message), TopAttr::kInfo}}, view.filter, width);
+  return footer_line({{"q quit  h help  Enter expand  Left fold  e all  <> sort  / filter  space pause", TopAttr::kDim}},
+                     view.filter, width);
 }
 
 std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& view, const TopStatus& status, size_t width) {
@@ -522,7 +485,7 @@ std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& 
 }
 
 std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopView& view, const TopStatus& status, size_t width,
-                                   size_t height) {
+                                   size_t height, TableWindow* window) {
   std::vector<TopLine> out = head_lines(frame, view, status, width);
   if (view.screen == FleetTopView::Screen::kHelp) {
     for (TopLine& l : help_lines(width)) out.push_back(std::move(l));
@@ -553,9 +516,13 @@ std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopVie
   Layout l = layout(width);
   std::map<std::string, NodeFindings> fi = a ? findings_by_instance(*a) : std::map<std::string, NodeFindings>{};
   out.push_back(table_header(view, l, width));
-  size_t first = std::min(view.scroll, rows.size());
-  for (size_t i = first; i < rows.size() && i - first < table_room; ++i)
-    out.push_back(row_line(rows[i], view, l, fi, height && i == view.selected, width));
+  // The window: the selection always in it, and a line for the rows above and below it.
+  TableWindow win = height ? table_window(rows.size(), view.selected, view.scroll, table_room)
+                           : TableWindow{0, rows.size(), view.selected};
+  for (size_t i = win.first; i < win.first + win.shown; ++i)
+    out.push_back(row_line(rows[i], view, l, fi, height && i == win.selected, width));
+  if (win.more_line) out.push_back(more_rows_line(win, view.utf8, width));
+  if (window) *window = win;
   if (rows.empty() && a)
     out.push_back(LineBuilder{width}
                       .add(!view.filter.empty() ? "  no node matches " + printable(view.filter)
@@ -564,8 +531,7 @@ std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopVie
                                : "  nothing matches the filters",
                            TopAttr::kDim)
                       .done());
-  if (height)
-    while (out.size() + finding_lines + 1 < height) out.push_back({});
+  pad_frame(out, height, finding_lines + 1);
   if (finding_lines) {
     LineBuilder b{width};
     b.add("Findings by cause", TopAttr::kHeader);
@@ -579,19 +545,15 @@ std::vector<TopLine> render_screen(const FleetTopFrame& frame, const FleetTopVie
       out.push_back(causes[i]);
     }
   }
-  if (height) {
-    while (out.size() + 1 < height) out.push_back({});
-    out.resize(height - 1);
-    out.push_back(footer(view, width));
-  }
+  finish_frame(out, height, footer(view, width));
   return out;
 }
 
 }  // namespace
 
 std::vector<TopLine> render_fleet_top(const FleetTopFrame& frame, const FleetTopView& view, const TopStatus& status, size_t width,
-                                      size_t height) {
-  std::vector<TopLine> lines = render_screen(frame, view, status, std::max<size_t>(width, 20), height);
+                                      size_t height, TableWindow* window) {
+  std::vector<TopLine> lines = render_screen(frame, view, status, std::max<size_t>(width, 20), height, window);
   if (!view.utf8) top_asciify(lines);
   return lines;
 }

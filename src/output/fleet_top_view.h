@@ -70,7 +70,9 @@ std::optional<std::string> fleet_top_filter_error(const std::string& filter);
 
 /// The whole screen: `height` lines of at most `width` columns (height 0: every line, for
 /// `--once`, with every node expanded as the view says).
+/// The table shows the rows around the selection (always on screen) and a line with how many are
+/// above and below; `window` (when given) gets what it showed, for the keys.
 std::vector<TopLine> render_fleet_top(const FleetTopFrame& frame, const FleetTopView& view, const TopStatus& status,
-                                      size_t width, size_t height);
+                                      size_t width, size_t height, TableWindow* window = nullptr);
 
 }  // namespace gpumap

@@ -1,49 +1,19 @@
 // `gpumap top`'s screen as a pure function: a frame (answer/top_answer.h), its history, what the
 // person asked for (sort, filter, tree, detail...) and a size give the lines to draw, each a run
-// of styled spans.  The terminal front end (src/top/) only paints them; `top --once` prints them.
+// of styled spans (output/screen_kit.h: the pieces it shares with the fleet's screen).  The terminal
+// front end (src/top/) only paints them; `top --once` prints them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "answer/top_answer.h"
+#include "output/screen_kit.h"
 
 namespace gpumap {
-
-/// How a span is drawn.  The terminal maps each to a colour pair or an attribute; monochrome
-/// terminals and NO_COLOR keep only bold, reverse and dim.
-enum class TopAttr : uint8_t { kNormal, kBold, kDim, kHeader, kSelected, kGood, kWarn, kBad, kInfo };
-
-struct TopSpan {
-  std::string text;  // UTF-8, no control characters
-  TopAttr attr = TopAttr::kNormal;
-};
-using TopLine = std::vector<TopSpan>;
-
-/// Builds one line of spans, cut at `width` columns (with "…"): the views of top and of the
-/// fleet (output/fleet_top_view.h) draw with it.
-struct TopLineBuilder {
-  explicit TopLineBuilder(size_t w) : width(w) {}
-  size_t width;
-  TopLine line;
-  size_t used = 0;
-  TopLineBuilder& add(const std::string& text, TopAttr a = TopAttr::kNormal);
-  /// A message: cut at a word (with "…") when it does not fit what is left of the line.
-  TopLineBuilder& words(const std::string& text, TopAttr a = TopAttr::kNormal);
-  TopLine done() { return std::move(line); }
-};
-/// `s` cut or padded to exactly `w` columns (left-aligned, or right-aligned when `right`).
-std::string top_fit(const std::string& s, size_t w, bool right = false);
-/// `text` cut to at most `cells` columns at a word, with "…".
-std::string top_cut_at_word(const std::string& text, size_t cells);
-/// "14:02:09" (local time), for the title line.
-std::string top_clock_text(int64_t unix_ms);
-/// "2s", "0.5s": the refresh interval as the title says it.
-std::string top_seconds_text(double s);
-/// Every line in ASCII for a terminal that cannot show UTF-8 ("…" becomes "~", others "?").
-void top_asciify(std::vector<TopLine>& lines);
 
 /// The process table's columns, in order (top_columns() has one row for each).
 enum class TopColumn { kPid, kUser, kGpu, kCuda, kMemory, kUtil, kCpu, kRss, kTime, kJob, kRank, kCommand };
@@ -90,7 +60,7 @@ bool top_auto_compact(size_t gpus, size_t height);
 
 /// What the person sees and has asked for.  Changed by the keys (src/top/top_keys.h).
 struct TopView {
-  enum class Screen { kMain, kHelp, kDetail };
+  enum class Screen { kMain, kHelp, kDetail, kEnviron };
   enum class Prompt { kNone, kFilter, kSignal };
   Screen screen = Screen::kMain;
   TopColumn sort = TopColumn::kGpu;
@@ -103,12 +73,17 @@ struct TopView {
   double interval_s = 1.0;     // seconds between reads
   size_t selected = 0;         // position in top_rows()
   size_t scroll = 0;           // first row shown
+  size_t command_hscroll = 0;  // Left/Right: the command column's first cells scrolled off
   uint32_t detail_pid = 0;     // Screen::kDetail: the process (NVML's pid)
   size_t detail_scroll = 0;    // its first line shown
   size_t detail_hscroll = 0;   // columns scrolled right (fixes are never wrapped)
   Prompt prompt = Prompt::kNone;
   std::string typed;           // Prompt::kFilter: what is typed so far
   uint32_t signal_pid = 0;     // Prompt::kSignal: the process (its pid here) and the signal asked
+                               // (0 with tags: every tagged process)
+  std::map<uint32_t, int64_t> tagged;  // m: processes tagged for one signal, pid here -> start ticks
+  std::vector<std::string> environ;    // Screen::kEnviron: detail_pid's whole environment (NAME=VALUE)
+  std::string environ_note;            // why it is empty (unreadable, another process now)
   int signal = 0;              // 0: not chosen yet (t, k, h or i chooses; then y sends it)
   std::string message;         // the last action's outcome, shown in the footer
   bool utf8 = true;            // block bars and sparklines; else ASCII
@@ -132,14 +107,21 @@ struct TopRow {
 /// The rows the table shows for `view` (filter, sort, tree), in order.
 std::vector<TopRow> top_rows(const TopFrame& frame, const TopView& view);
 
+/// Whether `row` is kept by `filter` (as top_rows() keeps rows: the findings of a row go with it).
+bool top_row_matches(const ProcessRow& row, const std::string& filter);
+/// The host use (CPU %, RSS, time) the frame read for `row`'s process; null when unknown.
+const ProcessHostUse* top_host_use(const ProcessRow& row, const TopFrame& frame);
+
 /// Whether `filter` is one top understands; the error names the filter and the forms otherwise.
 std::optional<std::string> top_filter_error(const std::string& filter);
 
 /// The whole screen: `height` lines of at most `width` columns (height 0: as many lines as the
 /// frame needs, for `top --once`).  The frame may be the last good one while a read hangs: the
-/// status line says how old it is.
+/// status line says how old it is.  The table shows the rows around the selection (always on
+/// screen, whatever `view.scroll` says) and a line with how many are above and below; `window`
+/// (when given) gets what it showed, for the keys.
 std::vector<TopLine> render_top(const TopFrame& frame, const TopHistory& history, const TopView& view,
-                                const TopStatus& status, size_t width, size_t height);
+                                const TopStatus& status, size_t width, size_t height, TableWindow* window = nullptr);
 
 /// What a terminal under 80x24 shows instead: the size needed and this one's, wrapped at words
 /// to `width` columns.
@@ -150,13 +132,5 @@ std::vector<TopLine> top_too_small(size_t width, size_t height);
 /// on it with its fix.  Lines are never wrapped past `width` except messages (fixes stay whole, to
 /// be pasted).  `snapshot` may be null (the map then says unknown).
 std::vector<TopLine> process_detail(const Snapshot* snapshot, const PsResult& result, uint32_t pid, size_t width);
-
-/// The lines as plain text (one per line, trailing spaces dropped), with ANSI colours when `color`.
-std::string top_text(const std::vector<TopLine>& lines, bool color);
-
-/// A bar of `width` cells filled to `percent` (block eighths in UTF-8, '|' in ASCII).
-std::string top_bar(std::optional<uint32_t> percent, size_t width, bool utf8);
-/// The last `width` samples (255: unknown) as a sparkline, right-aligned.
-std::string top_sparkline(const std::deque<uint8_t>& samples, size_t width, bool utf8);
 
 }  // namespace gpumap

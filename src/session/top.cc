@@ -1,9 +1,12 @@
 #include "session/top.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
 
 #include "model/error.h"
+#include "os/host_stats.h"
 #include "os/proc.h"
 #include "session/ps.h"
 
@@ -94,6 +97,11 @@ TopFrame read_top_frame(Session& session, const ProcFs& proc, ProcCache* cache) 
         it = listed.count(it->first) ? std::next(it) : cache->entries.erase(it);
     }
     read_host_use(f, proc, stats, cache);
+    if (cache && cache->frames++ > 0) {  // the host panel: from the second frame on
+      HostCounters now = read_host_counters(proc.root());
+      f.host = host_panel_of(now, cache->host_before ? &*cache->host_before : nullptr);
+      cache->host_before = std::move(now);
+    }
     f.snapshot = std::make_shared<const Snapshot>(session.snapshot());
     Mapping here = session.mapping();
     if (here.view.error != CudaInitError::kNone) f.cuda_here_error = here.view.error_reason;
@@ -119,6 +127,28 @@ TopFrame read_top_frame(Session& session, ProcCache* cache) {
   return read_top_frame(session, ProcFs(session.seams().proc_root), cache);
 }
 
+TopHostPanel host_panel_of(const HostCounters& now, const HostCounters* before) {
+  TopHostPanel p;
+  auto percent = [](const HostCounters::Cpu& a, const HostCounters::Cpu& b) -> std::optional<double> {
+    if (b.total <= a.total || b.busy < a.busy) return std::nullopt;
+    return std::min(100.0, static_cast<double>(b.busy - a.busy) * 100 / static_cast<double>(b.total - a.total));
+  };
+  if (before && before->cpu && now.cpu) p.cpu_percent = percent(*before->cpu, *now.cpu);
+  if (before && before->cores.size() == now.cores.size())
+    for (size_t i = 0; i < now.cores.size(); ++i) p.core_percent.push_back(percent(before->cores[i], now.cores[i]).value_or(0));
+  p.mem_total_kib = now.mem_total_kib;
+  if (now.mem_total_kib && now.mem_available_kib && *now.mem_available_kib <= *now.mem_total_kib)
+    p.mem_used_kib = *now.mem_total_kib - *now.mem_available_kib;
+  p.swap_total_kib = now.swap_total_kib;
+  if (now.swap_total_kib && now.swap_free_kib && *now.swap_free_kib <= *now.swap_total_kib)
+    p.swap_used_kib = *now.swap_total_kib - *now.swap_free_kib;
+  p.load1 = now.load1;
+  p.load5 = now.load5;
+  p.load15 = now.load15;
+  p.uptime_s = now.uptime_s;
+  return p;
+}
+
 void record_history(TopHistory& history, const TopFrame& frame) {
   if (!frame.snapshot) return;  // a failed read adds no sample
   std::map<std::string, TopHistory::Series> next;
@@ -136,6 +166,35 @@ void record_history(TopHistory& history, const TopFrame& frame) {
     push(s.mem, mem);
   }
   history.gpus = std::move(next);
+  // Each process: its numbers summed (memory) or the largest (SM %) over its GPUs.
+  struct Now {
+    std::optional<double> mem, sm, cpu, rss;
+  };
+  std::map<uint32_t, Now> now;
+  for (const ProcessRow& r : frame.ps.result.rows) {
+    Now& n = now[r.pid];
+    if (r.used_memory_mib) n.mem = n.mem.value_or(0) + static_cast<double>(*r.used_memory_mib);
+    if (r.sm_utilization) n.sm = std::max(n.sm.value_or(0), static_cast<double>(*r.sm_utilization));
+    if (r.local_pid)
+      if (auto u = frame.host_use.find(*r.local_pid); u != frame.host_use.end()) {
+        n.cpu = u->second.cpu_percent;
+        if (u->second.rss_kib) n.rss = static_cast<double>(*u->second.rss_kib) / 1024;
+      }
+  }
+  std::map<uint32_t, TopHistory::ProcessSeries> procs;
+  for (const auto& [pid, n] : now) {
+    TopHistory::ProcessSeries& s = procs[pid];
+    if (auto it = history.processes.find(pid); it != history.processes.end()) s = std::move(it->second);
+    auto push = [](std::deque<float>& d, std::optional<double> v) {
+      d.push_back(v ? static_cast<float>(*v) : std::numeric_limits<float>::quiet_NaN());
+      if (d.size() > TopHistory::kProcessSamples) d.pop_front();
+    };
+    push(s.gpu_memory_mib, n.mem);
+    push(s.sm_percent, n.sm);
+    push(s.cpu_percent, n.cpu);
+    push(s.rss_mib, n.rss);
+  }
+  history.processes = std::move(procs);
 }
 
 }  // namespace gpumap

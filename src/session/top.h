@@ -5,6 +5,7 @@
 #include <string>
 
 #include "answer/top_answer.h"
+#include "model/host_counters.h"
 #include "model/process.h"
 #include "session/kubelet_cache.h"
 #include "session/session.h"
@@ -32,6 +33,10 @@ struct ProcCache {
   };
   std::map<uint32_t, CpuSample> cpu;  // by pid in the proc root
   KubeletCache kubelet;               // the kubelet's answer, asked again only for a new pod
+  /// The machine's counters at the last frame (the host panel's CPU use is over the time since);
+  /// `frames`: frames read so far (the first reads no host counters: it is drawn no later).
+  std::optional<HostCounters> host_before;
+  size_t frames = 0;
 };
 
 /// The ps frame of `session` with every GPU's lease, top's own cuda:N per GPU, the commands of
@@ -47,6 +52,9 @@ TopFrame read_top_frame(Session& session, ProcCache* cache = nullptr);
 /// the use since then, else the use over its life.  Pure: the caller reads the files.
 ProcessHostUse host_use_of(const ProcStat& st, double uptime_s, int64_t ticks_per_s, int64_t page_bytes,
                            const ProcCache::CpuSample* before);
+
+/// The host panel from the machine's counters now and (for CPU use) at the last frame.  Pure.
+TopHostPanel host_panel_of(const HostCounters& now, const HostCounters* before);
 
 /// Adds `frame`'s utilisation and memory use to `history` (GPUs that left are dropped).
 void record_history(TopHistory& history, const TopFrame& frame);

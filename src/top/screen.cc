@@ -76,6 +76,14 @@ Screen::Screen(bool color) {
   nonl();
   keypad(stdscr, TRUE);
   set_escdelay(25);
+  // The wheel scrolls and a click selects (as in htop and nvitop); the terminal's own selection
+  // is then Shift and the mouse.
+  mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
+  mouseinterval(0);
+  // Home and End as tmux, screen and the Linux console send them, whatever TERM's terminfo says
+  // (xterm-256color inside tmux knows only ESC O H / ESC O F: Home did nothing there).
+  for (const char* home : {"\033[1~", "\033[7~", "\033[H", "\033OH"}) define_key(home, KEY_HOME);
+  for (const char* end : {"\033[4~", "\033[8~", "\033[F", "\033OF"}) define_key(end, KEY_END);
   curs_set(0);
   color_ = color && has_colors();
   if (color_) {
@@ -160,6 +168,14 @@ int Screen::read_key(int timeout_ms, int wake_fd) {
     case 8: return kKeyBackspace;
     case KEY_RESIZE: return kKeyResize;
     case 3: return kKeyCtrlC;
+    case KEY_MOUSE: {
+      MEVENT ev{};
+      if (getmouse(&ev) != OK) return -1;
+      if (ev.bstate & BUTTON4_PRESSED) return kKeyWheelUp;
+      if (ev.bstate & BUTTON5_PRESSED) return kKeyWheelDown;
+      if ((ev.bstate & BUTTON1_PRESSED) && ev.y >= 0) return top_click_key(static_cast<size_t>(ev.y));
+      return -1;
+    }
     default: return ch >= 0 && ch < 256 ? ch : -1;
   }
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -95,9 +96,6 @@ void reader(std::shared_ptr<Shared> sh, std::shared_ptr<Panel> panel) {
   sh->cv.notify_all();
 }
 
-/// Rows the table shows on a screen of `height` lines, for PgUp/PgDn and the scroll.
-size_t table_page(const std::vector<TopLine>& lines) { return lines.size() > 12 ? lines.size() - 12 : 1; }
-
 /// The signals the prompt offers, by name (glibc's sigabbrev_np is 2.32, above the portable floor).
 std::string signal_name(int sig) {
   switch (sig) {
@@ -135,6 +133,84 @@ std::string signal_shown_process(const TopFrame& frame, const TopAction& a) {
   return "sent " + signal_name(a.signal) + " to " + who;
 }
 
+std::vector<TopLine> draw_top_screen(TopScreenState& s, const TopFrame& frame, const TopHistory& history,
+                                     const TopStatus& status, size_t width, size_t height) {
+  keep_selection(s.view, top_rows(frame, s.view).size(), s.page);
+  for (auto it = s.view.tagged.begin(); it != s.view.tagged.end();) {  // a tag goes with its process
+    bool here = std::any_of(frame.ps.result.rows.begin(), frame.ps.result.rows.end(), [&](const ProcessRow& r) {
+      return r.local_pid == it->first && r.start_ticks.value_or(-1) == it->second;
+    });
+    it = here ? std::next(it) : s.view.tagged.erase(it);
+  }
+  TableWindow w{s.view.scroll, s.page, s.view.selected};
+  std::vector<TopLine> lines = render_top(frame, history, s.view, status, width, height, &w);
+  if (s.view.screen == TopView::Screen::kMain && height) {  // what the table showed is what the keys act on
+    s.view.selected = w.selected;
+    s.view.scroll = w.first;
+    s.page = std::max<size_t>(w.shown, 1);
+    s.shown_first = w.first;
+    s.shown_rows = w.shown;
+    s.top_line = w.top_line;
+  }
+  return lines;
+}
+
+TopAction press_top_key(TopScreenState& s, int key, const TopFrame& frame) {
+  if (std::optional<size_t> line = top_clicked_line(key)) {  // a click on a row drawn selects it
+    if (s.view.screen == TopView::Screen::kMain && s.view.prompt == TopView::Prompt::kNone && *line >= s.top_line &&
+        *line < s.top_line + s.shown_rows) {
+      s.view.selected = s.shown_first + (*line - s.top_line);
+      s.view.message.clear();
+    }
+    return {};
+  }
+  // Enter and k act on the selected row only when it was drawn: a row never seen is never opened
+  // or signalled (the drawing keeps the selection on screen, so this holds between two drawings).
+  const KeyBinding<TopCommand>* b = find_key(top_keymap(), key);
+  bool on_row = b && (b->command == TopCommand::kDetail || b->command == TopCommand::kSignal);
+  if (on_row && s.view.screen == TopView::Screen::kMain && s.view.prompt == TopView::Prompt::kNone &&
+      !top_rows(frame, s.view).empty() && (s.view.selected < s.shown_first || s.view.selected >= s.shown_first + s.shown_rows)) {
+    s.view.message = "the selected row is not on screen: nothing done";
+    return {};
+  }
+  TopAction a = top_key(s.view, key, frame, s.page);
+  if (a.kind == TopAction::kEnviron) read_shown_environ(frame, a.pid, s.view);
+  return a;
+}
+
+void read_shown_environ(const TopFrame& frame, uint32_t pid, TopView& view) {
+  const ProcessRow* row = nullptr;
+  for (const ProcessRow& r : frame.ps.result.rows)
+    if (r.local_pid && *r.local_pid == pid) row = &r;
+  ProcFs proc(frame.ps.proc_root);
+  std::optional<ProcStat> st = proc.stat(pid);
+  if (!row || (st && row->start_ticks && *row->start_ticks != st->start_ticks)) {  // a pid taken since
+    view.environ_note = "pid " + std::to_string(pid) + " has exited or is another process now: nothing read";
+    return;
+  }
+  ProcProcess p = proc.read(pid, true);
+  if (!p.environ) {
+    view.environ_note = "its environment cannot be read (" + (p.environ_error.empty() ? std::string("not visible") : p.environ_error) +
+                        "): another user's process needs root";
+    return;
+  }
+  view.environ = *p.environ;
+  if (p.environ_truncated) view.environ_note = "its environment was cut: the variables past the cut are not listed";
+}
+
+std::string signal_tagged(const TopFrame& frame, const TopAction& a) {
+  std::string out;
+  size_t sent = 0;
+  for (uint32_t pid : a.pids) {
+    TopAction one{TopAction::kSignal, pid, a.signal};
+    std::string said = signal_shown_process(frame, one);
+    if (said.rfind("sent ", 0) == 0) ++sent;
+    else out += (out.empty() ? "" : "; ") + said;
+  }
+  return "sent " + signal_name(a.signal) + " to " + std::to_string(sent) + " of " + std::to_string(a.pids.size()) +
+         " tagged" + (out.empty() ? "" : ": " + out);
+}
+
 std::string top_once(const TopFrame& frame, const TopView& view, size_t width, bool color) {
   TopHistory history;
   record_history(history, frame);
@@ -148,7 +224,7 @@ namespace {
 /// The host's view: a frame per read of this machine (session/top.h), with history.
 class HostPanel : public Panel {
  public:
-  HostPanel(TopView view, std::function<TopFrame()> read) : view_(std::move(view)), read_(std::move(read)) {}
+  HostPanel(TopView view, std::function<TopFrame()> read) : screen_{std::move(view)}, read_(std::move(read)) {}
   void read() override { incoming_ = read_(); }
   void publish() override {
     if (!incoming_.error.empty() && latest_) {  // keep showing the last good frame, and say the read failed
@@ -166,29 +242,29 @@ class HostPanel : public Panel {
     history_ = latest_history_;
   }
   std::vector<TopLine> draw(const TopStatus& status, size_t w, size_t h) override {
-    keep_selection(view_, top_rows(*frame_, view_).size(), page_);
-    std::vector<TopLine> lines = render_top(*frame_, history_, view_, status, w, h);
-    page_ = table_page(lines);
-    return lines;
+    return draw_top_screen(screen_, *frame_, history_, status, w, h);
   }
   TopAction key(int key) override {
-    TopAction a = top_key(view_, key, *frame_, page_);
-    if (a.kind == TopAction::kSignal) view_.message = signal_shown_process(*frame_, a);
+    TopAction a = press_top_key(screen_, key, *frame_);
+    if (a.kind == TopAction::kSignal && a.pids.empty()) screen_.view.message = signal_shown_process(*frame_, a);
+    if (a.kind == TopAction::kSignal && !a.pids.empty()) {
+      screen_.view.message = signal_tagged(*frame_, a);
+      screen_.view.tagged.clear();
+    }
     return a;
   }
-  double interval_s() const override { return view_.interval_s; }
-  bool paused() const override { return view_.paused; }
-  void set_utf8(bool utf8) override { view_.utf8 = utf8; }
+  double interval_s() const override { return screen_.view.interval_s; }
+  bool paused() const override { return screen_.view.paused; }
+  void set_utf8(bool utf8) override { screen_.view.utf8 = utf8; }
 
  private:
-  TopView view_;
+  TopScreenState screen_;
   std::function<TopFrame()> read_;
   TopFrame incoming_;                                                    // reader thread
   std::shared_ptr<const TopFrame> latest_;                               // under the loop's lock
   TopHistory latest_history_;                                            // under the loop's lock
   std::shared_ptr<const TopFrame> frame_ = std::make_shared<TopFrame>();  // screen thread
   TopHistory history_;
-  size_t page_ = 1;
 };
 
 /// The fleet's view: an answer per read of Prometheus (session/fleet.h), the last good one kept
@@ -211,8 +287,13 @@ class FleetPanel : public Panel {
   void take() override { frame_ = latest_; }
   std::vector<TopLine> draw(const TopStatus& status, size_t w, size_t h) override {
     keep_selection(view_.selected, view_.scroll, fleet_top_rows(frame_, view_).size(), page_);
-    std::vector<TopLine> lines = render_fleet_top(frame_, view_, status, w, h);
-    page_ = table_page(lines);
+    TableWindow win{view_.scroll, page_, view_.selected};
+    std::vector<TopLine> lines = render_fleet_top(frame_, view_, status, w, h, &win);
+    if (view_.screen == FleetTopView::Screen::kMain) {
+      view_.selected = win.selected;
+      view_.scroll = win.first;
+      page_ = std::max<size_t>(win.shown, 1);
+    }
     return lines;
   }
   TopAction key(int key) override { return fleet_top_key(view_, key, frame_, page_); }

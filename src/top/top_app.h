@@ -17,6 +17,23 @@ struct TopOptions {
   bool color = true;   // colours where the terminal has them (false: NO_COLOR)
 };
 
+/// The host's screen between two keys: what the person asked for, and what the last drawing
+/// showed of the table (PgUp/PgDn move by that many rows).
+struct TopScreenState {
+  TopView view;
+  size_t page = 1;
+  size_t shown_first = 0, shown_rows = 0;  // the table rows the last drawing showed
+  size_t top_line = 0;                     // the screen line of the first
+};
+
+/// Draws `frame` as the live view does (the selection kept on the table), remembering what the
+/// table showed.
+std::vector<TopLine> draw_top_screen(TopScreenState& s, const TopFrame& frame, const TopHistory& history,
+                                     const TopStatus& status, size_t width, size_t height);
+
+/// A key on the screen last drawn (top/top_keys.h's top_key with the rows it showed).
+TopAction press_top_key(TopScreenState& s, int key, const TopFrame& frame);
+
 /// Runs the full-screen view until quit; returns the exit code.  `read` makes one frame on a
 /// fresh session; it runs on its own thread, one read at a time.
 int run_top(const TopOptions& options, const std::function<TopFrame()>& read);
@@ -45,6 +62,14 @@ std::string fleet_top_once(const FleetAnswer& answer, FleetTopView view, size_t 
 /// still the process `frame` showed: the same start time (/proc/PID/stat field 22), owner and
 /// command, checked while the process is held by a pidfd.  Returns the words for the status line.
 std::string signal_shown_process(const TopFrame& frame, const TopAction& action);
+
+/// Reads the environment of `pid` (the process `frame` showed: the same start time) into the
+/// environment screen of `view`, or says why not.
+void read_shown_environ(const TopFrame& frame, uint32_t pid, TopView& view);
+
+/// Sends the signal of `action` to each of its tagged pids, each checked as signal_shown_process
+/// checks one; the words for the status line.
+std::string signal_tagged(const TopFrame& frame, const TopAction& action);
 
 /// One frame as text (`top --once`): `width` columns, every GPU and process.
 std::string top_once(const TopFrame& frame, const TopView& view, size_t width, bool color);

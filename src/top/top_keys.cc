@@ -91,7 +91,10 @@ TopAction signal_key(TopView& view, int key) {
     view.prompt = TopView::Prompt::kNone;
     int sig = view.signal;
     view.signal = 0;
-    return {TopAction::kSignal, view.signal_pid, sig};
+    TopAction a{TopAction::kSignal, view.signal_pid, sig};
+    if (!view.signal_pid)  // the tagged processes (the loop sends, then clears the tags)
+      for (const auto& [pid, start] : view.tagged) a.pids.push_back(pid);
+    return a;
   }
   view.prompt = TopView::Prompt::kNone;
   view.signal = 0;
@@ -99,19 +102,180 @@ TopAction signal_key(TopView& view, int key) {
   return {};
 }
 
-}  // namespace
 
-void keep_selection(size_t& selected, size_t& scroll, size_t rows, size_t page) {
-  if (rows == 0) {
-    selected = scroll = 0;
-    return;
+/// What a command did: the loop's action, and whether the selection is then kept on the table
+/// (the command moved it or changed the rows).
+struct Done {
+  TopAction action;
+  bool reselect = false;
+};
+
+/// Up, Down, PgUp, PgDn, Home, End: the same in both screens.
+Done move(size_t& selected, int key, size_t rows, size_t page) {
+  switch (key) {
+    case kKeyUp:
+    case kKeyWheelUp: if (selected) --selected; break;
+    case kKeyDown:
+    case kKeyWheelDown: ++selected; break;
+    case kKeyPageUp: selected -= std::min(selected, page); break;
+    case kKeyPageDown: selected += page; break;
+    case kKeyHome: selected = 0; break;
+    case kKeyEnd: selected = rows ? rows - 1 : 0; break;
+    default: break;
   }
-  selected = std::min(selected, rows - 1);
-  page = std::max<size_t>(page, 1);
-  if (selected < scroll) scroll = selected;
-  if (selected >= scroll + page) scroll = selected + 1 - page;
-  scroll = std::min(scroll, rows > page ? rows - page : 0);
+  return {{}, true};
 }
+
+/// <, >: the column before or after `at` of `n`.
+size_t next_column(size_t at, size_t n, int key) { return key == '<' ? (at + n - 1) % n : (at + 1) % n; }
+
+// --- the host's screen ---------------------------------------------------------------------------
+
+struct HostKey {
+  TopView& view;
+  int key;
+  const TopFrame& frame;
+  size_t page, rows;
+  /// The process under the selection; the footer says why when there is none.
+  const ProcessRow* process() {
+    const ProcessRow* r = selected_row(view, frame);
+    if (!r) view.message = rows ? "select a process first" : "no process to select";
+    return r;
+  }
+};
+
+Done open_detail(HostKey& k) {
+  if (const ProcessRow* r = k.process()) {
+    k.view.screen = TopView::Screen::kDetail;
+    k.view.detail_pid = r->pid;
+    k.view.detail_scroll = k.view.detail_hscroll = 0;
+  }
+  return {};
+}
+
+Done ask_signal(HostKey& k) {
+  if (!k.view.tagged.empty()) {  // every tagged process: each was a row selected on screen when tagged
+    k.view.prompt = TopView::Prompt::kSignal;
+    k.view.signal_pid = 0;
+    k.view.signal = 0;
+    return {};
+  }
+  const ProcessRow* r = k.process();
+  if (!r) return {};
+  if (!r->local_pid || r->state != ProcessState::kRunning) {
+    k.view.message = "pid " + std::to_string(r->pid) + " cannot be signalled from here (" +
+                     (r->state == ProcessState::kRunning ? "not in this PID namespace" : process_state_name(r->state)) + ")";
+  } else {
+    k.view.prompt = TopView::Prompt::kSignal;
+    k.view.signal_pid = *r->local_pid;
+    k.view.signal = 0;  // a letter chooses it
+  }
+  return {};
+}
+
+/// The process's whole environment: the loop reads it (TopAction::kEnviron), this screen shows it.
+Done open_environ(HostKey& k) {
+  const ProcessRow* r = k.process();
+  if (!r) return {};
+  if (!r->local_pid) {
+    k.view.message = "pid " + std::to_string(r->pid) + ": its environment is not readable from here (another PID namespace)";
+    return {};
+  }
+  k.view.screen = TopView::Screen::kEnviron;
+  k.view.detail_pid = r->pid;
+  k.view.detail_scroll = k.view.detail_hscroll = 0;
+  k.view.environ.clear();
+  k.view.environ_note.clear();
+  return {{TopAction::kEnviron, *r->local_pid}};
+}
+
+/// m tags (or untags) the selected process and moves down; M untags every one.
+Done tag(HostKey& k) {
+  TopView& v = k.view;
+  if (k.key == 'M') {
+    v.message = v.tagged.empty() ? "nothing tagged" : "every tag cleared";
+    v.tagged.clear();
+    return {};
+  }
+  const ProcessRow* r = k.process();
+  if (!r) return {};
+  if (!r->local_pid || r->state != ProcessState::kRunning) {
+    v.message = "pid " + std::to_string(r->pid) + " cannot be tagged for a signal from here";
+    return {};
+  }
+  if (!v.tagged.erase(*r->local_pid)) v.tagged[*r->local_pid] = r->start_ticks.value_or(-1);
+  v.message = std::to_string(v.tagged.size()) + " tagged (k signals them, M untags)";
+  ++v.selected;
+  return {{}, true};
+}
+
+Done back(TopView& v) {
+  v.screen = TopView::Screen::kMain;
+  if (!v.filter.empty()) v.message = "filter cleared";
+  v.filter.clear();
+  return {};
+}
+
+/// What each command of the host's key table (output/top_keymap.h) does.
+Done host_command(TopCommand c, HostKey& k) {
+  TopView& v = k.view;
+  switch (c) {
+    case TopCommand::kQuit: return {{TopAction::kQuit}};
+    case TopCommand::kHelp: v.screen = TopView::Screen::kHelp; return {};
+    case TopCommand::kSelect:
+    case TopCommand::kPage: return move(v.selected, k.key, k.rows, k.page);
+    case TopCommand::kScrollCommand:
+      if (k.key == kKeyLeft) v.command_hscroll -= std::min<size_t>(v.command_hscroll, 8);
+      else v.command_hscroll += 8;
+      return {};
+    case TopCommand::kDetail: return open_detail(k);
+    case TopCommand::kEnviron: return open_environ(k);
+    case TopCommand::kTag: return tag(k);
+    case TopCommand::kSort: {
+      const std::vector<TopColumnSpec>& cols = top_columns();
+      if (k.key == 'r') {
+        v.reverse = !v.reverse;
+        return {{}, true};
+      }
+      v.sort = cols[next_column(column_at(v.sort), cols.size(), k.key)].id;
+      v.message = std::string("sorted by ") + top_column_name(v.sort);
+      return {{}, true};
+    }
+    case TopCommand::kFilter: v.prompt = TopView::Prompt::kFilter; v.typed = v.filter; return {};
+    case TopCommand::kTree: v.tree = !v.tree; v.message = v.tree ? "tree view" : "flat view"; return {{}, true};
+    case TopCommand::kCompact: v.compact_toggled = !v.compact_toggled; return {};
+    case TopCommand::kInfo:
+      v.show_info = !v.show_info;
+      v.message = v.show_info ? "info findings shown" : "info findings hidden";
+      return {};
+    case TopCommand::kSignal: return ask_signal(k);
+    case TopCommand::kPace: return {pace_key(v, k.key).value_or(TopAction{})};
+    case TopCommand::kBack: return back(v);
+    case TopCommand::kSuspend: return {};  // the loop's
+  }
+  return {};
+}
+
+/// The detail screen's own keys (its footer says them); nullopt: the main screen's meaning.
+std::optional<TopAction> detail_key(TopView& v, int key, size_t page) {
+  switch (key) {
+    case 'q':
+    case kKeyEscape:
+    case kKeyEnter: v.screen = TopView::Screen::kMain; return TopAction{};
+    case kKeyUp:
+    case kKeyWheelUp: if (v.detail_scroll) --v.detail_scroll; return TopAction{};
+    case kKeyDown:
+    case kKeyWheelDown: ++v.detail_scroll; return TopAction{};
+    case kKeyPageUp: v.detail_scroll -= std::min(v.detail_scroll, page); return TopAction{};
+    case kKeyPageDown: v.detail_scroll += page; return TopAction{};
+    case kKeyLeft: v.detail_hscroll -= std::min<size_t>(v.detail_hscroll, 8); return TopAction{};
+    case kKeyRight: v.detail_hscroll += 8; return TopAction{};
+    case kKeyHome: v.detail_scroll = v.detail_hscroll = 0; return TopAction{};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
 
 void keep_selection(TopView& view, size_t rows, size_t page) { keep_selection(view.selected, view.scroll, rows, page); }
 
@@ -124,110 +288,127 @@ TopAction top_key(TopView& view, int key, const TopFrame& frame, size_t page) {
     return key == 'q' ? TopAction{TopAction::kQuit} : TopAction{};
   }
   view.message.clear();
-  size_t rows = top_rows(frame, view).size();
-  auto select_process = [&]() -> const ProcessRow* {
-    const ProcessRow* r = selected_row(view, frame);
-    if (!r) view.message = rows ? "select a process first" : "no process to select";
-    return r;
-  };
-  if (view.screen == TopView::Screen::kDetail) {
-    switch (key) {
-      case 'q':
-      case kKeyEscape:
-      case kKeyEnter: view.screen = TopView::Screen::kMain; return {};
-      case kKeyUp: if (view.detail_scroll) --view.detail_scroll; return {};
-      case kKeyDown: ++view.detail_scroll; return {};
-      case kKeyPageUp: view.detail_scroll -= std::min(view.detail_scroll, page); return {};
-      case kKeyPageDown: view.detail_scroll += page; return {};
-      case kKeyLeft: view.detail_hscroll -= std::min<size_t>(view.detail_hscroll, 8); return {};
-      case kKeyRight: view.detail_hscroll += 8; return {};
-      case kKeyHome: view.detail_scroll = view.detail_hscroll = 0; return {};
-      default: break;
-    }
-  }
-  if (std::optional<TopAction> a = pace_key(view, key)) return *a;
-  switch (key) {
-    case 'q': return {TopAction::kQuit};
-    case 'h':
-    case '?': view.screen = TopView::Screen::kHelp; return {};
-    case kKeyEscape:
-      view.screen = TopView::Screen::kMain;
-      if (!view.filter.empty()) view.message = "filter cleared";
-      view.filter.clear();
-      return {};
-    case kKeyUp: if (view.selected) --view.selected; break;
-    case kKeyDown: ++view.selected; break;
-    case kKeyPageUp: view.selected -= std::min(view.selected, page); break;
-    case kKeyPageDown: view.selected += page; break;
-    case kKeyHome: view.selected = 0; break;
-    case kKeyEnd: view.selected = rows ? rows - 1 : 0; break;
-    case kKeyEnter:
-      if (const ProcessRow* r = select_process()) {
-        view.screen = TopView::Screen::kDetail;
-        view.detail_pid = r->pid;
-        view.detail_scroll = view.detail_hscroll = 0;
-      }
-      return {};
-    case '<':
-    case '>': {
-      const std::vector<TopColumnSpec>& cols = top_columns();
-      size_t n = cols.size(), at = column_at(view.sort);
-      view.sort = cols[key == '<' ? (at + n - 1) % n : (at + 1) % n].id;
-      view.message = std::string("sorted by ") + top_column_name(view.sort);
-      break;
-    }
-    case 'r': view.reverse = !view.reverse; break;
-    case '/':
-      view.prompt = TopView::Prompt::kFilter;
-      view.typed = view.filter;
-      return {};
-    case 't': view.tree = !view.tree; view.message = view.tree ? "tree view" : "flat view"; break;
-    case 'c': view.compact_toggled = !view.compact_toggled; return {};
-    case 'i':
-      view.show_info = !view.show_info;
-      view.message = view.show_info ? "info findings shown" : "info findings hidden";
-      return {};
-    case 'k':
-    case kKeyResize: break;
-    default: return {};
-  }
-  if (key == 'k') {
-    if (const ProcessRow* r = select_process()) {
-      if (!r->local_pid || r->state != ProcessState::kRunning) {
-        view.message = "pid " + std::to_string(r->pid) + " cannot be signalled from here (" +
-                       (r->state == ProcessState::kRunning ? "not in this PID namespace" : process_state_name(r->state)) +
-                       ")";
-      } else {
-        view.prompt = TopView::Prompt::kSignal;
-        view.signal_pid = *r->local_pid;
-        view.signal = 0;  // a letter chooses it
-      }
-    }
-    return {};
-  }
-  rows = top_rows(frame, view).size();
-  keep_selection(view, rows, page);
-  return {};
+  if (view.screen == TopView::Screen::kDetail || view.screen == TopView::Screen::kEnviron)
+    if (std::optional<TopAction> a = detail_key(view, key, page)) return *a;
+  HostKey k{view, key, frame, page, top_rows(frame, view).size()};
+  Done done{{}, key == kKeyResize};
+  if (const KeyBinding<TopCommand>* b = find_key(top_keymap(), key)) done = host_command(b->command, k);
+  if (done.reselect) keep_selection(view, top_rows(frame, view).size(), page);
+  return done.action;
 }
-
-}  // namespace gpumap
-
-namespace gpumap {
 
 namespace {
 
-TopAction fleet_filter_key(FleetTopView& view, int key) {
-  return typed_filter_key(view, key, [](FleetTopView& v) { v.filter_prompt = false; }, fleet_top_filter_error);
-}
+// --- the fleet's screen --------------------------------------------------------------------------
 
 const FleetTopColumn kFleetColumns[] = {FleetTopColumn::kNode,   FleetTopColumn::kState,     FleetTopColumn::kGpus,
                                         FleetTopColumn::kMemory, FleetTopColumn::kUtil,      FleetTopColumn::kProcesses,
                                         FleetTopColumn::kFindings};
 
+struct FleetKey {
+  FleetTopView& view;
+  int key;
+  const FleetTopFrame& frame;
+  size_t page;
+  const std::vector<FleetTopRow>& rows;
+  const FleetTopRow* selected() const { return view.selected < rows.size() ? &rows[view.selected] : nullptr; }
+};
+
+/// Enter, Right and Left: expand or fold the selected row's node.
+Done expand_or_fold(FleetKey& k) {
+  const FleetTopRow* sel = k.selected();
+  FleetTopView& v = k.view;
+  if (!sel) {
+    v.message = "no node to select";
+    return {};
+  }
+  const std::string& inst = sel->node->instance;
+  bool open = v.expanded.count(inst) > 0;
+  bool fold = k.key == kKeyLeft || (k.key == kKeyEnter && open && sel->kind == FleetTopRow::Kind::kNode);
+  if (fold) {
+    v.expanded.erase(inst);
+    // The selection goes to the node's own row, which stays where it was.
+    for (size_t i = v.selected; i-- > 0;)
+      if (k.rows[i].kind == FleetTopRow::Kind::kNode && k.rows[i].node == sel->node) {
+        v.selected = i;
+        break;
+      }
+    if (sel->kind == FleetTopRow::Kind::kNode) v.message = open ? "" : "already folded";
+  } else if (sel->kind == FleetTopRow::Kind::kNode) {
+    v.expanded.insert(inst);
+    if (sel->node->gpus.empty())
+      v.message = printable(sel->node->node) + (sel->node->up ? ": no GPU reported" : ": down, no GPU known");
+  }
+  return {{}, true};
+}
+
+/// e: every node expanded, or (all already are) folded; the selected node stays selected.
+Done expand_all(FleetKey& k) {
+  FleetTopView& v = k.view;
+  const FleetAnswer* a = k.frame.answer.get();
+  bool all = a && std::all_of(a->nodes.begin(), a->nodes.end(), [&](const FleetNode& n) { return v.expanded.count(n.instance) > 0; });
+  const FleetTopRow* sel = k.selected();
+  const FleetNode* at = sel ? sel->node : nullptr;
+  v.expanded.clear();
+  if (!all && a)
+    for (const FleetNode& n : a->nodes) v.expanded.insert(n.instance);
+  v.message = all ? "every node folded" : "every node expanded";
+  std::vector<FleetTopRow> now = fleet_top_rows(k.frame, v);
+  for (size_t i = 0; at && i < now.size(); ++i)
+    if (now[i].node == at && now[i].kind == FleetTopRow::Kind::kNode) {
+      v.selected = i;
+      break;
+    }
+  return {{}, true};
+}
+
+/// t, c, k, i: top's keys that do not apply here, each with why.
+Done not_here(FleetTopView& v, int key) {
+  switch (key) {
+    case 't': v.message = "no tree in the fleet view: parents are in each node's /proc (gpumap top on the node)"; break;
+    case 'c': v.message = "no GPU blocks to fold in the fleet view: Enter expands a node"; break;
+    case 'k': v.message = "no signals from the fleet view: signal on the node itself (gpumap top there, k)"; break;
+    default: v.message = "info findings are counted, not fetched: start with --all to list them"; break;
+  }
+  return {};
+}
+
+/// What each command of the fleet's key table (output/top_keymap.h) does.
+Done fleet_command(FleetTopCommand c, FleetKey& k) {
+  FleetTopView& v = k.view;
+  switch (c) {
+    case FleetTopCommand::kQuit: return {{TopAction::kQuit}};
+    case FleetTopCommand::kHelp: v.screen = FleetTopView::Screen::kHelp; return {};
+    case FleetTopCommand::kSelect:
+    case FleetTopCommand::kPage: return move(v.selected, k.key, k.rows.size(), k.page);
+    case FleetTopCommand::kExpand:
+    case FleetTopCommand::kFold: return expand_or_fold(k);
+    case FleetTopCommand::kExpandAll: return expand_all(k);
+    case FleetTopCommand::kSort: {
+      size_t n = std::size(kFleetColumns), at = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (kFleetColumns[i] == v.sort) at = i;
+      v.sort = kFleetColumns[next_column(at, n, k.key)];
+      v.message = std::string("sorted by ") + fleet_top_column_name(v.sort);
+      return {{}, true};
+    }
+    case FleetTopCommand::kReverse: v.reverse = !v.reverse; return {{}, true};
+    case FleetTopCommand::kFilter: v.filter_prompt = true; v.typed = v.filter; return {};
+    case FleetTopCommand::kPace: return {pace_key(v, k.key).value_or(TopAction{})};
+    case FleetTopCommand::kBack:
+      if (!v.filter.empty()) v.message = "filter cleared";
+      v.filter.clear();
+      return {{}, true};
+    case FleetTopCommand::kNotHere: return not_here(v, k.key);
+  }
+  return {};
+}
+
 }  // namespace
 
 TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame, size_t page) {
-  if (view.filter_prompt) return fleet_filter_key(view, key);
+  if (view.filter_prompt)
+    return typed_filter_key(view, key, [](FleetTopView& v) { v.filter_prompt = false; }, fleet_top_filter_error);
   if (key == kKeyCtrlC) return {TopAction::kQuit};
   if (view.screen == FleetTopView::Screen::kHelp) {
     view.screen = FleetTopView::Screen::kMain;
@@ -235,87 +416,11 @@ TopAction fleet_top_key(FleetTopView& view, int key, const FleetTopFrame& frame,
   }
   view.message.clear();
   std::vector<FleetTopRow> rows = fleet_top_rows(frame, view);
-  const FleetTopRow* sel = view.selected < rows.size() ? &rows[view.selected] : nullptr;
-  if (std::optional<TopAction> a = pace_key(view, key)) return *a;
-  switch (key) {
-    case 'q': return {TopAction::kQuit};
-    case 'h':
-    case '?': view.screen = FleetTopView::Screen::kHelp; return {};
-    case kKeyEscape:
-      if (!view.filter.empty()) view.message = "filter cleared";
-      view.filter.clear();
-      break;
-    case kKeyUp: if (view.selected) --view.selected; break;
-    case kKeyDown: ++view.selected; break;
-    case kKeyPageUp: view.selected -= std::min(view.selected, page); break;
-    case kKeyPageDown: view.selected += page; break;
-    case kKeyHome: view.selected = 0; break;
-    case kKeyEnd: view.selected = rows.empty() ? 0 : rows.size() - 1; break;
-    case kKeyEnter:
-    case kKeyRight:
-    case kKeyLeft: {
-      if (!sel) {
-        view.message = "no node to select";
-        return {};
-      }
-      const std::string& inst = sel->node->instance;
-      bool open = view.expanded.count(inst) > 0;
-      bool fold = key == kKeyLeft || (key == kKeyEnter && open && sel->kind == FleetTopRow::Kind::kNode);
-      if (fold) {
-        view.expanded.erase(inst);
-        // The selection goes to the node's own row, which stays where it was.
-        for (size_t i = view.selected; i-- > 0;)
-          if (rows[i].kind == FleetTopRow::Kind::kNode && rows[i].node == sel->node) {
-            view.selected = i;
-            break;
-          }
-        if (sel->kind == FleetTopRow::Kind::kNode) view.message = open ? "" : "already folded";
-      } else if (sel->kind == FleetTopRow::Kind::kNode) {
-        view.expanded.insert(inst);
-        if (sel->node->gpus.empty())
-          view.message = printable(sel->node->node) + (sel->node->up ? ": no GPU reported" : ": down, no GPU known");
-      }
-      break;
-    }
-    case 'e': {
-      bool all = frame.answer && std::all_of(frame.answer->nodes.begin(), frame.answer->nodes.end(),
-                                             [&](const FleetNode& n) { return view.expanded.count(n.instance) > 0; });
-      const FleetNode* at = sel ? sel->node : nullptr;
-      view.expanded.clear();
-      if (!all && frame.answer)
-        for (const FleetNode& n : frame.answer->nodes) view.expanded.insert(n.instance);
-      view.message = all ? "every node folded" : "every node expanded";
-      std::vector<FleetTopRow> now = fleet_top_rows(frame, view);  // keep the selected node selected
-      for (size_t i = 0; at && i < now.size(); ++i)
-        if (now[i].node == at && now[i].kind == FleetTopRow::Kind::kNode) {
-          view.selected = i;
-          break;
-        }
-      break;
-    }
-    case '<':
-    case '>': {
-      size_t n = std::size(kFleetColumns), at = 0;
-      for (size_t i = 0; i < n; ++i)
-        if (kFleetColumns[i] == view.sort) at = i;
-      view.sort = kFleetColumns[key == '<' ? (at + n - 1) % n : (at + 1) % n];
-      view.message = std::string("sorted by ") + fleet_top_column_name(view.sort);
-      break;
-    }
-    case 'r': view.reverse = !view.reverse; break;
-    case '/':
-      view.filter_prompt = true;
-      view.typed = view.filter;
-      return {};
-    case 't': view.message = "no tree in the fleet view: parents are in each node's /proc (gpumap top on the node)"; return {};
-    case 'c': view.message = "no GPU blocks to fold in the fleet view: Enter expands a node"; return {};
-    case 'k': view.message = "no signals from the fleet view: signal on the node itself (gpumap top there, k)"; return {};
-    case 'i': view.message = "info findings are counted, not fetched: start with --all to list them"; return {};
-    case kKeyResize: break;
-    default: return {};
-  }
-  keep_selection(view.selected, view.scroll, fleet_top_rows(frame, view).size(), page);
-  return {};
+  FleetKey k{view, key, frame, page, rows};
+  Done done{{}, key == kKeyResize};
+  if (const KeyBinding<FleetTopCommand>* b = find_key(fleet_top_keymap(), key)) done = fleet_command(b->command, k);
+  if (done.reselect) keep_selection(view.selected, view.scroll, fleet_top_rows(frame, view).size(), page);
+  return done.action;
 }
 
 }  // namespace gpumap
