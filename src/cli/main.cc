@@ -38,8 +38,9 @@ void say_notices(const Seams& seams) {
 /// GPUMAP_SIMULATE left exported silently drove a real launch.  Commands whose text starts with the
 /// host's banner (SIMULATED host ...) say it there.
 void say_simulated(const Command& cmd, const Seams& seams, bool flag) {
-  static const char* const kBannered[] = {"map", "list", "doctor", "explain", "ps", "pods", "snapshot", "top"};
-  if (!seams.simulate || cmd.hidden || std::find(std::begin(kBannered), std::end(kBannered), cmd.name) != std::end(kBannered)) return;
+  static const std::string kBannered[] = {"map", "list", "doctor", "explain", "ps", "pods", "snapshot", "top"};
+  if (!seams.simulate || cmd.hidden || std::find(std::begin(kBannered), std::end(kBannered), std::string(cmd.name)) != std::end(kBannered))
+    return;
   std::string line = "gpumap: SIMULATED host " + *seams.simulate +
                      (flag ? " (--simulate)" : " (GPUMAP_SIMULATE is set: unset it for this machine's GPUs)") +
                      ": " + cmd.name + " answers for it, not for this machine's GPUs\n";

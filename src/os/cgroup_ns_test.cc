@@ -13,7 +13,7 @@ TEST(CgroupNs, RelativePathsAreMadeAbsoluteFromTheNamespacesRoot) {
   EXPECT_EQ(absolute_cgroup_path("/../../b", "/k/a/x"), "/k/b");
   EXPECT_EQ(absolute_cgroup_path("/../../../kubepods-besteffort.slice/p.slice/c.scope",
                                  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podG.slice/cri-containerd-G.scope"),
-            "/kubepods.slice/kubepods-burstable.slice/kubepods-besteffort.slice/p.slice/c.scope");
+            "/kubepods.slice/kubepods-besteffort.slice/p.slice/c.scope");  // three up from the container: kubepods.slice
   EXPECT_EQ(absolute_cgroup_path("/", "/k/a"), "/k/a");          // gpumap's own namespace root
   EXPECT_EQ(absolute_cgroup_path("/x/y", "/"), "/x/y");          // the host's namespace: as it is
   EXPECT_EQ(absolute_cgroup_path("/../..", "/k/a"), "/");

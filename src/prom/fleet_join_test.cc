@@ -220,7 +220,7 @@ TEST(FleetJoin, NumbersOutOfRangeAreUnknownNeverCast) {
     return l;
   };
   s.process_counts.samples = {{with(a0, "slurm_job_id", "77"), 1e300, kFleetNow},
-                              {{{"instance", "node-a:9467"}, {"uuid", "GPU-aaaa0001"}}, 2.5, kFleetNow},
+                              {{{"instance", "node-a:9467"}, {"uuid", "GPU-aaaa1111"}}, 2.5, kFleetNow},
                               {{{"instance", "node-b:9467"}, {"uuid", "GPU-bbbb0000"}, {"slurm_job_id", "77"}}, 2, kFleetNow}};
   s.listed = FleetProcessList::kWithFindings;
   s.info_counts.samples = {{{{"id", "process-exited"}}, -1e300, kFleetNow}, {{{"id", "x"}}, 1e19, kFleetNow}};
