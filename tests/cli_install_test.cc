@@ -121,7 +121,8 @@ TEST(Version, NamesTheVersionAndTheCommitItWasBuiltFrom) {
     EXPECT_EQ(any.out, argv.back() == "--json" ? j.out : r.out) << any.out;
   }
   EXPECT_EQ(gpumap({"list", "--version", "--bogus"}).code, 2);
-  CliRun passed = gpumap({"run", "--simulate", "h200x2", "--", "/bin/echo", "--version"}, {"GPUMAP_LOCK_DIR=" + temp_dir("locks")});
+  CliRun passed = gpumap({"run", "--simulate", "h200x2", "--", "/bin/sh", "-c", "echo \"$0\"", "--version"},
+                         {"GPUMAP_LOCK_DIR=" + temp_dir("locks")});
   EXPECT_EQ(passed.out, "--version\n") << passed.err;
 }
 
