@@ -1,12 +1,17 @@
 # Run at every build (cmake -P): writes OUT from TEMPLATE with the git commit of SOURCE_DIR,
 # touching OUT only when the commit changed, so nothing recompiles otherwise.
-#   -DSOURCE_DIR=... -DTEMPLATE=... -DOUT=...  [-DGPUMAP_GIT_COMMIT=...] [-DGIT_EXECUTABLE=...]
+#   -DSOURCE_DIR=... -DTEMPLATE=... -DOUT=...  [-DGPUMAP_GIT_COMMIT=... [-DGPUMAP_GIT_COMMIT_DATE=YYYY-MM-DD]]
+#   [-DGIT_EXECUTABLE=...]
 # GPUMAP_GIT_COMMIT set by the packager wins (a release tarball has no .git); outside a git
 # checkout of this very source tree the commit is "unknown".
 set(GPUMAP_COMMIT unknown)
 set(GPUMAP_COMMIT_DATE "")
 if(GPUMAP_GIT_COMMIT)
   set(GPUMAP_COMMIT "${GPUMAP_GIT_COMMIT}")
+  # Its date as `git log -1 --format=%cs` gives it (what --version prints after the hash).
+  if(GPUMAP_GIT_COMMIT_DATE MATCHES "^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$")
+    set(GPUMAP_COMMIT_DATE "${GPUMAP_GIT_COMMIT_DATE}")
+  endif()
 elseif(GIT_EXECUTABLE)
   execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" rev-parse --show-toplevel
                   OUTPUT_VARIABLE top RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

@@ -7,11 +7,12 @@
 #   share/gpumap/hosts/*.json                   bundled simulated hosts
 #   share/man/man1/gpumap.1                     generated from the command table
 #   share/bash-completion/completions/gpumap    (or what pkg-config's bash-completion says)
-#   share/zsh/vendor-completions/_gpumap        under a .../usr prefix (Debian's zsh looks there),
-#                                               share/zsh/site-functions/_gpumap elsewhere
+#   share/zsh/site-functions/_gpumap           (RHEL's zsh looks there) and, under a .../usr prefix,
+#   share/zsh/vendor-completions/_gpumap        (where Debian's zsh looks)
 #   share/fish/vendor_completions.d/gpumap.fish
 #   share/doc/gpumap/README.md, docs/*.md
 #   lib/systemd/system/gpumap-serve.service    `gpumap serve`, disabled (docs/metrics.md)
+#   lib/tmpfiles.d/gpumap.conf                  the lease folder, root-owned 1777 at boot (docs/launch.md)
 #   lib/python3/dist-packages/gpumap           under a .../usr prefix, lib/python3.X/dist-packages
 #                                               elsewhere (the Python package)
 #   LIBDIR/gpumap/gpumap-kubelet                the kubelet's pod-resources reader (gRPC), when built
@@ -32,6 +33,8 @@ install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # `gpumap serve` as a systemd service, shipped disabled (no maintainer script enables or starts it;
 # docs/metrics.md).  Under a .../usr prefix Debian's /usr/lib/systemd/system, else PREFIX/lib/systemd/system.
 install(FILES contrib/systemd/gpumap-serve.service contrib/systemd/gpumap-serve.socket DESTINATION lib/systemd/system)
+# The lease folder, root-owned and sticky from boot (systemd-tmpfiles; docs/launch.md, "Leases").
+install(FILES contrib/systemd/gpumap-leases.tmpfiles DESTINATION lib/tmpfiles.d RENAME gpumap.conf)
 # Prometheus's recording rules and alerts (rule_files: in prometheus.yml; docs/metrics.md).
 install(FILES contrib/prometheus/gpumap-rules.yml contrib/prometheus/gpumap-alerts.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpumap/prometheus)
@@ -54,14 +57,16 @@ if(NOT GPUMAP_BASH_COMPLETION_DIR)
 endif()
 install(FILES ${GPUMAP_BASH_COMPLETION} DESTINATION ${GPUMAP_BASH_COMPLETION_DIR})
 
-# zsh: the folder depends on the prefix given at install time, so it is chosen then.
+# zsh: the folder depends on the prefix given at install time, so it is chosen then.  Under /usr
+# both: Debian's zsh looks in vendor-completions, RHEL's (the .rpm's) only in site-functions.
 install(CODE "
+  set(gpumap_zsh_dirs \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/site-functions\")
   if(CMAKE_INSTALL_PREFIX MATCHES \"(^|/)usr/?$\")
-    set(gpumap_zsh_dir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions\")
-  else()
-    set(gpumap_zsh_dir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/site-functions\")
+    list(APPEND gpumap_zsh_dirs \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions\")
   endif()
-  file(INSTALL DESTINATION \"\${gpumap_zsh_dir}\" TYPE FILE FILES \"${GPUMAP_ZSH_COMPLETION}\")
+  foreach(gpumap_zsh_dir IN LISTS gpumap_zsh_dirs)
+    file(INSTALL DESTINATION \"\${gpumap_zsh_dir}\" TYPE FILE FILES \"${GPUMAP_ZSH_COMPLETION}\")
+  endforeach()
 ")
 
 # fish: its vendor folder (what fish's pkg-config file calls completionsdir).

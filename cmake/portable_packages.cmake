@@ -88,7 +88,9 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(dir ${CMAKE_BINARY_DIR}/portable-control)
 file(WRITE ${dir}/shlibs "libgpumap ${GPUMAP_SOVERSION} gpumap (>= ${PROJECT_VERSION})\n")
 file(WRITE ${dir}/triggers "activate-noawait ldconfig\n")
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${dir}/shlibs ${dir}/triggers)
+# postinst: the lease folder now, not only from the next boot (cmake/packaging/deb-postinst).
+configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/deb-postinst ${dir}/postinst COPYONLY)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${dir}/shlibs ${dir}/triggers ${dir}/postinst)
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "which physical GPU your code will run on (portable build)
 ${GPUMAP_PORTABLE_ABOUT}")
 
@@ -101,7 +103,8 @@ set(CPACK_RPM_PACKAGE_RELEASE 1)
 set(CPACK_RPM_PACKAGE_ARCHITECTURE ${GPUMAP_PACKAGE_ARCH})
 set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")
 set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
-set(CPACK_RPM_PACKAGE_URL "https://gpumap.invalid/")
+# (No URL: the project documents no homepage, and a made-up one is worse than none.)
+set(CPACK_RPM_POST_INSTALL_SCRIPT_FILE ${PROJECT_SOURCE_DIR}/cmake/packaging/rpm-post)
 set(CPACK_RPM_PACKAGE_AUTOREQPROV OFF)
 set(CPACK_RPM_PACKAGE_REQUIRES "glibc >= ${GPUMAP_GLIBC_FLOOR}")
 set(CPACK_RPM_PACKAGE_DESCRIPTION "${GPUMAP_PORTABLE_ABOUT}")
@@ -109,7 +112,7 @@ set(CPACK_RPM_PACKAGE_DESCRIPTION "${GPUMAP_PORTABLE_ABOUT}")
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
   /usr/lib/systemd /usr/lib/systemd/system /usr/lib/pkgconfig /usr/lib/cmake /usr/share/man /usr/share/man/man1
   /usr/share/doc /usr/share/bash-completion /usr/share/bash-completion/completions /usr/share/zsh
-  /usr/share/zsh/vendor-completions /usr/share/fish /usr/share/fish/vendor_completions.d /usr/share/lintian
+  /usr/share/zsh/vendor-completions /usr/share/zsh/site-functions /usr/lib/tmpfiles.d /usr/share/fish /usr/share/fish/vendor_completions.d /usr/share/lintian
   /usr/share/lintian/overrides /usr/include)
 
 include(CPack)

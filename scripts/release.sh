@@ -110,7 +110,9 @@ rm -rf "$root/work/src"
 mkdir -p "$root/work/src"
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
   tar -c --null -T - | tar -x -C "$root/work/src"
-commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The whole hash and its date, as --version prints them from a git checkout (docs/install.md, "Version").
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+commit_date=$(git log -1 --format=%cs 2>/dev/null || true)
 [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit-dirty"
 jobs=$(nproc)
 # One build folder and package folder per architecture in the root: /work/build and /work/package
@@ -126,7 +128,7 @@ for arch in "${arches[@]}"; do
     CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime bash -euo pipefail -c "
     cmake -S /work/src -B $b -DCMAKE_BUILD_TYPE=Release -DGPUMAP_PORTABLE=ON -DGPUMAP_WERROR=ON $cross \
       -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
-      -DGPUMAP_TESTS=OFF -DGPUMAP_BENCH=OFF -DGPUMAP_KUBERNETES=ON -DGPUMAP_GIT_COMMIT=$commit >$b.configure.log 2>&1 ||
+      -DGPUMAP_TESTS=OFF -DGPUMAP_BENCH=OFF -DGPUMAP_KUBERNETES=ON -DGPUMAP_GIT_COMMIT=$commit -DGPUMAP_GIT_COMMIT_DATE=$commit_date >$b.configure.log 2>&1 ||
       { tail -30 $b.configure.log; exit 1; }
     cmake --build $b -j$jobs >$b.build.log 2>&1 || { grep -E 'error|Error' $b.build.log | head -40; exit 1; }
     rm -rf $p && cd $b && cpack -B $p >$b.cpack.log 2>&1 || { tail -30 $b.cpack.log; exit 1; }

@@ -112,6 +112,18 @@ TEST(Version, NamesTheVersionAndTheCommitItWasBuiltFrom) {
   CliRun bad = gpumap({"--version", "--bogus"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--bogus"), std::string::npos) << bad.err;
+  // Issue 53: --version in any position (a `--simulate X` left in a command line exited 2), the
+  // other options still checked; never a word after `--` (the program's own --version).
+  for (std::vector<std::string> argv : {std::vector<std::string>{"--simulate", "h200x2", "--version"},
+                                        {"list", "--version"}, {"--simulate=dgx8", "map", "-V"}, {"ps", "--version", "--json"}}) {
+    CliRun any = gpumap(argv);
+    EXPECT_EQ(any.code, 0) << argv.back() << ": " << any.err;
+    EXPECT_EQ(any.out, argv.back() == "--json" ? j.out : r.out) << any.out;
+  }
+  EXPECT_EQ(gpumap({"list", "--version", "--bogus"}).code, 2);
+  CliRun passed = gpumap({"run", "--simulate", "h200x2", "--", "/bin/sh", "-c", "echo \"$0\"", "--version"},
+                         {"GPUMAP_LOCK_DIR=" + temp_dir("locks")});
+  EXPECT_EQ(passed.out, "--version\n") << passed.err;
 }
 
 // The version script outside git, and inside someone else's repository (an unpacked tarball in a
@@ -135,6 +147,11 @@ TEST(Version, UnknownOutsideThisTreesOwnGitCheckout) {
   EXPECT_EQ(version_of(t + "/repo/tarball", ""), "return \"unknown\"\n");
   EXPECT_NE(version_of(t + "/repo", ""), "return \"unknown\"\n");  // its own repository: the commit
   EXPECT_EQ(version_of(t + "/plain", "-DGPUMAP_GIT_COMMIT=deadbeef"), "return \"deadbeef\"\n");
+  // Issue 53: the release passes the commit's date too, so --version prints it as install.md says.
+  ProcResult dated = sh("set -e; run() { " + run_script + "; }; run " + quote(t + "/plain") + " " + quote(t + "/v.cc") +
+                        " '-DGPUMAP_GIT_COMMIT=deadbeef -DGPUMAP_GIT_COMMIT_DATE=2026-12-01'; grep -c 'return \"2026-12-01\"' " +
+                        quote(t + "/v.cc"));
+  EXPECT_EQ(dated.out, "1\n") << dated.err;
   fs::remove_all(t);
 }
 
@@ -632,6 +649,26 @@ std::vector<std::string> files_under(const std::string& root) {
 }
 
 // One test, not two: both write build/install_manifest.txt, which uninstall reads.
+// Issue 56 item 7: the tmpfiles.d entry the packages install, run by the real systemd-tmpfiles
+// into a scratch root where a user created the lease folder first: root takes it, mode 1777.
+TEST(Install, TheLeaseFolderEntryMakesItRootOwnedAndSticky) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (systemd-tmpfiles changes the owner)";
+  ASSERT_EQ(sh("command -v systemd-tmpfiles").exit_code, 0) << "systemd-tmpfiles is not installed (apt-get install systemd)";
+  std::string root = temp_dir("tmpfiles");
+  ASSERT_TRUE(fs::create_directories(root + "/tmp/gpumap-leases"));
+  ASSERT_EQ(chmod((root + "/tmp").c_str(), 01777), 0);
+  ASSERT_EQ(chown((root + "/tmp/gpumap-leases").c_str(), 65534, 65534), 0);
+  ProcResult r = sh("systemd-tmpfiles --root=" + quote(root) + " --create " +
+                    quote(std::string(GPUMAP_SOURCE_DIR) + "/contrib/systemd/gpumap-leases.tmpfiles"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  struct stat st {};
+  ASSERT_EQ(stat((root + "/tmp/gpumap-leases").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_gid, 0u);
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  fs::remove_all(root);
+}
+
 TEST(Install, PrefixAndDestdirInstallsWorkRelocatedAndUninstallRemovesThem) {
   ManifestGuard guard;
   std::string t = temp_dir("install");
@@ -671,6 +708,12 @@ TEST(Install, PrefixAndDestdirInstallsWorkRelocatedAndUninstallRemovesThem) {
   in = sh("DESTDIR=" + quote(t) + " cmake --install " + quote(kBuild) + " --prefix /usr");
   ASSERT_EQ(in.exit_code, 0) << in.out << in.err;
   EXPECT_TRUE(fs::exists(t + "/usr/" GPUMAP_INSTALL_DATADIR "/zsh/vendor-completions/_gpumap"));
+  // Issue 53: and where RHEL's zsh looks (the .rpm is this tree); issue 56: the lease folder's
+  // tmpfiles.d entry, root-owned and sticky as docs/launch.md advises.
+  EXPECT_TRUE(fs::exists(t + "/usr/" GPUMAP_INSTALL_DATADIR "/zsh/site-functions/_gpumap"));
+  std::ifstream tmpfiles(t + "/usr/lib/tmpfiles.d/gpumap.conf");
+  std::string conf((std::istreambuf_iterator<char>(tmpfiles)), std::istreambuf_iterator<char>());
+  EXPECT_NE(conf.find("\nd /tmp/gpumap-leases 1777 root root -\n"), std::string::npos) << conf;
   EXPECT_TRUE(fs::exists(t + "/usr/" GPUMAP_INSTALL_MANDIR "/man1/gpumap.1"));
   sim = sh(quote(t + "/usr/bin/gpumap") + " list --simulate h200x2");
   EXPECT_EQ(sim.exit_code, 0) << sim.err;

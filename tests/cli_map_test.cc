@@ -138,6 +138,16 @@ TEST(CliMap, BatchRefusesABadFileBeforeAnswering) {
   EXPECT_NE(r.err.find(file + " line 2: unknown key `CUDA_VISIBLE_DEVICE`"), std::string::npos) << r.err;
 }
 
+// Issue 56 item 10: the whole file was read into memory first (/dev/zero: 7 GB in 10 s).  Lines
+// are read up to a limit: an endless one is refused at once naming its line and the limit, with
+// nothing answered.  (The old code would eat this machine's memory: run it against the fix only.)
+TEST(CliMap, BatchRefusesAnEndlessLineNamingItAndTheLimit) {
+  CliRun r = gpumap({"map", "--simulate", "h200x2", "--batch", "/dev/zero"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("/dev/zero line 1: longer than 1048576 bytes"), std::string::npos) << r.err;
+}
+
 TEST(CliMap, NoArgumentsMeansMap) {
   CliRun r = gpumap({}, {"GPUMAP_SIMULATE=seed-mixed"});
   EXPECT_EQ(r.code, 0) << r.err;

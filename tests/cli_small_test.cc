@@ -87,5 +87,40 @@ TEST(CliSmall, ProbeAndCheckTogetherAreRejected) {
   EXPECT_NE(r.err.find("--probe and --check together"), std::string::npos) << r.err;
 }
 
+
+// Issue 56 item 13: a filter value that is not UTF-8 was "internal error" (exit 1, gpumap's own
+// bug by the docs); it is the input's: exit 2 naming the option.
+TEST(CliSmall, AFilterValueThatIsNotUtf8IsAUsageError) {
+  for (std::vector<std::string> argv : {std::vector<std::string>{"ps", "--json", "--simulate", "h200x2", "--user", "\xff"},
+                                        {"ps", "--simulate", "h200x2", "--job", "a\xc3"},
+                                        {"fleet", "--json", "--prometheus", "http://127.0.0.1:9", "--node", "n\xe9"},
+                                        {"top", "--once", "--simulate", "h200x2", "--filter", "\xff"}}) {
+    CliRun r = gpumap(argv);
+    EXPECT_EQ(r.code, 2) << argv[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("is not valid UTF-8"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+}
+
+// Issue 53: pick, which and verify said nothing of a simulated host, so a GPUMAP_SIMULATE left
+// exported silently chose the GPUs of a real launch.  Every command answering from one says so on
+// stderr (those whose text starts with the host's banner say it there).
+TEST(CliSmall, EveryCommandAnsweringFromASimulatedHostSaysSoOnStderr) {
+  const std::vector<std::string> env = {"GPUMAP_SIMULATE=h200x2", "GPUMAP_LOCK_DIR=" + temp_dir("locks")};
+  for (std::vector<std::string> argv : {std::vector<std::string>{"pick"}, {"pick", "--format", "env"}, {"which", "0"},
+                                        {"verify", "--expect", "0,1"}, {"pick", "--json"}, {"run", "--", "true"}}) {
+    CliRun r = gpumap(argv, env);
+    EXPECT_NE(r.err.find("SIMULATED host h200x2"), std::string::npos) << argv[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("GPUMAP_SIMULATE"), std::string::npos) << argv[0] << ": " << r.err;
+    EXPECT_EQ(r.out.find("SIMULATED host h200x2"), std::string::npos) << "stdout is the answer: " << r.out;
+  }
+  CliRun flag = gpumap({"which", "--simulate", "h200x2", "0"});
+  EXPECT_NE(flag.err.find("SIMULATED host h200x2 (--simulate)"), std::string::npos) << flag.err;
+  // The banner's commands say it once, on stdout, as before.
+  CliRun list = gpumap({"list"}, env);
+  EXPECT_NE(list.out.find("SIMULATED"), std::string::npos);
+  EXPECT_EQ(list.err, "");
+}
+
 }  // namespace
 }  // namespace gpumap::testing

@@ -78,7 +78,16 @@ TEST(ContribKubernetes, TheDaemonSetAsksOnlyForWhatItNeeds) {
     mounts.insert(path);
     if (path != "/tmp") { EXPECT_TRUE(m["readOnly"] && m["readOnly"].as<bool>()) << path << " must be read-only"; }
   }
-  EXPECT_EQ(mounts, (std::set<std::string>{"/var/lib/kubelet/pod-resources", "/var/run/cdi", "/etc/cdi", "/tmp"}));
+  EXPECT_EQ(mounts, (std::set<std::string>{"/var/lib/kubelet/pod-resources", "/var/run/cdi", "/etc/cdi", "/tmp", "/sys/fs/cgroup"}));
+  // Issue 56 item 5: the pod runs in a cgroup namespace of its own; the host's cgroup tree where
+  // gpumap reads owners (ProcFs's /sys/fs/cgroup) lets it check who made a pod's folders.
+  bool host_cgroups = false;
+  for (const YAML::Node& v : pod["volumes"])
+    if (v["name"].as<std::string>() == "host-cgroup")
+      host_cgroups = v["hostPath"]["path"].as<std::string>() == "/sys/fs/cgroup" && v["hostPath"]["type"].as<std::string>() == "Directory";
+  EXPECT_TRUE(host_cgroups) << "the host's /sys/fs/cgroup, as a Directory";
+  for (const YAML::Node& m : c["volumeMounts"])
+    if (m["mountPath"].as<std::string>() == "/sys/fs/cgroup") { EXPECT_EQ(m["name"].as<std::string>(), "host-cgroup"); }
   for (const std::string& dir : kCdiSpecDirs)  // the folders gpumap-kubelet reads by default
     EXPECT_TRUE(mounts.count(dir)) << dir << " (CDI specs) is not mounted";
   EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>());

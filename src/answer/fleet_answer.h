@@ -37,6 +37,7 @@ struct FleetProcess {
   std::string type;                       // compute / graphics ("" when the label is missing)
   std::optional<std::string> user, command;
   std::optional<int> cuda_ordinal;        // the cuda:N this process calls this GPU; none: it cannot see it or unknown
+  bool sees_no_gpu = false;               // cuda_ordinal="none": its CUDA does not see this GPU (known, not unknown)
   std::string state;                      // running / exited / not-visible ("" when missing)
   std::string slurm_job_id, rank, local_rank;  // "" when not in a job (or the label was dropped)
   std::string pod, ns, container;         // "" outside a pod
@@ -49,6 +50,7 @@ struct FleetGpu {
   std::optional<std::string> name;
   std::optional<double> memory_used_bytes, memory_total_bytes, utilization_ratio, temperature_celsius;
   long long process_count = 0;          // its processes (one per pid), listed or not
+  bool process_count_known = true;      // false: Prometheus answered a count that is none (1e300, 2.5, -1): shown as ?
   std::vector<FleetProcess> processes;  // by pid: every one, or those with findings (FleetAnswer::listed)
 };
 
@@ -84,6 +86,7 @@ struct FleetRankGpu {
   std::string uuid;
   std::optional<int> nvml_index;
   std::optional<int> cuda_ordinal;
+  bool sees_no_gpu = false;  // as FleetProcess::sees_no_gpu
 };
 struct FleetRank {
   std::string instance, node;
@@ -98,6 +101,7 @@ struct FleetJob {
   std::string slurm_job_id;
   std::vector<std::string> nodes;           // sorted
   long long gpu_processes = 0;              // its processes counted once per GPU (as nvidia-smi lists them), listed or not
+  bool gpu_processes_known = true;          // false: a count of it was no count (shown as ?)
   std::vector<FleetRank> ranks;             // by rank, then node, then pid; the listed processes only
   std::vector<std::string> finding_ids;     // the causes its processes are in, sorted
 };

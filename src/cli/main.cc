@@ -33,6 +33,36 @@ void say_notices(const Seams& seams) {
   for (const std::string& line : seams.notices->take()) std::fputs((printable(line) + "\n").c_str(), stderr);
 }
 
+/// A command answering from a simulated host says so on stderr, before it answers (a run then
+/// launches its program on GPUs chosen there): pick, which and verify said nothing, so a
+/// GPUMAP_SIMULATE left exported silently drove a real launch.  Commands whose text starts with the
+/// host's banner (SIMULATED host ...) say it there.
+void say_simulated(const Command& cmd, const Seams& seams, bool flag) {
+  static const std::string kBannered[] = {"map", "list", "doctor", "explain", "ps", "pods", "snapshot", "top"};
+  if (!seams.simulate || cmd.hidden || std::find(std::begin(kBannered), std::end(kBannered), std::string(cmd.name)) != std::end(kBannered))
+    return;
+  std::string line = "gpumap: SIMULATED host " + *seams.simulate +
+                     (flag ? " (--simulate)" : " (GPUMAP_SIMULATE is set: unset it for this machine's GPUs)") +
+                     ": " + cmd.name + " answers for it, not for this machine's GPUs\n";
+  std::fputs(printable_lines(line).c_str(), stderr);
+}
+
+/// A filter's value is text to match against names, ids and commands: one that is not UTF-8 (a
+/// stray byte from a script, a terminal in Latin-1) matches nothing and cannot be written in a
+/// JSON answer; it was "internal error" (issue 56 item 13).  A usage error naming the option.
+void refuse_non_utf8_filters(const Args& args) {
+  for (const char* option : {"--user", "--job", "--node", "--gpu-model", "--filter", "--gpu", "--pid"})
+    for (const std::string& v : args.values(option))
+      for (size_t i = 0; i < v.size();) {
+        size_t n = utf8_sequence_length(v, i);
+        if (n == 0)
+          throw Error(kExitUsage,
+                      std::string(option) + " `" + printable(v) + "` is not valid UTF-8 (byte " + std::to_string(i + 1) + ")",
+                      std::string("give ") + option + " as text (names, ids and commands are matched as UTF-8)");
+        i += n;
+      }
+}
+
 /// `help --json`: the command reference as data (what `gpumap __describe` prints), or one
 /// command's entry of it.
 void print_help_json(const Command* cmd) {
@@ -146,6 +176,15 @@ std::string did_you_mean_command(const std::string& typed) {
 }
 
 // "gpumap 0.1.0 (commit 0123abcd..., 2026-11-30)"; with --json the same as an object.
+int print_version(bool json) {
+  std::string date = build_commit_date();
+  if (json)
+    std::cout << Json{{"version", GPUMAP_VERSION}, {"commit", build_commit()}, {"commit_date", date.empty() ? Json(nullptr) : Json(date)}}.dump(2) << "\n";
+  else
+    std::cout << "gpumap " GPUMAP_VERSION " (commit " << build_commit() << (date.empty() ? "" : ", " + date) << ")\n";
+  return kExitOk;
+}
+
 int print_version(const std::vector<std::string>& args) {
   bool json = false;
   for (size_t i = 1; i < args.size(); ++i) {
@@ -153,12 +192,20 @@ int print_version(const std::vector<std::string>& args) {
       throw Error(kExitUsage, "--version: unexpected argument `" + args[i] + "`", "use gpumap --version [--json]");
     json = true;
   }
-  std::string date = build_commit_date();
-  if (json)
-    std::cout << Json{{"version", GPUMAP_VERSION}, {"commit", build_commit()}, {"commit_date", date.empty() ? Json(nullptr) : Json(date)}}.dump(2) << "\n";
-  else
-    std::cout << "gpumap " GPUMAP_VERSION " (commit " << build_commit() << (date.empty() ? "" : ", " + date) << ")\n";
-  return kExitOk;
+  return print_version(json);
+}
+
+/// Where `--version` (or `-V`) stands among a command's arguments: before `--`, and not the value
+/// of an option that takes one (`--env --version` is --env's value).
+std::optional<size_t> version_flag(const std::vector<std::string>& args, const std::vector<OptionSpec>& opts) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return std::nullopt;
+    if (a == "--version" || a == "-V") return i;
+    for (const OptionSpec& o : opts)
+      if (o.takes_value && (a == o.name || std::find(o.aliases.begin(), o.aliases.end(), a) != o.aliases.end())) ++i;
+  }
+  return std::nullopt;
 }
 
 void print_command_help(const Command& c) {
@@ -204,12 +251,18 @@ int run_main(int argc, char** argv) {
                     "run `gpumap --help` for the list");
       args.erase(args.begin());
     }
+    std::vector<OptionSpec> opts = cmd->options;
+    for (const OptionSpec& o : common_options()) opts.push_back(o);
+    // `--version` anywhere (`gpumap --simulate X --version`): the version, once the rest is
+    // checked as the command would check it; never a word after `--` (the program's own).
+    std::optional<size_t> version = version_flag(args, opts);
+    if (version) args.erase(args.begin() + static_cast<long>(*version));
     // A common option it does not take is refused before anything (the listings leave it out,
     // from the same table); `CMD --help --json` is still its help as JSON.
     refuse_untaken_options(*cmd, args);
-    std::vector<OptionSpec> opts = cmd->options;
-    for (const OptionSpec& o : common_options()) opts.push_back(o);
     Args parsed(cmd->name, opts, args, cmd->positionals, cmd->runs_command);
+    if (version) return print_version(parsed.has("--json"));
+    refuse_non_utf8_filters(parsed);
     if (parsed.has("--help")) {
       if (parsed.has("--json")) print_help_json(cmd);
       else print_command_help(*cmd);
@@ -219,6 +272,7 @@ int run_main(int argc, char** argv) {
     set_term_style(term_style_from_env(env, parsed.has("--wide")));
     seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
+    say_simulated(*cmd, seams, parsed.has("--simulate"));
     std::cout.flush();
     int code = cmd->run(parsed, ctx);
     std::cout.flush();

@@ -115,11 +115,20 @@ std::string pod_cgroup_untrusted(const PodCgroup& pod, const std::string& owned_
   }
   if (!user_unit.empty())
     return "its cgroup is under " + user_unit + ", a user's delegated cgroup tree, not the kubelet's: " + pod.path;
-  if (owned_path != pod.path) return "";
+  // Issue 56 item 5: owners that could not be read (gpumap in a cgroup namespace of its own
+  // without the host's tree) let the name alone decide, and a delegated folder named like a pod
+  // was that pod.  Now what cannot be verified is not attributed, and says so.
+  const std::string unread =
+      " could not be read to check that root made it (gpumap sees another cgroup tree: in a container, mount "
+      "the host's /sys/fs/cgroup there and share its PID namespace, docs/kubernetes.md), so it is not taken as "
+      "the pod its name says";
+  if (owned_path != pod.path) return "the owner of its cgroup folder " + pod.path + unread;
   std::string at;
-  for (size_t i = 1; i < segs.size() && i < owners.size(); ++i) {
+  for (size_t i = 1; i < segs.size(); ++i) {
     at += "/" + segs[i];
-    if (i >= pod.pod_segment && owners[i] && *owners[i] != 0)
+    if (i < pod.pod_segment) continue;
+    if (i >= owners.size() || !owners[i]) return "the owner of its cgroup folder " + at + unread;
+    if (*owners[i] != 0)
       return "its cgroup folder " + at + " is owned by uid " + std::to_string(*owners[i]) +
              ", not root: only root makes the kubelet's folders";
   }

@@ -37,9 +37,9 @@ std::optional<PodCgroup> parse_pod_cgroup(const std::string& proc_cgroup_text);
 /// place: not below a user's systemd tree (user.slice, user-N.slice, user@N.service: where systemd
 /// delegates cgroups to users and rootless Podman makes its containers).  `owners`: the uid owning
 /// each folder of `owned_path` split at '/' (0: the hierarchy's root; nullopt: not found, as from
-/// a cgroup namespace that does not see it), from ProcProcess; when they are of the pod's path,
-/// every folder from the pod's down to the process's must be root's (only root makes folders
-/// there unless it delegated them).
+/// a cgroup namespace that does not see it), from ProcProcess: every folder from the pod's down to
+/// the process's must be root's (only root makes folders there unless it delegated them); one
+/// whose owner was not read (owners of another path, or nullopt) is unverified: said, not taken.
 std::string pod_cgroup_untrusted(const PodCgroup& pod, const std::string& owned_path,
                                  const std::vector<std::optional<uint32_t>>& owners);
 

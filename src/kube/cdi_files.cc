@@ -236,14 +236,33 @@ CdiSpecs read_cdi_specs(const std::vector<std::string>& dirs, const CdiBudget& b
       if (errno != ENOENT) files.push_back({dirs[i], i, {}, std::string("cannot list the folder: ") + strerror(errno)});
       continue;
     }
+    // Every spec name of the folder, so the ones past kCdiFolderFiles (a folder of specs, not of
+    // everything) are the last by name, each said, never cut silently in readdir order; past
+    // kCdiFolderNames the folder is not even listed further (one problem says so).
     std::vector<std::string> names;
+    bool listed_all = true;
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
       if (name[0] != '.' && (ends_with(name, ".json") || ends_with(name, ".yaml"))) names.push_back(name);
-      if (names.size() > 1024) break;  // a folder of specs, not of everything
+      if (names.size() >= kCdiFolderNames) {
+        listed_all = readdir(d) == nullptr;
+        break;
+      }
     }
     closedir(d);
     std::sort(names.begin(), names.end());
+    if (names.size() > kCdiFolderFiles) {
+      for (size_t k = kCdiFolderFiles; k < names.size(); ++k)
+        files.push_back({dirs[i] + "/" + names[k], i, {},
+                         "not read: the folder holds more than " + std::to_string(kCdiFolderFiles) +
+                             " spec files (*.json, *.yaml) and gpumap reads the first " + std::to_string(kCdiFolderFiles) +
+                             " by name"});
+      names.resize(kCdiFolderFiles);
+    }
+    if (!listed_all)
+      files.push_back({dirs[i], i, {},
+                       "holds more than " + std::to_string(kCdiFolderNames) +
+                           " names: the rest were not listed (nor read); a CDI folder holds a few spec files"});
     for (const std::string& name : names) {
       struct stat st {};
       std::string path = dirs[i] + "/" + name;

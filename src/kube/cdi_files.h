@@ -1,6 +1,7 @@
 // Reads the node's CDI spec files (formats/cdi_spec.h) for gpumap-kubelet: every *.json and
 // *.yaml file of each folder, YAML through Debian's yaml-cpp (which only this program links).
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct CdiBudget {
   size_t run_nodes = 400000;
   double run_seconds = 1;         // every file together; gpumap waits 3 s for the whole helper
 };
+
+/// The spec files read in one folder: the first by name; each one past it is a problem naming it.
+inline constexpr size_t kCdiFolderFiles = 1024;
+/// The spec names listed in one folder (a hostile folder of millions costs no more): past it, one
+/// problem names the folder.
+inline constexpr size_t kCdiFolderNames = 65536;
 
 /// The devices of `dirs` (lowest priority first).  A folder that does not exist is skipped; one
 /// that cannot be read, a file that is not a regular file, past its budget, or not a CDI spec is a

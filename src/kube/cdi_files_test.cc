@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -194,5 +195,26 @@ TEST_F(CdiFiles, TheRunsBudgetLeavesOutTheLargestFilesSayingWhy) {
   EXPECT_TRUE(c.devices.empty());
   EXPECT_EQ(c.problems.size(), 5u);
 }
+
+// Issue 56 item 6: a folder of more than 1 024 spec names was cut silently, in readdir order.  The
+// first 1 024 by name are read and every other is a problem naming it.
+TEST_F(CdiFiles, SpecFilesPastTheFolderLimitAreEachSaid) {
+  char name[32];
+  for (int i = 0; i < 1030; ++i) {
+    std::snprintf(name, sizeof name, "/s%04d.json", i);
+    write(etc_ + name, "{}");  // not a spec: a problem of its own when read
+  }
+  write(etc_ + "/zz.yaml", small_spec("0"));  // a real one, last by name
+  CdiSpecs c = read_cdi_specs({etc_});
+  EXPECT_TRUE(c.devices.empty());  // zz.yaml is past the limit: said, not read
+  ASSERT_EQ(c.problems.size(), 1031u);
+  std::map<std::string, std::string> by_file;
+  for (const auto& p : c.problems) by_file[p.file] = p.message;
+  ASSERT_TRUE(by_file.count(etc_ + "/zz.yaml"));
+  EXPECT_NE(by_file[etc_ + "/zz.yaml"].find("more than 1024 spec files"), std::string::npos) << by_file[etc_ + "/zz.yaml"];
+  EXPECT_NE(by_file[etc_ + "/s1029.json"].find("more than 1024 spec files"), std::string::npos);
+  EXPECT_EQ(by_file[etc_ + "/s1023.json"].find("more than 1024"), std::string::npos) << "the 1 024th by name is read";
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -85,6 +85,23 @@ std::string did_you_mean(const std::string& typed, const std::vector<std::string
   return best ? " (did you mean `" + *best + "`?)" : "";
 }
 
+namespace {
+
+/// Whether the well-formed sequence of `n` bytes at s[i] is a character that reorders or breaks
+/// what a terminal shows around it: the bidirectional marks, embeddings, overrides and isolates
+/// (U+061C, U+200E-200F, U+202A-202E, U+2066-2069: "Trojan Source", CVE-2021-42574), the line and
+/// paragraph separators U+2028-2029, and the byte-order mark U+FEFF.
+bool invisible_control(std::string_view s, size_t i, size_t n) {
+  if (n == 2) return static_cast<unsigned char>(s[i]) == 0xD8 && static_cast<unsigned char>(s[i + 1]) == 0x9C;  // U+061C
+  if (n != 3) return false;
+  unsigned cp = (static_cast<unsigned char>(s[i]) & 0x0Fu) << 12 | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6 |
+                (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+  return cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+         cp == 0x2029 || cp == 0xFEFF;
+}
+
+}  // namespace
+
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -94,7 +111,7 @@ std::string printable(std::string_view s) {
     unsigned char b = static_cast<unsigned char>(s[i]);
     bool c0 = n == 1 && (b < 0x20 || b == 0x7F);
     bool c1 = n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;  // U+0080-U+009F
-    if (n == 0 || c0 || c1) {
+    if (n == 0 || c0 || c1 || invisible_control(s, i, n)) {
       out += '?';
       i += n == 0 ? bad : n;
     } else {

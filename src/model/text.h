@@ -39,8 +39,10 @@ namespace gpumap {
 size_t utf8_sequence_length(std::string_view s, size_t i, size_t* bad_length = nullptr);
 
 /// `s` safe to print on someone's terminal, as procps `ps` prints command lines: every control
-/// character (C0, DEL, and the C1 range U+0080-U+009F, which includes the 8-bit CSI) and every
-/// byte of malformed UTF-8 becomes '?'.  Printable UTF-8 passes unchanged.
+/// character (C0, DEL, and the C1 range U+0080-U+009F, which includes the 8-bit CSI), every
+/// bidirectional control (U+061C, U+200E-200F, U+202A-202E, U+2066-2069), the separators
+/// U+2028-2029, the byte-order mark U+FEFF, and every byte of malformed UTF-8 becomes '?'.
+/// Other printable UTF-8 passes unchanged.
 std::string printable(std::string_view s);
 
 /// Edit distance (insert, delete, substitute, swap two neighbours): how far a typo is from a word.

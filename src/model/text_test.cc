@@ -66,6 +66,19 @@ TEST(Text, PrintableEscapesControlsLikeProcps) {
   EXPECT_EQ(printable(std::string("a\0b", 3)), "a?b");
 }
 
+// Issue 56 item 13: the bidirectional controls (Trojan Source, CVE-2021-42574) and the Unicode
+// line and paragraph separators passed: `evil\u202Etxt.sh` showed reversed, U+2028 broke a line
+// in a terminal that honours it.  Each is one '?', the letters around them kept.
+TEST(Text, PrintableReplacesBidiControlsAndUnicodeSeparators) {
+  EXPECT_EQ(printable("evil\u202Etxt.sh"), "evil?txt.sh");  // RIGHT-TO-LEFT OVERRIDE
+  for (const char* c : {"\u200E", "\u200F", "\u202A", "\u202B", "\u202C", "\u202D", "\u202E", "\u2066", "\u2067",
+                        "\u2068", "\u2069", "\u2028", "\u2029", "\uFEFF", "\u061C"})
+    EXPECT_EQ(printable(std::string("a") + c + "b"), "a?b") << std::hex << static_cast<int>(static_cast<unsigned char>(c[2]));
+  // Their neighbours stay: an en dash, a zero-width joiner's neighbour U+2010, CJK, U+FEFE.
+  for (const char* kept : {"\u2013", "\u2010", "\u2030", "\u2065", "\u206A", "\u4E2D", "\uFEFE", "\u00E9"})
+    EXPECT_EQ(printable(kept), kept);
+}
+
 }  // namespace
 }  // namespace gpumap
 

@@ -333,6 +333,15 @@ void prepare_lease_dir(const std::string& given) {
                     " but not sticky: any of them could delete a lock file someone holds and lease the same GPU",
                 "chmod 1777 " + dir + " (sticky, like /tmp), or have root create it at boot with a tmpfiles.d "
                 "entry: `d " + dir + " 1777 root root -`");
+  // The sticky bit does not bind the folder's owner: whoever created it first (the default sits in
+  // the shared /tmp) may delete a lock file someone holds and lease the same GPU twice.
+  if (st.st_uid != 0 && st.st_uid != geteuid())
+    throw Error(kExitError,
+                "the lease folder " + dir + " is owned by " + user_name(st.st_uid) +
+                    " (not root or you): its owner can delete a lock file someone holds and lease the same GPU twice",
+                "have root take it (it stays 1777): `sudo chown root:root " + dir +
+                    "`; gpumap's .deb and .rpm create the default one root-owned at boot (tmpfiles.d/gpumap.conf: `d "
+                    "/tmp/gpumap-leases 1777 root root -`); or set GPUMAP_LOCK_DIR to a folder of your own");
 }
 
 std::string lease_path(const std::string& dir, const std::string& uuid) {

@@ -419,5 +419,32 @@ TEST(Lease, FolderInsideAnotherUsersFolderIsRefused) {
   EXPECT_EQ(folder_refusal(theirs + "/leases"), "");
 }
 
+
+// Issue 56 item 7: a lease folder owned by another user was accepted, though its owner may delete
+// any lock file in it (the sticky bit does not bind a folder's owner) and so lease a held GPU
+// twice.  The default folder is in /tmp: the first user after boot owned it.
+TEST(Lease, AFolderOwnedByAnotherUserIsRefusedNamingTheOwnerAndTheFix) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  std::string base = std::filesystem::path(fresh_dir()).lexically_normal().string();
+  std::string leases = base + "/leases";
+  ASSERT_EQ(mkdir(leases.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(leases.c_str(), 01777), 0);
+  ASSERT_EQ(chown(leases.c_str(), 65534, 65534), 0);  // nobody, as if nobody had created it first
+  std::string why;
+  try {
+    prepare_lease_dir(leases);
+    ADD_FAILURE() << "a lease folder of another user was trusted";
+  } catch (const Error& e) {
+    why = e.what();
+    EXPECT_EQ(e.exit_code(), kExitError);
+    EXPECT_NE(why.find("the lease folder " + leases + " is owned by "), std::string::npos) << why;
+    EXPECT_NE(why.find("(not root or you)"), std::string::npos) << why;
+    EXPECT_NE(e.hint().find("chown root:root " + leases), std::string::npos) << e.hint();
+    EXPECT_NE(e.hint().find("tmpfiles.d"), std::string::npos) << e.hint();
+  }
+  ASSERT_EQ(chown(leases.c_str(), 0, 0), 0);  // the fix the hint gives
+  EXPECT_EQ(folder_refusal(leases), "");
+}
+
 }  // namespace
 }  // namespace gpumap

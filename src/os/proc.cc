@@ -14,6 +14,8 @@
 #include <sstream>
 #include <cstdlib>
 
+#include "os/cgroup_ns.h"
+
 namespace gpumap {
 namespace {
 
@@ -240,7 +242,7 @@ ProcProcess ProcFs::read(uint32_t pid, bool want_environ) const {
       // Who made its folders: the kubelet's are root's (env/pod_cgroup.h pod_cgroup_untrusted).
       if (auto line = kubepods_cgroup_line(*p.cgroup)) {
         p.cgroup_owned_path = line->second;
-        p.cgroup_owners = cgroup_folder_owners(cgroup_root_, line->first, line->second);
+        p.cgroup_owners = cgroup_path_owners(cgroup_root_, root_, line->first, line->second);  // os/cgroup_ns.h
       }
     }
   }

@@ -37,7 +37,7 @@ std::string gpu_line(const FleetGpu& g, bool counted) {
   s += g.memory_total_bytes ? fmt("%.0f MiB", *g.memory_total_bytes / 1048576.0) : "? MiB";
   s += ", utilisation " + (g.utilization_ratio ? fmt("%.0f %%", *g.utilization_ratio * 100) : std::string("?"));
   s += ", " + (g.temperature_celsius ? fmt("%.0f C", *g.temperature_celsius) : std::string("? C"));
-  if (counted) s += ", " + plural(g.process_count, "process", "processes");
+  if (counted) s += ", " + (g.process_count_known ? plural(g.process_count, "process", "processes") : std::string("? processes"));
   return s + "\n";
 }
 
@@ -54,7 +54,8 @@ std::string where_text(const FleetProcess& p) {
 
 std::string process_line(const FleetProcess& p) {
   std::string s = "      pid " + (p.pid ? std::to_string(*p.pid) : std::string("?")) + "  " +
-                  (p.cuda_ordinal ? "cuda:" + std::to_string(*p.cuda_ordinal) : std::string("cuda:?")) + "  " + shown(p.user) +
+                  (p.cuda_ordinal ? "cuda:" + std::to_string(*p.cuda_ordinal) : std::string(p.sees_no_gpu ? "none" : "cuda:?")) +
+                  "  " + shown(p.user) +
                   where_text(p) + "  " + shown(p.command);
   if (!p.findings.empty()) {
     s += "  [";
@@ -83,18 +84,21 @@ Json or_null(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v);
 std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
   size_t down = 0, gpus = 0;
   long long procs = 0, listed = 0;
+  bool procs_known = true;
   for (const FleetNode& n : a.nodes) {
     down += !n.up;
     gpus += n.gpus.size();
     for (const FleetGpu& g : n.gpus) {
       procs += g.process_count;
+      procs_known &= g.process_count_known;
       listed += static_cast<long long>(g.processes.size());
     }
   }
   const bool all = a.listed == FleetProcessList::kAll;
   std::string s = "Prometheus " + printable(a.prometheus) + ": " + std::to_string(a.nodes.size()) + " node" +
                   (a.nodes.size() == 1 ? "" : "s") + (down ? " (" + std::to_string(down) + " down)" : "") + ", " +
-                  std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " + plural(procs, "GPU process", "GPU processes") +
+                  std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " +
+                  (procs_known ? plural(procs, "GPU process", "GPU processes") : std::string("? GPU processes")) +
                   ", " + std::to_string(a.jobs.size()) + " Slurm job" + (a.jobs.size() == 1 ? "" : "s") + "\n";
   if (!all) {
     const bool whole = a.filter.nodes.empty() && !a.filter.narrows_content();
@@ -123,7 +127,9 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
   if (!a.jobs.empty()) s += "\nSlurm jobs:\n";
   for (const FleetJob& j : a.jobs) {
     s += "  job " + printable(j.slurm_job_id) + ": " +
-         (all ? plural(static_cast<long long>(j.ranks.size()), "rank", "ranks") : plural(j.gpu_processes, "GPU process", "GPU processes")) +
+         (all                     ? plural(static_cast<long long>(j.ranks.size()), "rank", "ranks")
+          : j.gpu_processes_known ? plural(j.gpu_processes, "GPU process", "GPU processes")
+                                  : std::string("? GPU processes")) +
          " on " + std::to_string(j.nodes.size()) + " node" + (j.nodes.size() == 1 ? "" : "s") + " (";
     for (size_t i = 0; i < j.nodes.size(); ++i) s += (i ? ", " : "") + printable(j.nodes[i]);
     s += ")";
@@ -137,7 +143,8 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
       s += "    rank " + (r.rank.empty() ? std::string("?") : printable(r.rank)) + "  " + printable(r.node) + "  pid " +
            (r.pid ? std::to_string(*r.pid) : std::string("?")) + " ";
       for (const FleetRankGpu& g : r.gpus)
-        s += " " + (g.cuda_ordinal ? "cuda:" + std::to_string(*g.cuda_ordinal) : std::string("cuda:?")) + " = GPU " +
+        s += " " + (g.cuda_ordinal ? "cuda:" + std::to_string(*g.cuda_ordinal) : std::string(g.sees_no_gpu ? "none" : "cuda:?")) +
+             " = GPU " +
              (g.nvml_index ? std::to_string(*g.nvml_index) : std::string("?")) + " " + printable(g.uuid);
       s += "\n";
     }
@@ -197,7 +204,7 @@ std::string fleet_json(const FleetAnswer& a) {
                       {"memory_total_bytes", opt_num(g.memory_total_bytes)},
                       {"utilization_ratio", opt_num(g.utilization_ratio)},
                       {"temperature_celsius", opt_num(g.temperature_celsius)},
-                      {"process_count", g.process_count},
+                      {"process_count", g.process_count_known ? Json(g.process_count) : Json(nullptr)},
                       {"processes", procs}});
     }
     nodes.push_back({{"node", n.node},
@@ -227,7 +234,7 @@ std::string fleet_json(const FleetAnswer& a) {
     }
     jobs.push_back({{"slurm_job_id", j.slurm_job_id},
                     {"nodes", j.nodes},
-                    {"gpu_processes", j.gpu_processes},
+                    {"gpu_processes", j.gpu_processes_known ? Json(j.gpu_processes) : Json(nullptr)},
                     {"ranks", ranks},
                     {"findings", j.finding_ids}});
   }

@@ -293,7 +293,15 @@ const ProcessLabel kProcessInfoLabels[] = {
     {"type", true, [](const ProcessSubject& s) { return s.row->type; }},
     {"uuid", true, [](const ProcessSubject& s) { return clean(s.row->uuid); }},
     {"nvml_index", false, [](const ProcessSubject& s) { return std::to_string(s.row->nvml_index); }},
-    {"cuda_ordinal", false, [](const ProcessSubject& s) { return opt_text(s.row->cuda_ordinal); }},
+    // "none" where its CUDA's view is known and leaves this GPU out (top's and fleet's word), absent
+    // where it is unknown (issue 53: the two were one).
+    {"cuda_ordinal", false,
+     [](const ProcessSubject& s) {
+       const ProcessRow& r = *s.row;
+       if (r.cuda_ordinal) return std::to_string(*r.cuda_ordinal);
+       bool none = r.view && !r.cuda_error && r.state == ProcessState::kRunning;
+       return std::string(none ? "none" : "");
+     }},
     {"state", false, [](const ProcessSubject& s) { return std::string(process_state_name(s.row->state)); }},
     {"user", false, [](const ProcessSubject& s) { return clean(opt_text(s.row->user)); }},
     {"command", false,

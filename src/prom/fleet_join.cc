@@ -86,11 +86,31 @@ void keep_places(PromResult& processes, const std::vector<std::pair<std::string,
   processes.samples.erase(std::remove_if(processes.samples.begin(), processes.samples.end(), gone), processes.samples.end());
 }
 
+namespace {
+
+// Bounds of what a gpumap exporter can have sent: anything else came from a broken or hostile
+// answer, and is unknown rather than cast (a double past long long's range is undefined behaviour).
+constexpr double kMaxCount = 1e9;                 // series or processes in one count
+constexpr long long kMaxPid = 4194304;            // Linux's PID_MAX_LIMIT
+constexpr double kMaxBytes = 9007199254740992.0;  // 2^53: 8 PiB of GPU memory, exact in a double
+
+/// A count Prometheus answered: a whole number from 0 to kMaxCount, else none.
+std::optional<long long> count_of(double v) {
+  if (!std::isfinite(v) || v < 0 || v > kMaxCount || v != std::floor(v)) return std::nullopt;
+  return static_cast<long long>(v);
+}
+
+std::optional<double> in_range(double v, double lo, double hi) {
+  return std::isfinite(v) && v >= lo && v <= hi ? std::optional<double>(v) : std::nullopt;
+}
+
+}  // namespace
+
 long long counted_processes(const PromResult& process_counts) {
-  double n = 0;
+  long long n = 0;
   for (const PromSample& x : process_counts.samples)
-    if (std::isfinite(x.value) && x.value > 0) n += x.value;
-  return static_cast<long long>(n);
+    if (std::optional<long long> c = count_of(x.value)) n += *c;
+  return n;
 }
 
 std::string node_of_instance(const std::string& instance) {
@@ -130,13 +150,17 @@ std::optional<long long> integer(const std::string* v) {
   return std::stoll(*v);
 }
 
+std::optional<long long> pid_of(const std::string* v) {
+  std::optional<long long> n = integer(v);
+  if (!n || *n <= 0 || *n > kMaxPid) return std::nullopt;
+  return n;
+}
+
 std::optional<int> small_int(const std::string* v) {
   std::optional<long long> n = integer(v);
   if (!n || *n < 0 || *n > 1000000) return std::nullopt;
   return static_cast<int>(*n);
 }
-
-std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -166,8 +190,10 @@ class Joiner {
       if (const std::string* j = label(x, "job")) n->job = *j;
     }
     for (const PromSample& x : s.info_counts.samples)
-      if (const std::string* id = label(x, "id"); id && std::isfinite(x.value) && x.value > 0)
-        hidden_info_[*id] += static_cast<long long>(x.value);
+      if (const std::string* id = label(x, "id"); id && x.value != 0) {
+        if (std::optional<long long> c = count_of(x.value)) hidden_info_[*id] += *c;
+        else invalid(x.value, "count of info findings " + *id);
+      }
     for (const PromSample& x : s.last_read.samples)
       if (FleetNode* n = node(x); n && std::isfinite(x.value) && x.value > 0) n->last_read_age_s = std::max(0.0, now_ - x.value);
     for (const PromSample& x : s.health.samples) {
@@ -188,10 +214,13 @@ class Joiner {
       FleetGpu* g = gpu(x, false);
       if (!g) continue;
       std::string name = label_or(x, "__name__");
-      if (name == "gpumap_gpu_memory_used_bytes") g->memory_used_bytes = finite(x.value);
-      else if (name == "gpumap_gpu_memory_total_bytes") g->memory_total_bytes = finite(x.value);
-      else if (name == "gpumap_gpu_utilization_ratio") g->utilization_ratio = finite(x.value);
-      else if (name == "gpumap_gpu_temperature_celsius") g->temperature_celsius = finite(x.value);
+      std::optional<double> v;
+      if (name == "gpumap_gpu_memory_used_bytes") v = g->memory_used_bytes = in_range(x.value, 0, kMaxBytes);
+      else if (name == "gpumap_gpu_memory_total_bytes") v = g->memory_total_bytes = in_range(x.value, 0, kMaxBytes);
+      else if (name == "gpumap_gpu_utilization_ratio") v = g->utilization_ratio = in_range(x.value, 0, 1);
+      else if (name == "gpumap_gpu_temperature_celsius") v = g->temperature_celsius = in_range(x.value, -273.15, 1000);
+      else continue;
+      if (!v) invalid(x.value, name + " of " + g->uuid);
     }
     for (const PromSample& x : s.processes.samples) process(x);
     for (const PromSample& x : s.process_counts.samples) count(x);
@@ -265,11 +294,13 @@ class Joiner {
       g->nvml_index = small_int(label(x, "nvml_index"));
     }
     FleetProcess p;
-    p.pid = integer(label(x, "pid"));
+    p.pid = pid_of(label(x, "pid"));
+    if (!p.pid && label(x, "pid") && integer(label(x, "pid"))) invalid_label("pid", *label(x, "pid"));
     p.type = label_or(x, "type");
     p.user = label_opt(x, "user");
     p.command = label_opt(x, "command");
     p.cuda_ordinal = small_int(label(x, "cuda_ordinal"));
+    p.sees_no_gpu = label_or(x, "cuda_ordinal") == "none";  // the exporter's word for "cannot see it"
     p.state = label_or(x, "state");
     p.slurm_job_id = label_or(x, "slurm_job_id");
     p.rank = label_or(x, "rank");
@@ -289,7 +320,8 @@ class Joiner {
 
   /// One (GPU, Slurm job)'s count of processes.
   void count(const PromSample& x) {
-    if (!std::isfinite(x.value) || x.value <= 0) return;
+    if (x.value == 0) return;
+    std::optional<long long> c = count_of(x.value);
     std::string job = label_or(x, "slurm_job_id");
     if (!f_.jobs.empty() && !any_equal(f_.jobs, job)) return;
     FleetGpu* g = gpu(x, false);
@@ -298,9 +330,22 @@ class Joiner {
       g = gpu(x, true);
       if (!g) return;
     }
-    auto n = static_cast<long long>(x.value);
-    g->process_count += n;
-    if (!job.empty()) job_counts_[job][*label(x, "instance")] += n;
+    if (!c) {
+      invalid(x.value, "count of the processes on " + g->uuid);
+      g->process_count_known = false;
+      if (!job.empty()) unknown_job_counts_.insert(job);
+      return;
+    }
+    g->process_count += *c;
+    if (!job.empty()) job_counts_[job][*label(x, "instance")] += *c;
+  }
+
+  /// A number that is none of what the exporter sends: said once in the warnings, shown as `?`.
+  void invalid(double v, const std::string& what) {
+    if (invalid_++ == 0) first_invalid_ = what + " = " + std::to_string(v);
+  }
+  void invalid_label(const std::string& name, const std::string& v) {
+    if (invalid_++ == 0) first_invalid_ = name + " = " + v;
   }
 
   void finding(const PromSample& x) {
@@ -311,7 +356,7 @@ class Joiner {
       return;
     }
     if (!node_ok(*inst)) return;
-    std::optional<long long> pid = integer(label(x, "pid"));
+    std::optional<long long> pid = pid_of(label(x, "pid"));
     std::string uuid = label_or(x, "uuid");
     FleetFindingPlace place{*inst, node_of_instance(*inst), pid, uuid, ""};
     bool placed = false;
@@ -376,7 +421,7 @@ class Joiner {
             at = rank_at.emplace(key, j.ranks.size()).first;
             j.ranks.push_back(FleetRank{inst, n.node, p.pid, p.rank, p.local_rank, p.user, {}});
           }
-          j.ranks[at->second].gpus.push_back(FleetRankGpu{g.uuid, g.nvml_index, p.cuda_ordinal});
+          j.ranks[at->second].gpus.push_back(FleetRankGpu{g.uuid, g.nvml_index, p.cuda_ordinal, p.sees_no_gpu});
           for (const std::string& id : p.findings)
             if (!any_equal(j.finding_ids, id)) j.finding_ids.push_back(id);
         }
@@ -390,6 +435,8 @@ class Joiner {
         j.gpu_processes += n;
       }
     }
+    for (const std::string& job : unknown_job_counts_)
+      if (jobs.count(job)) jobs[job].gpu_processes_known = false;
     if (!counted_)
       for (auto& [id, j] : jobs)
         for (const FleetRank& r : j.ranks) j.gpu_processes += static_cast<long long>(r.gpus.size());
@@ -418,6 +465,10 @@ class Joiner {
     std::stable_sort(a.causes.begin(), a.causes.end(),
                      [](const FleetCause& x, const FleetCause& y) { return x.severity > y.severity; });
     a.hidden_info = std::move(hidden_info_);
+    if (invalid_)
+      a.warnings.push_back(std::to_string(invalid_) + " number" + (invalid_ == 1 ? " was" : "s were") +
+                           " not valid (not finite, out of range or not a whole number; first: " + first_invalid_ +
+                           "): shown as unknown (?)");
     if (unplaced_)
       a.warnings.push_back(std::to_string(unplaced_) + " series without an instance, uuid or id label were left out");
     return a;
@@ -435,6 +486,9 @@ class Joiner {
   bool counted_ = false;
   FleetProcessList listed_ = FleetProcessList::kAll;
   size_t unplaced_ = 0;
+  size_t invalid_ = 0;
+  std::string first_invalid_;
+  std::set<std::string> unknown_job_counts_;
 };
 
 }  // namespace

@@ -207,5 +207,86 @@ TEST(FleetJoin, TheProcessesTheFindingsNameAreAskedByNodeAndPid) {
   EXPECT_EQ(kept, (std::set<std::pair<std::string, std::string>>(places.begin(), places.end())));
 }
 
+
+// Issue 56 item 8: a count of 1e300 became -9223372036854775804 GPU processes (and a UBSan
+// float-cast-overflow), a pid of -5 a process, a utilisation of 1e308 `inf %`.  Every number read
+// is checked (finite, in range, integral where it must be); what fails is unknown (`?`, null) and
+// said in a warning, never cast.
+TEST(FleetJoin, NumbersOutOfRangeAreUnknownNeverCast) {
+  FleetSeries s = three_node_fleet();
+  const std::map<std::string, std::string> a0 = {{"instance", "node-a:9467"}, {"uuid", "GPU-aaaa0000"}};
+  auto with = [](std::map<std::string, std::string> l, const std::string& k, const std::string& v) {
+    l[k] = v;
+    return l;
+  };
+  s.process_counts.samples = {{with(a0, "slurm_job_id", "77"), 1e300, kFleetNow},
+                              {{{"instance", "node-a:9467"}, {"uuid", "GPU-aaaa1111"}}, 2.5, kFleetNow},
+                              {{{"instance", "node-b:9467"}, {"uuid", "GPU-bbbb0000"}, {"slurm_job_id", "77"}}, 2, kFleetNow}};
+  s.listed = FleetProcessList::kWithFindings;
+  s.info_counts.samples = {{{{"id", "process-exited"}}, -1e300, kFleetNow}, {{{"id", "x"}}, 1e19, kFleetNow}};
+  for (PromSample& g : s.gauges.samples) {
+    if (g.labels["__name__"] == "gpumap_gpu_utilization_ratio") g.value = 1e308;
+    if (g.labels["__name__"] == "gpumap_gpu_temperature_celsius") g.value = -1e9;
+    if (g.labels["__name__"] == "gpumap_gpu_memory_total_bytes") g.value = -4096;
+  }
+  s.processes.samples.push_back({with(with(a0, "pid", "-5"), "cuda_ordinal", "-1"), 1, kFleetNow});
+  s.processes.samples.push_back({with(with(a0, "pid", "99999999999"), "nvml_index", "7"), 1, kFleetNow});
+  FleetAnswer a = join_fleet(s, {}, kFleetNow);
+  const FleetNode& na = node(a, "node-a");
+  EXPECT_EQ(na.gpus[0].utilization_ratio, std::nullopt);
+  EXPECT_EQ(na.gpus[0].temperature_celsius, std::nullopt);
+  EXPECT_EQ(na.gpus[0].memory_total_bytes, std::nullopt);
+  EXPECT_FALSE(na.gpus[0].process_count_known);  // 1e300 is no count
+  EXPECT_FALSE(na.gpus[1].process_count_known);  // nor is 2.5
+  EXPECT_GE(na.gpus[0].process_count, 0);
+  EXPECT_TRUE(node(a, "node-b").gpus[0].process_count_known);
+  EXPECT_EQ(node(a, "node-b").gpus[0].process_count, 2);
+  for (const FleetProcess& p : na.gpus[0].processes) {
+    if (p.pid) {
+      EXPECT_GT(*p.pid, 0);
+      EXPECT_LE(*p.pid, 4194304);
+    }
+    if (p.cuda_ordinal) {
+      EXPECT_GE(*p.cuda_ordinal, 0);
+    }
+  }
+  ASSERT_EQ(a.jobs.size(), 1u);
+  EXPECT_FALSE(a.jobs[0].gpu_processes_known);
+  EXPECT_GE(a.jobs[0].gpu_processes, 0);
+  EXPECT_TRUE(a.hidden_info.empty()) << a.hidden_info.begin()->second;
+  bool said = false;
+  for (const std::string& w : a.warnings) said |= w.find("not valid") != std::string::npos;
+  EXPECT_TRUE(said);
+  PromResult counts;
+  counts.samples = {{{}, 1e300, 0}, {{}, 3, 0}};
+  EXPECT_EQ(counted_processes(counts), 3);
+}
+
+
+// Issue 53: the exporter's cuda_ordinal="none" (its CUDA cannot see the GPU) is kept apart from a
+// missing label (unknown): fleet said cuda:? for both.
+TEST(FleetJoin, CudaOrdinalNoneIsKeptApartFromUnknown) {
+  FleetSeries s = three_node_fleet();
+  s.processes.samples.push_back({{{"instance", "node-a:9467"}, {"uuid", "GPU-aaaa0000"}, {"pid", "555"}, {"cuda_ordinal", "none"},
+                                  {"slurm_job_id", "88"}, {"rank", "0"}},
+                                 1, kFleetNow});
+  FleetAnswer a = join_fleet(s, {}, kFleetNow);
+  bool seen = false;
+  for (const FleetProcess& p : node(a, "node-a").gpus[0].processes)
+    if (p.pid == 555) {
+      seen = true;
+      EXPECT_TRUE(p.sees_no_gpu);
+      EXPECT_EQ(p.cuda_ordinal, std::nullopt);
+    } else {
+      EXPECT_FALSE(p.sees_no_gpu) << *p.pid;
+    }
+  EXPECT_TRUE(seen);
+  for (const FleetJob& j : a.jobs)
+    if (j.slurm_job_id == "88") {
+      ASSERT_EQ(j.ranks.size(), 1u);
+      EXPECT_TRUE(j.ranks[0].gpus[0].sees_no_gpu);
+    }
+}
+
 }  // namespace
 }  // namespace gpumap

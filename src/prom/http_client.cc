@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "os/ca_paths.h"
+
 namespace gpumap {
 
 std::string HttpUrl::shown() const {
@@ -334,6 +336,8 @@ class SocketTransport : public HttpTransport {
       int ok = auth_.ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx.get())
                                      : SSL_CTX_load_verify_locations(ctx.get(), auth_.ca_file.c_str(), nullptr);
       if (ok != 1) throw HttpError(HttpFailure::kTls, "cannot load the CA file " + auth_.ca_file + ": " + openssl_error());
+      if (std::string b = auth_.ca_file.empty() ? fallback_ca_bundle(X509_get_default_cert_file(), X509_get_default_cert_dir()) : "";
+          !b.empty() && SSL_CTX_load_verify_locations(ctx.get(), b.c_str(), nullptr) != 1) ERR_clear_error();  // os/ca_paths.h: RHEL's layout
     }
     if (!auth_.cert_file.empty()) {
       if (SSL_CTX_use_certificate_chain_file(ctx.get(), auth_.cert_file.c_str()) != 1)

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -81,6 +82,35 @@ class Reader {
     }
   }
 
+  /// Every mapping under `n` (at `where`): its keys are strings and none is given twice.  yaml-cpp
+  /// keeps both of a repeated key and `n[key]` answers the first, so `insecure_skip_verify: true`
+  /// then `false` would have turned verification off; Prometheus's strict reader refuses it too.
+  void check_unique(const YAML::Node& n, const std::string& where) const {
+    if (n.IsSequence())
+      for (const auto& e : n) check_unique(e, where);
+    if (!n.IsMap()) return;
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      std::string line = "line " + std::to_string(kv.first.Mark().line + 1);
+      if (!kv.first.IsScalar()) fail(where.empty() ? "a key" : where, line + ": a key must be a plain string, not a list or a mapping");
+      std::string k = kv.first.as<std::string>();
+      std::string at = where.empty() ? k : where + "." + k;
+      if (!seen.insert(k).second) fail("`" + at + "`", line + ": is given twice; keep one (which one counts would be a guess)");
+      check_unique(kv.second, at);
+    }
+  }
+
+  /// A credential goes into an HTTP header: a control character (NUL, VT, a tab, DEL...) there is
+  /// a paste or an encoding accident, never a secret a server expects.
+  void check_printable(const std::string& v, const std::string& key) const {
+    for (unsigned char c : v)
+      if (c < 0x20 || c == 0x7f) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", c);
+        fail(key, std::string("holds the control character ") + hex + "; credentials are printable text (check the file's encoding)");
+      }
+  }
+
   std::string str(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(key, "is not a string");
     return n.as<std::string>();
@@ -104,6 +134,8 @@ class Reader {
   std::string path_, dir_;
 };
 
+HttpAuth parse_root(const Reader& r, const YAML::Node& root);
+
 }  // namespace
 
 std::string basic_authorization(const std::string& user, const std::string& password) {
@@ -122,6 +154,18 @@ HttpAuth parse_http_config(const std::string& text, const std::string& path) {
   }
   HttpAuth a;
   if (!root || root.IsNull()) return a;
+  try {
+    return parse_root(r, root);
+  } catch (const YAML::Exception& e) {  // a shape the checks above did not foresee: still the file's fault
+    throw Error(kExitUsage, "--http.config.file " + path + ": " + e.what(), "check the file against docs/fleet.md");
+  }
+}
+
+namespace {
+
+HttpAuth parse_root(const Reader& r, const YAML::Node& root) {
+  HttpAuth a;
+  r.check_unique(root, "");
   r.check_keys(root, "", {"basic_auth", "authorization", "bearer_token", "bearer_token_file", "tls_config", "follow_redirects",
                           "enable_http2"});
   int auths = 0;
@@ -137,6 +181,8 @@ HttpAuth parse_http_config(const std::string& text, const std::string& path) {
     std::string pw = b["password"] ? r.str(b["password"], "basic_auth.password")
                      : b["password_file"] ? secret_from_file(r.file(b["password_file"], "basic_auth.password_file"), "basic_auth.password_file")
                                           : "";
+    r.check_printable(user, "basic_auth.username");
+    r.check_printable(pw, "basic_auth.password");
     a.authorization = basic_authorization(user, pw);
   }
   if (YAML::Node z = root["authorization"]) {
@@ -150,6 +196,8 @@ HttpAuth parse_http_config(const std::string& text, const std::string& path) {
                        : z["credentials_file"]
                            ? secret_from_file(r.file(z["credentials_file"], "authorization.credentials_file"), "authorization.credentials_file")
                            : "";
+    r.check_printable(type, "authorization.type");
+    r.check_printable(cred, "authorization.credentials");
     a.authorization = type + " " + cred;
   }
   if (root["bearer_token"] || root["bearer_token_file"]) {
@@ -157,6 +205,7 @@ HttpAuth parse_http_config(const std::string& text, const std::string& path) {
     if (root["bearer_token"] && root["bearer_token_file"]) r.fail("bearer_token", "given with bearer_token_file");
     std::string tok = root["bearer_token"] ? r.str(root["bearer_token"], "bearer_token")
                                            : secret_from_file(r.file(root["bearer_token_file"], "bearer_token_file"), "bearer_token_file");
+    r.check_printable(tok, "bearer_token");
     a.authorization = "Bearer " + tok;
   }
   if (auths > 1) r.fail("basic_auth/authorization/bearer_token", "more than one way to authenticate; give one");
@@ -181,6 +230,8 @@ HttpAuth parse_http_config(const std::string& text, const std::string& path) {
   if (root["enable_http2"]) r.boolean(root["enable_http2"], "enable_http2");              // HTTP/1.1 only
   return a;
 }
+
+}  // namespace
 
 HttpAuth load_http_config(const std::string& path) {
   return parse_http_config(read_file_checked(path, "--http.config.file"), path);

@@ -59,5 +59,58 @@ TEST(HttpConfig, WhatGpumapWouldNotApplyIsRefused) {
   EXPECT_EQ(testing::code_of([] { load_http_config("/dev/zero"); }), kExitUsage);
 }
 
+
+std::string message_of(const std::string& yaml) {
+  try {
+    parse_http_config(yaml, "/nonexistent/h.yml");
+  } catch (const Error& e) {
+    return std::string(e.what()) + " [exit " + std::to_string(e.exit_code()) + "]";
+  }
+  return "(accepted)";
+}
+
+// Issue 56 item 4: with a key given twice the first one won, so `insecure_skip_verify: true`
+// followed by `false` turned verification off.  Every level refuses a repeated key, naming it and
+// its line (as the web config and Prometheus's strict reader do).
+TEST(HttpConfig, AKeyGivenTwiceIsRefusedAtEveryLevelNamingItsLine) {
+  struct Case {
+    std::string yaml, key, line;
+  } cases[] = {
+      {"tls_config:\n  insecure_skip_verify: true\n  insecure_skip_verify: false\n", "tls_config.insecure_skip_verify", "line 3"},
+      {"tls_config:\n  insecure_skip_verify: true\ntls_config:\n  insecure_skip_verify: false\n", "tls_config", "line 3"},
+      {"basic_auth: {username: a, password: b}\nbasic_auth: {username: c, password: d}\n", "basic_auth", "line 2"},
+      {"basic_auth:\n  username: a\n  password: b\n  username: c\n", "basic_auth.username", "line 4"},
+      {"authorization:\n  credentials: a\n  credentials: b\n", "authorization.credentials", "line 3"},
+      {"bearer_token: a\nbearer_token: b\n", "bearer_token", "line 2"},
+  };
+  for (const Case& c : cases) {
+    std::string m = message_of(c.yaml);
+    EXPECT_NE(m.find("[exit 2]"), std::string::npos) << c.yaml << " -> " << m;
+    EXPECT_NE(m.find("`" + c.key + "`"), std::string::npos) << c.yaml << " -> " << m;
+    EXPECT_NE(m.find(c.line), std::string::npos) << c.yaml << " -> " << m;
+    EXPECT_NE(m.find("twice"), std::string::npos) << c.yaml << " -> " << m;
+  }
+}
+
+// Issue 56 item 13: a complex key was an internal error (exit 1); NUL or VT in credentials were
+// sent as they were.
+TEST(HttpConfig, AComplexKeyAndControlCharactersInCredentialsAreUsageErrors) {
+  EXPECT_NE(message_of("? [a, b]\n: c\n").find("[exit 2]"), std::string::npos) << message_of("? [a, b]\n: c\n");
+  EXPECT_NE(message_of("tls_config:\n  ? {x: 1}\n  : c\n").find("line 2"), std::string::npos);
+  for (std::string yaml : {"basic_auth: {username: \"a\\0b\", password: c}\n", "basic_auth: {username: a, password: \"p\\vw\"}\n",
+                           "authorization: {credentials: \"t\\x01k\"}\n", "bearer_token: \"t\\x7fk\"\n",
+                           "authorization: {type: \"To\\tken\", credentials: x}\n"}) {
+    std::string m = message_of(yaml);
+    EXPECT_NE(m.find("[exit 2]"), std::string::npos) << yaml << " -> " << m;
+    EXPECT_NE(m.find("control character"), std::string::npos) << yaml << " -> " << m;
+  }
+  std::string dir = testing::temp_dir("http-config-ctl");
+  write_file(dir + "/pw", std::string("pass\x0bword\n"));
+  EXPECT_EQ(testing::code_of([&] { parse_http_config("basic_auth: {username: a, password_file: pw}\n", dir + "/h.yml"); }), kExitUsage);
+  // A password with spaces and non-ASCII letters stays accepted.
+  EXPECT_EQ(parse_http_config("basic_auth: {username: a, password: \"p w é\"}\n", "h.yml").authorization,
+            basic_authorization("a", "p w é"));
+}
+
 }  // namespace
 }  // namespace gpumap

@@ -180,6 +180,16 @@ int open_lock(const std::string& path, std::string& why) {
   return fd;
 }
 
+/// Gives the file just written at `path` the group `gid` of the file it replaced (and its mode
+/// again: chown may clear set-id bits); best effort, only root or a member of the group can.
+bool keep_group(const std::string& path, gid_t gid, mode_t mode) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool kept = fchown(fd, static_cast<uid_t>(-1), gid) == 0 && fchmod(fd, mode) == 0;
+  close(fd);
+  return kept;
+}
+
 }  // namespace
 
 JobMapResult update_job_map(const std::string& dir, const std::vector<std::string>& files, const std::string& job_id,
@@ -224,12 +234,23 @@ JobMapResult update_job_map(const std::string& dir, const std::vector<std::strin
         skip("cannot read " + path + ": " + std::strerror(old.error), true);
         continue;
       }
+      mode_t mode = 0644;  // a new file: dcgm-exporter may run as another user
+      gid_t gid = static_cast<gid_t>(-1);
       if (!old.error) {
         struct stat st {};
         if (lstat(path.c_str(), &st) == 0 && st.st_uid != geteuid()) {
           skip(path + " is owned by uid " + std::to_string(st.st_uid) + ", not by this user: left alone");
           continue;
         }
+        // Another name of the same file (a hard link planted to a 0600 file) would have its lines
+        // copied into a new, readable file: never a mapping file gpumap wrote, so left alone.
+        if (st.st_nlink > 1) {
+          skip(path + " has " + std::to_string(st.st_nlink) +
+               " hard links (another name of the same file), not a mapping file gpumap wrote: left alone");
+          continue;
+        }
+        mode = st.st_mode & 07777;  // the admin's mode (0600, 0640) is kept, never widened to 0644
+        if (st.st_gid != getegid()) gid = st.st_gid;
       }
       std::vector<std::string> jobs;
       std::stringstream in(old.text);
@@ -244,8 +265,12 @@ JobMapResult update_job_map(const std::string& dir, const std::vector<std::strin
       }
       std::string text;
       for (const std::string& j : jobs) text += j + "\n";
-      if (std::string err = write_file_atomically(path, text, 0644); !err.empty()) skip(err, !err.empty() && err.find("not replacing it") == std::string::npos);
-      else result.changed.push_back(f);
+      if (std::string err = write_file_atomically(path, text, mode); !err.empty()) {
+        skip(err, err.find("not replacing it") == std::string::npos);
+        continue;
+      }
+      if (gid != static_cast<gid_t>(-1)) keep_group(path, gid, mode);  // its group too (the new file got this process's)
+      result.changed.push_back(f);
     }
   } catch (...) {
     close(lock);

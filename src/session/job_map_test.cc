@@ -119,6 +119,40 @@ TEST_F(JobMap, AMappingFileThatIsALinkIsNeverFollowed) {
   EXPECT_EQ(read_file(secret), "root only\n");
 }
 
+// Issue 56 item 12: a mapping file that was a hard link to a 0600 file was rewritten 0644 with
+// the file's lines in it.  A file with another link is left alone (the other name is never
+// written through or copied), and a file rewritten keeps its mode.
+TEST_F(JobMap, AHardLinkedMappingFileIsLeftAloneAndAFileKeepsItsMode) {
+  ASSERT_EQ(code_of([&] { return prolog("7"); }), kExitOk);
+  std::string secret = dir_ + "/../secret";
+  std::ofstream(secret) << "root only\n";
+  chmod(secret.c_str(), 0600);
+  ASSERT_EQ(unlink((dir_ + "/1").c_str()), 0);
+  ASSERT_EQ(link(secret.c_str(), (dir_ + "/1").c_str()), 0);
+  std::string err;
+  EXPECT_EQ(code_of([&] { return prolog("8"); }, &err), kExitError) << "the job's GPU is not labelled: the prolog must say so";
+  EXPECT_NE(err.find(dir_ + "/1 has 2 hard links"), std::string::npos) << err;
+  struct stat st {}, sst {};
+  ASSERT_EQ(stat((dir_ + "/1").c_str(), &st), 0);
+  ASSERT_EQ(stat(secret.c_str(), &sst), 0);
+  EXPECT_EQ(st.st_ino, sst.st_ino) << "the link is left as it was";
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(read_file(dir_ + "/1"), "root only\n");
+  EXPECT_EQ(code_of([&] { return epilog("8"); }, &err), kExitOk) << err;  // left alone, as a symbolic link is
+  EXPECT_EQ(read_file(secret), "root only\n");
+  // One link, mode 0640: rewritten (prolog and epilog) with 0640 kept.
+  ASSERT_EQ(unlink((dir_ + "/1").c_str()), 0);
+  std::ofstream(dir_ + "/1") << "5\n";
+  chmod((dir_ + "/1").c_str(), 0640);
+  EXPECT_EQ(code_of([&] { return prolog("9"); }, &err), kExitOk) << err;
+  ASSERT_EQ(stat((dir_ + "/1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(read_file(dir_ + "/1"), "5\n9\n");
+  EXPECT_EQ(code_of([&] { return epilog("5"); }, &err), kExitOk) << err;
+  ASSERT_EQ(stat((dir_ + "/1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+}
+
 TEST_F(JobMap, ALockThatIsALinkCreatesNothing) {
   ASSERT_EQ(code_of([&] { return prolog("7"); }), kExitOk);
   std::string target = dir_ + "/../planted";

@@ -74,14 +74,55 @@ std::vector<BatchCase> read_batch_file(const std::string& path, std::istream& st
   return read_batch(file, path);
 }
 
+namespace {
+
+/// The next line of `in` into `text` (without its newline), reading at most `limit` + 1 bytes of
+/// it: false at the end of the input; `too_long` when the line goes on past `limit` (the rest is
+/// not read: /dev/zero is one endless line).
+bool bounded_line(std::istream& in, std::string& text, size_t limit, bool& too_long) {
+  text.clear();
+  too_long = false;
+  std::streambuf* buf = in.rdbuf();
+  if (!buf) return false;
+  for (;;) {
+    int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return !text.empty();
+    }
+    if (c == '\n') return true;
+    if (text.size() == limit) {
+      too_long = true;
+      return true;
+    }
+    text.push_back(static_cast<char>(c));
+  }
+}
+
+}  // namespace
+
 std::vector<BatchCase> read_batch(std::istream& in, const std::string& name) {
   std::vector<BatchCase> out;
   std::string text;
-  for (size_t line = 1; std::getline(in, text); ++line) {
+  size_t held = 0;
+  bool too_long = false;
+  for (size_t line = 1; bounded_line(in, text, kBatchMaxLineBytes, too_long); ++line) {
+    if (too_long)
+      throw Error(kExitUsage,
+                  "map --batch " + name + " line " + std::to_string(line) + ": longer than " +
+                      std::to_string(kBatchMaxLineBytes) + " bytes (the limit of one line), so nothing was predicted",
+                  "give one JSON object per line such as {\"CUDA_VISIBLE_DEVICES\": \"1,0\"} (an environment value is at "
+                  "most 128 KiB, 256 KiB in _hex); is " + name + " the file you meant?");
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     out.push_back(parse_line(text, line, name));
+    held += sizeof(BatchCase) + text.size();
+    if (held > kBatchMaxHeldBytes)
+      throw Error(kExitUsage,
+                  "map --batch " + name + ": more than " + std::to_string(kBatchMaxHeldBytes >> 20) +
+                      " MiB of cases by line " + std::to_string(line) +
+                      " (every line is checked before the first answer, so they are held), so nothing was predicted",
+                  "split the file into parts and run one --batch per part (lines of {\"CUDA_VISIBLE_DEVICES\": ...})");
   }
-  if (in.bad()) throw Error(kExitUsage, "map --batch " + name + ": cannot be read", "give a readable file, or - for stdin");
   return out;
 }
 

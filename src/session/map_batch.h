@@ -25,9 +25,17 @@ struct BatchCase {
   std::optional<std::optional<std::string>> cuda_visible_devices, cuda_device_order;
 };
 
+/// A line longer than this is refused (naming its number), read no further: an environment value
+/// is at most 128 KiB (MAX_ARG_STRLEN), 256 KiB in hex, so two of them fit with room.
+inline constexpr size_t kBatchMaxLineBytes = size_t{1} << 20;
+/// The cases are all checked before the first answer, so they are held: past this (about three
+/// million short lines) the file is refused rather than held.
+inline constexpr size_t kBatchMaxHeldBytes = size_t{256} << 20;
+
 /// Reads every line of `in` (named `name` in errors: the file, or "-").  Error(kExitUsage)
 /// naming the file and line for a line that is not such an object, an unknown key, a value
-/// that is neither a string nor null, bad hex, a NUL byte, or a variable given twice.
+/// that is neither a string nor null, bad hex, a NUL byte, or a variable given twice; a line past
+/// kBatchMaxLineBytes or cases past kBatchMaxHeldBytes (never read or held whole).
 std::vector<BatchCase> read_batch(std::istream& in, const std::string& name);
 /// read_batch of the file `path`, or of `stdin_stream` when `path` is "-".  Error(kExitUsage)
 /// naming the file when it cannot be opened.

@@ -50,6 +50,20 @@ TEST(MapBatch, ReadsValuesUnsetsAndLeftOutKeys) {
   EXPECT_EQ(cases[3].line, 5u);
 }
 
+// Issue 56 item 10: a line is read up to kBatchMaxLineBytes, never whole: a longer one is an
+// error naming its line and the limit (the old reader took a 2 MiB line, and /dev/zero until the
+// memory ran out).
+TEST(MapBatch, ALineLongerThanTheLimitIsRefusedNamingItsNumberAndTheLimit) {
+  std::string big = "{\"CUDA_VISIBLE_DEVICES\": \"" + std::string(2 << 20, '0') + "\"}";
+  std::string m = usage_error("{}\n\n" + big + "\n{}\n");
+  EXPECT_NE(m.find("cases.jsonl line 3: longer than 1048576 bytes"), std::string::npos) << m.substr(0, 200);
+  // Just under the limit is a line like any other; the last line needs no newline.
+  std::string fits = "{\"CUDA_VISIBLE_DEVICES\": \"" + std::string(kBatchMaxLineBytes - 40, '0') + "\"}";
+  auto cases = read("{}\n" + fits);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[1].cuda_visible_devices->value().size(), kBatchMaxLineBytes - 40);
+}
+
 TEST(MapBatch, EnvironmentSetsUnsetsAndKeeps) {
   Environment base = Environment::from_strings({"CUDA_VISIBLE_DEVICES=0", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "HOME=/h"});
   auto cases = read("{\"CUDA_VISIBLE_DEVICES\": \"1\", \"CUDA_DEVICE_ORDER\": null}\n{}\n");

@@ -40,6 +40,11 @@ TEST(ReadMetricsFrame, ProcessesWithTheirOwnCudaNumberEveryLeaseAndTheHostsTraps
   EXPECT_NE(e.text().find("gpumap_process_info{"), std::string::npos) << e.text();
   EXPECT_NE(e.text().find("cuda_ordinal=\"0\""), std::string::npos) << e.text();
   EXPECT_NE(e.text().find("order-differs"), std::string::npos) << e.text();
+  // Issue 53: a process whose CUDA cannot see the GPU says "none" (top's and fleet's word), not
+  // the same nothing as a process whose view is unknown.
+  EXPECT_NE(e.text().find("pid=\"103\",type=\"compute\",uuid=\"" + m.snapshot.gpus[0].uuid + "\",nvml_index=\"0\",cuda_ordinal=\"none\""),
+            std::string::npos)
+      << e.text();
 }
 
 /// The label names of each sample line of an exposition (comments skipped), read as the format
@@ -116,6 +121,9 @@ TEST(ReadMetricsFrame, WithoutCudaThatTheOrderNeedsTheFrameSaysSoAndKeepsNvml) {
   EXPECT_EQ(m.snapshot.gpus.size(), 4u);
   ASSERT_TRUE(row(m, 101));
   EXPECT_FALSE(row(m, 101)->cuda_ordinal);  // not guessed
+  Exposition e;
+  add_frame_metrics(e, metrics_input(m));
+  EXPECT_EQ(e.text().find("cuda_ordinal="), std::string::npos) << "unknown is no label, never \"none\": " << e.text();
 }
 
 TEST(ReadMetricsFrame, ADriverThatFailsThrowsForTheExporterToMarkStale) {

@@ -1,5 +1,6 @@
 #include "session/pods.h"
 
+#include <algorithm>
 #include <map>
 
 #include "model/text.h"
@@ -31,8 +32,14 @@ PodsAnswer read_pods(Session& session) {
         v.rows.push_back(i);
         v.uid = rows[i].pod->uid;
       }
-    if (v.allocated.uuids.empty() && v.rows.empty()) continue;  // no GPU: not this tool's business
-    if (v.rows.empty()) {
+    // No NVIDIA device and no GPU process: not this tool's business.  An NVIDIA device that names
+    // no GPU here (a DRA claim whose CDI spec could not be read) is one: listed, as unknown.
+    bool nvidia_unknown = std::any_of(v.allocated.unknown.begin(), v.allocated.unknown.end(), [](const std::string& id) {
+      size_t eq = id.find('=');  // a CDI name: its kind's vendor; a device plugin id: an NVIDIA resource's
+      return eq == std::string::npos || id.substr(0, eq).find("nvidia.com/") != std::string::npos;
+    });
+    if (v.allocated.uuids.empty() && !nvidia_unknown && v.rows.empty()) continue;
+    if (v.rows.empty() && !v.allocated.uuids.empty()) {
       std::vector<std::string> gpus;
       for (const std::string& u : v.allocated.uuids) gpus.push_back(s.describe_with_uuid(u));
       v.findings.push_back(

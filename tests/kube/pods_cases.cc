@@ -403,6 +403,53 @@ TEST(Pods, CdiClaimsVisibleSetsAndSharedGpus) {
 }
 
 // Processes outside any pod never make gpumap ask a kubelet (nothing to say on a plain host).
+// Issue 56 item 5: in a cgroup namespace of its own (how the DaemonSet's pod runs on cgroup v2)
+// gpumap read relative paths ("0::/../../kubepods-...") whose folders it could not find, and only
+// the name rule was left: a kubelet-named folder a user owned was taken as the pod.  Run here as
+// the DaemonSet runs: gpumap in a kubelet-named cgroup of its own, `unshare -C` making that its
+// namespace's root, the host's tree at /sys/fs/cgroup and the host's PID namespace.  The namespace
+// root is found in the tree and every owner read: the user's folder is not the pod, root's is.
+TEST(Pods, InItsOwnCgroupNamespaceGpumapStillChecksWhoMadeThePodsFolders) {
+  if (geteuid() != 0) GTEST_SKIP() << "moving processes between cgroups and unshare -C need root (CI runs as root)";
+  std::string v2 = cgroup_mount("cgroup2");
+  ASSERT_FALSE(v2.empty()) << "no cgroup2 hierarchy mounted";
+  ASSERT_EQ(run_program({"/usr/bin/unshare", "-C", "/bin/true"}).code, 0) << "unshare -C does not work here";
+  Sleeper real({"HOSTNAME=train-0", std::string("NVIDIA_VISIBLE_DEVICES=") + kGpu0});
+  Sleeper chowned({"HOSTNAME=train-0", std::string("NVIDIA_VISIBLE_DEVICES=") + kGpu0});
+  const std::string kCtrE(64, 'e'), kCtrG(64, 'f');
+  const std::string kUidG = "12345678-1234-4234-8234-123456789abc";
+  const std::string self = systemd_slice("burstable", kUidG) + "/cri-containerd-" + kCtrG + ".scope";
+  TestCgroup gself(v2, self);
+  TestCgroup greal(v2, systemd_slice("burstable", kUidA) + "/cri-containerd-" + kCtrA + ".scope");
+  std::string uid_ = kUidA;
+  for (char& c : uid_)
+    if (c == '-') c = '_';
+  const std::string sub = "kubepods.slice/kubepods-pod" + uid_ + ".slice";
+  TestCgroup gown(v2, sub + "/cri-containerd-" + kCtrE + ".scope");
+  greal.add(real.pid());
+  gown.add(chowned.pid());
+  std::string own_pod = v2 + "/gpumap-test-" + std::to_string(getpid()) + "/" + sub;
+  ASSERT_EQ(chown(own_pod.c_str(), 1000, 1000), 0) << own_pod << ": " << strerror(errno);
+  ASSERT_EQ(chown((own_pod + "/cri-containerd-" + kCtrE + ".scope").c_str(), 1000, 1000), 0);
+
+  PodResources node;
+  node.pods = {{"train-0", "ml", {{"trainer", {{"nvidia.com/gpu", {kGpu0}}}, {}}}}};
+  FakeKubelet kubelet(node);
+  std::string host = host_with({real.pid()}, {chowned.pid()});
+  std::string leaf = v2 + "/gpumap-test-" + std::to_string(getpid()) + "/" + self;
+  CliRun r = run_program({"/bin/sh", "-c", "echo $$ > \"$0/cgroup.procs\" && exec /usr/bin/unshare -C \"$1\" ps --json --simulate \"$2\"",
+                          leaf, GPUMAP_BINARY, host},
+                         {"GPUMAP_KUBELET_SOCKET=" + kubelet.socket()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json ps = json::parse(r.out);
+  const json& p = row(ps, chowned.pid(), 1);
+  EXPECT_TRUE(p["pod"].is_null()) << p;
+  ASSERT_TRUE(p["pod_unverified"].is_string()) << p;
+  EXPECT_NE(p["pod_unverified"].get<std::string>().find("is owned by uid 1000, not root"), std::string::npos) << p["pod_unverified"];
+  EXPECT_EQ(row(ps, real.pid(), 0)["pod"], "train-0") << "root's folders, read through the namespace's root: the pod";
+  EXPECT_TRUE(row(ps, real.pid(), 0)["pod_unverified"].is_null()) << row(ps, real.pid(), 0);
+}
+
 TEST(Pods, NoPodNoKubeletAsked) {
   Sleeper a({"HOME=/"});
   CliRun r = gpumap({"ps", "--json", "--simulate", host_with({a.pid()}, {})}, {"GPUMAP_KUBELET_SOCKET=/nonexistent/kubelet.sock"});

@@ -150,9 +150,14 @@ if command -v rpm >/dev/null; then
     fail "rpm: into an empty root" "$o"
   files=$(rpm --root "$empty" -ql gpumap)
   for f in /usr/bin/gpumap /usr/lib/libgpumap.so.1 /usr/lib/gpumap/gpumap-probe /usr/include/gpumap/gpumap.h \
-    /usr/lib/pkgconfig/gpumap.pc /usr/share/gpumap/hosts/dgx8.json /usr/lib/systemd/system/gpumap-serve.service; do
+    /usr/lib/pkgconfig/gpumap.pc /usr/share/gpumap/hosts/dgx8.json /usr/lib/systemd/system/gpumap-serve.service \
+    /usr/share/zsh/site-functions/_gpumap /usr/lib/tmpfiles.d/gpumap.conf; do
     grep -qx "$f" <<<"$files" || fail "rpm: the file list lacks $f"
   done
+  # (issue 53: RHEL's zsh reads site-functions; no made-up URL; the lease folder made at install)
+  [ "$(rpm -qp --nosignature --qf '%{URL}' "$rpmfile")" = "(none)" ] || fail "rpm: URL $(rpm -qp --nosignature --qf '%{URL}' "$rpmfile")"
+  rpm -qp --nosignature --scripts "$rpmfile" | grep -q 'systemd-tmpfiles --create gpumap.conf' &&
+    pass "rpm: %post creates the lease folder (tmpfiles.d/gpumap.conf)" || fail "rpm: no %post for the lease folder"
   for d in /usr /usr/bin /usr/lib /usr/include /usr/share /usr/share/man /usr/lib/systemd/system; do
     ! grep -qx "$d" <<<"$files" || fail "rpm: claims the folder $d (the filesystem package's)"
   done
