@@ -15,15 +15,15 @@ namespace {
 
 using testing::FakeSession;
 
-struct Run {
+struct DoctorRun {
   DoctorAnswer answer;
   std::string text;
   Json json;
 };
 
-Run run(const std::string& host, const std::vector<std::string>& env, bool verbose = false) {
+DoctorRun run(const std::string& host, const std::vector<std::string>& env, bool verbose = false) {
   FakeSession f(host, env);
-  Run r;
+  DoctorRun r;
   r.answer = doctor(f.session(), f.session().env(), false, verbose);
   r.text = doctor_text(r.answer, TermStyle{});
   r.json = doctor_json(r.answer);
@@ -34,7 +34,7 @@ Run run(const std::string& host, const std::vector<std::string>& env, bool verbo
 size_t lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 TEST(Doctor, ASubsetOfTheGpusIsSaidInOneLine) {
-  Run r = run("dgx8", {"CUDA_VISIBLE_DEVICES=3,5"});
+  DoctorRun r = run("dgx8", {"CUDA_VISIBLE_DEVICES=3,5"});
   EXPECT_EQ(r.answer.renumbering, "cuda:0 = nvidia-smi GPU 3, cuda:1 = GPU 5");
   EXPECT_NE(r.text.find("8 GPUs\ncuda:0 = nvidia-smi GPU 3, cuda:1 = GPU 5\n"), std::string::npos) << r.text;
   EXPECT_EQ(r.text.find("what it looks like"), std::string::npos) << r.text;
@@ -43,14 +43,14 @@ TEST(Doctor, ASubsetOfTheGpusIsSaidInOneLine) {
   EXPECT_EQ(r.answer.errors + r.answer.warnings + r.answer.infos, r.answer.findings.size());
   // The reminder is still only for -v; the line is said either way.
   EXPECT_EQ(r.text.find("ordinals-are-relative"), std::string::npos);
-  Run v = run("dgx8", {"CUDA_VISIBLE_DEVICES=3,5"}, true);
+  DoctorRun v = run("dgx8", {"CUDA_VISIBLE_DEVICES=3,5"}, true);
   EXPECT_NE(v.text.find("ordinals-are-relative"), std::string::npos) << v.text;
   EXPECT_EQ(v.answer.renumbering, r.answer.renumbering);
 }
 
 TEST(Doctor, TheIdentityIsWhatItLooksLike) {
   for (std::vector<std::string> env : {std::vector<std::string>{}, {"CUDA_VISIBLE_DEVICES=0,1"}}) {
-    Run r = run("dgx8", env);
+    DoctorRun r = run("dgx8", env);
     EXPECT_EQ(r.answer.renumbering, "");
     EXPECT_TRUE(r.json["renumbering"].is_null());
     EXPECT_NE(r.text.find("No traps found: cuda:N numbering is what it looks like."), std::string::npos) << r.text;
@@ -69,7 +69,7 @@ TEST(Doctor, AReorderAndAContainerAreRenumberings) {
 }
 
 TEST(Doctor, NoLineWhenCudaWouldFail) {
-  Run r = run("dgx8", {"CUDA_VISIBLE_DEVICES=1,1"});
+  DoctorRun r = run("dgx8", {"CUDA_VISIBLE_DEVICES=1,1"});
   EXPECT_EQ(r.answer.renumbering, "");
   EXPECT_GE(r.answer.errors, 1u);
   EXPECT_FALSE(r.json["ok"].get<bool>());
@@ -82,21 +82,21 @@ TEST(Doctor, OneCauseWithinEightLines) {
                                        {"CUDA_VISIBLE_DEVICES=RR"},
                                        {"CUDA_VISIBLE_DEVICES=3,5", "CUDA_DEVICE_ORDER=pci_bus_id"},
                                        {"CUDA_VISIBLE_DEVICES=3,5", "LOCAL_RANK=2"}}) {
-    Run r = run("dgx8", env);
+    DoctorRun r = run("dgx8", env);
     EXPECT_EQ(r.answer.findings.size(), 1u) << r.text;
     EXPECT_LE(lines(r.text), 8u) << r.text;
   }
 }
 
 TEST(Doctor, TheMisspellingsFixPastedLeavesNothingAboveInfo) {
-  Run r = run("dgx8", {"CUDA_VISIBLE=3"});
+  DoctorRun r = run("dgx8", {"CUDA_VISIBLE=3"});
   ASSERT_EQ(r.answer.findings.size(), 1u) << r.text;
   EXPECT_EQ(r.answer.findings[0].id, "misspelled-variable");
   EXPECT_EQ(r.answer.renumbering, "");  // the misspelled name selects nothing: every GPU, as numbered
   std::optional<std::vector<FixStep>> steps = parse_fix_line(r.answer.findings[0].fix);
   ASSERT_TRUE(steps);
   Environment pasted = apply_fix_steps(Environment::from_strings({"CUDA_VISIBLE=3"}), *steps);
-  Run after = run("dgx8", pasted.to_strings());
+  DoctorRun after = run("dgx8", pasted.to_strings());
   EXPECT_EQ(after.answer.errors + after.answer.warnings, 0u) << after.text;
   EXPECT_EQ(after.answer.renumbering, "cuda:0 = nvidia-smi GPU 3");
 }
