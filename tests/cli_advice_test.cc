@@ -419,6 +419,9 @@ TEST(CliAdvice, OneFindingPerCause) {
   CliRun plain = on("dgx8", {"doctor"}, {"CUDA_VISIBLE_DEVICES=2,3"});
   EXPECT_EQ(plain.out.find("ordinals-are-relative"), std::string::npos) << plain.out;
   EXPECT_NE(plain.out.find("No traps found"), std::string::npos) << plain.out;
+  // Issue 52 item 1: the numbering itself is said in one line, and never called what it looks like.
+  EXPECT_NE(plain.out.find("\ncuda:0 = nvidia-smi GPU 2, cuda:1 = GPU 3\n"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("what it looks like"), std::string::npos) << plain.out;
   CliRun verbose = on("dgx8", {"doctor", "-v"}, {"CUDA_VISIBLE_DEVICES=2,3"});
   EXPECT_NE(verbose.out.find("[info] ordinals-are-relative"), std::string::npos) << verbose.out;
 }

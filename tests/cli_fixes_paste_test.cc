@@ -25,7 +25,8 @@ using Vars = std::map<std::string, std::string>;
 // The variables doctor is run with; only these are set or unset on its command line.
 const char* kNames[] = {"CUDA_VISIBLE_DEVICES",   "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
                         "SLURM_JOB_GPUS",         "SLURM_LOCALID",     "SLURM_GPUS_ON_NODE",     "LOCAL_RANK",
-                        "LOCAL_WORLD_SIZE",       "GPUMAP_BOUND",      "CUDA_MPS_PIPE_DIRECTORY", "RAY_ADDRESS"};
+                        "LOCAL_WORLD_SIZE",       "GPUMAP_BOUND",      "CUDA_MPS_PIPE_DIRECTORY", "RAY_ADDRESS",
+                        "SLURM_JOB_ID",           "CUDA_VISIBLE",      "CUDA_VISIABLE_DEVICES"};
 
 std::vector<std::string> host_names() {
   std::vector<std::string> out;
@@ -129,6 +130,12 @@ std::vector<Vars> environments(const HostFacts& h) {
       {{"CUDA_VISIBLE_DEVICES", "\u0661"}},
       {{"CUDA_VISIBLE_DEVICES", "0,9,0"}},
       {{"CUDA_VISIBLE_DEVICES", ""}, {"RAY_ADDRESS", "127.0.0.1:6379"}},
+      // Issue 52 items 4 and 6: another layer's keyword; a misspelled name, renamed by its fix.
+      {{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "NoDevFiles"}},
+      {{"CUDA_VISIBLE_DEVICES", "RR"}},
+      {{"CUDA_VISIBLE", "1"}},
+      {{"CUDA_VISIABLE_DEVICES", "1,0"}},
+      {{"CUDA_VISIABLE_DEVICES", "1,0"}, {"CUDA_DEVICE_ORDER", "pci_bus_id"}},
       // Two and three causes at once (issue 43 item 2: doctor's combined fix).
       {{"CUDA_DEVICE_ORDER", "pci_bus_id"}, {"SLURM_STEP_GPUS", "1,2"}},
       {{"CUDA_VISIBLE_DEVICES", "1,9,2"}, {"SLURM_STEP_GPUS", "1,2"}},

@@ -35,15 +35,22 @@ __all__ = [
     "MismatchError",
     "NotEnoughGpusError", "TooLateError", "NotVisibleError", "devices", "DeviceList", "verify", "pin", "Pinned",
     "which", "max_memory", "check_max_memory", "check_device_map", "diagnose", "Diagnosis", "Finding", "line",
-    "cuda_initialized", "library_version", "local_device", "ReKeyedWarning",
+    "cuda_initialized", "library_version", "local_device", "ReKeyedWarning", "SetTooLateWarning",
 ]
 
 
+def _one_line(text):
+    """`text` on one line: its line breaks and runs of white space as single spaces."""
+    return " ".join(str(text).split())
+
+
 class GpumapError(Exception):
-    """Every gpumap error.  .code is the gpumap exit code, .hint the fix, .details the rest."""
+    """Every gpumap error.  str() is one line: the message, then the hint after "; hint: ".
+    .message and .hint as the library gave them, .code the gpumap exit code, .details the rest (the
+    library's whole answer: a MismatchError's .differences, a CudaInitError's .cuda_error, ...)."""
 
     def __init__(self, message, hint="", code=1, details=None):
-        super().__init__(message + (f"\n  hint: {hint}" if hint else ""))
+        super().__init__(_one_line(message) + (f"; hint: {_one_line(hint)}" if hint else ""))
         self.message = message
         self.hint = hint
         self.code = code
@@ -89,11 +96,21 @@ class CudaInitError(GpumapError):
 
 
 class MismatchError(GpumapError):
-    """The visible GPUs are not the expected ones; .differences in words, .fix the environment to set."""
+    """The visible GPUs are not the expected ones.  str() is one line (the first difference, the
+    others counted); .differences has every one in words (with UUIDs), .fix the environment to set,
+    .findings the findings of the run (set-too-late once CUDA runs here), .source live/predicted."""
 
     @property
     def differences(self):
         return self.details.get("differences", [])
+
+    @property
+    def findings(self):
+        return [Finding(f) for f in self.details.get("findings", [])]
+
+    @property
+    def source(self):
+        return self.details.get("source")
 
     @property
     def fix(self):
@@ -271,14 +288,27 @@ class DeviceList(list):
 _warned = set()
 
 
+class SetTooLateWarning(RuntimeWarning):
+    """CUDA already runs in this process and its variables changed since it started: setting them
+    now changes nothing.  str() is one line (what happened, and the fix when there is one); the
+    whole finding is .finding (a Finding: .message with the GPUs CUDA uses and the ones the values
+    now would give, .fix, .note)."""
+
+    def __init__(self, finding):
+        self.finding = Finding(finding)
+        first = self.finding.message.split(". ")[0]
+        super().__init__("gpumap: set-too-late: " + _one_line(first) +
+                         (f"; fix: {_one_line(self.finding.fix)}" if self.finding.fix else
+                          "; CUDA keeps the GPUs it started with (.finding says which)"))
+
+
 def _warn_late(findings):
-    """A set-too-late finding as a RuntimeWarning, once per distinct message."""
+    """A set-too-late finding as a SetTooLateWarning (a RuntimeWarning), once per distinct message."""
     for f in findings:
         if f.get("id") == "set-too-late" and f["message"] not in _warned:
             _warned.add(f["message"])
             import warnings
-            warnings.warn("gpumap: " + f["message"] + (f"\n  fix: {f['fix']}" if f.get("fix") else ""),
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(SetTooLateWarning(f), stacklevel=3)
 
 
 def devices() -> DeviceList:
@@ -770,7 +800,8 @@ class Finding:
 
 class Diagnosis:
     """diagnose()'s report: .findings, .devices, .source ("live"/"predicted"), .ok (no error),
-    .data (the whole dict, for logging: to_dict()), str() a report like `gpumap doctor`'s."""
+    .renumbering ("cuda:0 = nvidia-smi GPU 3, cuda:1 = GPU 5" when cuda:N is not nvidia-smi's GPU N,
+    else None), .data (the whole dict, for logging: to_dict()), str() a report like `gpumap doctor`'s."""
 
     def __init__(self, data):
         self.data = data
@@ -778,6 +809,7 @@ class Diagnosis:
         self.devices = data.get("devices", [])
         self.source = data.get("source", "predicted")
         self.ok = bool(data.get("ok", True))
+        self.renumbering = data.get("renumbering")
 
     def to_dict(self):
         return self.data
@@ -792,7 +824,8 @@ class Diagnosis:
             out.append(f"2. CUDA would fail: {d['cuda_error']['name']} ({d['cuda_error']['reason']}); "
                        f"{d['host_gpu_count']} GPU(s) on this host")
         else:
-            out.append(f"2. CUDA sees {d['cuda_device_count']} of the {d['host_gpu_count']} GPU(s) on this host")
+            out.append(f"2. CUDA sees {d['cuda_device_count']} of the {d['host_gpu_count']} GPU(s) on this host"
+                       + (f"; renumbered: {self.renumbering}" if self.renumbering else ""))
         for dev in self.devices:
             out.append(f"   cuda:{dev['cuda_ordinal']} = nvidia-smi GPU {dev['nvml_index']} {dev['uuid']} {dev.get('name') or ''}".rstrip())
         model = d.get("model")

@@ -1,7 +1,10 @@
 // Entry rules: CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as written, entry by entry, from the
 // facts the parser saw (model/cuda_view.h CvdEntry) and what the resolver made of them.
+#include <algorithm>
 #include <cctype>
 
+#include "env/variable_names.h"
+#include "findings/fix_line.h"
 #include "findings/rule_table.h"
 #include "model/text.h"
 #include "resolve/base_order.h"
@@ -84,6 +87,36 @@ std::string cut_reason(const EntryDecision& d) {
     default: return d.entry.reason.empty() ? "it names no GPU" : d.entry.reason;
   }
 }
+
+// Slurm's word for "this job asked for no GPU": its GPU plugin wrote CUDA_VISIBLE_DEVICES=NoDevFiles
+// when the job or step had no GPU on a node whose gres.conf lists GPUs, from 2.5.3 (commit 0e14909e)
+// until 19.05 (d618ade0 "Do not set CUDA_VISIBLE_DEVICES=NoDevFiles", gres_common.c
+// common_gres_set_env), so old clusters still do.  Inside a job it is no container word.
+bool slurm_no_gpu(const RuleInput& r) { return r.cvd == "NoDevFiles" && r.in.env.get("SLURM_JOB_ID").has_value(); }
+
+/// A value a framework reads as its own instruction and replaces before CUDA runs in its workers.
+struct FrameworkKeyword {
+  const char* prefix;     // the value starts with it (case-sensitive, as the framework compares)
+  const char* framework;
+  const char* meaning;
+};
+
+// jina's docs ("Replicate on multiple GPUs"): `RR` gives each replica of a Flow or Deployment the
+// next GPU in turn; `RR0:2` (a Python slice), `RR1,3` (a list) and `RRGPU-...` narrow the GPUs.
+constexpr FrameworkKeyword kFrameworkKeywords[] = {
+    {"RR", "jina", "round-robin: a Flow or Deployment gives each replica the next GPU in turn (RR0:2, RR1,3 narrow the GPUs) "
+                   "and sets that replica's CUDA_VISIBLE_DEVICES itself"},
+};
+
+const FrameworkKeyword* framework_keyword_of(const RuleInput& r) {
+  for (const FrameworkKeyword& k : kFrameworkKeywords)
+    if (r.cvd.rfind(k.prefix, 0) == 0) return &k;
+  return nullptr;
+}
+
+// The value is another layer's word (Slurm's, a framework's), said by its own finding: the list is
+// not cut by a typo and CUDA failing there is that layer's doing, so neither is said again.
+bool another_layers_word(const RuleInput& r) { return slurm_no_gpu(r) || framework_keyword_of(r); }
 
 // `unset CUDA_VISIBLE_DEVICES`, the line that gives every GPU when no entry names one here; on a
 // host whose CUDA order is not nvidia-smi's, with PCI_BUS_ID too, so order-differs does not follow.
@@ -199,6 +232,7 @@ void index_trailing_text(const RuleInput& r, Report& report) {
 }
 
 void container_keyword(const RuleInput& r, Report& report) {
+  if (slurm_no_gpu(r)) return;  // slurm-no-gpu-allocated
   first_entry(r, report, Severity::kError,
               [](const EntryDecision& d) { return d.entry.form == CvdEntryForm::kContainerKeyword; },
               [&](size_t i, const EntryDecision& d) -> Said {
@@ -294,7 +328,7 @@ void uuid_prefix_case(const RuleInput& r, Report& report) {
 
 void list_cut_short(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
-  if (r.hidden || !v.cut_at || v.error == CudaInitError::kInvalidDevice) return;
+  if (r.hidden || !v.cut_at || v.error == CudaInitError::kInvalidDevice || another_layers_word(r)) return;
   size_t i = *v.cut_at;
   const EntryDecision& d = v.entries[i];
   size_t dropped = v.entries.size() - i - 1;
@@ -321,7 +355,7 @@ void list_cut_short(const RuleInput& r, Report& report) {
 
 void cuda_init_fails(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
-  if (r.hidden || v.error == CudaInitError::kNone || v.order.order == DeviceOrder::kInvalid) return;
+  if (r.hidden || v.error == CudaInitError::kNone || v.order.order == DeviceOrder::kInvalid || another_layers_word(r)) return;
   // Never advise unsetting a variable that is not set (a host with no GPU at all).
   std::string fix = meant_fix(r), note;
   if (fix.empty() && r.in.env.get("CUDA_VISIBLE_DEVICES") && !r.s.gpus.empty()) {
@@ -335,6 +369,54 @@ void cuda_init_fails(const RuleInput& r, Report& report) {
                          ? std::string("cuInit would not return (the program crashes or hangs as CUDA starts): ")
                          : std::string("cuInit would fail with ") + cuda_error_name(v.error) + ": ";
   report.add(Severity::kError, what + v.error_reason, fix, note);
+}
+
+// Inside a Slurm job that asked for no GPU.  Never `unset` here: on a node without device cgroups
+// that reaches the GPUs other jobs hold.
+void slurm_no_gpu_allocated(const RuleInput& r, Report& report) {
+  if (!slurm_no_gpu(r)) return;
+  report.add(Severity::kWarning,
+             "no GPU allocated: request --gres=gpu:N / --gpus=N. Slurm (before 19.05) sets CUDA_VISIBLE_DEVICES=NoDevFiles "
+             "when a job asks for no GPU on this node, and job " + r.in.env.get("SLURM_JOB_ID").value_or("") +
+                 " did, so CUDA sees none (a CPU-only job is right as it is)",
+             "",
+             "resubmit with GPUs (sbatch/srun --gres=gpu:N or --gpus=N); do not clear the variable: on a node without "
+             "device cgroups that reaches GPUs other jobs hold");
+}
+
+void framework_keyword(const RuleInput& r, Report& report) {
+  const FrameworkKeyword* k = framework_keyword_of(r);
+  if (!k) return;
+  std::string value = r.cvd.size() > 64 ? r.cvd.substr(0, 64) + "…" : r.cvd;
+  report.add(Severity::kInfo,
+             "CUDA_VISIBLE_DEVICES=`" + value + "` is " + k->framework + "'s keyword, not a typo: " + k->meaning +
+                 ". CUDA itself reads it as no GPU, so a program started here without " + k->framework + " sees none",
+             "", std::string("outside ") + k->framework + ", name the GPUs instead (gpumap which GPU... prints the line)");
+}
+
+// CUDA_VISIBLE=0, CUDA_VISIBLE_DEVICE, cuda_visible_devices: nothing reads the name.  The fix renames
+// it (the literal value, so it pastes and combines); one finding for every such name of the run.
+void misspelled_variable(const RuleInput& r, Report& report) {
+  std::vector<MisspelledVariable> found = misspelled_variables(r.in.env);
+  if (found.empty()) return;
+  Environment fixed = r.in.env;
+  std::vector<std::string> names, said;
+  for (const MisspelledVariable& m : found) {
+    fixed.unset(m.name);
+    if (!fixed.get(m.meant)) fixed.set(m.meant, m.value);
+    names.push_back(m.name);
+    if (std::find(names.begin(), names.end(), m.meant) == names.end()) names.push_back(m.meant);
+    said.push_back(m.name + " (meant " + m.meant + ")");
+  }
+  const MisspelledVariable& first = found.front();
+  std::string message = first.name + " is set but nothing reads it: it looks like a misspelling of " + first.meant + " (" +
+                        first.what + ")";
+  if (found.size() > 1) {
+    message += "; also ";
+    for (size_t i = 1; i < said.size() && i < 6; ++i) message += (i > 1 ? ", " : "") + said[i];
+    if (said.size() > 6) message += ", ...";
+  }
+  report.add(Severity::kWarning, message, fix_line_between(r.in.env, fixed, names));
 }
 
 // device_map / max_memory keys and cuda:N count within the visible list.
@@ -374,6 +456,9 @@ const std::vector<Rule>& entry_rules() {
       {"list-cut-short", list_cut_short},
       {"cuda-init-fails", cuda_init_fails},
       {"ordinals-are-relative", ordinals_are_relative},
+      {"slurm-no-gpu-allocated", slurm_no_gpu_allocated},
+      {"framework-keyword", framework_keyword},
+      {"misspelled-variable", misspelled_variable},
   };
   return table;
 }

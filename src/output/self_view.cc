@@ -2,6 +2,7 @@
 
 #include "model/uuid.h"
 #include "output/json_view.h"
+#include "resolve/renumbering.h"
 
 namespace gpumap {
 
@@ -14,6 +15,13 @@ const char* source_of(bool live) { return live ? "live" : "predicted"; }
 Json devices_of(const Snapshot* s, const Mapping& m, const GpuPlace& where) {
   if (!s || m.view.error != CudaInitError::kNone) return Json::array();
   return cuda_devices_json(*s, m.view.uuids, &where);
+}
+
+/// renumbering_line of a mapping's devices; null when it is the identity or CUDA would fail.
+Json renumbering_of(const Snapshot* s, const Mapping& m, const GpuPlace& where) {
+  if (!s || m.view.error != CudaInitError::kNone) return nullptr;
+  std::string line = renumbering_line(*s, m.view.uuids, where);
+  return line.empty() ? Json(nullptr) : Json(line);
 }
 
 Json variables(const std::vector<std::pair<std::string, std::string>>& vars) {
@@ -140,7 +148,8 @@ Json diagnosis_json(const Diagnosis& d) {
           {"memory", memory},
           {"memory_known", d.program.memory_known},
           {"unlisted_gpus", d.unlisted_gpus},
-          {"findings", findings_json(d.findings)}};
+          {"findings", findings_json(d.findings)},
+          {"renumbering", renumbering_of(d.snapshot, m, d.where)}};
 }
 
 Json pin_answer_json(const PinAnswer& a, int lease) {

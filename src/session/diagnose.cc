@@ -13,6 +13,7 @@
 #include "session/which.h"  // gpu_place
 #include "model/error.h"
 #include "os/proc.h"
+#include "resolve/renumbering.h"
 #include "session/ps.h"
 
 namespace gpumap {
@@ -103,6 +104,23 @@ std::string combined_fix(Session& s, const Environment& env, const std::vector<F
     if (!fixable) return "";
   }
   return "";
+}
+
+DoctorAnswer doctor(Session& s, const Environment& env, bool probe, bool verbose) {
+  DoctorAnswer a;
+  a.snapshot = &s.snapshot();
+  a.environment = env;
+  Mapping m = s.mapping(env, probe);
+  a.findings = environment_findings(s, env, m);
+  // A reminder true of every list, said on every run: only when asked for (-v).  The numbering
+  // itself is said in every run where it is not the identity (a.renumbering).
+  if (!verbose) std::erase_if(a.findings, [](const Finding& f) { return f.id == "ordinals-are-relative"; });
+  if (std::optional<Finding> cache = cache_finding(s)) a.findings.push_back(*cache);  // every run pays cuInit again
+  a.combined_fix = combined_fix(s, env, a.findings);
+  if (m.view.error == CudaInitError::kNone) a.renumbering = renumbering_line(*a.snapshot, m.view.uuids, gpu_place(s, env));
+  for (const Finding& f : a.findings)
+    ++(f.severity == Severity::kError ? a.errors : f.severity == Severity::kWarning ? a.warnings : a.infos);
+  return a;
 }
 
 Diagnosis diagnose_self(Session& s, const SelfProcess& self, ProgramFacts program) {

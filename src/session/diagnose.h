@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "answer/doctor_answer.h"
 #include "answer/self_answer.h"  // Diagnosis
 #include "findings/process_rules.h"
 #include "model/cuda_devices.h"
@@ -49,6 +50,12 @@ std::vector<Finding> process_cuda_findings(Session& s, const ProcessCudaFacts& f
 /// fixes are applied while that is not yet so, three at most).  "" when there is nothing to combine
 /// or no line does it (a fix that runs a command, fixes that do not settle).
 std::string combined_fix(Session& s, const Environment& env, const std::vector<Finding>& fs);
+
+/// `gpumap doctor`: every rule against `env` (its mapping predicted, or probed with `probe`), the
+/// reminders true of any list (ordinals-are-relative) only when `verbose`, cache-unusable when the
+/// order cache cannot serve, the combined fix, and the cuda:N numbering when it is not nvidia-smi's
+/// (resolve/renumbering.h, with the outer layer's numbers from which.h's gpu_place).
+DoctorAnswer doctor(Session& s, const Environment& env, bool probe, bool verbose);
 
 /// Reads the processes (a fresh snapshot), joins this process by PID as `gpumap ps` does
 /// (PID-namespace aware) and judges everything.  `program` comes from the caller (the Python

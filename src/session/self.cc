@@ -147,7 +147,9 @@ VerifyAnswer verify_here(Session& session, const std::vector<std::string>& specs
   for (const std::string& arg : f.command) relaunch += " " + shell_word(arg);
   r.hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
            "), or call gpumap.pin()/set it before anything starts CUDA";
-  if (!a.findings.empty()) r.message += ". " + a.findings.front().message;
+  // The finding itself (a paragraph: what CUDA uses, what the values now would give) is the answer's
+  // `findings`; the message stays one line.
+  if (!a.findings.empty()) r.message += " (" + a.findings.front().id + ": its variables changed after CUDA started)";
   return a;
 }
 

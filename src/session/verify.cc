@@ -43,6 +43,31 @@ bool gives_expected(const std::vector<std::string>& got, const std::vector<std::
   return true;
 }
 
+// The differences in one short line, each said once (the message of a refusal; `differences` keeps
+// every one with its UUIDs): the first GPU that differs, the other differences counted, and the
+// GPUs visible past the expected ones as one range.
+std::string summary(const Snapshot& s, const VerifyAnswer& v, bool prefix) {
+  const std::vector<std::string>& got = v.mapping.view.uuids;
+  if (v.mapping.view.error != CudaInitError::kNone) return v.differences.front();
+  std::vector<std::string> parts;
+  size_t differ = 0;
+  for (size_t i = 0; i < v.expected.size(); ++i) {
+    if (i < got.size() && same_uuid_hex(got[i], v.expected[i])) continue;
+    if (differ++ > 0) continue;
+    std::string n = "cuda:" + std::to_string(i);
+    parts.push_back(i >= got.size() ? n + " does not exist; expected " + s.describe(v.expected[i])
+                                    : n + " is " + s.describe(got[i]) + "; expected " + s.describe(v.expected[i]));
+  }
+  if (differ > 1) parts.back() += " (and " + std::to_string(differ - 1) + " more)";
+  if (!prefix && got.size() > v.expected.size()) {
+    size_t first = v.expected.size(), last = got.size() - 1;
+    parts.push_back((first == last ? "cuda:" + std::to_string(first) + " is visible"
+                                   : "cuda:" + std::to_string(first) + " to cuda:" + std::to_string(last) + " are visible") +
+                    " but not expected (allow more visible GPUs with the prefix option)");
+  }
+  return join(parts, "; ");
+}
+
 }  // namespace
 
 VerifyAnswer verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std::string> expected, bool prefix) {
@@ -87,7 +112,7 @@ VerifyAnswer verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std:
   if (!cvd.empty()) v.fix.push_back({"CUDA_VISIBLE_DEVICES", cvd});
   std::string what = code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
   v.code = code;
-  v.refusal = Refusal{code, what + join(v.differences, "; "),
+  v.refusal = Refusal{code, what + summary(s, v, prefix),
                       "set " + fix_assignments(v) + " before CUDA starts (or run under `gpumap run`)", ""};
   return v;
 }
