@@ -139,7 +139,8 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
 
 std::vector<Finding> environment_findings(Session& session, const Environment& env, const Mapping& m) {
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  return diagnose({session.snapshot(), env, m, ff, session.in_container()});
+  return diagnose({session.snapshot(), env, m, ff, session.in_container(), session.container_facts(),
+                   session.frameworks()});
 }
 
 Explanation explain(Session& session, const Environment& env, bool probe) {

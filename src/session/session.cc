@@ -106,7 +106,28 @@ bool Session::in_container() const {
   // A simulated host is bare metal: this machine's marks say nothing about it (a test may still
   // force it with GPUMAP_IN_CONTAINER=1).
   if (container_what_if_) return true;
+  // A simulated host with a `container` object is a container on that host (docs/host-file.md).
+  if (driver_.simulated && !seams_.in_container_forced && simulated_container()) return true;
   return driver_.simulated ? seams_.in_container_forced && seams_.in_container : seams_.in_container;
+}
+
+const std::optional<ContainerFacts>& Session::simulated_container() const {
+  if (!simulated_container_) simulated_container_ = load_host_file(driver_.host_file).container;
+  return *simulated_container_;
+}
+
+std::string Session::simulated_kubelet() const {
+  return driver_.simulated ? load_host_file(driver_.host_file).kubelet : std::string();
+}
+
+const ContainerFacts* Session::container_facts() {
+  if (!container_facts_read_) {
+    container_facts_read_ = true;
+    if (container_what_if_ || !in_container()) container_facts_.reset();
+    else if (driver_.simulated) container_facts_ = simulated_container();
+    else container_facts_ = read_container_facts("/dev", seams_.sysfs_root + "/fs/cgroup", seams_.proc_root);
+  }
+  return container_facts_ ? &*container_facts_ : nullptr;
 }
 
 void Session::enter_container(const std::string& value) {
