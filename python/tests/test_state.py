@@ -90,6 +90,36 @@ class CudaStartFailed(SimulatedHost):
         self.assertIsNone(out["finding"])
 
 
+class FrameworkVersions(SimulatedHost):
+    host = "h200x2"
+
+    def test_an_old_torch_is_told_by_diagnose_and_the_fix_pasted_clears_it(self):
+        class OldTorch:
+            __version__ = "1.13.1+cu117"
+        saved = sys.modules.get("torch")
+        sys.modules["torch"] = OldTorch()
+        try:
+            os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a"  # h200x2's GPU 1
+            d = gpumap.diagnose()
+            f = [x for x in d.findings if x.id == "framework-cannot-parse-uuid"]
+            self.assertEqual(len(f), 1, [x.id for x in d.findings])
+            self.assertEqual(f[0].severity, "error")
+            self.assertIn("torch 1.13.1+cu117", f[0].message)
+            words = shlex.split(f[0].fix.split("  #")[0])
+            self.assertEqual(words[0], "export")
+            for w in words[1:]:
+                k, v = w.split("=", 1)
+                os.environ[k] = v
+            again = gpumap.diagnose()
+            self.assertEqual([x.id for x in again.findings if x.severity != "info"], [])
+            self.assertEqual([x["nvml_index"] for x in again.devices], [1])
+        finally:
+            if saved is None:
+                sys.modules.pop("torch", None)
+            else:
+                sys.modules["torch"] = saved
+
+
 class Judged(unittest.TestCase):
     def state(self, **kw):
         s = {"libcuda_loaded": True, "initialized": False, "start_known": True, "start": "", "now": "0",

@@ -23,6 +23,7 @@
 #include "model/text.h"
 #include "output/json_view.h"
 #include "output/self_view.h"
+#include "session/container_facts.h"
 #include "session/diagnose.h"
 #include "session/self.h"
 
@@ -514,7 +515,7 @@ int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
       std::map<std::string, std::string> versions;
       for (const auto& [k, v] : r["frameworks"].items())
         if (v.is_string()) versions[k] = v.get<std::string>();
-      s.set_frameworks(versions);
+      set_process_frameworks(versions);
     }
     SelfProcess self = read_self_process(true, s.driver().driver_timeout_s);
     return give(diagnosis_json(diagnose_self(s, self, program)), out);

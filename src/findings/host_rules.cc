@@ -11,6 +11,7 @@
 #include "resolve/base_order.h"
 #include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 
 namespace gpumap {
 namespace {
@@ -260,11 +261,17 @@ void mig_enabled(const RuleInput& r, Report& report) {
 // keep_one_mig_device; docs/driver-rules.md): the list names more than the process gets.
 void mig_one_device(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
-  if (v.left_out_by_driver.empty() || v.uuids.size() != 1) return;
+  if (!r.s.any_mig() || !one_mig_device_per_process(r.s.driver_version) || v.error != CudaInitError::kNone ||
+      v.uuids.size() != 1)
+    return;
+  // What the list gives without the rule (the resolver applied it to r.v): the rest is left out.
+  CudaView full = predict_cuda_view(r.in.mapping.base_order, r.in.env.get("CUDA_DEVICE_ORDER"), r.in.env.get("CUDA_VISIBLE_DEVICES"));
+  std::vector<std::string> left_out = keep_one_mig_device(full, [&](const std::string& u) { return r.s.find_device(u).mig != nullptr; });
+  if (left_out.empty() || full.uuids != v.uuids) return;
   std::vector<std::string> out;
-  for (const std::string& u : v.left_out_by_driver) out.push_back(r.s.describe(u));
+  for (const std::string& u : left_out) out.push_back(r.s.describe(u));
   std::vector<std::string> others;
-  for (const std::string& u : v.left_out_by_driver)
+  for (const std::string& u : left_out)
     if (r.s.find_device(u).mig) others.push_back("CUDA_VISIBLE_DEVICES=" + u);
   report.add(Severity::kWarning,
              "driver " + r.s.driver_version.value_or("") + " (before R570) gives a process exactly one MIG device and no "

@@ -6,6 +6,7 @@
 #include "findings/rules.h"
 #include "resolve/base_order.h"
 #include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 #include "resolve/framework_view.h"
 
 namespace gpumap {

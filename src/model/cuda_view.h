@@ -110,9 +110,6 @@ struct CudaView {
   std::vector<EntryDecision> entries;  // one per CUDA_VISIBLE_DEVICES entry
   /// Index of the first entry that ended the list early, if any.
   std::optional<size_t> cut_at;
-  /// Devices the list gives that a driver before R570 leaves out, because it gives a process exactly
-  /// one MIG device and no other GPU (resolve/cuda_rules.h keep_one_mig_device); empty otherwise.
-  std::vector<std::string> left_out_by_driver;
 };
 
 /// The one reading of "every GPU hidden on purpose" (the CPU-only idiom), for the rules

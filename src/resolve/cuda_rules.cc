@@ -1,4 +1,5 @@
 #include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 
 #include <algorithm>
 #include <cctype>
@@ -173,14 +174,16 @@ bool one_mig_device_per_process(const std::optional<std::string>& driver_version
   return major < 570;
 }
 
-void keep_one_mig_device(CudaView& v, const std::function<bool(const std::string&)>& is_mig) {
-  if (v.error != CudaInitError::kNone) return;
+std::vector<std::string> keep_one_mig_device(CudaView& v, const std::function<bool(const std::string&)>& is_mig) {
+  std::vector<std::string> left_out;
+  if (v.error != CudaInitError::kNone) return left_out;
   auto first = std::find_if(v.uuids.begin(), v.uuids.end(), is_mig);
-  if (first == v.uuids.end()) return;
+  if (first == v.uuids.end()) return left_out;
   std::string kept = *first;
   for (const std::string& u : v.uuids)
-    if (u != kept) v.left_out_by_driver.push_back(u);
+    if (u != kept) left_out.push_back(u);
   v.uuids = {kept};
+  return left_out;
 }
 
 }  // namespace gpumap

@@ -3,7 +3,6 @@
 // It models the driver's measured rules (docs/driver-rules.md); a disagreement with a
 // real driver is a bug here.
 #pragma once
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,14 +32,5 @@ std::optional<DeviceOrder> base_order_kind(const DeviceOrderSetting& s);
 CudaView predict_cuda_view(const std::vector<std::string>& base_order,
                            const std::optional<std::string>& cuda_device_order,
                            const std::optional<std::string>& cuda_visible_devices);
-
-/// Whether a driver of this version ("535.104.05") gives a process exactly one MIG device: before
-/// R570 (docs/driver-rules.md, "MIG"); false when the version is unknown.
-bool one_mig_device_per_process(const std::optional<std::string>& driver_version);
-
-/// That rule on a view: when some device of v.uuids is a MIG device (`is_mig`), the process gets
-/// only the first of them, and every other device (MIG devices and whole GPUs) moves to
-/// v.left_out_by_driver.  A view without a MIG device, or with an error, is left as it is.
-void keep_one_mig_device(CudaView& v, const std::function<bool(const std::string&)>& is_mig);
 
 }  // namespace gpumap

@@ -5,7 +5,7 @@
 
 #include "model/error.h"
 #include "model/uuid.h"
-#include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 
 namespace gpumap {
 
@@ -64,7 +64,7 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
   DeviceOrderSetting setting = parse_cuda_device_order(cdo);
   std::vector<std::string> base;
   m.source = "predicted";
-  // A driver before R570 gives a process one MIG device (resolve/cuda_rules.h): asked with the
+  // A driver before R570 gives a process one MIG device (resolve/mig_limit.h): asked with the
   // variable unset it lists one, never the order of all, so the order is NVML's (MIG devices in
   // place of their GPU), and the rule is applied to the prediction below.
   const bool one_mig = s.any_mig() && one_mig_device_per_process(s.driver_version);

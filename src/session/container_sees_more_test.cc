@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_session.h"
+#include "session/container_facts.h"
 #include "session/explain.h"
 
 namespace gpumap {
@@ -36,7 +37,7 @@ TEST(ContainerSeesMore, PrivilegedSeesEveryGpuNotTheOneItWasGiven) {
   f.host()["container"] = {{"privileged", true}};
   Session& s = f.session();
   ASSERT_TRUE(s.in_container());
-  ASSERT_NE(s.container_facts(), nullptr);
+  ASSERT_TRUE(container_facts_of(s).has_value());
   Explanation e = explain(s, s.env(), false);
   const Finding* more = find(e.findings, "container-sees-more-gpus");
   ASSERT_NE(more, nullptr) << dump(e.findings);
@@ -95,7 +96,7 @@ TEST(ContainerSeesMore, AContainerGivenWhatItSeesIsQuiet) {
   // A simulated host without the object stays bare metal.
   FakeSession bare("dgx8", {"NVIDIA_VISIBLE_DEVICES=3"});
   EXPECT_FALSE(bare.session().in_container());
-  EXPECT_EQ(bare.session().container_facts(), nullptr);
+  EXPECT_FALSE(container_facts_of(bare.session()).has_value());
 }
 
 }  // namespace

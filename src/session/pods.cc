@@ -5,6 +5,7 @@
 #include "formats/pod_resources.h"
 #include "model/text.h"
 #include "os/proc.h"
+#include "session/container_facts.h"
 #include "session/kubelet.h"
 #include "session/ps.h"
 #include "session/session.h"
@@ -14,7 +15,7 @@ namespace gpumap {
 PodsAnswer read_pods(Session& session) {
   PodsAnswer a;
   // A simulated host's kubelet answers from its host file (docs/host-file.md), as gpumap-kubelet would.
-  std::string simulated = session.simulated_kubelet();
+  std::string simulated = simulated_kubelet(session.driver());
   if (!simulated.empty()) {
     PodResourcesRead read = parse_pod_resources(simulated);
     if (read.answer) a.kubelet.pods = std::move(read.answer);

@@ -1,11 +1,16 @@
 #include "session/session.h"
 
+#include "session/container_facts.h"
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <iterator>
 
 #include "driver/cuda_probe.h"
@@ -107,33 +112,53 @@ bool Session::in_container() const {
   // force it with GPUMAP_IN_CONTAINER=1).
   if (container_what_if_) return true;
   // A simulated host with a `container` object is a container on that host (docs/host-file.md).
-  if (driver_.simulated && !seams_.in_container_forced && simulated_container()) return true;
+  if (driver_.simulated && !seams_.in_container_forced && simulated_container(driver_)) return true;
   return driver_.simulated ? seams_.in_container_forced && seams_.in_container : seams_.in_container;
 }
 
-const std::optional<ContainerFacts>& Session::simulated_container() const {
-  if (!simulated_container_) simulated_container_ = load_host_file(driver_.host_file).container;
-  return *simulated_container_;
+std::optional<ContainerFacts> simulated_container(const DriverSource& driver) {
+  if (!driver.simulated) return std::nullopt;
+  // Read once per file (path, size and time: an edited file is read again); in_container() is asked often.
+  static std::mutex m;
+  static std::map<std::string, std::pair<std::string, std::optional<ContainerFacts>>> cache;
+  struct stat st{};
+  std::string stamp = stat(driver.host_file.c_str(), &st) == 0
+                          ? std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec)
+                          : "";
+  std::lock_guard<std::mutex> g(m);
+  auto it = cache.find(driver.host_file);
+  if (it != cache.end() && it->second.first == stamp) return it->second.second;
+  std::optional<ContainerFacts> c = load_host_file(driver.host_file).container;
+  cache[driver.host_file] = {stamp, c};
+  return c;
 }
 
-std::string Session::simulated_kubelet() const {
-  return driver_.simulated ? load_host_file(driver_.host_file).kubelet : std::string();
+std::optional<ContainerFacts> container_facts_of(const Session& session) {
+  if (session.driver().simulated) return simulated_container(session.driver());
+  // This machine's own container only (never a `map --env NVIDIA_VISIBLE_DEVICES=...` what-if, which
+  // predicts a container from the host: the host's /dev and capabilities are not that container's).
+  const Seams& seams = session.seams();
+  if (!seams.in_container) return std::nullopt;
+  return read_container_facts("/dev", seams.sysfs_root + "/fs/cgroup", seams.proc_root);
 }
 
-const ContainerFacts* Session::container_facts() {
-  if (!container_facts_read_) {
-    container_facts_read_ = true;
-    if (container_what_if_ || !in_container()) container_facts_.reset();
-    else if (driver_.simulated) container_facts_ = simulated_container();
-    else container_facts_ = read_container_facts("/dev", seams_.sysfs_root + "/fs/cgroup", seams_.proc_root);
-  }
-  return container_facts_ ? &*container_facts_ : nullptr;
+namespace {
+std::mutex g_frameworks_mutex;
+std::optional<std::map<std::string, std::string>> g_frameworks;
+}  // namespace
+
+void set_process_frameworks(std::map<std::string, std::string> versions) {
+  std::lock_guard<std::mutex> g(g_frameworks_mutex);
+  g_frameworks = std::move(versions);
 }
 
-void Session::enter_container(const std::string& value) {
-  ContainerView v = container_view(snapshot(), value);
-  snapshot_ = std::make_unique<Snapshot>(std::move(v.snapshot));
-  container_what_if_ = true;
+std::optional<std::map<std::string, std::string>> process_frameworks() {
+  std::lock_guard<std::mutex> g(g_frameworks_mutex);
+  return g_frameworks;
+}
+
+std::string simulated_kubelet(const DriverSource& driver) {
+  return driver.simulated ? load_host_file(driver.host_file).kubelet : std::string();
 }
 
 std::string cache_notice(const std::string& dir, const std::string& problem) {

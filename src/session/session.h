@@ -2,7 +2,6 @@
 // read on first use.  Every operation of the library takes one; the CLI's Context holds
 // one beside the output mode.
 #pragma once
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,7 +9,6 @@
 #include "driver/driver_source.h"
 #include "driver/nvml_reader.h"
 #include "env/environment.h"
-#include "model/container_facts.h"
 #include "model/finding.h"
 #include "model/seams.h"
 #include "model/snapshot.h"
@@ -58,16 +56,6 @@ class Session {
   /// host UUIDs kept) and mapping() keeps only those of the driver's devices; probe is refused
   /// (this driver sees the host).  Error(kExitUsage) for an entry the runtime would refuse.
   void enter_container(const std::string& value);
-  /// Inside a container (in_container(), not a what-if): what it can open and was given, read once
-  /// (os/container.h; a simulated host's `container` object); null otherwise.
-  const ContainerFacts* container_facts();
-  /// The frameworks the process reasoned about has imported (name -> __version__), given by the
-  /// front end that knows them (Python's diagnose(): sys.modules); null when not given.
-  const std::map<std::string, std::string>* frameworks() const { return frameworks_ ? &*frameworks_ : nullptr; }
-  void set_frameworks(std::map<std::string, std::string> versions) { frameworks_ = std::move(versions); }
-  /// A simulated host's kubelet (its `kubelet` object, gpumap-kubelet's JSON document); "" for the
-  /// real driver or a host without one.
-  std::string simulated_kubelet() const;
 
  private:
   /// The mapping engine's order cache and boot id (what mapping() and mapping_in() share).
@@ -77,12 +65,6 @@ class Session {
   Seams seams_;
   std::unique_ptr<Snapshot> snapshot_;
   bool container_what_if_ = false;
-  std::optional<std::map<std::string, std::string>> frameworks_;
-  bool container_facts_read_ = false;
-  std::optional<ContainerFacts> container_facts_;
-  /// A simulated host's `container` object (read once): nullopt when it has none.
-  const std::optional<ContainerFacts>& simulated_container() const;
-  mutable std::optional<std::optional<ContainerFacts>> simulated_container_;
 };
 
 /// The line the run says once (Seams::notices) when the order cache folder `dir` cannot serve:

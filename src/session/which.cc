@@ -4,7 +4,7 @@
 #include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/container_view.h"
-#include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 
 namespace gpumap {
 
