@@ -116,6 +116,12 @@ bool Session::in_container() const {
   return driver_.simulated ? seams_.in_container_forced && seams_.in_container : seams_.in_container;
 }
 
+void Session::enter_container(const std::string& value) {
+  ContainerView v = container_view(snapshot(), value);
+  snapshot_ = std::make_unique<Snapshot>(std::move(v.snapshot));
+  container_what_if_ = true;
+}
+
 std::optional<ContainerFacts> simulated_container(const DriverSource& driver) {
   if (!driver.simulated) return std::nullopt;
   // Read once per file (path, size and time: an edited file is read again); in_container() is asked often.
