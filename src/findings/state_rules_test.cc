@@ -70,7 +70,10 @@ std::vector<std::string> applied(const std::vector<std::string>& vars, const std
   size_t pos = 7;
   while (pos < line.size()) {
     size_t sp = line.find(' ', pos);
-    out.push_back(line.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos));
+    std::string assignment = line.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    std::string name = assignment.substr(0, assignment.find('=') + 1);
+    std::erase_if(out, [&](const std::string& v) { return v.rfind(name, 0) == 0; });  // the fix replaces it
+    out.push_back(assignment);
     pos = sp == std::string::npos ? line.size() : sp + 1;
   }
   return out;

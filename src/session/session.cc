@@ -15,6 +15,7 @@
 
 #include "driver/cuda_probe.h"
 #include "formats/host_file.h"
+#include "formats/pod_resources.h"
 #include "model/env_vars.h"
 #include "model/error.h"
 #include "model/text.h"
@@ -45,7 +46,13 @@ DriverSource select_checked_driver(const Seams& seams) {
   DriverSource src = select_driver(seams);
   if (src.simulated) {
     try {
-      load_host_file(src.host_file);
+      SimHost h = load_host_file(src.host_file);
+      // The `kubelet` object is gpumap-kubelet's document: checked here, as the rest of the file is.
+      if (!h.kubelet.empty()) try {
+          parse_pod_resources(h.kubelet);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(src.host_file + ": kubelet: " + e.what());
+        }
     } catch (const std::exception& e) {
       throw Error(kExitUsage, std::string("simulated host: ") + e.what(), "the format is in docs/host-file.md");
     }
@@ -112,7 +119,7 @@ bool Session::in_container() const {
   // force it with GPUMAP_IN_CONTAINER=1).
   if (container_what_if_) return true;
   // A simulated host with a `container` object is a container on that host (docs/host-file.md).
-  if (driver_.simulated && !seams_.in_container_forced && simulated_container(driver_)) return true;
+  if (driver_.simulated && simulated_container(driver_)) return true;
   return driver_.simulated ? seams_.in_container_forced && seams_.in_container : seams_.in_container;
 }
 
