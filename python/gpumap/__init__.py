@@ -36,6 +36,7 @@ __all__ = [
     "NotEnoughGpusError", "TooLateError", "NotVisibleError", "devices", "DeviceList", "verify", "pin", "Pinned",
     "which", "max_memory", "check_max_memory", "check_device_map", "diagnose", "Diagnosis", "Finding", "line",
     "cuda_initialized", "library_version", "local_device", "ReKeyedWarning", "SetTooLateWarning",
+    "framework_versions", "cuda_start_state", "cuda_start_failed",
 ]
 
 
@@ -324,6 +325,7 @@ def devices() -> DeviceList:
     lib = _load()
     with _lock:
         _, data = _call(lib, lib.gpumap_devices, _session(lib))
+    _add_state_findings(data)
     _warn_late(data.get("findings", []))
     return DeviceList(data["devices"], data.get("source", "predicted"), data.get("findings", []))
 
@@ -896,7 +898,7 @@ def diagnose(model: Any = None, max_memory: Optional[Dict[Any, Any]] = None) -> 
     process's memory per physical GPU from NVML, (5) findings with fixes (set-too-late,
     stray-context, local-rank-device-mismatch, offloaded-modules, and the environment's own traps
     before CUDA starts).  Returns a Diagnosis; never starts CUDA or imports torch."""
-    req = {"current_device": _current_device()}
+    req = {"current_device": _current_device(), "frameworks": framework_versions()}
     tensor_devices, hf = ({}, None) if model is None else _model_facts(model)
     if model is not None:
         req["tensor_devices"] = tensor_devices
@@ -907,6 +909,7 @@ def diagnose(model: Any = None, max_memory: Optional[Dict[Any, Any]] = None) -> 
     lib = _load()
     with _lock:
         _, data = _call(lib, lib.gpumap_diagnose, _session(lib), _json().dumps(req).encode())
+    _add_state_findings(data)
     if model is not None:
         per = {}
         for v in (hf or {}).values():
@@ -934,3 +937,133 @@ def line() -> str:
     ids = [f.id for f in devs.findings if f.severity != "info"]
     out += f" ({devs.source}); {len(ids)} finding(s)" + (": " + ", ".join(ids) if ids else "")
     return out
+
+
+# --- State and versions (issue 52 item 5): what this process already did, read without starting
+# anything: a CUDA start that failed, the frameworks already imported.  Nothing here imports a
+# module, loads a library or calls cuInit.
+
+_FRAMEWORKS = ("torch", "vllm", "transformers", "accelerate", "deepspeed", "ray", "jax", "tensorflow", "cupy")
+
+
+def framework_versions() -> Dict[str, str]:
+    """The versions of the frameworks this process has already imported ({"torch": "2.5.1", ...}),
+    read from sys.modules[name].__version__; a framework not imported is left out (never imported
+    here)."""
+    out = {}
+    for name in _FRAMEWORKS:
+        mod = sys.modules.get(name)
+        v = getattr(mod, "__version__", None) if mod is not None else None
+        if v is not None:
+            out[name] = str(v)
+    return out
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _libcuda_in_maps(maps_text):
+    """Whether /proc/PID/maps text shows the CUDA driver library (libcuda.so*) mapped."""
+    for line in maps_text.splitlines():
+        path = line.split(None, 5)[5] if len(line.split(None, 5)) == 6 else ""
+        if path.rsplit("/", 1)[-1].startswith("libcuda.so"):
+            return True
+    return False
+
+
+def _torch_cuda_state():
+    """torch.cuda's cached state, when torch is imported (never imported here): _initialized, the
+    device count torch cached (only once initialised, torch 2.1+), whether this is a bad fork."""
+    tc = sys.modules.get("torch.cuda")
+    if tc is None:
+        return None
+    state = {"version": getattr(sys.modules.get("torch"), "__version__", None),
+             "initialized": bool(getattr(tc, "_initialized", False)),
+             "cached_device_count": getattr(tc, "_cached_device_count", None)}
+    try:
+        state["bad_fork"] = bool(tc._is_in_bad_fork())
+    except Exception:  # a torch without CUDA support, or a version without the check
+        state["bad_fork"] = None
+    return state
+
+
+def cuda_start_state() -> Dict[str, Any]:
+    """What this process's CUDA start did, as far as it can be read without starting CUDA:
+    {"libcuda_loaded": libcuda.so is mapped (/proc/self/maps), "initialized": CUDA runs here
+    (the driver's own answer, no cuInit), "start": CUDA_VISIBLE_DEVICES at start (/proc/self/environ;
+    None: unset), "now": the same now (os.environ), "torch": torch.cuda's cached state or None}."""
+    maps = _read_text("/proc/self/maps")
+    environ = _read_text("/proc/self/environ")
+    start = None
+    if environ is not None:
+        for item in environ.split(b"\0"):
+            if item.startswith(b"CUDA_VISIBLE_DEVICES="):
+                start = item[len(b"CUDA_VISIBLE_DEVICES="):].decode("utf-8", "surrogateescape")
+                break
+    loaded = maps is not None and _libcuda_in_maps(maps.decode("utf-8", "replace"))
+    return {"libcuda_loaded": loaded,
+            "initialized": bool(_load().gpumap_cuda_initialized()) if loaded else False,
+            "start_known": environ is not None,
+            "start": start, "now": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "torch": _torch_cuda_state(),
+            "under_ray": any(k.startswith("RAY_") for k in os.environ)}
+
+
+def _cuda_start_failed_finding(state, argv):
+    """cuda-start-failed from cuda_start_state()'s answer (pure): the CUDA driver library is loaded
+    but not initialised, so cuInit ran here and failed (a CUDA-enabled torch loads it only when it
+    first asks for devices; docs/framework-rules.md), and CUDA_VISIBLE_DEVICES changed since the
+    process started.  The driver keeps a failed start for the life of the process."""
+    if not state["libcuda_loaded"] or state["initialized"] or not state.get("start_known", True):
+        return None
+    start, now = state["start"], state["now"]
+    if start == now:
+        return None
+    t = state.get("torch")
+    torch_words = ""
+    if t is not None:
+        torch_words = (" torch.cuda is not initialised (torch.cuda._initialized is False) and its C++ device count "
+                       "was fixed at 0 then, so torch.cuda.is_available() stays False and .cuda() raises \"No CUDA "
+                       "GPUs are available\"; torch.cuda.device_count() may read the new value and say otherwise.")
+    q = lambda v: "unset" if v is None else f'"{v}"'
+    message = (f"CUDA already failed to start in this process: the driver library is loaded but not initialised, so cuInit "
+               f"ran with CUDA_VISIBLE_DEVICES {q(start)} (at start) and failed; it is {q(now)} now, which changes "
+               f"nothing: a failed start stays failed for the life of the process, and no GPU will appear.{torch_words} "
+               f"What gpumap predicts from the variable now does not apply to this process.")
+    import shlex
+    fix = ""
+    if now is not None:
+        fix = f"CUDA_VISIBLE_DEVICES={shlex.quote(now)} " + " ".join(shlex.quote(a) for a in argv)
+    note = ("set the variable before the process starts (the fix relaunches with it), or before anything touches "
+            "torch.cuda or CUDA; remove the late assignment")
+    if state.get("under_ray"):
+        note = ("under Ray, ask Ray for the GPU instead of setting the variable: @ray.remote(num_gpus=1) or "
+                ".options(num_gpus=1); Ray gave this worker CUDA_VISIBLE_DEVICES=\"\" because it asked for none, and "
+                "sets it before the worker starts when it asks for one")
+    return {"id": "cuda-start-failed", "severity": "error", "message": message, "fix": fix, "note": note}
+
+
+def cuda_start_failed() -> Optional["Finding"]:
+    """The cuda-start-failed finding when CUDA's start already failed in this process and
+    CUDA_VISIBLE_DEVICES changed since (docs/findings.md), else None.  Starts nothing."""
+    f = _cuda_start_failed_finding(cuda_start_state(), _display_argv())
+    return Finding(f) if f else None
+
+
+def _add_state_findings(data):
+    """Puts cuda-start-failed first in a devices()/diagnose() answer: the prediction beside it does
+    not apply to this process."""
+    f = _cuda_start_failed_finding(cuda_start_state(), _display_argv())
+    if f:
+        data.setdefault("findings", []).insert(0, f)
+        data["ok"] = False
+        import warnings
+        if f["message"] not in _warned:
+            _warned.add(f["message"])
+            warnings.warn("gpumap: " + f["message"] + (f"\n  fix: {f['fix']}" if f["fix"] else ""), RuntimeWarning, stacklevel=3)
+    return data

@@ -23,6 +23,7 @@
 #include "model/text.h"
 #include "output/json_view.h"
 #include "output/self_view.h"
+#include "session/container_facts.h"
 #include "session/diagnose.h"
 #include "session/self.h"
 
@@ -506,9 +507,16 @@ int gpumap_cuda_initialized(void) {
 int gpumap_diagnose(gpumap_session* h, const char* request_json, char** out) {
   return guarded([&] {
     Json r = parse_object(request_json, "gpumap_diagnose request",
-                          {"current_device", "tensor_devices", "hf_device_map", "max_memory"});
+                          {"current_device", "tensor_devices", "hf_device_map", "max_memory", "frameworks"});
     ProgramFacts program = program_facts(r);
     Session& s = current(h);
+    // The frameworks the program imported (Python: sys.modules), for framework-cannot-parse-uuid.
+    if (r.contains("frameworks") && r["frameworks"].is_object()) {
+      std::map<std::string, std::string> versions;
+      for (const auto& [k, v] : r["frameworks"].items())
+        if (v.is_string()) versions[k] = v.get<std::string>();
+      set_process_frameworks(versions);
+    }
     SelfProcess self = read_self_process(true, s.driver().driver_timeout_s);
     return give(diagnosis_json(diagnose_self(s, self, program)), out);
   });

@@ -114,6 +114,18 @@ int match_entry(const std::string& e, const std::vector<Dev>& all, bool& uuid_ki
 
 int cuda_fault(const char* fn, CUdevice d = -1);
 
+// Documented (reference/cuda-env-semantics.md, NVIDIA's MIG user guide, "CUDA Device
+// Enumeration"; not measured): a driver before R570 gives a process exactly one MIG device, the
+// first of its list, and no other GPU.  Written apart from the resolver's copy (resolve/cuda_rules.h).
+void keep_one_mig_device_before_r570(std::vector<Dev>& devs) {
+  if (std::atoi(g_host.driver_version.c_str()) >= 570) return;
+  for (const Dev& d : devs)
+    if (d.mig >= 0) {
+      devs = {d};
+      return;
+    }
+}
+
 int init_devices() {
   const char* path = std::getenv("GPUMAP_FAKE_HOST");
   if (!path || !*path) return 100;
@@ -144,6 +156,7 @@ int init_devices() {
   if (cvd && std::strlen(cvd) >= 2625) cvd = nullptr;
   if (!cvd) {
     g_devs = all;
+    keep_one_mig_device_before_r570(g_devs);
     return g_devs.empty() ? kNoDevice : kSuccess;
   }
   std::string list(cvd);
@@ -174,6 +187,7 @@ int init_devices() {
   }
   if (picked.empty()) return kNoDevice;
   for (int d : picked) g_devs.push_back(all[d]);
+  keep_one_mig_device_before_r570(g_devs);
   return kSuccess;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "findings/rule_table.h"
+#include "resolve/launch_env.h"
 #include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/framework_view.h"
@@ -104,6 +105,34 @@ void minor_differs_from_index(const RuleInput& r, Report& report) {
              "", "match GPUs by UUID (gpumap list shows the minor beside each index)");
 }
 
+// A framework whose version cannot read UUID entries (resolve/framework_view.h
+// framework_uuid_failure): the versions come from the process (Python: sys.modules), never guessed.
+void framework_cannot_parse_uuid(const RuleInput& r, Report& report) {
+  if (!r.in.frameworks || !r.v.visible_set) return;
+  bool uuid = false, mig = false;
+  for (const EntryDecision& d : r.v.entries) {
+    if (d.entry.kind != CvdEntryKind::kUuid) continue;
+    uuid = true;
+    mig |= d.entry.raw.compare(0, 4, "MIG-") == 0;
+  }
+  if (!uuid) return;
+  std::vector<std::string> why;
+  for (const auto& [name, version] : *r.in.frameworks) {
+    std::string w = framework_uuid_failure(name, version, mig);
+    if (!w.empty()) why.push_back(w);
+  }
+  if (why.empty()) return;
+  // The same GPUs by index, in nvidia-smi's order, where an index names them (never under MIG).
+  std::string fix;
+  if (!r.s.any_mig() && r.v.error == CudaInitError::kNone && !r.v.uuids.empty())
+    fix = "export " + launch_visibility(r.s, r.v.uuids, CvdForm::kIndex).assignments() + gives_comment(r.s, r.v.uuids);
+  report.add(Severity::kError, join(why, "; "), fix,
+             r.s.any_mig() ? "under MIG there is no index form: upgrade (torch 2.0 or later; a vLLM that takes --device-ids), "
+                             "or give the process its MIG device through the container (NVIDIA_VISIBLE_DEVICES=MIG-...) "
+                             "and leave CUDA_VISIBLE_DEVICES unset inside"
+                           : "or upgrade the framework (torch 2.0 or later reads UUIDs)");
+}
+
 }  // namespace
 
 const std::vector<Rule>& framework_rules() {
@@ -112,6 +141,7 @@ const std::vector<Rule>& framework_rules() {
       {"torch-count-differs", torch_count_differs},
       {"ray-gave-no-gpus", ray_gave_no_gpus},
       {"minor-differs-from-index", minor_differs_from_index},
+      {"framework-cannot-parse-uuid", framework_cannot_parse_uuid},
   };
   return table;
 }

@@ -9,7 +9,9 @@
 #include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/base_order.h"
+#include "resolve/container_view.h"
 #include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 
 namespace gpumap {
 namespace {
@@ -132,12 +134,102 @@ void nvidia_visible_devices_outside_container(const RuleInput& r, Report& report
              fix, note);
 }
 
+// What this container can open against what it was given (issue 52 item 3); nullopt outside a
+// container or when its facts were not read.
+std::optional<ContainerGrant> grant_of(const RuleInput& r) {
+  if (!r.in.in_container || !r.in.container) return std::nullopt;
+  return container_grant(r.s, *r.in.container, r.in.env);
+}
+
 void container_renumbered(const RuleInput& r, Report& report) {
   if (!r.in.in_container || parse_nvidia_visible_devices(r.in.env.get("NVIDIA_VISIBLE_DEVICES")).mode != NvdMode::kList) return;
+  // A container that sees more than it was given has GPUs that were not injected: said by
+  // container-sees-more-gpus, never "only the injected GPUs exist".
+  if (auto g = grant_of(r); g && (g->sees_more() || g->privileged)) return;
   report.add(Severity::kInfo,
-             "inside this container only the injected GPUs exist, numbered from 0 by nvidia-smi and CUDA; host GPU "
+             "inside this container the runtime's GPUs are numbered from 0 by nvidia-smi and CUDA; host GPU "
              "numbers do not apply here. The UUIDs and PCI bus ids are the host's: use them to match",
              "");
+}
+
+// The knobs that give a container only what it asked for, for the causes found.
+std::string narrowing_note(const ContainerGrant& g, bool in_pod) {
+  std::vector<std::string> how;
+  if (g.privileged)
+    how.push_back("drop --privileged (privileged: true in a pod): a privileged container gets every /dev/nvidiaN and a "
+                  "device cgroup that allows them all, whatever --gpus, NVIDIA_VISIBLE_DEVICES or the device plugin gave it");
+  else if (g.cgroup_allows_all)
+    how.push_back("its device cgroup allows every device (`a *:* rwm` or `c 195:*`): start it without a rule that opens "
+                  "all devices (--device-cgroup-rule, a runtime hook)");
+  if (g.extra_nodes && !g.privileged)
+    how.push_back("remove the hostPath /dev (-v /dev:/dev) mount: it brings the /dev/nvidiaN of GPUs the container was not given");
+  if (g.envvar_not_from_plugin || in_pod)
+    how.push_back("request GPUs with resources.limits nvidia.com/gpu: N; have the device plugin pass them other than by "
+                  "the variable (deviceListStrategy / --device-list-strategy volume-mounts or cdi-annotations) and set "
+                  "accept-nvidia-visible-devices-envvar-when-unprivileged = false in the container toolkit's config.toml, "
+                  "so an image's or pod spec's NVIDIA_VISIBLE_DEVICES no longer gives GPUs");
+  else
+    how.push_back("give the container its GPUs with --gpus '\"device=...\"' (or NVIDIA_VISIBLE_DEVICES as the runtime "
+                  "reads it: UUIDs or host indices; `void` under CDI, where --device nvidia.com/gpu=... gives them)");
+  return join(how, "; ");
+}
+
+void container_sees_more_gpus(const RuleInput& r, Report& report) {
+  std::optional<ContainerGrant> g = grant_of(r);
+  if (!g || !g->sees_more()) return;
+  bool in_pod = r.in.env.get("KUBERNETES_SERVICE_HOST").has_value();
+  std::vector<std::string> causes;
+  if (g->privileged) causes.push_back("it is privileged (every capability)");
+  else if (g->cgroup_allows_all) causes.push_back("its device cgroup allows every device");
+  if (g->extra_nodes && !g->privileged) causes.push_back("/dev/nvidiaN of GPUs it was not given are in it (a hostPath /dev)");
+  std::string nvd = r.in.env.get("NVIDIA_VISIBLE_DEVICES").value_or("");
+  if (g->envvar_not_from_plugin)
+    causes.push_back("NVIDIA_VISIBLE_DEVICES=" + nvd + " comes from the image or the pod spec, not the device plugin (which "
+                     "writes UUIDs, or nothing under CDI), and under the envvar strategy the container toolkit gives what it names");
+  std::vector<std::string> extra;
+  for (const std::string& u : g->extra) extra.push_back(r.s.describe_with_uuid(u));
+  std::string what = g->given ? "NVML lists " + std::to_string(g->seen.size()) + " GPU" + (g->seen.size() == 1 ? "" : "s") +
+                                    " in this container, but " + g->given_by + " gave it " +
+                                    (g->given->empty() ? std::string("none") : join(*g->given, ", ")) + ": " + join(extra, ", ") +
+                                    (extra.size() == 1 ? " is" : " are") + " not its own"
+                              : "NVML lists " + std::to_string(g->seen.size()) + " GPU" + (g->seen.size() == 1 ? "" : "s") +
+                                    " in this container, which may be more than it was given (what it was given cannot be "
+                                    "read from inside: " + std::string(r.in.container->cgroup == DeviceCgroup::kV2
+                                                                           ? "the cgroup v2 device rules are an eBPF program"
+                                                                           : "no allocation is recorded here") + ")";
+  if (!causes.empty()) what += ", because " + join(causes, " and ");
+  // Within the container, CUDA_VISIBLE_DEVICES narrows this process to what was given (NVML and
+  // nvidia-smi still list the rest): once it does, the process is on its own GPUs.
+  std::vector<std::string> own;
+  if (g->given)
+    for (const std::string& e : *g->given) {
+      const Gpu* gpu = r.s.find_uuid(e);
+      if (gpu && gpu->mig_enabled.value_or(false)) {
+        for (const MigDevice& m : gpu->mig_devices) own.push_back(m.uuid);
+      } else if (gpu || r.s.find_device(e).mig) {
+        own.push_back(gpu ? gpu->uuid : e);
+      } else {
+        for (const Gpu& x : r.s.gpus)
+          if (std::to_string(x.nvml_index) == e) own.push_back(x.uuid);
+      }
+    }
+  if (!own.empty() && r.v.visible_set && r.v.error == CudaInitError::kNone && !r.v.uuids.empty()) {
+    bool inside = true;
+    for (const std::string& u : r.v.uuids) {
+      Snapshot::DeviceRef d = r.s.find_cuda_device(u);
+      std::string id = d.mig ? d.mig->uuid : d.gpu ? d.gpu->uuid : u;
+      bool found = false;
+      for (const std::string& o : own) found |= same_uuid(o, id);
+      inside &= found;
+    }
+    if (inside) return;
+  }
+  report.add(Severity::kWarning,
+             what + ". Code that takes every GPU it finds (device_map=\"auto\", torchrun on all, nvidia-smi's numbers) "
+                    "lands on GPUs other jobs were given",
+             own.empty() ? std::string() : "export CUDA_VISIBLE_DEVICES=" + join(own, ",") + gives_comment(r.s, own),
+             "to keep this process on its own GPUs inside the container, name them in CUDA_VISIBLE_DEVICES by UUID; to "
+             "fix the container: " + narrowing_note(*g, in_pod));
 }
 
 // "cuda:0 = nvidia-smi GPU 1, cuda:1 = nvidia-smi GPU 0 MIG device 0": what each cuda:N is.
@@ -163,6 +255,32 @@ void mig_enabled(const RuleInput& r, Report& report) {
     first = false;
     report.add(Severity::kInfo, msg, "", "`gpumap which N` (N: the nvidia-smi index) prints the UUID line for a GPU or its MIG devices");
   }
+}
+
+// A driver before R570 gives a process exactly one MIG device and no other GPU (resolve/cuda_rules.h
+// keep_one_mig_device; docs/driver-rules.md): the list names more than the process gets.
+void mig_one_device(const RuleInput& r, Report& report) {
+  const CudaView& v = r.v;
+  if (!r.s.any_mig() || !one_mig_device_per_process(r.s.driver_version) || v.error != CudaInitError::kNone ||
+      v.uuids.size() != 1)
+    return;
+  // What the list gives without the rule (the resolver applied it to r.v): the rest is left out.
+  CudaView full = predict_cuda_view(r.in.mapping.base_order, r.in.env.get("CUDA_DEVICE_ORDER"), r.in.env.get("CUDA_VISIBLE_DEVICES"));
+  std::vector<std::string> left_out = keep_one_mig_device(full, [&](const std::string& u) { return r.s.find_device(u).mig != nullptr; });
+  if (left_out.empty() || full.uuids != v.uuids) return;
+  std::vector<std::string> out;
+  for (const std::string& u : left_out) out.push_back(r.s.describe(u));
+  std::vector<std::string> others;
+  for (const std::string& u : left_out)
+    if (r.s.find_device(u).mig) others.push_back("CUDA_VISIBLE_DEVICES=" + u);
+  report.add(Severity::kWarning,
+             "driver " + r.s.driver_version.value_or("") + " (before R570) gives a process exactly one MIG device and no "
+             "other GPU: this process gets only cuda:0 = " + r.s.describe(v.uuids[0]) + ", not " + join(out, ", ") +
+                 " (device_count() is 1; cuda:1 does not exist)",
+             "export CUDA_VISIBLE_DEVICES=" + v.uuids[0] + gives_comment(r.s, v.uuids),
+             "choose the MIG device each process uses by its UUID; for the others start one process each (" +
+                 (others.empty() ? std::string("gpumap which N prints their lines") : join(others, ", ")) +
+                 "); several MIG devices in one process need driver R570 or later");
 }
 
 // Index entries on a MIG host that read as nvidia-smi's numbers name other devices than CUDA
@@ -207,8 +325,10 @@ const std::vector<Rule>& host_rules() {
       {"visible-devices-without-pci-order", visible_devices_without_pci_order},
       {"nvidia-visible-devices-outside-container", nvidia_visible_devices_outside_container},
       {"container-renumbered", container_renumbered},
+      {"container-sees-more-gpus", container_sees_more_gpus},
       {"mig-enabled", mig_enabled},
       {"mig-index-entries", mig_index_entries},
+      {"mig-one-device", mig_one_device},
   };
   return table;
 }

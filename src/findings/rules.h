@@ -3,12 +3,14 @@
 // Every rule id is documented in docs/findings.md and has a test in rules_test.cc.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "env/environment.h"
 #include "findings/severity.h"
+#include "model/container_facts.h"
 #include "model/snapshot.h"
 #include "model/mapping.h"
 
@@ -21,6 +23,12 @@ struct DiagnosisInput {
   /// CUDA's base order under FASTEST_FIRST when known (to compare with nvidia-smi's).
   const std::vector<std::string>* fastest_first_order = nullptr;
   bool in_container = false;
+  /// Inside a container: what it can open and was given (os/container.h, or a simulated host's
+  /// `container` object); null when not read.  container-sees-more-gpus judges it.
+  const ContainerFacts* container = nullptr;
+  /// The frameworks the process has imported, name -> __version__ ("torch" -> "1.13.1"), when known
+  /// (Python's diagnose()); null otherwise.  framework-cannot-parse-uuid keys on them.
+  const std::map<std::string, std::string>* frameworks = nullptr;
 };
 
 /// Every finding for one environment: the entry rules (each CUDA_VISIBLE_DEVICES entry as the

@@ -41,6 +41,65 @@ T get_or(const json& j, const char* key, T def, const std::string& path, const s
   }
 }
 
+void check_keys(const json& obj, const std::vector<std::string>& known, const std::string& path, const std::string& where);
+
+/// The `container` object: a container on this host that gpumap runs in (docs/host-file.md).
+ContainerFacts read_container(const json& c, const SimHost& h, const std::string& path) {
+  const std::string where = "container";
+  if (!c.is_object()) fail(path, "container must be an object");
+  check_keys(c, {"privileged", "dev_nodes", "device_cgroup", "given", "given_by"}, path, where);
+  ContainerFacts f;
+  f.privileged = get_or<bool>(c, "privileged", false, path, where);
+  if (c.contains("given")) {
+    if (!c["given"].is_array()) fail(path, "container.given must be an array of GPU or MIG UUIDs or nvidia-smi indices");
+    f.given = std::vector<std::string>{};
+    for (const json& e : c["given"]) {
+      std::string v = e.is_number_unsigned() ? std::to_string(e.get<uint64_t>()) : e.is_string() ? e.get<std::string>() : "";
+      bool known = false;
+      for (size_t i = 0; i < h.gpus.size(); ++i) {
+        known |= v == std::to_string(i) || v == h.gpus[i].uuid;
+        for (const SimMig& m : h.gpus[i].mig_devices) known |= v == m.uuid;
+      }
+      if (!known) fail(path, "container.given: `" + v + "` is no GPU of this host (a UUID as in gpus[].uuid or mig_devices[].uuid, or an nvidia-smi index)");
+      f.given->push_back(v);
+    }
+  }
+  f.given_by = get_or<std::string>(c, "given_by", f.given ? "the container's allocation" : "", path, where);
+  // The minors of the GPUs it was given (all when that is not said).
+  std::vector<uint32_t> given_minors, all_minors;
+  for (size_t i = 0; i < h.gpus.size(); ++i) {
+    all_minors.push_back(h.gpus[i].minor_number);
+    bool given = !f.given;
+    for (const std::string& v : f.given.value_or(std::vector<std::string>{})) {
+      given |= v == std::to_string(i) || v == h.gpus[i].uuid;
+      for (const SimMig& m : h.gpus[i].mig_devices) given |= v == m.uuid;
+    }
+    if (given) given_minors.push_back(h.gpus[i].minor_number);
+  }
+  std::sort(all_minors.begin(), all_minors.end());
+  std::sort(given_minors.begin(), given_minors.end());
+  if (c.contains("dev_nodes")) {
+    auto nodes = get_or<std::vector<uint32_t>>(c, "dev_nodes", {}, path, where);
+    std::sort(nodes.begin(), nodes.end());
+    f.dev_nodes = nodes;
+  } else {
+    f.dev_nodes = *f.privileged ? all_minors : given_minors;  // a privileged container gets every node
+  }
+  if (c.contains("device_cgroup")) {
+    const json& d = c["device_cgroup"];
+    if (d.is_string() && d.get<std::string>() == "v2") f.cgroup = DeviceCgroup::kV2;
+    else if (d.is_array()) {
+      f.cgroup = DeviceCgroup::kV1;
+      f.device_rules = get_or<std::vector<std::string>>(c, "device_cgroup", {}, path, where);
+    } else
+      fail(path, "container.device_cgroup must be \"v2\" or a list of cgroup v1 devices.list rules (\"c 195:0 rw\")");
+  } else if (*f.privileged) {
+    f.cgroup = DeviceCgroup::kV1;
+    f.device_rules = {"a *:* rwm"};
+  }
+  return f;
+}
+
 /// Every key of `obj` must be one of `known` (or start with "_": a comment): a typo such as
 /// `memroy_used_mib` is an error naming it, not a field silently left at its default.
 void check_keys(const json& obj, const std::vector<std::string>& known, const std::string& path, const std::string& where) {
@@ -244,7 +303,7 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
   }
   if (!j.is_object()) fail(path, "must hold a JSON object");
   check_keys(j, {"driver_version", "cuda_driver_version", "boot_id", "hostname", "dev_dir", "errors", "faults",
-                 "missing_symbols", "gpus", "cuda_default_order"},
+                 "missing_symbols", "gpus", "cuda_default_order", "container", "kubelet"},
              path, "");
   SimHost h;
   h.path = path;
@@ -394,6 +453,11 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
     if (want != got || got.size() != h.cuda_default_order.size())
       fail(path, "cuda_default_order must list each GPU's UUID once (GPUs with MIG enabled or "
                  "cuda_visible false excluded)");
+  }
+  if (j.contains("container")) h.container = read_container(j["container"], h, path);
+  if (j.contains("kubelet")) {
+    if (!j["kubelet"].is_object()) fail(path, "kubelet must be an object (gpumap-kubelet's JSON, docs/host-file.md)");
+    h.kubelet = j["kubelet"].dump();  // its content is checked by the session (the fakes never read it)
   }
   return h;
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/container_facts.h"
 #include "model/pci.h"
 
 namespace gpumap {
@@ -96,6 +97,14 @@ struct SimHost {
   std::vector<SimFault> faults;       // injected faults, in file order (the first that applies wins)
   std::set<std::string> missing_symbols;  // exported, but reported absent (gpumapFakeHidesSymbol)
   std::string dev_dir;                // optional: GPU N's device node is <dev_dir>/nvidia<minor_number>
+  /// optional: gpumap runs inside a container on this host (the `container` object): what it can
+  /// open and what it was given.  The fakes serve every GPU of the file either way (NVML in a
+  /// privileged container lists them all); gpumap reads this instead of /dev and the cgroup.
+  std::optional<ContainerFacts> container;
+  /// optional: the node's kubelet (the `kubelet` object): gpumap-kubelet's JSON document
+  /// (formats/pod_resources.h), checked at load; `gpumap pods` reads it instead of asking the
+  /// kubelet.  "" when absent.
+  std::string kubelet;
 };
 
 /// The largest host file accepted (a 1024-GPU host is about 0.5 MiB).

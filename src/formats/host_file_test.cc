@@ -107,5 +107,52 @@ TEST(HostFile, ParsesTextWithoutAFileAndNamesThePathGiven) {
   }
 }
 
+TEST(HostFile, ContainerObject) {
+  const std::string gpus = R"("gpus": [
+    {"name": "A", "uuid": "GPU-00000000-0000-0000-0000-000000000000", "pci_bus_id": "00000000:01:00.0", "minor_number": 4},
+    {"name": "A", "uuid": "GPU-11111111-1111-1111-1111-111111111111", "pci_bus_id": "00000000:02:00.0", "minor_number": 5}])";
+  SimHost bare = parse_host_file("{" + gpus + "}", "bare.json");
+  EXPECT_FALSE(bare.container.has_value());
+  // Privileged: every node and a cgroup that allows every device, unless said otherwise.
+  SimHost p = parse_host_file("{\"container\": {\"privileged\": true}, " + gpus + "}", "p.json");
+  ASSERT_TRUE(p.container.has_value());
+  EXPECT_EQ(p.container->privileged, true);
+  EXPECT_EQ(p.container->dev_nodes, (std::vector<uint32_t>{4, 5}));
+  EXPECT_EQ(p.container->cgroup, DeviceCgroup::kV1);
+  EXPECT_EQ(p.container->device_rules, std::vector<std::string>{"a *:* rwm"});
+  EXPECT_FALSE(p.container->given.has_value());
+  // Given one GPU (by index or UUID): only its node, unless dev_nodes says more (a hostPath /dev).
+  SimHost g = parse_host_file("{\"container\": {\"given\": [1], \"device_cgroup\": \"v2\"}, " + gpus + "}", "g.json");
+  EXPECT_EQ(g.container->given, std::vector<std::string>{"1"});
+  EXPECT_EQ(g.container->given_by, "the container's allocation");
+  EXPECT_EQ(g.container->dev_nodes, std::vector<uint32_t>{5});
+  EXPECT_EQ(g.container->cgroup, DeviceCgroup::kV2);
+  SimHost h = parse_host_file(
+      "{\"container\": {\"given\": [\"GPU-00000000-0000-0000-0000-000000000000\"], \"dev_nodes\": [4, 5], "
+      "\"device_cgroup\": [\"c 195:4 rw\"], \"given_by\": \"the kubelet's allocation\"}, " + gpus + "}",
+      "h.json");
+  EXPECT_EQ(h.container->dev_nodes, (std::vector<uint32_t>{4, 5}));
+  EXPECT_EQ(h.container->device_rules, std::vector<std::string>{"c 195:4 rw"});
+  EXPECT_EQ(h.container->given_by, "the kubelet's allocation");
+  SimHost k = parse_host_file("{\"kubelet\": {\"socket\": \"s\", \"pods\": []}, " + gpus + "}", "k.json");
+  EXPECT_NE(k.kubelet.find("\"pods\""), std::string::npos);
+  EXPECT_TRUE(bare.kubelet.empty());
+  // Errors name the file and the field.
+  for (const auto& [text, words] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"container\": {\"given\": [7]}, " + gpus + "}", "container.given: `7` is no GPU of this host"},
+           {"{\"container\": {\"privilegd\": true}, " + gpus + "}", "unknown key `privilegd`"},
+           {"{\"container\": {\"device_cgroup\": \"v3\"}, " + gpus + "}", "container.device_cgroup must be"},
+           {"{\"container\": [], " + gpus + "}", "container must be an object"},
+           {"{\"kubelet\": [], " + gpus + "}", "kubelet must be an object"}}) {
+    try {
+      parse_host_file(text, "bad.json");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.json: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpumap

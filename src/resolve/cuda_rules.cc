@@ -1,5 +1,7 @@
 #include "resolve/cuda_rules.h"
+#include "resolve/mig_limit.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -159,6 +161,29 @@ CudaView predict_cuda_view(const std::vector<std::string>& base_order,
                          : "CUDA_VISIBLE_DEVICES names no GPU";
   }
   return v;
+}
+
+bool one_mig_device_per_process(const std::optional<std::string>& driver_version) {
+  if (!driver_version || driver_version->empty() || !std::isdigit(static_cast<unsigned char>((*driver_version)[0]))) return false;
+  unsigned long major = 0;
+  for (char c : *driver_version) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) break;
+    major = major * 10 + static_cast<unsigned long>(c - '0');
+    if (major > 100000) break;
+  }
+  return major < 570;
+}
+
+std::vector<std::string> keep_one_mig_device(CudaView& v, const std::function<bool(const std::string&)>& is_mig) {
+  std::vector<std::string> left_out;
+  if (v.error != CudaInitError::kNone) return left_out;
+  auto first = std::find_if(v.uuids.begin(), v.uuids.end(), is_mig);
+  if (first == v.uuids.end()) return left_out;
+  std::string kept = *first;
+  for (const std::string& u : v.uuids)
+    if (u != kept) left_out.push_back(u);
+  v.uuids = {kept};
+  return left_out;
 }
 
 }  // namespace gpumap

@@ -307,4 +307,38 @@ bool torch_differs_from_driver(const TorchView& t, const CudaView& driver) {
   return !n || *n != driver_device_count(driver);
 }
 
+std::optional<FrameworkVersion> parse_framework_version(const std::string& text) {
+  FrameworkVersion v;
+  int* parts[3] = {&v.major, &v.minor, &v.patch};
+  size_t i = 0;
+  for (int k = 0; k < 3; ++k) {
+    size_t start = i;
+    long n = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6) n = n * 10 + (text[i++] - '0');
+    if (i == start) {
+      if (k == 0) return std::nullopt;
+      break;
+    }
+    *parts[k] = static_cast<int>(n);
+    if (i >= text.size() || text[i] != '.') break;
+    ++i;
+  }
+  return v;
+}
+
+std::string framework_uuid_failure(const std::string& framework, const std::string& version, bool mig_entry) {
+  std::optional<FrameworkVersion> v = parse_framework_version(version);
+  if (!v) return "";
+  if (framework == "torch" && *v < FrameworkVersion{2, 0, 0})
+    return "torch " + version + " parses CUDA_VISIBLE_DEVICES itself and reads only integers, so with UUID entries "
+           "torch.cuda.device_count() is 0 and the model stays on the CPU or `.to(\"cuda\")` fails (pytorch#90543; "
+           "UUIDs are read from torch 2.0, pytorch#92315)";
+  if (framework == "vllm" && !(FrameworkVersion{0, 20, 1} < *v))
+    return "vLLM " + version + " turns each CUDA_VISIBLE_DEVICES entry into a number with int() "
+           "(Platform.device_id_to_physical_device_id), so a " + std::string(mig_entry ? "MIG-" : "GPU-") +
+           " UUID stops it at start with `ValueError: invalid literal for int()` (vllm#41848 on 0.20.1, #20939 on "
+           "0.9.2)";
+  return "";
+}
+
 }  // namespace gpumap

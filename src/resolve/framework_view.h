@@ -48,4 +48,24 @@ std::optional<unsigned> torch_device_count(const TorchView& t, const CudaView& d
 /// answers): the case that puts a model on the CPU, or fails `.to("cuda")` with "Invalid device id".
 bool torch_differs_from_driver(const TorchView& t, const CudaView& driver);
 
+/// A framework's version as `__version__` writes it ("2.5.1+cu124", "0.10.1.dev3", "1.13.1"): its
+/// leading numbers; nullopt when it does not start with one.
+struct FrameworkVersion {
+  int major = 0, minor = 0, patch = 0;
+  bool operator<(const FrameworkVersion& o) const {
+    return major != o.major ? major < o.major : minor != o.minor ? minor < o.minor : patch < o.patch;
+  }
+};
+std::optional<FrameworkVersion> parse_framework_version(const std::string& text);
+
+/// Why `framework` ("torch", "vllm") at `version` fails on a CUDA_VISIBLE_DEVICES with UUID entries
+/// (issue 52 item 5, docs/framework-rules.md, "Versions"), in words; "" when it reads them, or when
+/// the version says nothing known.  `mig_entry`: some entry is a MIG- UUID.
+///  - torch before 2.0 parses the variable itself and reads only integers: device_count() is 0
+///    (pytorch#90543 on 1.13.0; fixed by pytorch#92315, first released in 2.0.0);
+///  - vLLM up to 0.20.1 int()s each entry in Platform.device_id_to_physical_device_id: ValueError
+///    at start (vllm#6551, #20939 on 0.9.2, #46132 on 0.10.0, #41848 on 0.20.1; #45026, merged
+///    2026-06, stops vLLM reading the variable so).
+std::string framework_uuid_failure(const std::string& framework, const std::string& version, bool mig_entry);
+
 }  // namespace gpumap

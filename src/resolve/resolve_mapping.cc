@@ -5,6 +5,7 @@
 
 #include "model/error.h"
 #include "model/uuid.h"
+#include "resolve/mig_limit.h"
 
 namespace gpumap {
 
@@ -63,8 +64,16 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
   DeviceOrderSetting setting = parse_cuda_device_order(cdo);
   std::vector<std::string> base;
   m.source = "predicted";
+  // A driver before R570 gives a process one MIG device (resolve/mig_limit.h): asked with the
+  // variable unset it lists one, never the order of all, so the order is NVML's (MIG devices in
+  // place of their GPU), and the rule is applied to the prediction below.
+  const bool one_mig = s.any_mig() && one_mig_device_per_process(s.driver_version);
   if (setting.order == DeviceOrder::kInvalid) {
     m.order_note = "CUDA_DEVICE_ORDER is invalid, so no order applies";
+  } else if (one_mig) {
+    base = pci_order(s);
+    m.order_note = "driver " + s.driver_version.value_or("") + " (before R570) gives a process one MIG device: PCI bus order, "
+                   "MIG devices in place of their GPU, from NVML";
   } else if (order_is_exact(s, setting.order)) {
     base = pci_order(s);
     m.order_note = setting.order == DeviceOrder::kPciBusId
@@ -118,6 +127,7 @@ Mapping resolve_mapping(const Snapshot& s, const Environment& env, const Mapping
     return m;
   }
   m.view = predict_cuda_view(base, cdo, cvd);
+  if (one_mig) keep_one_mig_device(m.view, [&](const std::string& u) { return s.find_device(u).mig != nullptr; });
   return m;
 }
 

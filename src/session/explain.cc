@@ -1,5 +1,7 @@
 #include "session/explain.h"
 
+#include "session/container_facts.h"
+
 #include "env/launcher.h"
 #include "env/nvidia_visible_devices.h"
 #include "findings/rules.h"
@@ -139,7 +141,10 @@ std::vector<std::string> explain_lines(const Snapshot& s, const Environment& env
 
 std::vector<Finding> environment_findings(Session& session, const Environment& env, const Mapping& m) {
   const std::vector<std::string>* ff = m.view.order.order == DeviceOrder::kFastestFirst ? &m.base_order : nullptr;
-  return diagnose({session.snapshot(), env, m, ff, session.in_container()});
+  std::optional<ContainerFacts> container = container_facts_of(session);
+  std::optional<std::map<std::string, std::string>> frameworks = process_frameworks();
+  return diagnose({session.snapshot(), env, m, ff, session.in_container(), container ? &*container : nullptr,
+                   frameworks ? &*frameworks : nullptr});
 }
 
 Explanation explain(Session& session, const Environment& env, bool probe) {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "formats/pod_resources.h"
 #include "model/text.h"
 #include "os/proc.h"
+#include "session/container_facts.h"
 #include "session/kubelet.h"
 #include "session/ps.h"
 #include "session/session.h"
@@ -13,7 +15,15 @@ namespace gpumap {
 
 PodsAnswer read_pods(Session& session) {
   PodsAnswer a;
-  a.kubelet = ask_kubelet(session.seams());
+  // A simulated host's kubelet answers from its host file (docs/host-file.md), as gpumap-kubelet would.
+  std::string simulated = simulated_kubelet(session.driver());
+  if (!simulated.empty()) {
+    PodResourcesRead read = parse_pod_resources(simulated);
+    if (read.answer) a.kubelet.pods = std::move(read.answer);
+    else a.kubelet.code = read.error->code, a.kubelet.error = "the simulated kubelet: " + read.error->message;
+  } else {
+    a.kubelet = ask_kubelet(session.seams());
+  }
   ProcFs proc(session.seams().proc_root);
   a.frame = read_ps_frame(session, proc, LeasesOf::kRows, {}, {}, &a.kubelet);
   const Snapshot& s = session.snapshot();

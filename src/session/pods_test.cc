@@ -73,6 +73,22 @@ TEST(ReadPods, APodWhoseOnlyGpuIsAnUnreadableClaimIsListedWithItAsUnknown) {
   EXPECT_TRUE(p.findings.empty()) << "no GPU known: nothing to call idle";
 }
 
+TEST(ReadPods, ASimulatedHostsKubeletAnswersFromItsHostFile) {
+  // docs/host-file.md `kubelet`: gpumap-kubelet's document in the host file, so `pods` runs on a
+  // simulated node without a socket or a helper (issue 52: kubelet allocations on simulated hosts).
+  FakeSession f("h200x2");
+  f.seams().kubelet_socket = f.dir() + "/no-such.sock";
+  f.host()["kubelet"] = nlohmann::json::parse(std::string(R"({"socket": "simulated", "pods": [)") +
+                                              R"({"name": "train", "namespace": "ml", "containers": [{"name": "c", "devices": )" +
+                                              R"([{"resource": "nvidia.com/gpu", "ids": [")" + kGpu0 + R"("]}]}]}]})");
+  PodsAnswer a = read_pods(f.session());
+  ASSERT_TRUE(a.kubelet.pods) << a.kubelet.code << ": " << a.kubelet.error;
+  ASSERT_EQ(a.pods.size(), 1u);
+  EXPECT_EQ(a.pods[0].allocated.uuids, std::vector<std::string>{kGpu0});
+  ASSERT_EQ(a.pods[0].findings.size(), 1u);
+  EXPECT_EQ(a.pods[0].findings[0].id, "pod-allocation-idle");
+}
+
 TEST(ReadPods, NoKubeletIsSaidAndThePodsAreNone) {
   FakeSession f("h200x2");
   f.seams().kubelet_socket = f.dir() + "/no-such.sock";

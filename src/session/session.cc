@@ -1,15 +1,21 @@
 #include "session/session.h"
 
+#include "session/container_facts.h"
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <iterator>
 
 #include "driver/cuda_probe.h"
 #include "formats/host_file.h"
+#include "formats/pod_resources.h"
 #include "model/env_vars.h"
 #include "model/error.h"
 #include "model/text.h"
@@ -40,7 +46,13 @@ DriverSource select_checked_driver(const Seams& seams) {
   DriverSource src = select_driver(seams);
   if (src.simulated) {
     try {
-      load_host_file(src.host_file);
+      SimHost h = load_host_file(src.host_file);
+      // The `kubelet` object is gpumap-kubelet's document: checked here, as the rest of the file is.
+      if (!h.kubelet.empty()) try {
+          parse_pod_resources(h.kubelet);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(src.host_file + ": kubelet: " + e.what());
+        }
     } catch (const std::exception& e) {
       throw Error(kExitUsage, std::string("simulated host: ") + e.what(), "the format is in docs/host-file.md");
     }
@@ -106,6 +118,8 @@ bool Session::in_container() const {
   // A simulated host is bare metal: this machine's marks say nothing about it (a test may still
   // force it with GPUMAP_IN_CONTAINER=1).
   if (container_what_if_) return true;
+  // A simulated host with a `container` object is a container on that host (docs/host-file.md).
+  if (driver_.simulated && simulated_container(driver_)) return true;
   return driver_.simulated ? seams_.in_container_forced && seams_.in_container : seams_.in_container;
 }
 
@@ -113,6 +127,51 @@ void Session::enter_container(const std::string& value) {
   ContainerView v = container_view(snapshot(), value);
   snapshot_ = std::make_unique<Snapshot>(std::move(v.snapshot));
   container_what_if_ = true;
+}
+
+std::optional<ContainerFacts> simulated_container(const DriverSource& driver) {
+  if (!driver.simulated) return std::nullopt;
+  // Read once per file (path, size and time: an edited file is read again); in_container() is asked often.
+  static std::mutex m;
+  static std::map<std::string, std::pair<std::string, std::optional<ContainerFacts>>> cache;
+  struct stat st{};
+  std::string stamp = stat(driver.host_file.c_str(), &st) == 0
+                          ? std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec)
+                          : "";
+  std::lock_guard<std::mutex> g(m);
+  auto it = cache.find(driver.host_file);
+  if (it != cache.end() && it->second.first == stamp) return it->second.second;
+  std::optional<ContainerFacts> c = load_host_file(driver.host_file).container;
+  cache[driver.host_file] = {stamp, c};
+  return c;
+}
+
+std::optional<ContainerFacts> container_facts_of(const Session& session) {
+  if (session.driver().simulated) return simulated_container(session.driver());
+  // This machine's own container only (never a `map --env NVIDIA_VISIBLE_DEVICES=...` what-if, which
+  // predicts a container from the host: the host's /dev and capabilities are not that container's).
+  const Seams& seams = session.seams();
+  if (!seams.in_container) return std::nullopt;
+  return read_container_facts("/dev", seams.sysfs_root + "/fs/cgroup", seams.proc_root);
+}
+
+namespace {
+std::mutex g_frameworks_mutex;
+std::optional<std::map<std::string, std::string>> g_frameworks;
+}  // namespace
+
+void set_process_frameworks(std::map<std::string, std::string> versions) {
+  std::lock_guard<std::mutex> g(g_frameworks_mutex);
+  g_frameworks = std::move(versions);
+}
+
+std::optional<std::map<std::string, std::string>> process_frameworks() {
+  std::lock_guard<std::mutex> g(g_frameworks_mutex);
+  return g_frameworks;
+}
+
+std::string simulated_kubelet(const DriverSource& driver) {
+  return driver.simulated ? load_host_file(driver.host_file).kubelet : std::string();
 }
 
 std::string cache_notice(const std::string& dir, const std::string& problem) {

@@ -4,6 +4,7 @@
 #include "model/text.h"
 #include "model/uuid.h"
 #include "resolve/container_view.h"
+#include "resolve/mig_limit.h"
 
 namespace gpumap {
 
@@ -72,6 +73,18 @@ WhichAnswer which_gpus(Session& session, const Environment& env, const std::vect
                     "name each GPU once");
   a.targets = cuda_targets(s, a.asked);
   require_distinct(a.targets);
+  // A driver before R570 gives a process exactly one MIG device (docs/driver-rules.md): a line naming
+  // more would give only the first, so each device is its own process's line.
+  if (a.targets.size() > 1 && one_mig_device_per_process(s.driver_version)) {
+    bool mig = false;
+    for (const std::string& t : a.targets) mig |= s.find_device(t).mig != nullptr;
+    if (mig)
+      throw Error(kExitUsage,
+                  "which: driver " + s.driver_version.value_or("") + " (before R570) gives a process exactly one MIG device "
+                  "and no other GPU, so no one line gives " + join(a.targets, ", ") + " together",
+                  "ask for one device per process: gpumap which " + a.targets.front() + " (then the next, in its own "
+                  "process); several MIG devices in one process need driver R570 or later");
+  }
   for (const std::string& t : a.targets) a.pci_positions.push_back(pci_index_of(s, t));  // none for MIG devices
 
   a.by_uuid = launch_visibility(s, a.targets, CvdForm::kUuid);
