@@ -1,4 +1,4 @@
-#include "prom/http_client.h"
+#include "http/client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
