@@ -64,6 +64,12 @@ class SocketTransport : public HttpTransport {
   bool concurrent() const override { return true; }  // no state between calls: a connection and an SSL_CTX each
 
   HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) override {
+    return read_whole(*this, url, target, timeout_s);
+  }
+
+  void get_streamed(const HttpUrl& url, const std::string& target, double timeout_s, const AnswerConsumer& consume) override {
+    // One deadline for the whole request: looking the name up, connecting, TLS, sending, and every
+    // read of the answer, also while its bytes keep coming (issue 56 item 2).
     Clock::time_point deadline =
         Clock::now() + std::chrono::milliseconds(static_cast<long long>(std::max(0.001, timeout_s) * 1000));
     Fd fd;
@@ -78,16 +84,46 @@ class SocketTransport : public HttpTransport {
     if (!auth_.authorization.empty()) req += "Authorization: " + auth_.authorization + "\r\n";
     req += "\r\n";
     send_all(fd.get(), ssl.get(), req, deadline);
-    std::string raw;
-    bool eof = false;
-    for (;;) {
-      if (std::optional<HttpAnswer> r = parse_http_response(raw, eof)) return std::move(*r);
-      char buf[65536];
-      long n = read_some(fd.get(), ssl.get(), buf, sizeof buf, deadline);
-      if (n == 0) eof = true;
-      else raw.append(buf, static_cast<size_t>(n));
-    }
+    Source source(fd.get(), ssl.get(), deadline);
+    source.read_head();
+    consume(source.reader.head(), source);
   }
+
+ private:
+  /// The answer's body as the connection brings it, de-chunked by the AnswerReader as it arrives.
+  struct Source : BodySource {
+    Source(int fd, SSL* ssl, Clock::time_point deadline) : fd(fd), ssl(ssl), deadline(deadline) {}
+    int fd;
+    SSL* ssl;
+    Clock::time_point deadline;
+    AnswerReader reader;
+    std::string pending;  // body bytes read, not yet taken
+    size_t taken = 0;
+    bool ended = false;
+    // One read from the connection into the reader; false when the answer is complete.
+    bool more() {
+      if (reader.done()) return false;
+      char buf[65536];
+      long n = read_some(fd, ssl, buf, sizeof buf, deadline);
+      if (n == 0) return !reader.finish();
+      return !reader.feed(buf, static_cast<size_t>(n), pending);
+    }
+    void read_head() {
+      while (!reader.head_done() && more()) {
+      }
+    }
+    size_t read(char* out, size_t n) override {
+      while (taken == pending.size()) {
+        pending.clear();
+        taken = 0;
+        if (!more() && pending.empty()) return 0;
+      }
+      size_t k = std::min(n, pending.size() - taken);
+      std::memcpy(out, pending.data() + taken, k);
+      taken += k;
+      return k;
+    }
+  };
 
  private:
   void connect_to(const HttpUrl& url, Clock::time_point deadline, Fd& fd) {
@@ -165,9 +201,12 @@ class SocketTransport : public HttpTransport {
     }
   }
 
-  /// Bytes read into `buf`; 0 at the end of the connection.
+  /// Bytes read into `buf`; 0 at the end of the connection.  HttpError(kTimeout) past the
+  /// deadline, whether or not bytes keep coming.
   static long read_some(int fd, SSL* ssl, char* buf, size_t size, Clock::time_point deadline) {
     for (;;) {
+      if (Clock::now() >= deadline)
+        throw HttpError(HttpFailure::kTimeout, "the answer did not end in time (reading the answer)");
       if (ssl) {
         ERR_clear_error();
         int n = SSL_read(ssl, buf, static_cast<int>(size));
@@ -193,6 +232,23 @@ class SocketTransport : public HttpTransport {
 };
 
 }  // namespace
+
+HttpAnswer read_whole(HttpTransport& http, const HttpUrl& url, const std::string& target, double timeout_s) {
+  HttpAnswer whole;
+  http.get_streamed(url, target, timeout_s, [&](const HttpAnswer& head, BodySource& body) {
+    whole = head;
+    char buf[65536];
+    while (size_t n = body.read(buf, sizeof buf)) whole.body.append(buf, n);
+  });
+  return whole;
+}
+
+void HttpTransport::get_streamed(const HttpUrl& url, const std::string& target, double timeout_s,
+                                 const AnswerConsumer& consume) {
+  HttpAnswer a = get(url, target, timeout_s);
+  StringSource body(a.body);
+  consume(a, body);
+}
 
 std::unique_ptr<HttpTransport> socket_transport(const HttpAuth& auth, std::shared_ptr<Resolver> resolver) {
   return std::make_unique<SocketTransport>(auth, resolver ? std::move(resolver) : system_resolver());

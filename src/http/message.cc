@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 
 #include "model/error.h"
 #include "model/text.h"
@@ -25,45 +26,14 @@ std::string trim_ows(const std::string& s) {
 
 [[noreturn]] void protocol(const std::string& what) { throw HttpError(HttpFailure::kProtocol, what); }
 
-/// The chunked body starting at `pos`: the content when complete, std::nullopt when more is needed.
-std::optional<std::string> dechunk(const std::string& raw, size_t pos, bool eof, size_t max_body) {
-  std::string body;
-  for (;;) {
-    size_t eol = raw.find("\r\n", pos);
-    if (eol == std::string::npos) {
-      if (raw.size() - pos > 1024) protocol("a chunk size line is longer than 1 KiB");
-      if (eof) protocol("the connection closed inside a chunked body");
-      return std::nullopt;
-    }
-    std::string line = raw.substr(pos, eol - pos);
-    line = line.substr(0, line.find(';'));  // chunk extensions are ignored
-    line = trim_ows(line);
-    if (line.empty() || line.size() > 15 || !std::all_of(line.begin(), line.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
-      protocol("a bad chunk size `" + line.substr(0, 32) + "`");
-    size_t n = std::stoull(line, nullptr, 16);
-    pos = eol + 2;
-    if (n == 0) {  // trailers until an empty line
-      for (;;) {
-        size_t e = raw.find("\r\n", pos);
-        if (e == std::string::npos) {
-          if (eof) protocol("the connection closed inside a chunked body's trailer");
-          return std::nullopt;
-        }
-        if (e == pos) return body;
-        pos = e + 2;
-      }
-    }
-    if (n > max_body || body.size() + n > max_body) protocol("the answer is larger than " + std::to_string(max_body >> 20) + " MiB");
-    if (raw.size() < pos + n + 2) {
-      if (eof) protocol("the connection closed inside a chunk");
-      return std::nullopt;
-    }
-    if (raw.compare(pos + n, 2, "\r\n") != 0) protocol("a chunk does not end with CRLF");
-    body.append(raw, pos, n);
-    pos += n + 2;
-  }
+/// `line`'s header (name: value) into `headers` (names in lower case; a repeated one: the last).
+void add_header(const std::string& line, std::map<std::string, std::string>& headers) {
+  size_t colon = line.find(':');
+  if (colon == std::string::npos || colon == 0) protocol("a header line without a name: `" + line.substr(0, 40) + "`");
+  headers[lower(trim_ows(line.substr(0, colon)))] = trim_ows(line.substr(colon + 1));
 }
 
+std::string mib(size_t n) { return std::to_string(n >> 20) + " MiB"; }
 
 }  // namespace
 
@@ -198,13 +168,52 @@ std::string gzip_compress(const std::string& body) {
   return out;
 }
 
-std::optional<HttpAnswer> parse_http_response(const std::string& raw, bool eof, size_t max_body) {
-  size_t head_end = raw.find("\r\n\r\n");
-  if (head_end == std::string::npos) {
-    if (raw.size() > 64 * 1024) protocol("the answer's head is longer than 64 KiB");
-    if (eof) protocol(raw.empty() ? "the server closed the connection without answering" : "the connection closed inside the answer's head");
-    return std::nullopt;
+AnswerReader::AnswerReader(size_t max_body) : max_body_(max_body) {}
+
+size_t AnswerReader::max_framing() const { return kHttpMaxHead + max_body_ / 4; }
+
+bool AnswerReader::feed(const char* p, size_t n, std::string& body) {
+  size_t i = 0;
+  while (i < n && state_ != State::kDone) {
+    if (state_ == State::kBody || state_ == State::kChunkData) {  // the content: as much as there is, at once
+      size_t take = std::min(n - i, remaining_);
+      if (state_ == State::kBody && !sized_) take = n - i;
+      body_bytes_ += take;
+      if (body_bytes_ > max_body_) protocol("the answer is larger than " + mib(max_body_));
+      body.append(p + i, take);
+      i += take;
+      if (sized_ || state_ == State::kChunkData) remaining_ -= take;
+      if (remaining_ == 0 && state_ == State::kChunkData) state_ = State::kChunkEnd;
+      else if (remaining_ == 0 && state_ == State::kBody && sized_) state_ = State::kDone;
+      continue;
+    }
+    // A line (the head's, a chunk's size, a chunk's end, a trailer): byte by byte to its LF.
+    char c = p[i++];
+    if (++framing_ > max_framing())
+      protocol(state_ == State::kTrailers ? "the answer's trailer is longer than " + std::to_string(kHttpMaxHead >> 10) + " KiB"
+                                          : "the answer's framing (head, chunk lines) is longer than its limit");
+    line_ += c;
+    if (state_ == State::kHead) {
+      if (line_.size() > kHttpMaxHead) protocol("the answer's head is longer than 64 KiB");
+      if (line_.size() >= 4 && line_.compare(line_.size() - 4, 4, "\r\n\r\n") == 0) on_head();
+      continue;
+    }
+    if (c != '\n') {
+      if (line_.size() > 1024 && state_ == State::kChunkSize) protocol("a chunk size line is longer than 1 KiB");
+      if (line_.size() > kHttpMaxHead) protocol("an answer's trailer line is longer than 64 KiB");
+      continue;
+    }
+    std::string line = line_.substr(0, line_.size() - 1);
+    line_.clear();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    on_line(line);
   }
+  return state_ == State::kDone;
+}
+
+void AnswerReader::on_head() {
+  std::string raw;
+  raw.swap(line_);
   HttpAnswer r;
   size_t eol = raw.find("\r\n");
   std::string status_line = raw.substr(0, eol);
@@ -214,45 +223,93 @@ std::optional<HttpAnswer> parse_http_response(const std::string& raw, bool eof, 
   if (!std::all_of(code.begin(), code.end(), [](char c) { return c >= '0' && c <= '9'; })) protocol("a bad status code `" + code + "`");
   r.status = std::stoi(code);
   r.reason = status_line.size() > 13 ? status_line.substr(13) : "";
-  size_t pos = eol + 2;
+  size_t head_end = raw.size() - 4, pos = eol + 2;
   while (pos < head_end) {
     size_t e = raw.find("\r\n", pos);
-    std::string line = raw.substr(pos, e - pos);
+    add_header(raw.substr(pos, e - pos), r.headers);
     pos = e + 2;
-    size_t colon = line.find(':');
-    if (colon == std::string::npos || colon == 0) protocol("a header line without a name: `" + line.substr(0, 40) + "`");
-    r.headers[lower(trim_ows(line.substr(0, colon)))] = trim_ows(line.substr(colon + 1));
   }
-  size_t body_start = head_end + 4;
-  bool no_body = r.status / 100 == 1 || r.status == 204 || r.status == 304;
-  auto te = r.headers.find("transfer-encoding");
-  auto cl = r.headers.find("content-length");
-  if (no_body) return r;
-  if (te != r.headers.end() && lower(te->second) != "identity") {
+  // An interim answer (100 Continue, 102, 103 Early Hints) is followed by the answer: skipped, its
+  // bytes counted.  101 (a protocol switch gpumap never asks for) is refused.
+  if (r.status / 100 == 1) {
+    if (r.status == 101) protocol("the server switched protocols (HTTP 101), which gpumap never asks for");
+    if (++interim_ > 16) protocol("more than 16 interim (1xx) answers before the answer");
+    return;
+  }
+  head_ = std::move(r);
+  head_done_ = true;
+  auto te = head_.headers.find("transfer-encoding");
+  auto cl = head_.headers.find("content-length");
+  if (head_.status == 204 || head_.status == 304) {
+    state_ = State::kDone;
+  } else if (te != head_.headers.end() && lower(te->second) != "identity") {
     if (lower(te->second) != "chunked") protocol("an unsupported Transfer-Encoding `" + te->second + "`");
-    std::optional<std::string> b = dechunk(raw, body_start, eof, max_body);
-    if (!b) return std::nullopt;
-    r.body = std::move(*b);
-    return r;
-  }
-  if (cl != r.headers.end()) {
+    state_ = State::kChunkSize;
+  } else if (cl != head_.headers.end()) {
     const std::string& v = cl->second;
     if (v.empty() || v.size() > 15 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
       protocol("a bad Content-Length `" + v.substr(0, 32) + "`");
-    size_t n = std::stoull(v);
-    if (n > max_body) protocol("the answer is larger than " + std::to_string(max_body >> 20) + " MiB");
-    if (raw.size() - body_start < n) {
-      if (eof) protocol("the connection closed after " + std::to_string(raw.size() - body_start) + " of " + v + " bytes");
-      return std::nullopt;
-    }
-    r.body = raw.substr(body_start, n);
-    return r;
+    remaining_ = std::stoull(v);
+    if (remaining_ > max_body_) protocol("the answer is larger than " + mib(max_body_));
+    sized_ = true;
+    state_ = remaining_ == 0 ? State::kDone : State::kBody;
+  } else {
+    state_ = State::kBody;  // until the connection ends
   }
-  if (raw.size() - body_start > max_body) protocol("the answer is larger than " + std::to_string(max_body >> 20) + " MiB");
-  if (!eof) return std::nullopt;
-  r.body = raw.substr(body_start);
-  return r;
 }
 
+void AnswerReader::on_line(const std::string& line) {
+  if (state_ == State::kChunkEnd) {
+    if (!line.empty()) protocol("a chunk does not end with CRLF");
+    state_ = State::kChunkSize;
+  } else if (state_ == State::kChunkSize) {
+    std::string size = trim_ows(line.substr(0, line.find(';')));  // chunk extensions are ignored
+    if (size.empty() || size.size() > 15 ||
+        !std::all_of(size.begin(), size.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+      protocol("a bad chunk size `" + size.substr(0, 32) + "`");
+    remaining_ = std::stoull(size, nullptr, 16);
+    if (remaining_ > max_body_ || body_bytes_ + remaining_ > max_body_) protocol("the answer is larger than " + mib(max_body_));
+    state_ = remaining_ == 0 ? State::kTrailers : State::kChunkData;
+  } else if (state_ == State::kTrailers) {
+    if (line.empty()) state_ = State::kDone;
+    else if ((trailer_bytes_ += line.size() + 2) > kHttpMaxHead)
+      protocol("the answer's trailer is longer than " + std::to_string(kHttpMaxHead >> 10) + " KiB");
+  }
+}
+
+bool AnswerReader::finish() {
+  if (state_ == State::kDone) return true;
+  if (state_ == State::kBody && !sized_) {
+    state_ = State::kDone;
+    return true;
+  }
+  if (!head_done_) {
+    bool nothing = line_.empty() && framing_ == 0;
+    protocol(nothing ? "the server closed the connection without answering" : "the connection closed inside the answer's head");
+  }
+  if (state_ == State::kBody)
+    protocol("the connection closed after " + std::to_string(body_bytes_) + " of " + head_.headers["content-length"] + " bytes");
+  if (state_ == State::kTrailers) protocol("the connection closed inside a chunked body's trailer");
+  if (state_ == State::kChunkData || state_ == State::kChunkEnd) protocol("the connection closed inside a chunk");
+  protocol("the connection closed inside a chunked body");
+}
+
+size_t StringSource::read(char* out, size_t n) {
+  size_t k = std::min(n, text_.size() - at_);
+  std::memcpy(out, text_.data() + at_, k);
+  at_ += k;
+  return k;
+}
+
+std::optional<HttpAnswer> parse_http_response(const std::string& raw, bool eof, size_t max_body) {
+  AnswerReader reader(max_body);
+  std::string body;
+  bool done = reader.feed(raw.data(), raw.size(), body);
+  if (!done && eof) done = reader.finish();
+  if (!done) return std::nullopt;
+  HttpAnswer r = reader.head();
+  r.body = std::move(body);
+  return r;
+}
 
 }  // namespace gpumap

@@ -86,6 +86,63 @@ class HttpError : public std::exception {
 /// The longest answer body taken (a whole fleet's process series is tens of MiB).
 constexpr size_t kHttpMaxBody = size_t{512} << 20;
 
+/// The longest head (status line and headers, interim answers' too) and trailer section taken.
+constexpr size_t kHttpMaxHead = size_t{64} << 10;
+
+/// An HTTP/1.x answer read as its bytes arrive, each byte looked at once: the head, then the body,
+/// de-chunked as it comes (never re-assembled from its start), then the trailers.  Bounded:
+/// the body by `max_body`, the head and the trailers by kHttpMaxHead each, a chunk's size line by
+/// 1 KiB, all the framing (head, chunk lines, trailers) by kHttpMaxHead + max_body / 4, so 1-byte
+/// chunks with 1 000-byte extensions end at that limit.  Interim answers (1xx: 100 Continue, 103
+/// Early Hints) are skipped: the answer is the one after them (101, a protocol switch, is refused).
+class AnswerReader {
+ public:
+  explicit AnswerReader(size_t max_body = kHttpMaxBody);
+  /// Takes `n` more bytes; the body's among them are appended to `body`.  true once the answer is
+  /// complete (bytes after it are not looked at).  HttpError(kProtocol) when malformed or too large.
+  bool feed(const char* p, size_t n, std::string& body);
+  /// The connection ended: true when that ends the answer (a body until the connection's end);
+  /// HttpError(kProtocol) when it was cut short.
+  bool finish();
+  /// Whether the head is in, and the head (status, reason, headers; body empty).
+  bool head_done() const { return head_done_; }
+  const HttpAnswer& head() const { return head_; }
+  bool done() const { return state_ == State::kDone; }
+
+ private:
+  enum class State { kHead, kBody, kChunkSize, kChunkData, kChunkEnd, kTrailers, kDone };
+  void on_head();
+  void on_line(const std::string& line);
+  size_t max_framing() const;
+  size_t max_body_;
+  State state_ = State::kHead;
+  HttpAnswer head_;
+  bool head_done_ = false, sized_ = false;
+  std::string line_;  // the line (or head) being read
+  size_t remaining_ = 0, body_bytes_ = 0, framing_ = 0, trailer_bytes_ = 0, interim_ = 0;
+};
+
+/// An answer's body as it arrives (de-chunked), pulled by whoever reads it: memory is what the
+/// reader keeps, not the answer's size.
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  /// Up to `n` bytes into `out`; 0 at the body's end.  HttpError when the connection fails, the
+  /// request's deadline passes (also while bytes keep coming) or the answer is malformed.
+  virtual size_t read(char* out, size_t n) = 0;
+};
+
+/// A body held in memory (a test's answer, or one read whole).
+class StringSource : public BodySource {
+ public:
+  explicit StringSource(const std::string& text) : text_(text) {}
+  size_t read(char* out, size_t n) override;
+
+ private:
+  const std::string& text_;
+  size_t at_ = 0;
+};
+
 /// Parses a whole HTTP/1.x answer from `raw`, the bytes read so far; `eof`: the server closed the
 /// connection after them.  std::nullopt while more bytes are needed; HttpError(kProtocol) for an
 /// answer that is malformed, larger than `max_body`, or cut short by the end of the connection.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -31,15 +32,28 @@ HttpUrl prometheus_url(const std::string& text) {
   return *url;
 }
 
-PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::string& query, double now, double timeout_s) {
+PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::string& query, double now, double timeout_s,
+                         PromBudget& budget) {
   char when[32];
   std::snprintf(when, sizeof when, "%.3f", now);
   std::string target = "/api/v1/query?query=" + url_encode(query) + "&time=" + when + "&timeout=" +
                        url_encode(seconds_text(timeout_s));  // seconds (the API takes a float)
   const std::string where = "Prometheus at " + url.shown();
+  // The answer is parsed as it arrives, into samples counted in the read's budget; what the
+  // parser refuses is said below, once the status is known.
   HttpAnswer r;
+  PromResult res;
+  std::optional<PromError> refused;
   try {
-    r = http.get(url, target, timeout_s);
+    http.get_streamed(url, target, timeout_s, [&](const HttpAnswer& head, BodySource& body) {
+      r = head;
+      if (r.status == 401 || r.status == 403) return;  // its body is not read
+      try {
+        res = parse_prom_query(body, budget);
+      } catch (const PromError& e) {
+        refused = e;
+      }
+    });
   } catch (const HttpError& e) {
     switch (e.kind()) {
       case HttpFailure::kRefused:
@@ -66,10 +80,12 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
     throw Error(kExitError, where + " refused the query: HTTP " + std::to_string(r.status) + " " + r.reason,
                 "give credentials in --http.config.file (basic_auth with password_file, or authorization with "
                 "credentials_file; docs/fleet.md), never on the command line");
-  PromResult res;
-  try {
-    res = parse_prom_query(r.body);
-  } catch (const PromError& e) {
+  if (refused) {
+    const PromError& e = *refused;
+    if (e.error_type() == "too_large")
+      throw Error(kExitError, where + " answered more than gpumap takes (" + std::string(e.what()) + ")",
+                  "narrow the query with --node or --processes with-findings; if the fleet is that large, please report it "
+                  "(docs/fleet.md, \"Memory\")");
     if (e.error_type() == "bad_answer") {
       if (r.status == 404)
         throw Error(kExitError, where + " has no query API (HTTP 404 for /api/v1/query)",
@@ -88,10 +104,10 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
   return res;
 }
 
-void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks,
-             double now, double timeout_s) {
+void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks, double now,
+                     double timeout_s, PromBudget& budget) {
   if (!http.concurrent()) {
-    for (auto [query, into] : asks) *into = instant_query(url, http, *query, now, timeout_s);
+    for (auto [query, into] : asks) *into = instant_query(url, http, *query, now, timeout_s, budget);
     return;
   }
   std::vector<std::exception_ptr> failed(asks.size());
@@ -100,7 +116,7 @@ void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<
   for (size_t i = 0; i < asks.size(); ++i)
     threads.emplace_back([&, i] {
       try {
-        *asks[i].second = instant_query(url, http, *asks[i].first, now, timeout_s);
+        *asks[i].second = instant_query(url, http, *asks[i].first, now, timeout_s, budget);
       } catch (...) {
         failed[i] = std::current_exception();
       }

@@ -20,8 +20,10 @@ HttpUrl prometheus_url(const std::string& text);
 
 /// One instant query evaluated at `now` (seconds since the epoch) within `timeout_s` (sent as the
 /// query's `timeout` too).  Error(kExitError) naming the URL and the fix for every way it can fail:
-/// unreachable, refused, not in time, TLS, not HTTP, HTTP 401/403, no query API, a query error.
-PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::string& query, double now, double timeout_s);
+/// unreachable, refused, not in time (the whole answer: --timeout), TLS, not HTTP, HTTP 401/403, no
+/// query API, a query error, an answer past `budget` (shared by the answers of one read).
+PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::string& query, double now, double timeout_s,
+                         PromBudget& budget);
 
 /// A query and where its answer goes.
 using PromAsk = std::pair<const std::string*, PromResult*>;
@@ -29,7 +31,7 @@ using PromAsk = std::pair<const std::string*, PromResult*>;
 /// first: Prometheus answers them on its cores while gpumap parses those already answered).  The
 /// first failure, in the order given, is the one thrown.
 void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks, double now,
-                     double timeout_s);
+                     double timeout_s, PromBudget& budget);
 
 /// The transport to Prometheus over real sockets, with TLS and credentials from promtool's
 /// --http.config.file (`http_config_file`, "" for none; prom/http_config.h).

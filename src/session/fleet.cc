@@ -18,6 +18,7 @@ FleetAnswer read_fleet(const FleetRequest& req, HttpTransport& http, double now)
   HttpUrl url = prometheus_url(req.prometheus);
   FleetQueries q = fleet_queries(req.filter);
   FleetSeries s;
+  PromBudget budget;  // every answer of this read together (docs/fleet.md, "Memory")
   std::vector<PromAsk> asks;
   // Every process, or (auto, with-findings) each GPU's count: at 1 000 nodes listing all 62 720
   // was most of the time (docs/fleet.md, "Scale").  Then auto asks for all of them when the
@@ -33,15 +34,15 @@ FleetAnswer read_fleet(const FleetRequest& req, HttpTransport& http, double now)
            {&q.gauges, &s.gauges}, {&q.findings, &s.findings}, {&q.up, &s.up}, {&q.last_read, &s.last_read},
            {&q.health, &s.health}, {&q.gpus, &s.gpus}, {&q.info_counts, &s.info_counts}})
     if (!query->empty()) asks.push_back({query, into});
-  instant_queries(url, http, asks, now, req.timeout_s);
+  instant_queries(url, http, asks, now, req.timeout_s, budget);
   if (req.processes == FleetProcessList::kAuto && counted_processes(s.process_counts) <= kFleetListLimit) {
-    instant_queries(url, http, {{&q.processes, &s.processes}}, now, req.timeout_s);
+    instant_queries(url, http, {{&q.processes, &s.processes}}, now, req.timeout_s, budget);
     s.listed = FleetProcessList::kAll;
   } else if (req.processes != FleetProcessList::kAll) {
     // The processes the findings name, by their nodes and pids (the findings were answered).
     std::vector<std::pair<std::string, std::string>> places = finding_places(s.findings);
     std::string which = finding_processes_query(req.filter, places);
-    if (!which.empty()) instant_queries(url, http, {{&which, &s.processes}}, now, req.timeout_s);
+    if (!which.empty()) instant_queries(url, http, {{&which, &s.processes}}, now, req.timeout_s, budget);
     keep_places(s.processes, places);
   }
   FleetAnswer a = join_fleet(s, req.filter, now);
