@@ -7,9 +7,11 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -62,7 +64,9 @@ struct BasicAuth::State {
   };
   std::mutex m;
   std::condition_variable cv;
-  std::deque<Job> queue;
+  std::map<std::string, std::deque<Job>> queues;  // by the client's address
+  std::deque<std::string> turns;                   // addresses with checks waiting, in the order served
+  size_t queued = 0;
   std::set<std::string> waiting;  // keys queued or being checked
   std::set<std::string> allowed, denied;
   std::deque<std::string> allowed_order, denied_order;  // oldest first, to forget past the bounds
@@ -73,6 +77,21 @@ struct BasicAuth::State {
   ~State() {
     if (wake_r >= 0) close(wake_r);
     if (wake_w >= 0) close(wake_w);
+  }
+  // The next check: the address whose turn it is, its first job of a known user (else its first);
+  // the address goes to the back of the turns while it has more.  Under m, queued > 0.
+  Job next() {
+    std::string peer = std::move(turns.front());
+    turns.pop_front();
+    std::deque<Job>& q = queues[peer];
+    auto pick = std::find_if(q.begin(), q.end(), [](const Job& j) { return j.known; });
+    if (pick == q.end()) pick = q.begin();
+    Job job = std::move(*pick);
+    q.erase(pick);
+    --queued;
+    if (q.empty()) queues.erase(peer);
+    else turns.push_back(std::move(peer));
+    return job;
   }
   void remember(const std::string& key, bool ok) {
     std::set<std::string>& set = ok ? allowed : denied;
@@ -92,10 +111,9 @@ namespace {
 void check_credentials(std::shared_ptr<BasicAuth::State> st) {
   std::unique_lock<std::mutex> lock(st->m);
   for (;;) {
-    st->cv.wait(lock, [&] { return st->stop || !st->queue.empty(); });
+    st->cv.wait(lock, [&] { return st->stop || st->queued > 0; });
     if (st->stop) return;
-    BasicAuth::State::Job job = std::move(st->queue.front());
-    st->queue.pop_front();
+    BasicAuth::State::Job job = st->next();
     st->busy = true;
     lock.unlock();
     bool ok = st->verify(job.password, job.hash) && job.known;
@@ -140,7 +158,9 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users, Verify verify)
 BasicAuth::~BasicAuth() {
   std::lock_guard<std::mutex> lock(st_->m);
   st_->stop = true;
-  st_->queue.clear();
+  st_->queues.clear();
+  st_->turns.clear();
+  st_->queued = 0;
   st_->cv.notify_all();
 }
 
@@ -151,7 +171,7 @@ size_t BasicAuth::checks_run() const {
   return st_->runs;
 }
 
-BasicAuth::Verdict BasicAuth::check(const std::string& authorization) {
+BasicAuth::Verdict BasicAuth::check(const std::string& authorization, const std::string& peer) {
   if (authorization.size() < 6 || strncasecmp(authorization.c_str(), "Basic ", 6) != 0) return Verdict::kDenied;
   std::optional<std::string> pair = base64_decode(trim(authorization.substr(6)));
   if (!pair) return Verdict::kDenied;
@@ -164,9 +184,13 @@ BasicAuth::Verdict BasicAuth::check(const std::string& authorization) {
   if (st_->allowed.count(key)) return Verdict::kAllowed;
   if (st_->denied.count(key)) return Verdict::kDenied;
   if (st_->waiting.count(key)) return Verdict::kPending;
-  if (st_->queue.size() >= kMaxQueued) return Verdict::kBusy;
   if (it == users_.end() && dummy_hash_.empty()) return Verdict::kDenied;
-  st_->queue.push_back({key, password, it != users_.end() ? it->second : dummy_hash_, it != users_.end()});
+  auto q = st_->queues.find(peer);
+  size_t mine = q == st_->queues.end() ? 0 : q->second.size();
+  if (mine >= kMaxQueued || st_->queued >= kMaxQueuedTotal) return Verdict::kBusy;
+  if (mine == 0) st_->turns.push_back(peer);
+  st_->queues[peer].push_back({key, password, it != users_.end() ? it->second : dummy_hash_, it != users_.end()});
+  ++st_->queued;
   st_->waiting.insert(key);
   st_->cv.notify_all();
   return Verdict::kPending;
