@@ -92,7 +92,7 @@ class SocketTransport : public HttpTransport {
  private:
   /// The answer's body as the connection brings it, de-chunked by the AnswerReader as it arrives.
   struct Source : BodySource {
-    Source(int fd, SSL* ssl, Clock::time_point deadline) : fd(fd), ssl(ssl), deadline(deadline) {}
+    Source(int f, SSL* s, Clock::time_point until) : fd(f), ssl(s), deadline(until) {}
     int fd;
     SSL* ssl;
     Clock::time_point deadline;
