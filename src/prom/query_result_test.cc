@@ -157,12 +157,13 @@ TEST(PromQuery, AHostileAnswerIsRefusedAsItArrives) {
 // samples and bytes both, whatever thread parses them.
 TEST(PromQuery, TheAnswersOfOneReadShareABudget) {
   PromBudget budget(size_t{1} << 20, 3);
-  StringSource two(kTwoFamilies);
+  const std::string two_families = kTwoFamilies, up_text = kUp;
+  StringSource two(two_families);
   EXPECT_EQ(parse_prom_query(two, budget).samples.size(), 2u);
-  StringSource again(kTwoFamilies);
+  StringSource again(two_families);
   EXPECT_NE(error_type_of(again, budget).find("too_large: "), std::string::npos);  // 4 samples of 3
   PromBudget small(2 * PromBudget::kLabelCost, 1000);  // two labels' worth
-  StringSource up(kUp);                                // one sample of three labels
+  StringSource up(up_text);                            // one sample of three labels
   EXPECT_NE(error_type_of(up, small).find("too_large: "), std::string::npos);
 }
 

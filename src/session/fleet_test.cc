@@ -224,7 +224,7 @@ TEST(FleetHostile, AnAnswerThatNeverEndsEndsAtTheTimeout) {
   testing::HostilePrometheusServer forever([](int fd, const std::atomic<bool>& stop) {
     if (!testing::HostilePrometheusServer::send(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return;
     for (int i = 0; i < 1000 && !stop; ++i) {  // 10 s at most
-      if (!testing::HostilePrometheusServer::send(fd, "1\r\n[\r\n")) return;
+      if (!testing::HostilePrometheusServer::send(fd, "1\r\n \r\n")) return;  // JSON white space
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
