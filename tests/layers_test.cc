@@ -29,12 +29,14 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"output", {"model", "formats", "env", "resolve", "findings", "answer"}},
       {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "output", "prom"}},
       // Prometheus's HTTP query API (`gpumap fleet`): the client, the answer's parser, the join.
-      {"prom", {"model", "formats", "answer", "os"}},
+      {"prom", {"model", "formats", "answer", "os", "http"}},
+      // The HTTP layer: messages, chunking, limits and TLS set-up, `serve`'s server and the client.
+      {"http", {"model", "os"}},
       {"fake", {"model", "formats", "driver"}},  // the simulated driver: never the resolver
       // gpumap-kubelet, the pod-resources reader program (gRPC): it prints formats/pod_resources.h.
       {"kube", {"model", "formats"}},
-      // The HTTP front end (`gpumap serve`'s exporter): a session's metrics over os/'s HTTP server.
-      {"serve", {"model", "formats", "answer", "output", "session", "os", "driver"}},
+      // The HTTP front end (`gpumap serve`'s exporter): a session's metrics over http/'s server.
+      {"serve", {"model", "formats", "answer", "output", "session", "os", "driver", "http"}},
       // The terminal front end (`gpumap top`): ncurses, its keys and its loop.
       {"top", {"model", "formats", "answer", "output", "session", "os"}},
       {"cli", {"model", "formats", "answer", "output", "session", "serve", "top"}},

@@ -12,7 +12,7 @@
 #include <map>
 
 #include "model/error.h"
-#include "os/http_server.h"
+#include "http/server.h"
 
 namespace gpumap {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "os/http_server.h"
+#include "http/server.h"
 #include "output/query_csv.h"
 #include "model/error.h"
 

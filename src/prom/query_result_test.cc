@@ -1,5 +1,6 @@
 #include "prom/query_result.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -85,6 +86,85 @@ TEST(PromQuery, RefusesWhatIsNotAnInstantQueryAnswer) {
   EXPECT_NE(type_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}})").find("[timestamp"),
             std::string::npos);
   EXPECT_EQ(type_of(R"({"status":"error"})"), "unknown: (no message)");
+}
+
+/// Bytes served `step` at a time, as a connection brings them.
+class Trickle : public BodySource {
+ public:
+  Trickle(std::string text, size_t step) : text_(std::move(text)), step_(step) {}
+  size_t read(char* out, size_t n) override {
+    size_t k = std::min({n, step_, text_.size() - at_});
+    std::copy(text_.data() + at_, text_.data() + at_ + k, out);
+    at_ += k;
+    return k;
+  }
+  size_t at_ = 0;
+
+ private:
+  std::string text_;
+  size_t step_;
+};
+
+std::string error_type_of(BodySource& body, PromBudget& budget) {
+  try {
+    parse_prom_query(body, budget);
+  } catch (const PromError& e) {
+    return e.error_type() + ": " + e.what();
+  }
+  return "parsed";
+}
+
+// The answer is read as it arrives: in pieces of any size it is the same answer.
+TEST(PromQuery, ReadsAnAnswerInPiecesOfAnySize) {
+  for (size_t step : {1, 7, 4096}) {
+    Trickle body(kTwoFamilies, step);
+    PromBudget budget;
+    PromResult r = parse_prom_query(body, budget);
+    ASSERT_EQ(r.samples.size(), 2u) << step;
+    EXPECT_EQ(r.samples[1].labels.at("__name__"), "up");
+    EXPECT_GT(budget.bytes(), 0u);
+  }
+}
+
+// Issue 56 item 1: a hostile answer cost 10-77x its size (20 MB of `[`: 1.5 GB; `[],[],...`:
+// 2.7 GB), a JSON tree built before it was looked at.  Now it is refused as it arrives: nesting past
+// kMaxDepth at once, a result that is not a vector's at its first element (not read to its end).
+TEST(PromQuery, AHostileAnswerIsRefusedAsItArrives) {
+  {
+    Trickle body(std::string(20 << 20, '['), 65536);
+    PromBudget budget;
+    EXPECT_EQ(error_type_of(body, budget).rfind("too_large: ", 0), 0u) << error_type_of(body, budget);
+    EXPECT_LT(body.at_, size_t{1} << 20) << "read " << body.at_ << " bytes of 20 MiB to refuse it";
+  }
+  {
+    std::string list = R"({"status":"success","data":{"resultType":"vector","result":[)";
+    while (list.size() < (20 << 20)) list += "[],";
+    Trickle body(list, 65536);
+    PromBudget budget;
+    EXPECT_NE(error_type_of(body, budget).find("a vector element is not an object"), std::string::npos);
+    EXPECT_LT(body.at_, size_t{1} << 20) << "read " << body.at_ << " bytes of 20 MiB to refuse it";
+  }
+  {  // one string or number past kMaxToken: refused before the JSON reader holds it
+    Trickle body(R"({"status":"success","warnings":[")" + std::string(PromBudget::kMaxToken + 10, 'a'), 65536);
+    PromBudget budget;
+    EXPECT_NE(error_type_of(body, budget).find("too_large: "), std::string::npos);
+    Trickle number(R"({"status":)" + std::string(PromBudget::kMaxToken + 10, '1'), 65536);
+    EXPECT_NE(error_type_of(number, budget).find("too_large: "), std::string::npos);
+  }
+}
+
+// The budget is shared by the answers of one read: what one answer holds counts for the next,
+// samples and bytes both, whatever thread parses them.
+TEST(PromQuery, TheAnswersOfOneReadShareABudget) {
+  PromBudget budget(size_t{1} << 20, 3);
+  const std::string two_families = kTwoFamilies, up_text = kUp;
+  StringSource two(two_families);
+  EXPECT_EQ(parse_prom_query(two, budget).samples.size(), 2u);
+  StringSource again(two_families);
+  EXPECT_NE(error_type_of(again, budget).find("too_large: "), std::string::npos);  // 4 samples of 3
+  PromBudget small(2 * PromBudget::kLabelCost, 1000);  // two labels' worth
+  StringSource up(up_text);                            // one sample of three labels
+  EXPECT_NE(error_type_of(up, small).find("too_large: "), std::string::npos);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include "answer/serve_answer.h"
 #include "driver/driver_source.h"
 #include "model/seams.h"
-#include "os/http_server.h"
+#include "http/server.h"
 #include "session/kubelet_cache.h"
 #include "session/metrics.h"
 
@@ -36,7 +36,7 @@ struct ExporterOptions {
   double probe_wait_s = -1;
   double cuda_retry_s = 60;   // after a failed probe, frames do not ask CUDA again for this long
   std::string version;        // for gpumap_build_info
-  HttpLimits limits;          // connections and requests (os/http_server.h)
+  HttpLimits limits;          // connections and requests (http/server.h)
   WebConfig web;              // TLS and basic authentication (--web.config.file)
   SeriesBudget series;        // what the frames' series leave out (docs/metrics.md, "The series budget")
   std::optional<int> listen_fd;  // a listening socket from systemd (socket activation): `listen` unused

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <utility>
+
 #include "fake_session.h"
 #include "fleet/fake_prometheus.h"
 #include "fleet/fleet_fixture.h"
@@ -195,6 +200,62 @@ TEST(Fleet, EachFailureNamesTheUrlAndTheFix) {
   std::string m = message(p, kExitError);
   EXPECT_NE(m.find("execution: query processing would load too many samples"), std::string::npos) << m;
   EXPECT_NE(m.find("--node"), std::string::npos) << m;
+}
+
+/// The error read_fleet says for `url` within `timeout_s`, and how long it took.
+std::pair<std::string, double> fleet_error(const std::string& url, double timeout_s) {
+  FleetRequest r;
+  r.prometheus = url;
+  r.timeout_s = timeout_s;
+  auto start = std::chrono::steady_clock::now();
+  std::string said = "no error";
+  try {
+    read_fleet(r);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitError) << e.what();
+    said = std::string(e.what()) + " | " + e.hint();
+  }
+  return {said, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// Issue 56 item 2: an answer that keeps arriving (chunked, a byte every 10 ms) was read until the
+// server stopped; --timeout now ends the whole answer, and says so.
+TEST(FleetHostile, AnAnswerThatNeverEndsEndsAtTheTimeout) {
+  testing::HostilePrometheusServer forever([](int fd, const std::atomic<bool>& stop) {
+    if (!testing::HostilePrometheusServer::send(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return;
+    for (int i = 0; i < 1000 && !stop; ++i) {  // 10 s at most
+      if (!testing::HostilePrometheusServer::send(fd, "1\r\n \r\n")) return;  // JSON white space
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  auto [said, took] = fleet_error(forever.url(), 1);
+  EXPECT_NE(said.find("did not answer within 1 s"), std::string::npos) << said;
+  EXPECT_LT(took, 4.0) << said;
+}
+
+// Issue 56 item 1: 20 MB of `[` was read whole and built into a JSON tree (1.5 GB) before it was
+// refused as "not JSON"; it is refused as it arrives, by the depth budget, naming the limit.
+TEST(FleetHostile, DeepNestingIsRefusedAsItArrives) {
+  testing::HostilePrometheusServer deep([](int fd, const std::atomic<bool>&) {
+    const size_t size = 20 << 20;
+    if (!testing::HostilePrometheusServer::send(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n")) return;
+    std::string block(1 << 16, '[');
+    for (size_t sent = 0; sent < size; sent += block.size())
+      if (!testing::HostilePrometheusServer::send(fd, block)) return;  // the client stopped reading
+  });
+  auto [said, took] = fleet_error(deep.url(), 10);
+  EXPECT_NE(said.find("answered more than gpumap takes"), std::string::npos) << said;
+  EXPECT_NE(said.find("nested deeper than"), std::string::npos) << said;
+}
+
+// Issue 56 item 13: an interim `100 Continue` before each answer was taken as the answer (HTTP
+// 100, "something other than a query answer"); the answer after it is read.
+TEST(FleetHostile, AnInterimAnswerBeforeEachAnswerIsSkipped) {
+  testing::FakePrometheusServer prometheus(testing::three_node_fleet(), "HTTP/1.1 100 Continue\r\n\r\n");
+  FleetRequest r;
+  r.prometheus = prometheus.url();
+  FleetAnswer a = read_fleet(r);
+  EXPECT_EQ(a.nodes.size(), 3u);
 }
 
 TEST(Fleet, BadInputIsAUsageError) {

@@ -10,7 +10,8 @@
 
 namespace gpumap::testing {
 
-FakePrometheusServer::FakePrometheusServer(FleetSeries series) : series_(std::move(series)) {
+FakePrometheusServer::FakePrometheusServer(FleetSeries series, std::string before)
+    : series_(std::move(series)), before_(std::move(before)) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -58,13 +59,77 @@ void FakePrometheusServer::answer(int fd) {
   std::string body = r ? prom_body(*r) : R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
   std::string head = std::string("HTTP/1.1 ") + (r ? "200 OK" : "400 Bad Request") +
                      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-  std::string all = head + body;
+  std::string all = before_ + head + body;
   size_t off = 0;
   while (off < all.size()) {
     ssize_t n = ::write(fd, all.data() + off, all.size() - off);
     if (n <= 0) return;
     off += static_cast<size_t>(n);
   }
+}
+
+namespace {
+
+/// A listening socket on 127.0.0.1 (its port into `port`).
+int listen_loopback(int& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0)
+    throw std::runtime_error("hostile Prometheus: cannot listen");
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+HostilePrometheusServer::HostilePrometheusServer(Answer answer) : answer_(std::move(answer)) {
+  listen_fd_ = listen_loopback(port_);
+  if (::pipe(stop_pipe_) != 0) throw std::runtime_error("hostile Prometheus: pipe");
+  thread_ = std::thread([this] {
+    for (;;) {
+      pollfd p[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0) continue;
+      if (p[1].revents) return;
+      int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      std::lock_guard<std::mutex> lock(m_);
+      connections_.emplace_back([this, c] {
+        std::string req;
+        char buf[8192];
+        while (req.find("\r\n\r\n") == std::string::npos) {
+          ssize_t n = ::read(c, buf, sizeof buf);
+          if (n <= 0) break;
+          req.append(buf, static_cast<size_t>(n));
+        }
+        if (req.find("\r\n\r\n") != std::string::npos) answer_(c, stop_);
+        ::close(c);
+      });
+    }
+  });
+}
+
+HostilePrometheusServer::~HostilePrometheusServer() {
+  stop_ = true;
+  (void)!::write(stop_pipe_[1], "x", 1);
+  thread_.join();
+  for (std::thread& t : connections_) t.join();
+  ::close(listen_fd_);
+  ::close(stop_pipe_[0]);
+  ::close(stop_pipe_[1]);
+}
+
+bool HostilePrometheusServer::send(int fd, const std::string& bytes) {
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 HttpAnswer FakePrometheusTransport::get(const HttpUrl& url, const std::string& target, double) {

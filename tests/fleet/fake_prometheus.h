@@ -2,6 +2,8 @@
 // answers each fleet query (unfiltered) from a FleetSeries over real HTTP, until destroyed.
 #pragma once
 #include <atomic>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,7 +15,8 @@ namespace gpumap::testing {
 
 class FakePrometheusServer {
  public:
-  explicit FakePrometheusServer(FleetSeries series);
+  /// `before`: bytes written before each answer (an interim `HTTP/1.1 100 Continue`).
+  explicit FakePrometheusServer(FleetSeries series, std::string before = "");
   ~FakePrometheusServer();
   FakePrometheusServer(const FakePrometheusServer&) = delete;
   FakePrometheusServer& operator=(const FakePrometheusServer&) = delete;
@@ -24,8 +27,32 @@ class FakePrometheusServer {
   void loop();
   void answer(int fd);
   FleetSeries series_;
+  std::string before_;
   int listen_fd_ = -1, stop_pipe_[2] = {-1, -1}, port_ = 0;
   std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+/// A hostile "Prometheus" on 127.0.0.1 (issue 56): each connection on a thread of its own, its
+/// request head read, then answered by `answer(fd, stop)` however it likes (an answer that never
+/// ends, 20 MB of `[`, ...) until `stop` is set, when the server is destroyed.
+class HostilePrometheusServer {
+ public:
+  using Answer = std::function<void(int fd, const std::atomic<bool>& stop)>;
+  explicit HostilePrometheusServer(Answer answer);
+  ~HostilePrometheusServer();
+  HostilePrometheusServer(const HostilePrometheusServer&) = delete;
+  HostilePrometheusServer& operator=(const HostilePrometheusServer&) = delete;
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  /// Writes all of `bytes` to `fd`; false when the client has gone.
+  static bool send(int fd, const std::string& bytes);
+
+ private:
+  Answer answer_;
+  int listen_fd_ = -1, stop_pipe_[2] = {-1, -1}, port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex m_;
+  std::vector<std::thread> connections_;
   std::thread thread_;
 };
 

@@ -4,7 +4,7 @@
 // on another address out.  A check the test holds open stands for a slow one, the attackers' state
 // is waited for as events, so nothing here is timed: the bounds on the waits only keep a failing
 // test from hanging.
-#include "os/http_server.h"
+#include "http/server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

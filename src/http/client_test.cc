@@ -1,10 +1,12 @@
-#include "prom/http_client.h"
+#include "http/client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -178,6 +180,121 @@ TEST(SocketTransport, AnHttpsUrlOnAPlainServerIsATlsFailure) {
     EXPECT_EQ(e.kind(), HttpFailure::kTls) << e.what();
   }
   t.join();
+}
+
+// Issue 56 item 13: an interim answer (100 Continue, 103 Early Hints) was taken as the answer
+// (status 100, no body); it is skipped, and the answer after it is read.
+TEST(HttpAnswer, AnInterimAnswerIsNotTheAnswer) {
+  std::optional<HttpAnswer> r = parse_http_response(
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "ok");
+  EXPECT_FALSE(parse_http_response("HTTP/1.1 100 Continue\r\n\r\n", false));  // the answer is still to come
+  EXPECT_THROW(parse_http_response("HTTP/1.1 100 Continue\r\n\r\n", true), HttpError);
+  EXPECT_THROW(parse_http_response("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", false), HttpError);
+}
+
+// Issue 56 item 2: what an answer may spend on framing is bounded, not only its content: endless
+// trailer lines, and 1-byte chunks with 1 000-byte extensions, were read for as long as they came.
+TEST(HttpAnswer, TrailersAndChunkFramingAreBounded) {
+  std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string trailers = head + "2\r\nok\r\n0\r\n";
+  while (trailers.size() < 2 * kHttpMaxHead) trailers += "X-Trailer: " + std::string(100, 'a') + "\r\n";
+  EXPECT_THROW(parse_http_response(trailers, false), HttpError);
+  std::string framed = head;
+  for (int i = 0; i < 200; ++i) framed += "1;" + std::string(1000, 'e') + "\r\nx\r\n";  // 200 KB for 200 bytes
+  EXPECT_THROW(parse_http_response(framed, false, 4096), HttpError);
+  // Within the limits the same framing is an answer.
+  std::optional<HttpAnswer> r = parse_http_response(head + "1;ext=1\r\nx\r\n0\r\nX-T: 1\r\n\r\n", false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "x");
+}
+
+// The body is de-chunked as the bytes arrive, whatever their cuts: byte by byte gives the same
+// body, and each byte is looked at once (the answer is never re-assembled from its start).
+TEST(HttpAnswer, DechunksAsTheBytesArrive) {
+  std::string raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nX-T: 1\r\n\r\n";
+  AnswerReader reader;
+  std::string body;
+  bool done = false;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    ASSERT_FALSE(done) << "complete before its end, at byte " << i;
+    done = reader.feed(raw.data() + i, 1, body);
+  }
+  EXPECT_TRUE(done);
+  EXPECT_EQ(body, "Wikipedia in\r\n\r\nchunks.");
+  EXPECT_EQ(reader.head().status, 200);
+}
+
+/// A server that answers its one connection with a chunked body that never ends (a byte every
+/// 10 ms), until `stop` is set or `limit_s` passes.
+std::thread stream_forever(const Listener& l, std::atomic<bool>* stop, double limit_s) {
+  return std::thread([&l, stop, limit_s] {
+    int c = ::accept(l.fd, nullptr, nullptr);
+    if (c < 0) return;
+    std::string h = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    (void)!::write(c, h.data(), h.size());
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+    while (!*stop && std::chrono::steady_clock::now() < end) {
+      if (::write(c, "1\r\n[\r\n", 6) != 6) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::close(c);
+  });
+}
+
+// Issue 56 item 2: the timeout bounds the whole answer, not only each wait: an answer that keeps
+// coming ran until the server stopped (here: 8 s) at a timeout of 0.5 s.
+TEST(SocketTransport, TheTimeoutEndsAnAnswerThatKeepsComing) {
+  Listener l;
+  std::atomic<bool> stop{false};
+  std::thread t = stream_forever(l, &stop, 8);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    socket_transport({})->get(l.url(), "/api/v1/query?query=up", 0.5);
+    ADD_FAILURE() << "no error";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.kind(), HttpFailure::kTimeout) << e.what();
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stop = true;
+  t.join();
+  EXPECT_LT(took, 3.0) << "the answer was read for " << took << " s at a timeout of 0.5 s";
+}
+
+// The body streamed to its reader as it arrives: the reader sees it before the answer ends, and
+// what the reader throws comes out (the connection closed).
+TEST(SocketTransport, StreamsTheBodyToItsReader) {
+  Listener l;
+  std::atomic<bool> stop{false};
+  std::thread t = stream_forever(l, &stop, 8);
+  struct Enough {};
+  size_t seen = 0;
+  EXPECT_THROW(socket_transport({})->get_streamed(l.url(), "/", 5,
+                                                  [&](const HttpAnswer& head, BodySource& body) {
+                                                    EXPECT_EQ(head.status, 200);
+                                                    char buf[16];
+                                                    while (size_t n = body.read(buf, sizeof buf)) {
+                                                      seen += n;
+                                                      if (seen >= 3) throw Enough{};
+                                                    }
+                                                  }),
+               Enough);
+  stop = true;
+  t.join();
+  EXPECT_GE(seen, 3u);
+}
+
+// Issue 56 item 13 over a connection: the answer after 100 Continue is the one read.
+TEST(SocketTransport, SkipsAnInterimAnswer) {
+  Listener l;
+  std::string request;
+  std::thread t = serve_once(l, &request, {"HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"a\":1}"});
+  HttpAnswer r = socket_transport({})->get(l.url(), "/", 10);
+  t.join();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{\"a\":1}");
 }
 
 }  // namespace

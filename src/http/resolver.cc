@@ -1,4 +1,4 @@
-#include "prom/resolver.h"
+#include "http/resolver.h"
 
 #include <netdb.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "prom/http_client.h"
+#include "http/message.h"
 
 namespace gpumap {
 

@@ -1,4 +1,4 @@
-#include "prom/resolver.h"
+#include "http/resolver.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "model/error.h"
-#include "prom/http_client.h"
+#include "http/client.h"
 #include "session/fleet.h"
 
 namespace gpumap {
