@@ -89,18 +89,29 @@ void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
   // on one node); else at least this rank + 1.
   const size_t visible = r.v.uuids.size();
   std::optional<std::pair<uint32_t, std::string>> on_node = r.launch.ranks_on_node();
+  const uint32_t needed = on_node && on_node->first > *rank->value ? on_node->first : *rank->value + 1;
   const std::string ranks = on_node && on_node->first > *rank->value
                                 ? std::to_string(on_node->first) + " ranks on this node (" + on_node->second + ")"
-                                : "at least " + std::to_string(*rank->value + 1) + " ranks on this node";
+                                : "at least " + std::to_string(needed) + " ranks on this node";
+  // gpumap bind gives each rank its own GPU only where the node has one per rank: the GPUs this
+  // process may open (its allocation's, when Slurm gave one).
+  const size_t usable = r.alloc.restricts ? r.alloc.uuids.size() : r.s.gpus.size();
+  std::string note;
+  if (visible == 0)
+    note = "make GPUs visible to the job first (gpumap doctor without the launcher says why none is)";
+  else if (needed <= usable && visible < usable)
+    note = "start each rank under gpumap bind (gpumap bind -- <your command>): it gives each rank its own GPU of the " +
+           std::to_string(usable) + " here; or start no more ranks per node than visible GPUs (" +
+           ranks_per_node_knob(rank->variable, visible) + ")";
+  else
+    note = "start no more ranks per node than GPUs: " + ranks_per_node_knob(rank->variable, visible) +
+           " (torch.distributed.launch takes --nproc-per-node too), or make as many GPUs visible as ranks; "
+           "`gpumap bind` cannot give more ranks than GPUs a GPU of their own";
   report.add(Severity::kError,
              rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " + std::to_string(visible) +
                  " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees the same list; " + ranks +
                  " need as many visible GPUs, one per rank)",
-             "",
-             visible == 0 ? "make GPUs visible to the job first (gpumap doctor without the launcher says why none is)"
-                          : "start no more ranks per node than GPUs: " + ranks_per_node_knob(rank->variable, visible) +
-                                " (torch.distributed.launch takes --nproc-per-node too), or make as many GPUs visible as "
-                                "ranks; `gpumap bind` cannot give more ranks than GPUs a GPU of their own");
+             "", note);
 }
 
 std::string assuming(const Snapshot& s) {
@@ -221,7 +232,9 @@ void world_size_exceeds_visible(const RuleInput& r, Report& report) {
                  std::to_string(world->first - 1) + " fail at torch.cuda.set_device(" + var + ") (invalid device ordinal)",
              "", "start as many processes as GPUs (" + ranks_per_node_knob(var, v.uuids.size()) +
                      "; torch.distributed.launch takes --nproc-per-node too), or list " + std::to_string(world->first) +
-                     " GPUs in CUDA_VISIBLE_DEVICES; `gpumap bind` cannot give more ranks than GPUs a GPU of their own");
+                     " GPUs in CUDA_VISIBLE_DEVICES" +
+                     (world->first > r.s.gpus.size() ? "; `gpumap bind` cannot give more ranks than GPUs a GPU of their own"
+                                                     : std::string()));
 }
 
 // MPS: the MPS server enumerates GPUs itself; clients should name them by UUID.

@@ -315,6 +315,18 @@ TEST(Rules, MoreRanksThanGpusIsFixedByTheLaunchersCount) {
       EXPECT_NE(f.note.find("torchrun --nproc-per-node=3"), std::string::npos) << f.note;
     }
   }
+  // Five ranks on this host of four GPUs: no narrowing gives each its own, the launcher's count is the fix.
+  Diag five = diag(Host::kUniform, {"LOCAL_RANK=4", "LOCAL_WORLD_SIZE=5", "MASTER_ADDR=127.0.0.1"});
+  bool said = false;
+  for (const Finding& f : five.fs)
+    if (f.id == "world-size-exceeds-visible") {
+      said = true;
+      EXPECT_NE(f.note.find("torchrun --nproc-per-node=4"), std::string::npos) << f.note;
+      EXPECT_NE(f.note.find("`gpumap bind` cannot give more ranks than GPUs"), std::string::npos) << f.note;
+      ASSERT_EQ(f.also.size(), 1u) << dump(five.fs);
+      EXPECT_EQ(f.also[0].id, "local-rank-exceeds-visible");
+    }
+  EXPECT_TRUE(said) << dump(five.fs);
   // The round trip: --nproc-per-node=3 gives ranks 0..2 and LOCAL_WORLD_SIZE=3: nothing to warn.
   for (uint32_t i = 0; i < 3; ++i) {
     Diag ok = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1,2", "LOCAL_RANK=" + std::to_string(i), "LOCAL_WORLD_SIZE=3",
