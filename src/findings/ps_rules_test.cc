@@ -112,7 +112,8 @@ TEST(PsRules, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
   w.add(41, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=ok"});
   PsResult r = ps(s, {}, w);
   ASSERT_EQ(r.rows.size(), 4u);
-  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has_gpu(r, i, "ranks-share-gpu", Severity::kWarning)) << i;
+  // An error: rank 1's rank-on-wrong-gpu (it sees both GPUs) is folded in as its evidence.
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has_gpu(r, i, "ranks-share-gpu", Severity::kError)) << i;
   EXPECT_FALSE(has_gpu(r, 2, "ranks-share-gpu", Severity::kWarning));
   EXPECT_FALSE(has_gpu(r, 3, "ranks-share-gpu", Severity::kWarning));
   // One finding for the GPU, naming both pids: not a copy on each row.
