@@ -118,6 +118,8 @@ TEST(CliPs, FourRanksOnOneGpuAreOneFindingAndEveryFixPastes) {
   std::set<std::string> ids;
   for (const json& f : all) {
     ids.insert(f["id"]);
+    if (f.contains("also"))  // folded into this cause (one finding per cause): still seen
+      for (const json& a : f["also"]) ids.insert(a["id"].get<std::string>());
     std::string fix = f["fix"], err;
     if (fix.empty()) continue;
     EXPECT_EQ(fix.find('\n'), std::string::npos) << f.dump();
@@ -418,7 +420,9 @@ TEST(CliPs, WatchPrintsOneJsonDocumentPerFrameUntilSigint) {
 }
 
 // Issue 43: three torchrun ranks of one job all on GPU 0 (each rank's own GPU is another, named
-// by UUID) were three near-identical rank-on-wrong-gpu paragraphs; ps folds them per job, as top does.
+// by UUID) were three near-identical rank-on-wrong-gpu paragraphs.  Issue 52 item 7: and a
+// ranks-share-gpu with the same note.  One cause, one finding: ranks-share-gpu (an error now),
+// each rank's rank-on-wrong-gpu a line of its evidence.
 TEST(CliPs, RankOnWrongGpuIsOneFindingPerJob) {
   Sleeper r1({"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=t"});
   Sleeper r2({"LOCAL_RANK=2", "TORCHELASTIC_RUN_ID=t"});
@@ -430,14 +434,27 @@ TEST(CliPs, RankOnWrongGpuIsOneFindingPerJob) {
   h["gpus"][0]["processes"] = list;
   std::string host = write_temp_file("ps-ranks.json", h.dump());
   json j = ps_json(host);
-  for (int pid : {r1.pid(), r2.pid(), r3.pid()})
-    EXPECT_TRUE(has_finding(*row(j, pid, 0), "rank-on-wrong-gpu", "error")) << pid;  // --json keeps each
+  for (int pid : {r1.pid(), r2.pid(), r3.pid()}) EXPECT_EQ(count_finding(j, pid, "rank-on-wrong-gpu"), 0u) << pid;
+  size_t causes = 0;
+  for (const json& f : j["findings"])
+    if (f["id"] == "ranks-share-gpu") {
+      ++causes;
+      EXPECT_EQ(f["severity"], "error") << f.dump();
+      ASSERT_TRUE(f.contains("also")) << f.dump();
+      EXPECT_EQ(f["also"].size(), 3u) << f.dump();
+      for (const json& a : f["also"]) EXPECT_EQ(a["id"], "rank-on-wrong-gpu") << f.dump();
+    }
+  EXPECT_EQ(causes, 1u) << j["findings"].dump();
   CliRun t = gpumap({"ps", "--wide", "--simulate", host});
   EXPECT_EQ(t.code, 0) << t.err;
   size_t said = 0;
-  for (size_t at = t.out.find("] rank-on-wrong-gpu"); at != std::string::npos; at = t.out.find("] rank-on-wrong-gpu", at + 1)) ++said;
+  for (size_t at = t.out.find("] ranks-share-gpu"); at != std::string::npos; at = t.out.find("] ranks-share-gpu", at + 1)) ++said;
   EXPECT_EQ(said, 1u) << t.out;
-  EXPECT_NE(t.out.find("3 alike"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("] rank-on-wrong-gpu"), std::string::npos) << t.out;
+  size_t evidence = 0;
+  for (size_t at = t.out.find("also rank-on-wrong-gpu"); at != std::string::npos; at = t.out.find("also rank-on-wrong-gpu", at + 1))
+    ++evidence;
+  EXPECT_EQ(evidence, 3u) << t.out;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "env/launcher.h"
 
+#include <cctype>
+
 #include "model/env_vars.h"
 #include "model/error.h"
 #include "model/text.h"
@@ -49,6 +51,26 @@ const LocalRank* LauncherEnv::rank() const {
   return nullptr;
 }
 
+bool is_loopback_address(const std::string& addr) {
+  std::string a = trim(addr);
+  for (char& c : a) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (a == "localhost" || a == "::1" || a == "[::1]" || a == "ip6-localhost") return true;
+  std::vector<std::string> parts = split(a, '.');
+  uint32_t n;
+  if (parts.size() != 4 || parts[0] != "127") return false;
+  for (const std::string& p : parts)
+    if (!parse_small_uint(p, n) || n > 255) return false;
+  return true;
+}
+
+std::optional<std::pair<uint32_t, std::string>> LauncherEnv::ranks_on_node() const {
+  if (local_world_size) return std::make_pair(*local_world_size, "LOCAL_WORLD_SIZE=" + std::to_string(*local_world_size));
+  if (world_size && master_addr && is_loopback_address(*master_addr))
+    return std::make_pair(*world_size, "WORLD_SIZE=" + std::to_string(*world_size) + " with MASTER_ADDR=" + *master_addr +
+                                           " (one node)");
+  return std::nullopt;
+}
+
 LauncherEnv parse_launcher_env(const Environment& env) {
   LauncherEnv out;
   // Innermost launcher first: torchrun inside srun, or mpirun inside an sbatch script (whose
@@ -65,6 +87,7 @@ LauncherEnv parse_launcher_env(const Environment& env) {
   }
   out.local_world_size = get_u32(env, env_var("LOCAL_WORLD_SIZE"));
   out.world_size = get_u32(env, env_var("WORLD_SIZE"));
+  out.master_addr = env.get(env_var("MASTER_ADDR"));
   for (const char* name : kGlobalRankVariables)
     if (auto v = env.get(name)) {
       out.global_rank = *v;

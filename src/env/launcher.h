@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/environment.h"
@@ -40,6 +41,7 @@ struct LauncherEnv {
   std::vector<LocalRank> local_ranks;  // every local-rank variable that is set, innermost launcher first
   std::optional<uint32_t> local_world_size;  // LOCAL_WORLD_SIZE
   std::optional<uint32_t> world_size;        // WORLD_SIZE (torchrun)
+  std::optional<std::string> master_addr;    // MASTER_ADDR (torchrun, torch.distributed.launch)
   /// The global rank: the first of kGlobalRankVariables that is set, as written, and its variable.
   std::optional<std::string> global_rank;
   std::string global_rank_variable;
@@ -59,7 +61,15 @@ struct LauncherEnv {
   /// The innermost launcher's local rank: the first that parsed in kLocalRankVariables' order;
   /// nullptr when none did.
   const LocalRank* rank() const;
+
+  /// How many ranks run on this node, and in words where that came from: LOCAL_WORLD_SIZE; else,
+  /// when MASTER_ADDR is a loopback address (one node: torch.distributed.launch, which sets no
+  /// LOCAL_WORLD_SIZE in every release, started on one machine), WORLD_SIZE.  nullopt: unknown.
+  std::optional<std::pair<uint32_t, std::string>> ranks_on_node() const;
 };
+
+/// 127.0.0.0/8, ::1 or localhost: the address a single-node launch gives MASTER_ADDR.
+bool is_loopback_address(const std::string& addr);
 
 /// Which cuda:N a process of a launcher should use when nothing narrowed its GPUs for it: the
 /// rule of `gpumap.local_device()` and gpumap_local_device (C API), and of `explain`'s line.

@@ -43,8 +43,24 @@ const std::vector<Fold>& fold_table() {
       {"cuda-init-fails", "uuid-prefix-case", kCudaFails},
       {"cuda-init-fails", "signed-index", kCudaFails},
       {"cuda-init-fails", "list-cut-short", "the first entry names no GPU, so none is visible: the cut is why cuInit fails"},
+      // Ranks and launchers: one launch mistake, one finding.
+      {"local-rank-exceeds-visible", "world-size-exceeds-visible",
+       "the rank past the GPUs is one of the ranks too many: the launcher starts more ranks per node than GPUs"},
+      {"slurm-global-ids", "slurm-per-task-binding",
+       "under per-task binding the ids are the task's own GPU(s); the per-task finding says which cuda:N to use"},
+      // Processes (`ps`, `top`, `metrics`, `fleet`): a rank's finding and its GPU's, one cause.
+      {"rank-on-wrong-gpu", "ranks-share-gpu",
+       "a rank on another rank's GPU is one of the ranks that share it: the program ignores its local rank"},
+      {"ranks-share-gpu", "stray-context",
+       "the rank works on its own GPU; only its stray context shares the other rank's (it does not ignore its local rank)"},
   };
   return table;
+}
+
+const Fold* find_fold(const std::string& folded, const std::string& cause) {
+  for (const Fold& row : fold_table())
+    if (folded == row.folded && cause == row.cause) return &row;
+  return nullptr;
 }
 
 std::vector<Finding> fold_by_cause(std::vector<Finding> fs) {

@@ -3,6 +3,7 @@
 // The folds are a table (folded id -> cause id, with the reason), not special cases in the rules;
 // docs/findings.md lists them.  Pure.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "model/finding.h"
@@ -25,5 +26,9 @@ const std::vector<Fold>& fold_table();
 /// worse of the two severities.  A finding whose fix differs from its cause's stays on its own:
 /// the cause's fix would not clear it.
 std::vector<Finding> fold_by_cause(std::vector<Finding> fs);
+
+/// The row of fold_table() that folds `folded` into `cause`; nullptr when none does.  `ps`'s process
+/// findings (findings/ps_rules.cc) fold through it: a rank's finding and its GPU's are one cause.
+const Fold* find_fold(const std::string& folded, const std::string& cause);
 
 }  // namespace gpumap

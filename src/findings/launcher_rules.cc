@@ -2,6 +2,7 @@
 // environment, against the GPUs this process sees.  A local rank is a process number, not a GPU.
 #include <algorithm>
 
+#include "findings/rank_rules.h"
 #include "findings/rule_table.h"
 #include "model/text.h"
 #include "model/uuid.h"
@@ -9,6 +10,8 @@
 
 namespace gpumap {
 namespace {
+
+std::string cuda_sees(const RuleInput& r);
 
 void local_rank_invalid(const RuleInput& r, Report& report) {
   for (const LocalRank& rank : r.launch.local_ranks)
@@ -31,18 +34,84 @@ void bound_rank(const RuleInput& r, Report& report) {
                        "\"]) % torch.cuda.device_count()");
 }
 
+// Slurm's per-task binding (--gpus-per-task, --gpu-bind=single:N or map_gpu, a device cgroup per
+// task): this task sees fewer GPUs than the step has on this node (SLURM_GPUS_ON_NODE), its own
+// from cuda:0.  The local rank that decides is Slurm's (or a launcher's under srun with the same
+// value, as srun --mpi=pmi2 gives).  nullopt: not bound per task.
+std::optional<uint32_t> per_task_gpus(const RuleInput& r) {
+  const LocalRank* rank = r.launch.rank();
+  if (r.bound || !rank || r.v.error != CudaInitError::kNone || !r.launch.slurm_gpus_on_node || r.v.uuids.empty() ||
+      r.v.uuids.size() >= *r.launch.slurm_gpus_on_node)
+    return std::nullopt;
+  if (rank->variable != "SLURM_LOCALID") {
+    auto slurm = std::find_if(r.launch.local_ranks.begin(), r.launch.local_ranks.end(),
+                              [](const LocalRank& l) { return l.variable == "SLURM_LOCALID"; });
+    if (slurm == r.launch.local_ranks.end() || slurm->value != rank->value) return std::nullopt;
+  }
+  return static_cast<uint32_t>(r.v.uuids.size());
+}
+
+// Every task sees only its own GPU(s), from cuda:0: set_device(local_rank) fails on every task whose
+// rank is not below that count (issue 52: doctor stayed at info and suggested cuda:$SLURM_LOCALID).
+void slurm_per_task_binding(const RuleInput& r, Report& report) {
+  std::optional<uint32_t> mine = per_task_gpus(r);
+  if (!mine) return;
+  const LocalRank& rank = *r.launch.rank();
+  const uint32_t on_node = *r.launch.slurm_gpus_on_node;
+  const std::string own = *mine == 1 ? "cuda:0" : "cuda:0..cuda:" + std::to_string(*mine - 1);
+  const std::string fails =
+      *rank.value >= *mine
+          ? "so torch.cuda.set_device(" + rank.variable + ") / cuda:$" + rank.variable + " fails here (" + rank.variable + "=" +
+                std::to_string(*rank.value) + ": invalid device ordinal)"
+          : "so torch.cuda.set_device(" + rank.variable + ") / cuda:$" + rank.variable + " works here only because " +
+                rank.variable + "=" + std::to_string(*rank.value) + "; it fails on every task whose local rank is " +
+                std::to_string(*mine) + " or more (invalid device ordinal)";
+  report.add(Severity::kWarning,
+             "Slurm bound GPUs per task (--gpus-per-task, --gpu-bind=single:N or map_gpu, or a device cgroup per task): "
+             "this task sees " + std::to_string(*mine) + " of the step's " + std::to_string(on_node) +
+                 " GPU(s) on this node (SLURM_GPUS_ON_NODE=" + std::to_string(on_node) + "), its own as " + own + " (" +
+                 cuda_sees(r) + "), " + fails,
+             "",
+             "in the program use " + own + " (torch.cuda.set_device(0)), or int(os.environ[\"" + rank.variable +
+                 "\"]) % torch.cuda.device_count(); or give every task all the node's GPUs (srun --gpus-per-node=" +
+                 std::to_string(on_node) + " instead of --gpus-per-task, no --gpu-bind) and keep cuda:$" + rank.variable);
+}
+
 void local_rank_exceeds_visible(const RuleInput& r, Report& report) {
   const LocalRank* rank = r.launch.rank();
   if (r.bound || !rank || r.v.error != CudaInitError::kNone || *rank->value < r.v.uuids.size()) return;
   // Slurm's per-task binding (--gpus-per-task, --gpu-bind=single/map_gpu) gives each task fewer GPUs
   // than the node's share (SLURM_GPUS_ON_NODE): task 1 rightly sees only its own cuda:0.
-  if (rank->variable == "SLURM_LOCALID" && r.launch.slurm_gpus_on_node && r.v.uuids.size() < *r.launch.slurm_gpus_on_node)
-    return;
+  if (per_task_gpus(r)) return;  // slurm-per-task-binding says it, with the fixes that work there
+  // More ranks on this node than GPUs (torch.distributed.launch's --nproc-per-node 4 on three GPUs):
+  // no per-rank CUDA_VISIBLE_DEVICES (gpumap bind) gives four ranks three GPUs of their own; the
+  // launcher's count is the fix.  The ranks per node when known (LOCAL_WORLD_SIZE, or WORLD_SIZE
+  // on one node); else at least this rank + 1.
+  const size_t visible = r.v.uuids.size();
+  std::optional<std::pair<uint32_t, std::string>> on_node = r.launch.ranks_on_node();
+  const uint32_t needed = on_node && on_node->first > *rank->value ? on_node->first : *rank->value + 1;
+  const std::string ranks = on_node && on_node->first > *rank->value
+                                ? std::to_string(on_node->first) + " ranks on this node (" + on_node->second + ")"
+                                : "at least " + std::to_string(needed) + " ranks on this node";
+  // gpumap bind gives each rank its own GPU only where the node has one per rank: the GPUs this
+  // process may open (its allocation's, when Slurm gave one).
+  const size_t usable = r.alloc.restricts ? r.alloc.uuids.size() : r.s.gpus.size();
+  std::string note;
+  if (visible == 0)
+    note = "make GPUs visible to the job first (gpumap doctor without the launcher says why none is)";
+  else if (needed <= usable && visible < usable)
+    note = "start each rank under gpumap bind (gpumap bind -- <your command>): it gives each rank its own GPU of the " +
+           std::to_string(usable) + " here; or start no more ranks per node than visible GPUs (" +
+           ranks_per_node_knob(rank->variable, visible) + ")";
+  else
+    note = "start no more ranks per node than GPUs: " + ranks_per_node_knob(rank->variable, visible) +
+           " (torch.distributed.launch takes --nproc-per-node too), or make as many GPUs visible as ranks; "
+           "`gpumap bind` cannot give more ranks than GPUs a GPU of their own";
   report.add(Severity::kError,
-             rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " +
-                 std::to_string(r.v.uuids.size()) + " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees "
-                 "the same list; one GPU per rank needs as many visible GPUs as ranks, or per-rank CUDA_VISIBLE_DEVICES)",
-             "", "start each rank under gpumap bind (gpumap bind -- <your command>): it gives each rank its own GPU");
+             rank->variable + "=" + std::to_string(*rank->value) + " but this process sees only " + std::to_string(visible) +
+                 " GPU(s): cuda:{" + rank->variable + "} does not exist (each rank sees the same list; " + ranks +
+                 " need as many visible GPUs, one per rank)",
+             "", note);
 }
 
 std::string assuming(const Snapshot& s) {
@@ -95,9 +164,13 @@ void slurm_global_ids(const RuleInput& r, Report& report) {
   }
   bool beyond = false;
   for (uint32_t id : a.ids) beyond |= id >= r.v.uuids.size();
+  // cuda:$SLURM_LOCALID only where every task sees the step's GPUs: with one GPU per task (per-task
+  // binding, or a single visible GPU) it fails on every task but 0.
+  const bool per_task = r.v.uuids.size() <= 1 || per_task_gpus(r);
   report.add(Severity::kInfo, said + ". Never use these ids as cuda:N" + (beyond ? ": some of them do not exist as cuda:N here" : ""),
              "", "in the program use " + (r.v.uuids.size() <= 1 ? std::string("cuda:0") : "cuda:0..cuda:" + std::to_string(r.v.uuids.size() - 1)) +
-                     " (or cuda:$SLURM_LOCALID for one GPU per task)");
+                     (per_task ? " (this task's own GPUs, whatever its SLURM_LOCALID; never cuda:$SLURM_LOCALID here)"
+                               : " (or cuda:$SLURM_LOCALID for one GPU per task)"));
 }
 
 // CUDA_VISIBLE_DEVICES set, no device cgroup: CUDA would use a GPU the step was not given.
@@ -145,15 +218,23 @@ void slurm_gpus_not_applied(const RuleInput& r, Report& report) {
 // torchrun: LOCAL_WORLD_SIZE processes on this node, one GPU each by convention.
 void world_size_exceeds_visible(const RuleInput& r, Report& report) {
   const CudaView& v = r.v;
-  const std::optional<uint32_t>& world = r.launch.local_world_size;
-  if (r.bound || !world || v.error != CudaInitError::kNone || *world <= v.uuids.size()) return;
+  // LOCAL_WORLD_SIZE, else WORLD_SIZE when MASTER_ADDR is loopback (torch.distributed.launch on one
+  // node sets no LOCAL_WORLD_SIZE in older releases).
+  std::optional<std::pair<uint32_t, std::string>> world = r.launch.ranks_on_node();
+  if (r.bound || !world || v.error != CudaInitError::kNone || world->first <= v.uuids.size() || per_task_gpus(r))
+    return;
+  const LocalRank* rank = r.launch.rank();
+  const std::string var = rank ? rank->variable : "LOCAL_RANK";
   report.add(Severity::kError,
-             "LOCAL_WORLD_SIZE=" + std::to_string(*world) + " processes on this node, but " +
+             world->second + ": " + std::to_string(world->first) + " processes on this node, but " +
                  (v.visible_set ? "CUDA_VISIBLE_DEVICES=" + r.cvd + " leaves " : std::string("this host has ")) +
                  std::to_string(v.uuids.size()) + " GPU(s): ranks " + std::to_string(v.uuids.size()) + ".." +
-                 std::to_string(*world - 1) + " fail at torch.cuda.set_device(LOCAL_RANK) (invalid device ordinal)",
-             "", "start as many processes as GPUs (torchrun --nproc-per-node=" + std::to_string(v.uuids.size()) +
-                     "), or list " + std::to_string(*world) + " GPUs in CUDA_VISIBLE_DEVICES");
+                 std::to_string(world->first - 1) + " fail at torch.cuda.set_device(" + var + ") (invalid device ordinal)",
+             "", "start as many processes as GPUs (" + ranks_per_node_knob(var, v.uuids.size()) +
+                     "; torch.distributed.launch takes --nproc-per-node too), or list " + std::to_string(world->first) +
+                     " GPUs in CUDA_VISIBLE_DEVICES" +
+                     (world->first > r.s.gpus.size() ? "; `gpumap bind` cannot give more ranks than GPUs a GPU of their own"
+                                                     : std::string()));
 }
 
 // MPS: the MPS server enumerates GPUs itself; clients should name them by UUID.
@@ -174,6 +255,7 @@ const std::vector<Rule>& launcher_rules() {
       {"local-rank-invalid", local_rank_invalid},
       {"bound-rank", bound_rank},
       {"local-rank-exceeds-visible", local_rank_exceeds_visible},
+      {"slurm-per-task-binding", slurm_per_task_binding},
       {"slurm-global-ids", slurm_global_ids},
       {"outside-allocation", outside_allocation},
       {"slurm-gpus-not-applied", slurm_gpus_not_applied},

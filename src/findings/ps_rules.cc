@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "findings/fold.h"
 #include "findings/rank_rules.h"
 #include "model/text.h"
 
@@ -72,24 +73,91 @@ void add_gpu_finding(PsResult& ps, const std::vector<size_t>& rows, Finding f) {
   ps.gpu_findings.push_back(std::move(g));
 }
 
+// A GPU where a rank holds only a stray context (stray-context: it works on its own GPU): pid ->
+// the nvidia-smi indices of those GPUs.  Filled by rank_gpu_findings.
+using StrayGpus = std::map<uint32_t, std::set<uint32_t>>;
+
+// pid -> its rows.
+using RowsOfPid = std::map<uint32_t, std::vector<size_t>>;
+
+// The finding `id` of one of pid's rows: the row and the finding's place there; nullopt when none.
+std::optional<std::pair<size_t, size_t>> finding_of_pid(const PsResult& ps, const RowsOfPid& rows_of, uint32_t pid,
+                                                        const std::string& id) {
+  auto mine = rows_of.find(pid);
+  if (mine == rows_of.end()) return std::nullopt;
+  for (size_t i : mine->second)
+    for (size_t k = 0; k < ps.rows[i].findings.size(); ++k)
+      if (ps.rows[i].findings[k].id == id) return std::make_pair(i, k);
+  return std::nullopt;
+}
+
+// Moves one row's finding into `cause`'s evidence (findings/fold.h: one finding per cause), said
+// as `evidence` (the rank's own words would repeat the cause's paragraph once per rank); the cause
+// takes the worse severity.  Only along a row of the fold table.
+void fold_row_finding(PsResult& ps, std::pair<size_t, size_t> at, Finding& cause, std::string evidence) {
+  std::vector<Finding>& fs = ps.rows[at.first].findings;
+  Finding& f = fs[at.second];
+  if (!find_fold(f.id, cause.id)) return;
+  cause.severity = std::max(cause.severity, f.severity);
+  cause.also.push_back({f.id, std::move(evidence)});
+  fs.erase(fs.begin() + static_cast<std::ptrdiff_t>(at.second));
+}
+
+// A rank on the wrong GPU in one line: "pid 31 (alice), LOCAL_RANK=1: its own GPU, cuda:1, is
+// nvidia-smi GPU 1, unused".
+std::string wrong_gpu_evidence(const ProcessRow& r, uint32_t here) {
+  std::string own = r.rank_nvml_index ? "nvidia-smi GPU " + std::to_string(*r.rank_nvml_index) : std::string("none");
+  return who(r) + ", " + r.rank_variable + "=" + std::to_string(*r.rank) + ": works on nvidia-smi GPU " +
+         std::to_string(here) + ", while its own GPU, cuda:" + std::to_string(r.bound_own ? 0 : *r.rank) + ", is " + own;
+}
+
 // Several local ranks of one job on one GPU: the program ignores its local rank (the second
-// field guide's trap).  One finding per GPU (and job), listing the pids.
-void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>>& groups, PsResult& ps) {
+// field guide's trap).  One finding per GPU (and job), listing the pids.  One finding per cause
+// (findings/fold.h): a rank there that stray-context names (it works on its own GPU, only a stray
+// context is here) is not one that ignores its local rank: the sharing is evidence under its
+// stray-context; a rank-on-wrong-gpu of a rank that shares the GPU is evidence under this one.
+void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vector<RankSeen>>& groups, const StrayGpus& strays,
+                       PsResult& ps) {
+  RowsOfPid rows_of;
+  for (size_t i = 0; i < ps.rows.size(); ++i) rows_of[ps.rows[i].pid].push_back(i);
   for (const auto& [key, seen] : groups) {
-    std::set<uint32_t> values;
+    std::set<uint32_t> all_values, values;
     size_t min_visible = SIZE_MAX;
+    std::vector<const RankSeen*> sharing, stray;
     for (const RankSeen& r : seen) {
+      all_values.insert(r.value);
+      auto st = strays.find(ps.rows[r.row].pid);
+      if (st != strays.end() && st->second.count(key.first)) {
+        stray.push_back(&r);
+        continue;
+      }
+      sharing.push_back(&r);
       values.insert(r.value);
       min_visible = std::min(min_visible, r.visible);
+    }
+    if (all_values.size() < 2) continue;
+    auto rank_words = [&](const RankSeen& r) {
+      return std::to_string(ps.rows[r.row].pid) + " (" + r.variable + "=" + std::to_string(r.value) + ")";
+    };
+    for (const RankSeen* r : stray) {  // its stray-context is the cause: the sharing is its evidence
+      auto at = finding_of_pid(ps, rows_of, ps.rows[r->row].pid, "stray-context");
+      if (!at) continue;
+      std::vector<std::string> with;
+      for (const RankSeen& o : seen)
+        if (&o != r) with.push_back(rank_words(o));
+      Finding& f = ps.rows[at->first].findings[at->second];
+      if (find_fold("ranks-share-gpu", f.id))
+        f.also.push_back({"ranks-share-gpu", "its stray context shares nvidia-smi GPU " + std::to_string(key.first) +
+                                                 " with pid" + (with.size() == 1 ? " " : "s ") + join(with, ", ")});
     }
     if (values.size() < 2) continue;
     std::vector<std::string> parts;
     std::vector<size_t> rows;
-    for (const RankSeen& r : seen) {
-      parts.push_back(std::to_string(ps.rows[r.row].pid) + " (" + r.variable + "=" + std::to_string(r.value) + ")");
-      rows.push_back(r.row);
+    for (const RankSeen* r : sharing) {
+      parts.push_back(rank_words(*r));
+      rows.push_back(r->row);
     }
-    const std::string& var = seen.front().variable;
+    const std::string& var = sharing.front()->variable;
     std::string msg = "pids " + join(parts, ", ") + (key.second.empty() ? "" : " of one job (" + key.second + ")") +
                       " all run on nvidia-smi GPU " + std::to_string(key.first) +
                       ": the ranks share one GPU, so the program ignores its local rank (it uses cuda:0 or the "
@@ -97,12 +165,18 @@ void ranks_sharing_gpu(const std::map<std::pair<uint32_t, std::string>, std::vec
     // The fix is in the program or in the user's launch line: a note, no command.
     std::string note =
         *values.rbegin() < min_visible
-            ? "at the start of the program: torch.cuda.set_device(int(os.environ[\"" + var + "\"])) and use "
+            ? "at the start of the program: torch.cuda.set_device(" + rank_in_code(var) + ") and use "
               "f\"cuda:{local_rank}\" (or start each rank with `gpumap bind -- <your command>`, then cuda:0 is its own GPU)"
-            : std::to_string(values.size()) + " ranks but each sees only " + std::to_string(min_visible) +
-                  " GPU(s): start each rank with `gpumap bind -- <your command>` (gives it its own GPU as cuda:0; the "
-                  "job needs as many GPUs as ranks per node)";
-    add_gpu_finding(ps, rows, {"ranks-share-gpu", Severity::kWarning, msg, "", note});
+            : "at least " + std::to_string(*values.rbegin() + 1) + " ranks per node (" + var + " up to " +
+                  std::to_string(*values.rbegin()) + ") but each sees only " + std::to_string(min_visible) +
+                  " GPU(s): start no more ranks per node than the GPUs they see (" + ranks_per_node_knob(var, min_visible) +
+                  "), or give the job a GPU per rank (then `gpumap bind -- <your command>` gives each rank its own GPU "
+                  "as cuda:0); no CUDA_VISIBLE_DEVICES gives more ranks than GPUs a GPU of their own";
+    Finding f{"ranks-share-gpu", Severity::kWarning, msg, "", note};
+    for (const RankSeen* r : sharing)  // the same cause said per rank: evidence here
+      if (auto at = finding_of_pid(ps, rows_of, ps.rows[r->row].pid, "rank-on-wrong-gpu"))
+        fold_row_finding(ps, *at, f, wrong_gpu_evidence(ps.rows[r->row], key.first));
+    add_gpu_finding(ps, rows, std::move(f));
   }
 }
 
@@ -174,6 +248,65 @@ void environment_findings(const Snapshot& s, const CudaView& v, ProcessRow& r) {
   }
 }
 
+// A launcher that sets CUDA_VISIBLE_DEVICES for the workers it starts, known by its command line,
+// and its own knob for the GPUs (issue 52; each from its docs or source, docs/findings.md).
+struct LauncherKnob {
+  std::string name;  // "DeepSpeed's launcher"
+  std::string knob;  // the option, with <GPUs> where the list goes
+  std::string more;  // what else to know
+};
+
+std::optional<LauncherKnob> launcher_of(const std::vector<std::string>& argv) {
+  // A program by its name (argv[0], or the script python runs: argv[1] or after -u) or a module.
+  auto has = [&](const char* program, const char* module) {
+    for (size_t i = 0; i < argv.size() && i < 3; ++i) {
+      const std::string& a = argv[i];
+      std::string base = a.substr(a.rfind('/') == std::string::npos ? 0 : a.rfind('/') + 1);
+      if (base == program) return true;
+    }
+    for (const std::string& a : argv)
+      if (module && a.rfind(module, 0) == 0) return true;
+    return false;
+  };
+  if (has("deepspeed", "deepspeed.launcher"))  // `deepspeed ...`, and the per-node `python -m deepspeed.launcher.launch --world_info=...`
+    return LauncherKnob{"DeepSpeed's launcher", "deepspeed --include localhost:<GPUs> (or --exclude localhost:<GPUs>)",
+                        "it ignores CUDA_VISIBLE_DEVICES once --include, --exclude, --num_gpus or --num_nodes is given "
+                        "(microsoft/DeepSpeed#662)"};
+  if (has("accelerate", "accelerate.commands"))
+    return LauncherKnob{"accelerate launch", "accelerate launch --gpu_ids <GPUs> (or gpu_ids: in its config file)",
+                        "accelerate's config (`accelerate config`) keeps gpu_ids for every run"};
+  if (has("raylet", nullptr))
+    return LauncherKnob{"Ray", "@ray.remote(num_gpus=N) / .options(num_gpus=N) on the task or actor",
+                        "Ray gives each task and actor the GPUs it asked for, by setting CUDA_VISIBLE_DEVICES"};
+  if (has("vllm", "vllm.entrypoints"))
+    return LauncherKnob{"vLLM", "vllm serve ... --device-ids <GPUs> (releases with vllm-project/vllm#45026), else "
+                                "CUDA_VISIBLE_DEVICES on the vllm serve command itself",
+                        "its tensor-parallel workers take the GPUs the engine gives them"};
+  if (has("torchrun", "torch.distributed.run") || has("torchrun", "torch.distributed.launch"))
+    return LauncherKnob{"torchrun", "CUDA_VISIBLE_DEVICES on the torchrun command (its workers inherit it), or "
+                                    "`gpumap bind -- <your command>` under it for one GPU per rank",
+                        "torchrun passes its own environment to the ranks"};
+  return std::nullopt;
+}
+
+// launcher-set-visible-devices (info): the process started with another CUDA_VISIBLE_DEVICES than
+// its parent, a launcher that sets it for its workers.  A change made in the worker's shell (an
+// export, a value on its command line) is overridden there: the launcher's own knob is the fix.
+void launcher_set_visible_devices(ProcessRow& r) {
+  if (!r.parent_environ_known || !r.parent_argv || r.parent_cuda_visible_devices == r.cuda_visible_devices) return;
+  std::optional<LauncherKnob> l = launcher_of(*r.parent_argv);
+  if (!l) return;
+  std::string parent;
+  for (const std::string& a : *r.parent_argv) parent += (parent.empty() ? "" : " ") + a;
+  if (parent.size() > 120) parent = parent.substr(0, 117) + "...";
+  r.findings.push_back(
+      {"launcher-set-visible-devices", Severity::kInfo,
+       who(r) + " started with CUDA_VISIBLE_DEVICES=" + quoted(r.cuda_visible_devices) + ", its parent pid " +
+           std::to_string(*r.ppid) + " (" + parent + ") with " + quoted(r.parent_cuda_visible_devices) + ": " + l->name +
+           " set it for its worker, so an export in the worker's shell or a value on its command line is overridden",
+       "", "choose the GPUs with " + l->name + "'s own option: " + l->knob + "; " + l->more});
+}
+
 // Processes on one GPU that see every GPU (CUDA_VISIBLE_DEVICES unset) on a shared host: once
 // per GPU, naming them (`rows`: theirs).
 void no_visibility_shared_host(PsResult& ps, const std::vector<size_t>& rows, size_t gpu_processes) {
@@ -198,7 +331,7 @@ void no_visibility_shared_host(PsResult& ps, const std::vector<size_t>& rows, si
 
 // rank-on-wrong-gpu and stray-context (findings/rank_rules.h): one process's rows (GPU order) are
 // one RankedProcess, and each finding goes on the row of the GPU it names first.
-void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, std::vector<ProcessRow>& rows) {
+void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, std::vector<ProcessRow>& rows, StrayGpus& strays) {
   std::map<uint32_t, std::vector<size_t>> rows_of;  // pid -> its rows with a local rank
   for (size_t i = 0; i < rows.size(); ++i) {
     const ProcessRow& r = rows[i];
@@ -217,7 +350,11 @@ void rank_gpu_findings(const Snapshot& s, const std::vector<CudaView>& views, st
     size_t own_ordinal = p.bound_own ? 0 : p.rank;
     if (p.own_index) p.own_gpu = s.describe(v.uuids[own_ordinal]) + " (" + v.uuids[own_ordinal] + ")";
     for (size_t i : mine) p.held.push_back({rows[i].nvml_index, gpu_words(rows[i]), rows[i].cuda_ordinal, rows[i].used_memory_mib});
-    for (RankFinding& f : rank_findings(p)) rows[mine[f.held]].findings.push_back(std::move(f.finding));
+    for (RankFinding& f : rank_findings(p)) {
+      if (f.finding.id == "stray-context")
+        for (size_t h : f.others) strays[pid].insert(p.held[h].nvml_index);
+      rows[mine[f.held]].findings.push_back(std::move(f.finding));
+    }
   }
 }
 
@@ -418,6 +555,7 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
     }
     const CudaView& v = ps.views[*r.view];
     environment_findings(s, v, r);
+    launcher_set_visible_devices(r);
     if (!r.cuda_visible_devices && (all_pids.size() > 1 || ps.gpu_users > 1)) unpinned_rows[r.nvml_index].push_back(i);
     if (r.rank && !r.cuda_error)
       rank_groups[{r.nvml_index, r.job}].push_back({i, r.rank_variable, *r.rank, v.uuids.size()});
@@ -440,8 +578,9 @@ void add_ps_findings(const Snapshot& s, const PidNamespaceView& ns, PsResult& ps
                      "", "give each job its own GPU before it starts: `gpumap pick` chooses a free one and prints the line"});
   }
   for (const auto& [gpu, rows] : unpinned_rows) no_visibility_shared_host(ps, rows, all_pids.size());
-  ranks_sharing_gpu(rank_groups, ps);
-  rank_gpu_findings(s, ps.views, ps.rows);
+  StrayGpus strays;
+  rank_gpu_findings(s, ps.views, ps.rows, strays);  // first: ranks-share-gpu folds by what it found
+  ranks_sharing_gpu(rank_groups, strays, ps);
   pods_sharing_gpu(s, ps);
 }
 

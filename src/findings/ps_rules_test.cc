@@ -112,7 +112,8 @@ TEST(PsRules, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
   w.add(41, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=ok"});
   PsResult r = ps(s, {}, w);
   ASSERT_EQ(r.rows.size(), 4u);
-  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has_gpu(r, i, "ranks-share-gpu", Severity::kWarning)) << i;
+  // An error: rank 1's rank-on-wrong-gpu (it sees both GPUs) is folded in as its evidence.
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(has_gpu(r, i, "ranks-share-gpu", Severity::kError)) << i;
   EXPECT_FALSE(has_gpu(r, 2, "ranks-share-gpu", Severity::kWarning));
   EXPECT_FALSE(has_gpu(r, 3, "ranks-share-gpu", Severity::kWarning));
   // One finding for the GPU, naming both pids: not a copy on each row.
@@ -138,6 +139,8 @@ TEST(PsRules, RanksOfOneJobOnOneGpuIgnoreLocalRank) {
   const GpuFinding* f1 = gpu_finding(r1, 0, "ranks-share-gpu");
   EXPECT_EQ(f1->pids, (std::vector<uint32_t>{50, 51, 52, 53}));
   EXPECT_NE(f1->finding.note.find("gpumap bind -- <your command>"), std::string::npos) << f1->finding.note;
+  // Four ranks, one GPU each can see: the launcher's count is the fix (issue 52), Slurm's here.
+  EXPECT_NE(f1->finding.note.find("srun --ntasks-per-node=1"), std::string::npos) << f1->finding.note;
   // Four processes on one GPU: one gpu-shared and one ranks-share-gpu in all, every row referring to both.
   size_t shared = 0;
   for (const GpuFinding& g : r1.gpu_findings) shared += g.finding.id == "gpu-shared";
@@ -169,17 +172,21 @@ TEST(PsRules, ARankThatSeesItsGpuButWorksOnAnotherIsOnTheWrongGpu) {
   PsResult r = ps(s, {}, w);
   ASSERT_EQ(r.rows.size(), 3u);
   EXPECT_EQ(find(r.rows[0], "rank-on-wrong-gpu"), nullptr) << "rank 0 on cuda:0 is where it belongs";
-  const Finding* f = find(r.rows[1], "rank-on-wrong-gpu");
-  ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->severity, Severity::kError);
-  for (const char* part : {"pid 31 (alice)", "LOCAL_RANK=1", "sees 2 GPUs", "nvidia-smi GPU 0 (", "its cuda:0 (256 MiB)",
-                           "its cuda:1 is nvidia-smi GPU 1 ("})
-    EXPECT_NE(f->message.find(part), std::string::npos) << part << " in " << f->message;
-  EXPECT_NE(f->message.find(kU1), std::string::npos) << "names the GPU cuda:1 is: " << f->message;
-  EXPECT_EQ(f->fix, "") << "prose is not a fix to paste";
-  EXPECT_NE(f->note.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos) << f->note;
-  EXPECT_TRUE(has_gpu(r, 1, "ranks-share-gpu", Severity::kWarning)) << "the job-level finding stays";
+  // Rank 1 of job j shares GPU 0 with rank 0: one cause (it ignores its local rank), said once, as
+  // ranks-share-gpu with rank 1's rank-on-wrong-gpu as its evidence (issue 52 item 7).
+  EXPECT_EQ(find(r.rows[1], "rank-on-wrong-gpu"), nullptr) << "folded into the GPU's ranks-share-gpu";
+  ASSERT_TRUE(has_gpu(r, 1, "ranks-share-gpu", Severity::kError)) << "the cause, with the worse severity";
+  const GpuFinding* shared = gpu_finding(r, 1, "ranks-share-gpu");
+  EXPECT_EQ(shared->pids, (std::vector<uint32_t>{30, 31}));
+  ASSERT_EQ(shared->finding.also.size(), 1u);
+  EXPECT_EQ(shared->finding.also[0].id, "rank-on-wrong-gpu");
+  const std::string& f = shared->finding.also[0].message;
+  EXPECT_EQ(f, "pid 31 (alice), LOCAL_RANK=1: works on nvidia-smi GPU 0, while its own GPU, cuda:1, is nvidia-smi GPU 1");
+  EXPECT_EQ(shared->finding.fix, "") << "prose is not a fix to paste";
+  EXPECT_NE(shared->finding.note.find("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))"), std::string::npos)
+      << shared->finding.note;
 
+  // Rank 32 is alone in its job: its rank-on-wrong-gpu is its own finding.
   const Finding* g = find(r.rows[2], "rank-on-wrong-gpu");
   ASSERT_NE(g, nullptr);
   EXPECT_NE(g->message.find("nvidia-smi GPU 0 (" + std::string(kU0) + "), its cuda:1"), std::string::npos) << g->message;
@@ -262,6 +269,165 @@ TEST(PsRules, ARankOnItsGpuAndAnotherHasAStrayContextOnce) {
   EXPECT_EQ(f->fix, "");
   EXPECT_EQ(count(r, 51, "rank-on-wrong-gpu"), 1u);
   EXPECT_EQ(count(r, 51, "stray-context"), 0u);
+}
+
+TEST(PsRules, TorchrunRanksThatHardCodeCudaZeroAreOneFinding) {
+  // Issue 52 item 7: four ranks of one torchrun job, all on cuda:0 = GPU 0 of two.  One cause, one
+  // finding on the GPU; each misplaced rank's rank-on-wrong-gpu is its evidence, not a second finding.
+  Snapshot s = two_gpus({{30, 31, 32, 33}, {}});
+  World w;
+  for (uint32_t i = 0; i < 4; ++i) w.add(30 + i, {"LOCAL_RANK=" + std::to_string(i % 2), "TORCHELASTIC_RUN_ID=j"});
+  PsResult r = ps(s, {}, w);
+  for (const ProcessRow& row : r.rows) {
+    EXPECT_EQ(find(row, "rank-on-wrong-gpu"), nullptr) << row.pid;
+    EXPECT_TRUE(row.findings.empty()) << row.pid << ": " << row.findings.front().id;
+  }
+  size_t causes = 0;
+  for (const GpuFinding& g : r.gpu_findings)
+    if (g.finding.id == "ranks-share-gpu") {
+      ++causes;
+      EXPECT_EQ(g.finding.severity, Severity::kError);
+      ASSERT_EQ(g.finding.also.size(), 2u) << "pids 31 and 33 (LOCAL_RANK=1) on rank 0's GPU";
+      for (const FoldedFinding& a : g.finding.also) EXPECT_EQ(a.id, "rank-on-wrong-gpu");
+    }
+  EXPECT_EQ(causes, 1u);
+}
+
+TEST(PsRules, AStrayContextOnAnotherRanksGpuIsNotRanksThatShareIt) {
+  // Issue 52 item 7: rank 1 works on its own GPU 1 and left a context on GPU 0, where rank 0
+  // works.  stray-context ("works on its own GPU") is the cause; ranks-share-gpu ("ignores its
+  // local rank") would contradict it: its sharing is evidence under the stray context.
+  Snapshot s = two_gpus({{40, 41}, {41}});
+  (*s.gpus[0].processes)[1].used_memory_mib = 500;
+  World w;
+  w.add(40, {"LOCAL_RANK=0", "TORCHELASTIC_RUN_ID=j"});
+  w.add(41, {"LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=j"});
+  PsResult r = ps(s, {}, w);
+  for (const GpuFinding& g : r.gpu_findings) EXPECT_NE(g.finding.id, "ranks-share-gpu") << g.finding.message;
+  ASSERT_EQ(count(r, 41, "stray-context"), 1u);
+  EXPECT_EQ(count(r, 40, "stray-context"), 0u);
+  for (const ProcessRow& row : r.rows)
+    if (const Finding* f = find(row, "stray-context")) {
+      ASSERT_EQ(f->also.size(), 1u);
+      EXPECT_EQ(f->also[0].id, "ranks-share-gpu");
+      EXPECT_NE(f->also[0].message.find("shares nvidia-smi GPU 0 with pid 40 (LOCAL_RANK=0)"), std::string::npos)
+          << f->also[0].message;
+      EXPECT_EQ(f->also[0].message.find("ignores"), std::string::npos) << f->also[0].message;
+    }
+  // A third rank that does ignore its local rank still shares GPU 0 with rank 0: that is said.
+  Snapshot s3 = two_gpus({{40, 41, 42}, {41}});
+  w.add(42, {"LOCAL_RANK=2", "TORCHELASTIC_RUN_ID=j"});
+  (*s3.gpus[0].processes)[1].used_memory_mib = 500;
+  PsResult r3 = ps(s3, {}, w);
+  const GpuFinding* g = gpu_finding(r3, 0, "ranks-share-gpu");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->pids, (std::vector<uint32_t>{40, 42})) << "not the stray context's rank";
+  EXPECT_EQ(count(r3, 41, "stray-context"), 1u);
+}
+
+// Issue 52 item 2: ranks given on the command line (torch.distributed.launch without --use-env)
+// are grouped as ranks: two on one GPU are ranks-share-gpu, with advice in argparse's terms.
+TEST(PsRules, RanksGivenOnTheCommandLineAreRanks) {
+  Snapshot s = two_gpus({{30, 31}, {}});
+  World w;
+  for (uint32_t i = 0; i < 2; ++i) {
+    w.add(30 + i, {"MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", "WORLD_SIZE=2", "RANK=" + std::to_string(i)});
+    w.procs[30 + i].argv = i == 0 ? std::vector<std::string>{"python3", "-u", "train.py", "--local_rank=0"}
+                                  : std::vector<std::string>{"python3", "-u", "train.py", "--local-rank", "1"};
+    w.procs[30 + i].ppid = 10;
+  }
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].rank_variable, "--local_rank");
+  EXPECT_EQ(r.rows[1].rank_variable, "--local-rank");
+  EXPECT_EQ(r.rows[1].rank, std::optional<uint32_t>(1));
+  const GpuFinding* g = gpu_finding(r, 0, "ranks-share-gpu");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->pids, (std::vector<uint32_t>{30, 31}));
+  EXPECT_NE(g->finding.message.find("31 (--local-rank=1)"), std::string::npos) << g->finding.message;
+  EXPECT_NE(g->finding.note.find("torch.cuda.set_device(args.local_rank)"), std::string::npos) << g->finding.note;
+  ASSERT_EQ(g->finding.also.size(), 1u) << "rank 1's rank-on-wrong-gpu is its evidence";
+  EXPECT_EQ(g->finding.also[0].id, "rank-on-wrong-gpu");
+  EXPECT_FALSE(argv_local_rank({"python3", "train.py", "--local_rank", "x"}));
+  EXPECT_FALSE(argv_local_rank({"python3", "train.py", "--lr=1"}));
+}
+
+// Issue 52 item 2: torch.multiprocessing.spawn's workers carry no rank variable: children of one
+// parent with spawn's command line are ranks in start order, so a stray context on GPU 0 is said.
+TEST(PsRules, SpawnWorkersAreRanksInStartOrder) {
+  Snapshot s = two_gpus({{20, 21}, {21}});
+  (*s.gpus[0].processes)[0].used_memory_mib = 2000;
+  (*s.gpus[0].processes)[1].used_memory_mib = 300;
+  World w;
+  for (uint32_t i = 0; i < 2; ++i) {
+    w.add(20 + i, {"MASTER_ADDR=localhost", "MASTER_PORT=12355"});
+    w.procs[20 + i].argv = std::vector<std::string>{
+        "/usr/bin/python3", "-c",
+        "from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=" + std::to_string(7 + 2 * i) + ")",
+        "--multiprocessing-fork"};
+    w.procs[20 + i].ppid = 10;
+    w.procs[20 + i].start_ticks = 500 + i;
+  }
+  PsResult r = ps(s, {}, w);
+  for (const ProcessRow& row : r.rows) {
+    EXPECT_EQ(row.rank_variable, kSpawnRank) << row.pid;
+    EXPECT_EQ(row.rank, std::optional<uint32_t>(row.pid - 20)) << row.pid;
+  }
+  EXPECT_EQ(count(r, 21, "stray-context"), 1u);
+  EXPECT_EQ(count(r, 20, "stray-context"), 0u);
+  for (const GpuFinding& g : r.gpu_findings) EXPECT_NE(g.finding.id, "ranks-share-gpu") << g.finding.message;
+  for (const ProcessRow& row : r.rows)
+    if (const Finding* f = find(row, "stray-context")) {
+      EXPECT_NE(f->message.find("mp.spawn rank=1"), std::string::npos) << f->message;
+      EXPECT_NE(f->note.find("torch.cuda.set_device(rank)"), std::string::npos) << f->note;
+    }
+  // One worker alone, or two processes of other parents: no rank is made up.
+  w.procs[21].ppid = 11;
+  PsResult apart = ps(s, {}, w);
+  for (const ProcessRow& row : apart.rows) EXPECT_FALSE(row.rank) << row.pid;
+}
+
+// Issue 52 item 2: a launcher set the worker's CUDA_VISIBLE_DEVICES (its parent started with
+// another): the fix is the launcher's own knob, named with the parent, not an export in the
+// worker's shell.  A shell's `CUDA_VISIBLE_DEVICES=1 cmd` is no launcher: nothing said.
+TEST(PsRules, ALauncherThatSetTheVariableIsNamedWithItsKnob) {
+  Snapshot s = two_gpus({{}, {41, 51}});
+  World w;
+  w.add(40, {"CUDA_VISIBLE_DEVICES=0,1"});
+  w.procs[40].argv = std::vector<std::string>{"/usr/bin/python3", "-u", "-m", "deepspeed.launcher.launch",
+                                              "--world_info=eyJsb2NhbGhvc3QiOiBbMV19", "train.py"};
+  w.add(41, {"CUDA_VISIBLE_DEVICES=1", "LOCAL_RANK=0"});
+  w.procs[41].ppid = 40;
+  w.add(50, {"HOME=/root"});
+  w.procs[50].argv = std::vector<std::string>{"-bash"};
+  w.add(51, {"CUDA_VISIBLE_DEVICES=1"});
+  w.procs[51].ppid = 50;
+  PsResult r = ps(s, {}, w);
+  ASSERT_EQ(r.rows.size(), 2u);
+  const Finding* f = find(r.rows[0], "launcher-set-visible-devices");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  for (const char* part : {"pid 41", "CUDA_VISIBLE_DEVICES=`1`", "parent pid 40 (", "deepspeed.launcher.launch", "`0,1`",
+                           "DeepSpeed's launcher set it"})
+    EXPECT_NE(f->message.find(part), std::string::npos) << part << " in " << f->message;
+  EXPECT_EQ(f->fix, "") << "never an export in the worker's shell";
+  EXPECT_NE(f->note.find("deepspeed --include localhost:<GPUs>"), std::string::npos) << f->note;
+  EXPECT_EQ(find(r.rows[1], "launcher-set-visible-devices"), nullptr) << "a shell is no launcher";
+  // The other launchers, by their command lines.
+  for (const auto& [argv, knob] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"/opt/venv/bin/accelerate", "launch", "--multi_gpu", "train.py"}, "accelerate launch --gpu_ids <GPUs>"},
+           {{"/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--tensor-parallel-size", "2"}, "--device-ids <GPUs>"},
+           {{"/opt/ray/core/src/ray/raylet/raylet", "--raylet_socket_name=x"}, "num_gpus=N"}}) {
+    w.procs[40].argv = argv;
+    PsResult q = ps(s, {}, w);
+    const Finding* g = find(q.rows[0], "launcher-set-visible-devices");
+    ASSERT_NE(g, nullptr) << argv[0];
+    EXPECT_NE(g->note.find(knob), std::string::npos) << g->note;
+  }
+  // The same value as the launcher's own: it passed it on, nothing to say.
+  w.procs[40].environ = std::vector<std::string>{"CUDA_VISIBLE_DEVICES=1"};
+  PsResult same = ps(s, {}, w);
+  EXPECT_EQ(find(same.rows[0], "launcher-set-visible-devices"), nullptr);
 }
 
 TEST(PsRules, NoRankCheckWhereTheEnvironmentIsNotWhatCudaUses) {

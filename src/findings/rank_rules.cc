@@ -3,6 +3,7 @@
 #include <set>
 
 #include "model/text.h"
+#include "resolve/process_view.h"
 
 namespace gpumap {
 namespace {
@@ -22,13 +23,28 @@ std::string note_for(const std::string& variable, bool bound) {
   if (bound)
     return "gpumap bind put this rank's own GPU first: use cuda:0 (torch.cuda.set_device(0)), not cuda:$" + variable +
            ", which under `bind --keep-visible` is another rank's GPU";
-  return "call torch.cuda.set_device(int(os.environ[\"" + variable +
-         "\"])) first, before any .cuda()/torch.cuda call or a library that initialises CUDA at import, and use "
+  return "call torch.cuda.set_device(" + rank_in_code(variable) + ") first, before any .cuda()/torch.cuda call or a library that initialises CUDA at import, and use "
          "device=f\"cuda:{local_rank}\"; or narrow each rank to its own GPU (start it with `gpumap bind -- CMD` "
          "under the launcher), then cuda:0 is its GPU";
 }
 
 }  // namespace
+
+std::string rank_in_code(const std::string& rank_variable) {
+  if (rank_variable == kSpawnRank) return "rank";  // fn(rank, ...): the index mp.spawn passes first
+  if (rank_variable.rfind("--", 0) == 0) return "args.local_rank";
+  return "int(os.environ[\"" + rank_variable + "\"])";
+}
+
+std::string ranks_per_node_knob(const std::string& rank_variable, size_t n) {
+  const std::string k = std::to_string(n);
+  if (rank_variable == kSpawnRank) return "torch.multiprocessing.spawn(fn, nprocs=" + k + ")";
+  if (rank_variable == "SLURM_LOCALID") return "srun --ntasks-per-node=" + k;
+  if (rank_variable == "OMPI_COMM_WORLD_LOCAL_RANK") return "mpirun --map-by ppr:" + k + ":node";
+  if (rank_variable == "MPI_LOCALRANKID" || rank_variable == "PMI_LOCAL_RANK" || rank_variable == "MV2_COMM_WORLD_LOCAL_RANK")
+    return "mpirun -ppn " + k;
+  return "torchrun --nproc-per-node=" + k;
+}
 
 std::vector<RankFinding> rank_findings(const RankedProcess& p) {
   std::vector<RankFinding> out;
@@ -73,7 +89,7 @@ std::vector<RankFinding> rank_findings(const RankedProcess& p) {
                 "MiB, and on another rank's GPU it competes with that rank)";
   }
   f.note = note_for(p.variable, p.bound_own.has_value());
-  out.push_back({f, other.front()});
+  out.push_back({f, other.front(), other});
   return out;
 }
 

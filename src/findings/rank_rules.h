@@ -40,6 +40,9 @@ struct RankedProcess {
 struct RankFinding {
   Finding finding;
   size_t held = 0;
+  /// Every GPU (indices into RankedProcess::held) it holds memory on that is not its own: where a
+  /// stray context sits, or where a rank on the wrong GPU works.  The first is `held`.
+  std::vector<size_t> others = {};
 };
 
 /// rank-on-wrong-gpu (error): it sees more than one GPU and more than `rank`, and holds memory
@@ -50,5 +53,18 @@ struct RankFinding {
 /// memory NVML does not report counts as held (it is listed: it has a context there); 0 MiB
 /// does not.
 std::vector<RankFinding> rank_findings(const RankedProcess& p);
+
+/// The local rank in code, for a note: int(os.environ["LOCAL_RANK"]) for a variable, args.local_rank
+/// for a rank given on the command line (`--local_rank`, `--local-rank`: argparse's attribute), the
+/// function's first argument for a torch.multiprocessing.spawn worker (resolve/process_view.h).
+std::string rank_in_code(const std::string& rank_variable);
+
+/// The launcher's own knob that starts `n` processes per node, for the launcher whose local-rank
+/// variable is `rank_variable` (env/launcher.h kLocalRankVariables): `torchrun --nproc-per-node=n`
+/// (LOCAL_RANK; torch.distributed.launch takes the same), `srun --ntasks-per-node=n`
+/// (SLURM_LOCALID), `mpirun --map-by ppr:n:node` (Open MPI), `mpirun -ppn n` (MPICH's Hydra, Intel
+/// MPI, MVAPICH2).  More ranks than GPUs is fixed there: no CUDA_VISIBLE_DEVICES gives four ranks
+/// three GPUs of their own.
+std::string ranks_per_node_knob(const std::string& rank_variable, size_t n);
 
 }  // namespace gpumap

@@ -6,6 +6,7 @@
 
 #include <regex>
 
+#include "env/launcher.h"
 #include "resolve/resolve_mapping.h"
 
 namespace gpumap {
@@ -241,6 +242,102 @@ TEST(Rules, SlurmPerTaskBindingIsNotARankTrap) {
   // srun -n 4 --gres=gpu:2: every task sees both GPUs, tasks 2 and 3 have no cuda:$SLURM_LOCALID.
   expect_rule(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_LOCALID=2", "SLURM_GPUS_ON_NODE=2"},
               "local-rank-exceeds-visible", Severity::kError);
+}
+// Issue 52 item 2: per-task binding leaves every task only its own GPU as cuda:0, so
+// set_device(SLURM_LOCALID) fails on every task but 0: a warning, with the fixes that work there.
+TEST(Rules, SlurmPerTaskBindingWarnsWithTheFixesThatWorkThere) {
+  // srun -n 2 --gpus-per-task=1 (slurm-observed.md): task 1 sees CUDA_VISIBLE_DEVICES=1, both tasks SLURM_GPUS_ON_NODE=2.
+  std::vector<std::string> task1 = {"CUDA_VISIBLE_DEVICES=1", "SLURM_STEP_GPUS=1", "SLURM_LOCALID=1", "SLURM_GPUS_ON_NODE=2",
+                                    "SLURM_JOB_ID=7", "SLURM_STEP_ID=0"};
+  expect_rule(Host::kUniform, task1, "slurm-per-task-binding", Severity::kWarning);
+  Diag r = diag(Host::kUniform, task1);
+  for (const Finding& f : r.fs) {
+    EXPECT_EQ(f.note.find("or cuda:$SLURM_LOCALID"), std::string::npos) << f.id << " suggests the call that fails: " << f.note;
+    EXPECT_NE(f.id, "local-rank-exceeds-visible") << dump(r.fs);
+    if (f.id != "slurm-per-task-binding") continue;
+    for (const char* part : {"1 of the step's 2 GPU(s)", "SLURM_GPUS_ON_NODE=2", "cuda:0", "fails here"})
+      EXPECT_NE(f.message.find(part), std::string::npos) << part << " in " << f.message;
+    for (const char* part : {"torch.cuda.set_device(0)", "% torch.cuda.device_count()", "srun --gpus-per-node=2"})
+      EXPECT_NE(f.note.find(part), std::string::npos) << part << " in " << f.note;
+    EXPECT_EQ(f.fix, "") << "the fix is in the program or the srun line";
+    ASSERT_EQ(f.also.size(), 1u) << dump(r.fs);
+    EXPECT_EQ(f.also[0].id, "slurm-global-ids") << "one cause: the task's ids are its own GPU";
+  }
+  // Task 0 works, by luck of its rank: still the warning, saying where it fails.
+  Diag t0 = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0", "SLURM_LOCALID=0", "SLURM_GPUS_ON_NODE=2"});
+  bool seen = false;
+  for (const Finding& f : t0.fs)
+    if (f.id == "slurm-per-task-binding") {
+      seen = true;
+      EXPECT_NE(f.message.find("works here only because SLURM_LOCALID=0"), std::string::npos) << f.message;
+    }
+  EXPECT_TRUE(seen) << dump(t0.fs);
+  // The round trip: the step started with --gpus-per-node=2 instead gives every task both GPUs, and
+  // cuda:$SLURM_LOCALID is then its own: nothing to warn.
+  Diag fixed = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_STEP_GPUS=0,1", "SLURM_LOCALID=1",
+                                     "SLURM_GPUS_ON_NODE=2", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0"});
+  for (const Finding& f : fixed.fs) {
+    EXPECT_EQ(f.severity, Severity::kInfo) << dump(fixed.fs);
+    if (f.id == "slurm-global-ids") {
+      EXPECT_NE(f.note.find("cuda:$SLURM_LOCALID for one GPU per task"), std::string::npos) << f.note;
+    }
+  }
+  // gpumap bind's narrowing is bound-rank's, not Slurm's.
+  Diag bound = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1", "SLURM_LOCALID=1", "SLURM_GPUS_ON_NODE=2"});
+  for (const Finding& f : bound.fs) EXPECT_NE(f.id, "slurm-per-task-binding") << dump(bound.fs);
+}
+// Issue 52 item 2: more ranks than GPUs under torch.distributed.launch (LOCAL_RANK, no
+// LOCAL_WORLD_SIZE): the fix is the launcher's count, never gpumap bind.
+TEST(Rules, MoreRanksThanGpusIsFixedByTheLaunchersCount) {
+  // --nproc-per-node=4 on one node of three visible GPUs: rank 3; WORLD_SIZE on a loopback master.
+  std::vector<std::string> rank3 = {"CUDA_VISIBLE_DEVICES=0,1,2", "LOCAL_RANK=3", "RANK=3", "WORLD_SIZE=4",
+                                    "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500"};
+  expect_rule(Host::kUniform, rank3, "world-size-exceeds-visible", Severity::kError);
+  Diag r = diag(Host::kUniform, rank3);
+  size_t causes = 0;
+  for (const Finding& f : r.fs) {
+    if (f.severity == Severity::kInfo) continue;
+    ++causes;
+    EXPECT_EQ(f.id, "world-size-exceeds-visible") << dump(r.fs);
+    EXPECT_NE(f.message.find("WORLD_SIZE=4 with MASTER_ADDR=127.0.0.1 (one node)"), std::string::npos) << f.message;
+    EXPECT_NE(f.note.find("--nproc-per-node=3"), std::string::npos) << f.note;
+    EXPECT_EQ(f.note.find("start each rank under gpumap bind"), std::string::npos) << f.note;
+    ASSERT_EQ(f.also.size(), 1u) << dump(r.fs);
+    EXPECT_EQ(f.also[0].id, "local-rank-exceeds-visible");
+  }
+  EXPECT_EQ(causes, 1u) << "one cause, one finding" << dump(r.fs);
+  // A master on another host: WORLD_SIZE counts every node; the rank alone says it, with the launcher's count.
+  Diag multi = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1,2", "LOCAL_RANK=3", "WORLD_SIZE=8", "MASTER_ADDR=10.0.0.5"});
+  for (const Finding& f : multi.fs) {
+    EXPECT_NE(f.id, "world-size-exceeds-visible") << dump(multi.fs);
+    if (f.id == "local-rank-exceeds-visible") {
+      EXPECT_NE(f.message.find("at least 4 ranks on this node"), std::string::npos) << f.message;
+      EXPECT_NE(f.note.find("torchrun --nproc-per-node=3"), std::string::npos) << f.note;
+    }
+  }
+  // Five ranks on this host of four GPUs: no narrowing gives each its own, the launcher's count is the fix.
+  Diag five = diag(Host::kUniform, {"LOCAL_RANK=4", "LOCAL_WORLD_SIZE=5", "MASTER_ADDR=127.0.0.1"});
+  bool said = false;
+  for (const Finding& f : five.fs)
+    if (f.id == "world-size-exceeds-visible") {
+      said = true;
+      EXPECT_NE(f.note.find("torchrun --nproc-per-node=4"), std::string::npos) << f.note;
+      EXPECT_NE(f.note.find("`gpumap bind` cannot give more ranks than GPUs"), std::string::npos) << f.note;
+      ASSERT_EQ(f.also.size(), 1u) << dump(five.fs);
+      EXPECT_EQ(f.also[0].id, "local-rank-exceeds-visible");
+    }
+  EXPECT_TRUE(said) << dump(five.fs);
+  // The round trip: --nproc-per-node=3 gives ranks 0..2 and LOCAL_WORLD_SIZE=3: nothing to warn.
+  for (uint32_t i = 0; i < 3; ++i) {
+    Diag ok = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0,1,2", "LOCAL_RANK=" + std::to_string(i), "LOCAL_WORLD_SIZE=3",
+                                    "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1"});
+    for (const Finding& f : ok.fs) EXPECT_EQ(f.severity, Severity::kInfo) << i << dump(ok.fs);
+  }
+  EXPECT_TRUE(is_loopback_address("localhost"));
+  EXPECT_TRUE(is_loopback_address("127.0.1.1"));
+  EXPECT_TRUE(is_loopback_address("::1"));
+  EXPECT_FALSE(is_loopback_address("127.0.0"));
+  EXPECT_FALSE(is_loopback_address("10.0.0.1"));
 }
 TEST(Rules, SlurmGlobalIds) {
   // A note, not a warning: nothing in the environment is wrong (the fix for slurm-gpus-not-applied leads here).

@@ -6,6 +6,7 @@
 
 #include "env/launcher.h"
 #include "env/pod_cgroup.h"
+#include "model/text.h"
 
 namespace gpumap {
 namespace {
@@ -29,7 +30,62 @@ std::optional<std::string> bounded_id(std::optional<std::string> v) {
   return *v + "\u2026";
 }
 
+// A spawn worker's command line, its file descriptor numbers left out (they differ per worker):
+// "" when it is not one.
+std::string spawn_command(const std::optional<std::vector<std::string>>& argv) {
+  if (!argv) return "";
+  bool spawn = false;
+  std::string out;
+  for (const std::string& a : *argv) {
+    spawn = spawn || a == "--multiprocessing-fork" || a.find("spawn_main(") != std::string::npos;
+    for (char c : a)
+      if (c < '0' || c > '9') out += c;
+    out += '\0';
+  }
+  return spawn ? out : "";
+}
+
+// torch.multiprocessing.spawn's workers: running rows with a readable environment, no rank, the
+// same parent and spawn command line; two or more such processes are ranks in start order.
+void spawn_ranks(const Snapshot& s, PsResult& res, const std::map<uint32_t, ProcProcess>& procs) {
+  std::map<std::pair<uint32_t, std::string>, std::set<std::pair<int64_t, uint32_t>>> groups;  // -> (start, pid)
+  for (const ProcessRow& r : res.rows)
+    if (r.state == ProcessState::kRunning && r.environ_known && !r.rank && r.rank_variable.empty() && r.ppid && *r.ppid > 0)
+      if (std::string cmd = spawn_command(r.argv); !cmd.empty())
+        groups[{*r.ppid, cmd}].insert({procs.at(r.pid).start_ticks.value_or(0), r.pid});
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> rank_of;  // pid -> (rank, parent)
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    uint32_t i = 0;
+    for (const auto& m : members) rank_of[m.second] = {i++, key.first};
+  }
+  for (ProcessRow& r : res.rows) {
+    auto it = rank_of.find(r.pid);
+    if (it == rank_of.end()) continue;
+    r.rank_variable = kSpawnRank;
+    r.rank = it->second.first;
+    if (r.job.empty()) r.job = "spawn " + std::to_string(it->second.second);
+    if (r.view) apply_cuda_view(s, *r.view, res.views[*r.view], r);
+  }
+}
+
 }  // namespace
+
+std::optional<std::pair<std::string, uint32_t>> argv_local_rank(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    for (const char* opt : {"--local_rank", "--local-rank"}) {
+      const std::string o = opt;
+      std::string value;
+      if (argv[i] == o && i + 1 < argv.size()) value = argv[i + 1];
+      else if (argv[i].rfind(o + "=", 0) == 0) value = argv[i].substr(o.size() + 1);
+      else continue;
+      uint32_t n;
+      if (parse_small_uint(value, n)) return std::make_pair(o, n);
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
 
 PidNamespaceView classify_pid_namespace(const std::optional<std::string>& nvml_ns,
                                         const std::optional<std::string>& procfs_ns,
@@ -184,13 +240,39 @@ PsResult join_ps(const Snapshot& s, const PidNamespaceView& ns, const ReadProc& 
         r.rank = lr->value;
         // gpumap bind puts the rank's own GPUs first: its cuda:0, whatever its rank.
         if (launch.bound) r.bound_own = launch.bound_own.value_or(SIZE_MAX);
+      } else if (launch.local_ranks.empty() && r.argv) {
+        // torch.distributed.launch without --use-env passes the rank as an argument (issue 52).
+        if (auto arg = argv_local_rank(*r.argv)) {
+          r.rank_variable = arg->first;
+          r.rank = arg->second;
+        }
       }
       apply_cuda_view(s, it->second, res.views[it->second], r);
       r.job = job_key(env);
+      // Ranks given on the command line with no launcher variable: one job per launching parent.
+      if (r.job.empty() && r.rank_variable.rfind("--", 0) == 0 && r.ppid && *r.ppid > 0) r.job = "parent " + std::to_string(*r.ppid);
       res.rows.push_back(std::move(r));
     }
   }
   res.distinct_views = views.size();
+  spawn_ranks(s, res, procs);
+  // Each running process's parent, once per parent: a launcher that set CUDA_VISIBLE_DEVICES for its
+  // workers (DeepSpeed, accelerate, vLLM) starts them with another value than its own.
+  std::map<uint32_t, ProcProcess> parents;
+  for (ProcessRow& r : res.rows) {
+    if (r.state != ProcessState::kRunning || !r.environ_known || !r.ppid || *r.ppid <= 1) continue;
+    auto it = parents.find(*r.ppid);
+    if (it == parents.end()) {
+      auto known = procs.find(*r.ppid);
+      it = parents.emplace(*r.ppid, known != procs.end() ? known->second : read(*r.ppid)).first;
+    }
+    const ProcProcess& pp = it->second;
+    if (pp.access != ProcAccess::kOk) continue;
+    r.parent_argv = pp.argv;
+    if (!pp.environ) continue;
+    r.parent_environ_known = true;
+    r.parent_cuda_visible_devices = Environment::from_strings(*pp.environ).get("CUDA_VISIBLE_DEVICES");
+  }
   return res;
 }
 

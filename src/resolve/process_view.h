@@ -48,6 +48,16 @@ const char* process_state_name(ProcessState s);
 /// `local_rank`, `slurm_localid`); a longer one is cut and ends in "…" (bytes, before the "…").
 inline constexpr size_t kMaxRowIdBytes = 128;
 
+/// ProcessRow::rank_variable of a torch.multiprocessing.spawn worker: no rank variable, a child of
+/// the same parent as its siblings with the same command line (spawn's `spawn_main(...)
+/// --multiprocessing-fork`, file descriptors aside); its rank is its place in start order (spawn
+/// starts rank 0 first, then 1, ...).
+inline constexpr const char* kSpawnRank = "mp.spawn rank";
+
+/// A local rank given on the command line, as torch.distributed.launch passes it (`--local_rank=N`,
+/// `--local_rank N`; torch 2 also `--local-rank`): the option and its value; nullopt when none.
+std::optional<std::pair<std::string, uint32_t>> argv_local_rank(const std::vector<std::string>& argv);
+
 /// One row: one process on one GPU.
 struct ProcessRow {
   uint32_t pid = 0;                    // as NVML reports it
@@ -75,7 +85,8 @@ struct ProcessRow {
   std::optional<std::string> slurm_job_id, slurm_procid;  // for `gpumap job`
   std::optional<std::string> global_rank;  // LauncherEnv::global_rank (RANK, OMPI_COMM_WORLD_RANK, ..., SLURM_PROCID)
   std::string global_rank_variable;        // which variable gave it, or ""
-  std::string rank_variable;           // the innermost launcher's local-rank variable that parsed, or ""
+  std::string rank_variable;           // the innermost launcher's local-rank variable that parsed, or "";
+                                       // else `--local_rank`/`--local-rank` (its command line) or kSpawnRank
   std::optional<uint32_t> rank;        // its value
   std::string job;                     // the job its launcher names ("torchrun <id>", "slurm <job>.<step>",
                                        // "master <addr>:<port>"); "" when none
@@ -100,6 +111,12 @@ struct ProcessRow {
   std::string pod_unverified;
   std::optional<std::string> hostname;  // $HOSTNAME it started with: a pod's name unless the spec says
                                         // otherwise (resolve/pod_join.h matches on it)
+  /// Its parent as /proc says (read once per parent, for launcher-set-visible-devices): its command
+  /// line and the CUDA_VISIBLE_DEVICES it started with; parent_environ_known false when its
+  /// environment could not be read (or it has no parent here).
+  std::optional<std::vector<std::string>> parent_argv;
+  bool parent_environ_known = false;
+  std::optional<std::string> parent_cuda_visible_devices;
   std::vector<Finding> findings;       // filled by findings/ps_rules.h (add_ps_findings)
   std::vector<size_t> gpu_findings;    // the PsResult::gpu_findings that concern it (positions there)
 };

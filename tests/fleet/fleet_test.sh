@@ -225,7 +225,7 @@ check "job 4711 is one job of four ranks on two nodes" "$dir/fleet.json" \
 check "each rank's own cuda:N and GPU" "$dir/fleet.json" \
   "[(r['node'], r['pid'], r['gpus'][0]['nvml_index'], r['gpus'][0]['cuda_ordinal']) for r in d['jobs'][0]['ranks']] == [('$n1', $r0, 0, 0), ('$n1', $r1, 1, 1), ('$n2', $r2, 0, 0), ('$n2', $r3, 1, 1)]"
 check "findings grouped by cause" "$dir/fleet.json" \
-  "(lambda c: c['outside-visible-set'][0] == 'error' and c['outside-visible-set'][1] == {$stray} and c['ranks-share-gpu'][0] == 'warning' and {$t0, $t1} <= c['ranks-share-gpu'][1])({c['id']: (c['severity'], {p['pid'] for p in c['places']}) for c in d['findings_by_cause']})"
+  "(lambda c: c['outside-visible-set'][0] == 'error' and c['outside-visible-set'][1] == {$stray} and c['ranks-share-gpu'][0] == 'error' and {$t0, $t1} <= c['ranks-share-gpu'][1] and 'rank-on-wrong-gpu' not in c)({c['id']: (c['severity'], {p['pid'] for p in c['places']}) for c in d['findings_by_cause']})"
 "$gpumap" fleet --prometheus "$purl" >"$dir/fleet.txt" 2>&1
 grep -q "3 nodes, 6 GPUs, $nprocs GPU processes, 1 Slurm job" "$dir/fleet.txt" && grep -q "job 4711: 4 ranks on 2 nodes ($n1, $n2)" "$dir/fleet.txt" &&
   pass "the text: three nodes, the job across two" || fail "the text" "$(cat "$dir/fleet.txt")"

@@ -237,15 +237,23 @@ def expect_bound(h, ranks, host, first_gpu, keep_visible, what):
 
 def expect_caught(ps, ranks, shared, what):
     """The broken layouts: ranks other than 0 work off their own GPU (rank-on-wrong-gpu, error);
-    `shared`: they all share one GPU (ranks-share-gpu, warning)."""
+    `shared`: they all share one GPU, one cause said once (issue 52): ranks-share-gpu, an error,
+    with each misplaced rank's rank-on-wrong-gpu as its evidence (`also`), not a finding of its own."""
     for r in ranks:
         fs = findings(ps, r["pid"])
         if shared:
-            check(("ranks-share-gpu", "warning") in fs, "%s: rank %d: no ranks-share-gpu: %s" % (
+            check(("ranks-share-gpu", "error") in fs, "%s: rank %d: no ranks-share-gpu (error): %s" % (
                 what, r["local_rank"], fs))
+            check(("rank-on-wrong-gpu", "error") not in fs, "%s: rank %d: rank-on-wrong-gpu besides ranks-share-gpu: %s" % (
+                what, r["local_rank"], fs))
+            continue
         wrong = ("rank-on-wrong-gpu", "error") in fs
         check(wrong == (r["local_rank"] != 0), "%s: rank %d: rank-on-wrong-gpu %s: %s" % (
             what, r["local_rank"], "missing" if not wrong else "on rank 0", fs))
+    if shared:
+        also = [a["id"] for f in ps.get("findings", []) if f["id"] == "ranks-share-gpu" for a in f.get("also", [])]
+        check(sorted(also) == ["rank-on-wrong-gpu"] * sum(1 for r in ranks if r["local_rank"] != 0),
+              "%s: ranks-share-gpu's evidence %s, want one rank-on-wrong-gpu per rank but 0" % (what, also))
 
 
 # ---- torchrun ------------------------------------------------------------------------------

@@ -136,8 +136,12 @@ check_finding() {  # check_finding ID SEVERITY PID
   [[ $got == *"severity=$2"* ]] && pass "finding $1 ($2) on pid $3" || fail "finding $1 on pid $3" "$got"
 }
 check_finding outside-visible-set error $outside
-check_finding ranks-share-gpu warning $rank0
-check_finding ranks-share-gpu warning $rank1
+# One cause, one finding (issue 52): rank 1 on rank 0's GPU is ranks-share-gpu (an error, its
+# rank-on-wrong-gpu folded in as evidence), not a second series with the same cause.
+check_finding ranks-share-gpu error $rank0
+check_finding ranks-share-gpu error $rank1
+got=$(query 'gpumap_finding{id="rank-on-wrong-gpu"}')
+[ -z "$got" ] && pass "no rank-on-wrong-gpu beside its ranks-share-gpu" || fail "rank-on-wrong-gpu said twice" "$got"
 check_finding cuda-number-differs info $swapped
 got=$(query "gpumap_finding{pid=\"$job\",id=\"outside-visible-set\"}")
 [ -z "$got" ] && pass "no outside-visible-set on pid $job" || fail "pid $job has outside-visible-set" "$got"
@@ -154,7 +158,7 @@ got=$(query "gpumap_gpu_utilization_ratio{uuid=\"$U0\"}")
 [ "$(query 'gpumap_exporter_up')" = "__name__=gpumap_exporter_up 1" ] && pass "gpumap_exporter_up 1" || fail "gpumap_exporter_up" "$(query gpumap_exporter_up)"
 
 # --- a series budget: a second serve, added to the same Prometheus by a reload (SIGHUP) ---
-# Five processes: $outside (512 MiB, an error finding), $rank0 and $rank1 (256 each, a warning),
+# Five processes: $outside (512 MiB, an error finding), $rank0 and $rank1 (256 each, an error: one ranks-share-gpu),
 # $swapped (128 + 128, info) and $job (1024, none): a cap of 2 keeps $outside and one rank.
 "$gpumap" serve --simulate "$dir/host.json" --listen 127.0.0.1:0 --process-series info --drop-process-label command \
   --max-processes 2 --finding-severity warning >"$dir/budget.out" 2>"$dir/budget.err" &
