@@ -108,12 +108,17 @@ TEST(CliSmall, AFilterValueThatIsNotUtf8IsAUsageError) {
 TEST(CliSmall, EveryCommandAnsweringFromASimulatedHostSaysSoOnStderr) {
   const std::vector<std::string> env = {"GPUMAP_SIMULATE=h200x2", "GPUMAP_LOCK_DIR=" + temp_dir("locks")};
   for (std::vector<std::string> argv : {std::vector<std::string>{"pick"}, {"pick", "--format", "env"}, {"which", "0"},
-                                        {"verify", "--expect", "0,1"}, {"pick", "--json"}, {"run", "--", "true"}}) {
+                                        {"verify", "--expect", "0,1"}, {"run", "--", "true"}}) {
     CliRun r = gpumap(argv, env);
     EXPECT_NE(r.err.find("SIMULATED host h200x2"), std::string::npos) << argv[0] << ": " << r.err;
     EXPECT_NE(r.err.find("GPUMAP_SIMULATE"), std::string::npos) << argv[0] << ": " << r.err;
     EXPECT_EQ(r.out.find("SIMULATED host h200x2"), std::string::npos) << "stdout is the answer: " << r.out;
   }
+  // With --json the answer says it ("simulated": true), and nothing else is written around it:
+  // run and bind write their JSON on stderr, and scripts read `2>&1` as one document.
+  CliRun j = gpumap({"pick", "--json"}, env);
+  EXPECT_EQ(j.err.find("SIMULATED host"), std::string::npos) << j.err;
+  EXPECT_NE(j.out.find("\"simulated\": true"), std::string::npos) << j.out;
   CliRun flag = gpumap({"which", "--simulate", "h200x2", "0"});
   EXPECT_NE(flag.err.find("SIMULATED host h200x2 (--simulate)"), std::string::npos) << flag.err;
   // The banner's commands say it once, on stdout, as before.

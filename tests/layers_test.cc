@@ -71,6 +71,10 @@ const std::map<std::string, SessionLevel>& session_levels() {
   static const char* kFour = "the environment diagnosis: devices, explain, which and ps together";
   static const char* kFive = "the library's operations in one place (self.h): every use case a front end calls";
   static const std::map<std::string, SessionLevel> table = {
+      // A second header of session.cc (kept out of session.h, which nearly every file includes):
+      // what the Session reads of a simulated host's container and kubelet, and the process's
+      // frameworks.  It includes no operation, so everything from the Session up may include it.
+      {"container_facts", {-1, "declarations session.cc implements for the levels above: no operation"}},
       {"session", {0, kBase}},       {"output_file", {0, kBase}}, {"launch_plan", {0, kBase}},
       {"kubelet", {0, kBase}},       {"fleet", {0, kBase}},       {"job_map", {1, kOne}},
       {"kubelet_cache", {1, kOne}},  {"lease_gpus", {1, kOne}},   {"which", {1, kOne}},

@@ -37,14 +37,17 @@ void say_notices(const Seams& seams) {
 /// launches its program on GPUs chosen there): pick, which and verify said nothing, so a
 /// GPUMAP_SIMULATE left exported silently drove a real launch.  Commands whose text starts with the
 /// host's banner (SIMULATED host ...) say it there.
-void say_simulated(const Command& cmd, const Seams& seams, bool flag) {
+/// With --json the answer itself says `"simulated": true` (and `run`/`bind` write their JSON on
+/// stderr, which a line before it would break).  Wrapped at 80 columns, as the prose it precedes.
+void say_simulated(const Command& cmd, const Seams& seams, bool flag, bool json) {
   static const std::string kBannered[] = {"map", "list", "doctor", "explain", "ps", "pods", "snapshot", "top"};
-  if (!seams.simulate || cmd.hidden || std::find(std::begin(kBannered), std::end(kBannered), std::string(cmd.name)) != std::end(kBannered))
+  if (json || !seams.simulate || cmd.hidden ||
+      std::find(std::begin(kBannered), std::end(kBannered), std::string(cmd.name)) != std::end(kBannered))
     return;
   std::string line = "gpumap: SIMULATED host " + *seams.simulate +
                      (flag ? " (--simulate)" : " (GPUMAP_SIMULATE is set: unset it for this machine's GPUs)") +
-                     ": " + cmd.name + " answers for it, not for this machine's GPUs\n";
-  std::fputs(printable_lines(line).c_str(), stderr);
+                     ": " + cmd.name + " answers for it, not for this machine's GPUs";
+  std::fputs((wrap(printable_lines(line), 80, 0, 2) + "\n").c_str(), stderr);
 }
 
 /// A filter's value is text to match against names, ids and commands: one that is not UTF-8 (a
@@ -272,7 +275,7 @@ int run_main(int argc, char** argv) {
     set_term_style(term_style_from_env(env, parsed.has("--wide")));
     seams = cli_seams(env, parsed.value("--simulate"));
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
-    say_simulated(*cmd, seams, parsed.has("--simulate"));
+    say_simulated(*cmd, seams, parsed.has("--simulate"), parsed.has("--json"));
     std::cout.flush();
     int code = cmd->run(parsed, ctx);
     std::cout.flush();

@@ -18,9 +18,11 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-bool shell_identifier(std::string_view n) {
-  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+// A name a shell could have set, or one a program set through its environment with a '-' in it
+// (TensorFlowOnSpark's TFNode.py set `CUDA_VISIBLE-DEVICES`, which nothing reads: tfos#64).
+bool name_like(std::string_view n) {
+  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0])) || n[0] == '-') return false;
+  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
 }
 
 // Names set by real software that sit close to a target (each within its distance of one, or a
@@ -79,7 +81,7 @@ size_t name_distance(std::string_view a_in, std::string_view b_in) {
 std::vector<MisspelledVariable> misspelled_variables(const Environment& env) {
   std::vector<MisspelledVariable> out;
   for (const auto& [name, value] : env.vars()) {
-    if (known_variable_name(name) || !shell_identifier(name) || name.size() > 64) continue;
+    if (known_variable_name(name) || !name_like(name) || name.size() > 64) continue;
     std::string u = upper(name);
     const MisspellingTarget* best = nullptr;
     size_t best_distance = 0;

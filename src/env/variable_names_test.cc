@@ -86,8 +86,18 @@ TEST(VariableNames, RealNamesNeverFire) {
   EXPECT_TRUE(judge(vars).empty());
 }
 
+// A program may set a name no shell could (TensorFlowOnSpark's TFNode.py set CUDA_VISIBLE-DEVICES:
+// tfos#64): a '-' is judged too; other characters are no name anyone meant.
+TEST(VariableNames, ANameWithADashSetByAProgramIsJudged) {
+  std::vector<MisspelledVariable> got = judge({"CUDA_VISIBLE-DEVICES=1"});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].meant, "CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(judge({"CUDA-VISIBLE-DEVICES=0"}).size(), 1u);
+}
+
 TEST(VariableNames, NamesNoShellCanSetOrTooFarAreLeftAlone) {
-  EXPECT_TRUE(judge({"CUDA-VISIBLE-DEVICES=0"}).empty());  // not an identifier: no `unset` could take it
+  EXPECT_TRUE(judge({"CUDA.VISIBLE.DEVICES=0"}).empty());  // no name anyone meant
+  EXPECT_TRUE(judge({"-CUDA_VISIBLE_DEVICES=0"}).empty());
   EXPECT_TRUE(judge({"CUDA=0", "VISIBLE_DEVICES=0", "CUDA_DEVICE=0"}).empty());
   EXPECT_TRUE(judge({"CUDA_VISIBLE_DEVICES_OF_MY_JOB=0"}).empty());
 }

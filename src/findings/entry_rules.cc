@@ -402,7 +402,8 @@ void misspelled_variable(const RuleInput& r, Report& report) {
   Environment fixed = r.in.env;
   std::vector<std::string> names, said;
   for (const MisspelledVariable& m : found) {
-    fixed.unset(m.name);
+    // A name with a '-' was set by a program (a shell cannot unset it): the fix sets the right one.
+    if (m.name.find('-') == std::string::npos) fixed.unset(m.name);
     if (!fixed.get(m.meant)) fixed.set(m.meant, m.value);
     names.push_back(m.name);
     if (std::find(names.begin(), names.end(), m.meant) == names.end()) names.push_back(m.meant);

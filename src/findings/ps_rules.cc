@@ -289,7 +289,7 @@ std::optional<LauncherKnob> launcher_of(const std::vector<std::string>& argv) {
   return std::nullopt;
 }
 
-// launcher-set-visible-devices (info): the process started with another CUDA_VISIBLE_DEVICES than
+// launcher-set-visible-devices (warning when the launcher replaced a value, else info): the process started with another CUDA_VISIBLE_DEVICES than
 // its parent, a launcher that sets it for its workers.  A change made in the worker's shell (an
 // export, a value on its command line) is overridden there: the launcher's own knob is the fix.
 void launcher_set_visible_devices(ProcessRow& r) {
@@ -299,11 +299,16 @@ void launcher_set_visible_devices(ProcessRow& r) {
   std::string parent;
   for (const std::string& a : *r.parent_argv) parent += (parent.empty() ? "" : " ") + a;
   if (parent.size() > 120) parent = parent.substr(0, 117) + "...";
+  // A value the user gave the launcher and the launcher replaced is a warning (the job is not on the
+  // GPUs the user named: DeepSpeed#662, accelerate#663, verl#589); a launcher choosing where none was
+  // given is information.
+  const bool replaced = r.parent_cuda_visible_devices.has_value() && !r.parent_cuda_visible_devices->empty();
   r.findings.push_back(
-      {"launcher-set-visible-devices", Severity::kInfo,
+      {"launcher-set-visible-devices", replaced ? Severity::kWarning : Severity::kInfo,
        who(r) + " started with CUDA_VISIBLE_DEVICES=" + quoted(r.cuda_visible_devices) + ", its parent pid " +
            std::to_string(*r.ppid) + " (" + parent + ") with " + quoted(r.parent_cuda_visible_devices) + ": " + l->name +
-           " set it for its worker, so an export in the worker's shell or a value on its command line is overridden",
+           (replaced ? " replaced the value it was given" : " set it") +
+           " for its worker, so an export in the worker's shell or a value on its command line is overridden",
        "", "choose the GPUs with " + l->name + "'s own option: " + l->knob + "; " + l->more});
 }
 

@@ -406,9 +406,9 @@ TEST(PsRules, ALauncherThatSetTheVariableIsNamedWithItsKnob) {
   ASSERT_EQ(r.rows.size(), 2u);
   const Finding* f = find(r.rows[0], "launcher-set-visible-devices");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_EQ(f->severity, Severity::kWarning) << "the value the launcher was given was replaced";
   for (const char* part : {"pid 41", "CUDA_VISIBLE_DEVICES=`1`", "parent pid 40 (", "deepspeed.launcher.launch", "`0,1`",
-                           "DeepSpeed's launcher set it"})
+                           "DeepSpeed's launcher replaced the value it was given"})
     EXPECT_NE(f->message.find(part), std::string::npos) << part << " in " << f->message;
   EXPECT_EQ(f->fix, "") << "never an export in the worker's shell";
   EXPECT_NE(f->note.find("deepspeed --include localhost:<GPUs>"), std::string::npos) << f->note;
@@ -424,6 +424,14 @@ TEST(PsRules, ALauncherThatSetTheVariableIsNamedWithItsKnob) {
     ASSERT_NE(g, nullptr) << argv[0];
     EXPECT_NE(g->note.find(knob), std::string::npos) << g->note;
   }
+  // A launcher started without the variable chose the GPUs itself: said, as information.
+  w.procs[40].argv = std::vector<std::string>{"/usr/bin/python3", "-u", "-m", "deepspeed.launcher.launch", "train.py"};
+  w.procs[40].environ = std::vector<std::string>{"HOME=/root"};
+  PsResult chose = ps(s, {}, w);
+  const Finding* c = find(chose.rows[0], "launcher-set-visible-devices");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->severity, Severity::kInfo);
+  EXPECT_NE(c->message.find("DeepSpeed's launcher set it"), std::string::npos) << c->message;
   // The same value as the launcher's own: it passed it on, nothing to say.
   w.procs[40].environ = std::vector<std::string>{"CUDA_VISIBLE_DEVICES=1"};
   PsResult same = ps(s, {}, w);

@@ -31,8 +31,7 @@ struct Client {
   int fd = -1;
   SSL* ssl = nullptr;
   std::string peer;      // its address, for the per-peer limit
-  std::string in;
-  std::shared_ptr<const std::string> out;  // the answer's bytes, shared with the other readers of the same answer
+  std::string in, out;
   size_t sent = 0;
   ConnState state = ConnState::kConnected;     // what it means: state_row(state)
   bool want_write = false, want_read = false;  // TLS: what the last call waits for
@@ -145,14 +144,6 @@ struct HttpServer::Loop {
   std::list<Client> clients;
   std::map<std::string, size_t> per_peer;
   size_t requests = 0;  // clients in a state counted against max_requests
-  // The answers made last (issue 56 item 11): the same answer to many readers is one buffer
-  // (formatted and compressed once), never a copy per connection.
-  struct Made {
-    HttpResponse r;
-    bool head_only, gzip;
-    std::shared_ptr<const std::string> bytes;
-  };
-  std::list<Made> made;
   Clock::time_point accept_paused_until;
 
   void run(const volatile sig_atomic_t* stop);
@@ -171,7 +162,6 @@ struct HttpServer::Loop {
   bool on_deadline(Client& c);
   void admit(Client& c);
   void answer(Client& c, const HttpResponse& r);
-  std::shared_ptr<const std::string> formatted(const HttpResponse& r, bool head_only, bool gzip);
   void enter(Client& c, ConnState next);
   ssize_t io(Client& c, bool write, char* buf, size_t n);
   // Room.
@@ -183,7 +173,7 @@ struct HttpServer::Loop {
 };
 
 void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop, int wake_fd) {
-  Loop loop{*this, handler, wake_fd, {}, {}, 0, {}, {}};
+  Loop loop{*this, handler, wake_fd, {}, {}, 0, {}};
   loop.run(stop);
 }
 
@@ -390,7 +380,7 @@ void HttpServer::Loop::on_answer(Client& c) {
 }
 
 void HttpServer::Loop::answer(Client& c, const HttpResponse& r) {
-  c.out = formatted(r, c.req.method == "HEAD", c.gzip);
+  c.out = format_response(r, c.req.method == "HEAD", c.gzip);
   c.want_read = c.want_write = false;
   // The answer is made: its slot among the requests being answered is free for anyone's next
   // request (enter).  A client that does not read holds its own connection only (issue 46, item 9).
@@ -398,35 +388,16 @@ void HttpServer::Loop::answer(Client& c, const HttpResponse& r) {
   c.progressed = Clock::now();
 }
 
-// The bytes of answer `r`: those of an answer made before when it is the same (status, type,
-// headers, body, HEAD, gzip), shared; else made now and remembered (the last kMadeKept).  So N
-// slow readers of one 3 MB /metrics answer hold one buffer, not N.
-std::shared_ptr<const std::string> HttpServer::Loop::formatted(const HttpResponse& r, bool head_only, bool gzip) {
-  constexpr size_t kMadeKept = 2;
-  for (auto it = made.begin(); it != made.end(); ++it) {
-    if (it->head_only != head_only || it->gzip != gzip || it->r.status != r.status || it->r.content_type != r.content_type ||
-        it->r.headers != r.headers || it->r.body != r.body)
-      continue;
-    made.splice(made.begin(), made, it);  // the most recent first
-    return it->bytes;
-  }
-  auto bytes = std::make_shared<const std::string>(format_response(r, head_only, gzip));
-  if (r.body.size() < 4096) return bytes;  // small answers (errors, /healthz) are not worth keeping
-  made.push_front({r, head_only, gzip, bytes});
-  if (made.size() > kMadeKept) made.pop_back();
-  return bytes;
-}
-
 // The socket (or TLS) takes more of the answer; false when it failed or the answer is all sent
 // (Connection: close).
 bool HttpServer::Loop::on_writable(Client& c, Clock::time_point now) {
-  ssize_t put = io(c, true, const_cast<char*>(c.out->data()) + c.sent, c.out->size() - c.sent);
+  ssize_t put = io(c, true, c.out.data() + c.sent, c.out.size() - c.sent);
   if (put == 0 || put == -2) return false;
   if (put > 0) {
     c.sent += static_cast<size_t>(put);
     c.progressed = now;
   }
-  return c.sent != c.out->size();
+  return c.sent != c.out.size();
 }
 
 // Past the deadline its state's row names: what the row says.  true: close it.

@@ -240,7 +240,7 @@ if [ $pod = 1 ]; then
   check "the pod's GPU outside its allocation, a cause of its own" "$dir/fleet.json" \
     "[(c['severity'], [(p['node'], p['pid'], p['uuid']) for p in c['places']]) for c in d['findings_by_cause'] if c['id'] == 'pod-gpu-outside-allocation'] == [('warning', [('$n3', $podp, '$(uuid 3 0)')])]"
   grep -Eq "pid $podp +cuda:0 .*pod ml/train-0" "$dir/fleet.txt" &&
-    grep -Eq "pid $podp +cuda:\? .*pod ml/train-0 .*\[pod-gpu-outside-allocation\]" "$dir/fleet.txt" &&
+    grep -Eq "pid $podp +none .*pod ml/train-0 .*\[pod-gpu-outside-allocation\]" "$dir/fleet.txt" &&  # GPU 0 is none of its cuda:N
     grep -Eq "^  \[warning\] pod-gpu-outside-allocation: 1 place on 1 node" "$dir/fleet.txt" &&
     pass "the text: the pod's process with ml/train-0, its finding by cause" || fail "the text of the pod" "$(cat "$dir/fleet.txt")"
 fi

@@ -44,6 +44,8 @@ python|check|torch|python_package.sh|the Python package over libgpumap: pin() be
 launch|check|torch|run_two_jobs.sh cuda_ipc.sh|gpumap run places two jobs on different GPUs (needs two), CUDA IPC between ranks as bind sets them up
 prolog|check|smi|slurm_prolog_ps_keys.sh|Slurm's TaskProlog and map --line against the real driver, ps --json's host and minor-number keys
 release|check|release torch|release_real.sh|the portable artifacts: tarball under a path with a space, list vs nvidia-smi, map --check, top, the wheel inside torch
+cudastart|check|torch|cuda_start_failed.py|a torch process whose CUDA start failed (CUDA_VISIBLE_DEVICES='' then '0'): torch stays at 0 GPUs, gpumap's Python check says cuda-start-failed (issue 52 item 5)
+serveunit|check|torch root|serve_unit_real.sh|serve with gpumap-serve.service's user and capabilities reads another user's torch process's cuda:N; none without them (issue 53 item 2)
 commands|measure|smi|commands.sh|explain/which/verify/doctor/bind/pick on the real host with exit codes, and their times beside nvidia-smi
 viewers|measure|torch|top_vs_nvitop.py|gpumap top beside nvitop with a busy torch process (first frame, CPU at 1 s, RSS, SM % shown), list beside nvidia-smi --query-gpu for nine fields, import gpumap + devices() over a bare python (bench/top_vs_nvitop.py; nvitop's source in .dev/nvitop)
 trace|measure|smi|trace.sh|where `gpumap list`'s time goes: per-NVML-call trace and whole-process times beside nvidia-smi --query-gpu
@@ -152,6 +154,7 @@ for name in "${selected[@]}"; do
                            OUT=$work python3 "$C/$s" "$GPUMAP" "$work/cuda_probe" ;;
         top_vs_nvitop.py) python3 bench/top_vs_nvitop.py --gpumap "$GPUMAP" --nvitop "${NVITOP:-.dev/nvitop}" ;;
         framework_view.py) OUT=$work/framework_view DEADLINE=${DEADLINE:-180} python3 "$C/$s" ;;
+        cuda_start_failed.py) OUT=$work GPUMAP_BUILD_DIR=$build PYTHONPATH=$root/python python3 "$C/$s" "$GPUMAP" ;;
         *.py) OUT=$work python3 "$C/$s" ;;
         *) OUT=$work bash "$C/$s" "$build" ;;
       esac
