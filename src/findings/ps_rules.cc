@@ -294,6 +294,9 @@ std::optional<LauncherKnob> launcher_of(const std::vector<std::string>& argv) {
 // export, a value on its command line) is overridden there: the launcher's own knob is the fix.
 void launcher_set_visible_devices(ProcessRow& r) {
   if (!r.parent_environ_known || !r.parent_argv || r.parent_cuda_visible_devices == r.cuda_visible_devices) return;
+  // `gpumap bind` under the launcher set it (GPUMAP_BOUND matches): the recommended way, said by
+  // the rank rules, not a launcher that overrode the user.
+  if (r.bound_own) return;
   std::optional<LauncherKnob> l = launcher_of(*r.parent_argv);
   if (!l) return;
   std::string parent;
