@@ -47,7 +47,12 @@ setpriv --reuid=65534 --regid=65534 --clear-groups \
 wait_for 5 grep -q 'Uid:.*65534' "/proc/$other/status" && wait_for 5 grep -q sleep "/proc/$other/cmdline" ||
   fail "the other user's sleep did not start"
 [ "$uid" != 65534 ] || { fail "the unit's uid is nobody's"; exit 1; }
-python3 - "$(dirname "$gpumap")/hosts/h200x2.json" "$other" >"$dir/host.json" <<'PY'
+hosts=$(dirname "$gpumap")/hosts
+# The unit's user must reach the binary: a checkout in a 0700 folder (CI's mktemp -d, /root) is
+# closed to it, so serve runs from a copy beside its simulated libraries in the test's own folder.
+mkdir -p "$dir/bin" && cp "$gpumap" "$dir/bin/" && cp -r "$(dirname "$gpumap")/sim" "$dir/bin/" &&
+  chmod -R a+rX "$dir/bin" && gpumap=$dir/bin/$(basename "$gpumap") || { fail "copying gpumap into $dir/bin"; exit 1; }
+python3 - "$hosts/h200x2.json" "$other" >"$dir/host.json" <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))
 for g in h["gpus"]: g["processes"] = []
