@@ -268,7 +268,7 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
   std::map<std::string, size_t> fold_of;  // group key -> position in folds
   std::optional<uint32_t> in_container;   // the first pid whose cuda:N is counted inside its container
   for (const ProcessRow& r : res.rows) {
-    std::string cuda = r.cuda_ordinal ? "cuda:" + std::to_string(*r.cuda_ordinal) : r.environ_known ? "-" : "?";
+    std::string cuda = r.cuda_ordinal ? "cuda:" + std::to_string(*r.cuda_ordinal) : r.environ_known ? "none" : "?";
     std::string cmd = r.state == ProcessState::kExited       ? "(exited)"
                       : r.state == ProcessState::kNotVisible ? "(not visible from here)"
                                                              : r.command.value_or("?") + (r.command_truncated ? "\u2026" : "");
