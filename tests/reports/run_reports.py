@@ -204,7 +204,9 @@ def findings_of(j, command):
     def add(f):
         out.append((f.get("id"), f.get("severity", "info"), f.get("fix") or "", f.get("message", ""), f))
         for a in f.get("also", []) or []:
-            out.append((a.get("id"), f.get("severity", "info"), "", a.get("message", ""), a))
+            # Folded into f: said with f, whose fix and note are the ones printed for it.
+            out.append((a.get("id"), f.get("severity", "info"), f.get("fix") or "", a.get("message", ""),
+                        dict(a, _folded=True, note=a.get("note") or f.get("note"))))
 
     if j is None:
         return out
@@ -321,8 +323,12 @@ def judge(runner, c):
                 if pid is not None and SEVERITY.get(f[1], 0) >= 1:
                     per.setdefault(pid, []).append(f[0])
             twice = {p: ids for p, ids in per.items() if len(ids) > 1}
+            # A cause folded into another finding's `also` is said once, with that finding (what
+            # `ps` prints as "also ..."): only findings of their own count, and a per-GPU finding
+            # that folds the expected one per rank is that cause's one statement, not a repeat.
             shared = [f[0] for f in found if f[4].get("_pid") is None and SEVERITY.get(f[1], 0) >= 1
-                      and f[0] in ("ranks-share-gpu",)]
+                      and f[0] in ("ranks-share-gpu",) and not f[4].get("_folded")
+                      and not any(a.get("id") == e["finding"] for a in f[4].get("also", []) or [])]
             if twice or shared:
                 ok = False
                 detail.append(f"said more than once: per process {twice}, per GPU {shared}")
