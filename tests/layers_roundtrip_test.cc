@@ -722,10 +722,10 @@ struct Runner {
       // The fixed finding gone, and nothing above info that was not there before (another finding's
       // own trouble is its own fix's to clear).  Two kinds of new finding are not the fix's doing:
       // those CUDA's failure hid before (every launcher rule needs a working view), and a rank
-      // count that now exceeds the GPUs (local-rank-exceeds-visible, world-size-exceeds-visible,
-      // and slurm-per-task-binding: a task of a Slurm step that now sees fewer GPUs than the step
-      // has on the node): a fix that keeps to what this process may use cannot add GPUs for more
-      // ranks, and those findings say what to do about the ranks.
+      // count that now exceeds the GPUs (local-rank-exceeds-visible, world-size-exceeds-visible;
+      // not slurm-per-task-binding, which a narrower value set after Slurm no longer fires): a fix
+      // that keeps to what this process may use cannot add GPUs for more ranks, and those findings
+      // say what to do about the ranks.
       bool cuda_failed_before = pend.before.count("cuda-init-fails") || pend.before.count("device-order-invalid");
       // The combined line: nothing above info that a line could fix, nothing above info that was
       // not there before (what is left has no fix: a rank count, advice about code).
@@ -744,7 +744,7 @@ struct Runner {
       for (const Finding& g : after.findings)
         if (f.id != kCombined && g.severity != Severity::kInfo &&
             (g.id == f.id || (!pend.before.count(g.id) && !cuda_failed_before && g.id != "local-rank-exceeds-visible" &&
-                              g.id != "world-size-exceeds-visible" && g.id != "slurm-per-task-binding")))
+                              g.id != "world-size-exceeds-visible")))
           o.failures.push_back({"b:after", f.id, "after `" + f.fix + "` doctor still says " + g.id + " (" +
                                                      (g.severity == Severity::kError ? "error" : "warning") + "): " + g.message});
       std::vector<std::optional<size_t>> now;

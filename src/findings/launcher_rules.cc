@@ -43,6 +43,13 @@ std::optional<uint32_t> per_task_gpus(const RuleInput& r) {
   if (r.bound || !rank || r.v.error != CudaInitError::kNone || !r.launch.slurm_gpus_on_node || r.v.uuids.empty() ||
       r.v.uuids.size() >= *r.launch.slurm_gpus_on_node)
     return std::nullopt;
+  // Slurm binds per task by giving the task a share of the step's GPUs in SLURM_STEP_GPUS (or
+  // SLURM_JOB_GPUS in a batch step) too (../shared/reference/slurm-observed.md: task 1 of
+  // `srun -n 2 --gpus-per-task=1` has SLURM_STEP_GPUS=1).  Where Slurm's list still holds every GPU
+  // of the node, this task's narrower CUDA_VISIBLE_DEVICES was set after Slurm (an export, a
+  // script): not Slurm's binding, and local-rank-exceeds-visible says it.
+  const std::optional<IntList>& given = r.launch.slurm_step_gpus ? r.launch.slurm_step_gpus : r.launch.slurm_job_gpus;
+  if (given && given->error.empty() && given->values.size() >= *r.launch.slurm_gpus_on_node) return std::nullopt;
   if (rank->variable != "SLURM_LOCALID") {
     auto slurm = std::find_if(r.launch.local_ranks.begin(), r.launch.local_ranks.end(),
                               [](const LocalRank& l) { return l.variable == "SLURM_LOCALID"; });

@@ -285,6 +285,16 @@ TEST(Rules, SlurmPerTaskBindingWarnsWithTheFixesThatWorkThere) {
   // gpumap bind's narrowing is bound-rank's, not Slurm's.
   Diag bound = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=1", "GPUMAP_BOUND=1", "SLURM_LOCALID=1", "SLURM_GPUS_ON_NODE=2"});
   for (const Finding& f : bound.fs) EXPECT_NE(f.id, "slurm-per-task-binding") << dump(bound.fs);
+  // A value narrowed after Slurm (an export in the batch script) is not Slurm's binding: Slurm's own
+  // list for the task still holds both of the node's GPUs, and the rank past them is said instead.
+  Diag exported = diag(Host::kUniform, {"CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=0,1", "SLURM_LOCALID=1",
+                                        "SLURM_GPUS_ON_NODE=2", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0"});
+  bool exceeds = false;
+  for (const Finding& f : exported.fs) {
+    EXPECT_NE(f.id, "slurm-per-task-binding") << "the export narrowed it, not Slurm: " << dump(exported.fs);
+    exceeds = exceeds || f.id == "local-rank-exceeds-visible";
+  }
+  EXPECT_TRUE(exceeds) << dump(exported.fs);
 }
 // Issue 52 item 2: more ranks than GPUs under torch.distributed.launch (LOCAL_RANK, no
 // LOCAL_WORLD_SIZE): the fix is the launcher's count, never gpumap bind.
