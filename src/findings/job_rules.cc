@@ -1,5 +1,6 @@
 #include "findings/job_rules.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -20,7 +21,15 @@ std::string gpu_words(const JobGpu& g) { return gpu_words(g.nvml_index, g.uuid, 
 
 // rank-on-wrong-gpu and stray-context (findings/rank_rules.h) for each process of the job, from
 // the rows its node's ps gave (one per GPU it is on).
-void rank_gpu_findings(const JobReport& r, std::vector<Finding>& out) {
+// A rank finding with the GPUs it names as not the rank's own: (node, nvml index) of each.
+struct PlacedFinding {
+  Finding finding;
+  uint32_t pid = 0;
+  std::string node;
+  std::set<uint32_t> others;  // nvidia-smi indices on `node`
+};
+
+void rank_gpu_findings(const JobReport& r, std::vector<PlacedFinding>& out) {
   std::map<std::pair<std::string, uint32_t>, std::vector<const JobProcess*>> rows_of;  // (node, pid) -> rows
   std::vector<std::pair<std::string, uint32_t>> order;
   for (const JobProcess& p : r.processes) {
@@ -46,26 +55,56 @@ void rank_gpu_findings(const JobReport& r, std::vector<Finding>& out) {
     }
     for (const JobProcess* p : rows)
       rp.held.push_back({p->nvml_index, gpu_words(p->nvml_index, p->uuid, p->node), p->cuda_ordinal, p->used_memory_mib});
-    for (RankFinding& f : rank_findings(rp)) out.push_back(std::move(f.finding));
+    for (RankFinding& f : rank_findings(rp)) {
+      PlacedFinding placed{std::move(f.finding), first.pid, first.node, {}};
+      for (size_t i : f.others) placed.others.insert(rp.held[i].nvml_index);
+      out.push_back(std::move(placed));
+    }
   }
 }
 
 }  // namespace
 
 std::vector<Finding> job_findings(const JobReport& r) {
+  // The ranks' own findings first: a GPU shared only through stray contexts, or by ranks that work
+  // on another rank's GPU, is one cause, said once (findings/fold.cc's rows for ps, the same here).
+  std::vector<PlacedFinding> ranked;
+  rank_gpu_findings(r, ranked);
+  auto names = [&](const PlacedFinding& f, const JobGpu& g) { return f.node == g.node && f.others.count(g.nvml_index); };
   std::vector<Finding> out;
   for (const JobGpu& g : r.gpus) {
-    std::set<std::string> ranks;
-    for (const JobProcess& p : r.processes)
-      if (p.node == g.node && same_uuid(p.uuid, g.uuid)) ranks.insert(p.rank.value_or("?"));
-    if (ranks.size() > 1) {
+    std::set<std::string> ranks, strays;
+    for (const JobProcess& p : r.processes) {
+      if (p.node != g.node || !same_uuid(p.uuid, g.uuid)) continue;
+      ranks.insert(p.rank.value_or("?"));
+      for (const PlacedFinding& f : ranked)
+        if (f.finding.id == "stray-context" && f.pid == p.pid && names(f, g)) strays.insert(p.rank.value_or("?"));
+    }
+    std::set<std::string> working;  // the ranks that work on this GPU (not only a stray context)
+    for (const std::string& k : ranks)
+      if (!strays.count(k)) working.insert(k);
+    if (ranks.size() > 1 && working.size() <= 1) {
+      // Only stray contexts share it: each stray-context finding says so ("also", as ps does).
+      for (PlacedFinding& f : ranked)
+        if (f.finding.id == "stray-context" && names(f, g))
+          f.finding.also.push_back({"job-ranks-share-gpu", "its stray context shares " + gpu_words(g) + " with rank(s) " +
+                                                               join(std::vector<std::string>(working.begin(), working.end()), ", ")});
+    } else if (ranks.size() > 1) {
       std::vector<std::string> rs(ranks.begin(), ranks.end());
-      out.push_back({"job-ranks-share-gpu", Severity::kWarning,
-                     "ranks " + join(rs, ", ") + " of job " + r.job_id + " all run on " + gpu_words(g) +
-                         ": they share its memory and compute, and the ranks' own GPUs sit elsewhere",
-                     "",  // the fix is the job's own srun line
-                     "give each rank its own GPU: start the ranks with `srun ... gpumap bind -- <your command>`, or have "
-                     "each rank use cuda:$SLURM_LOCALID"});
+      Finding share{"job-ranks-share-gpu", Severity::kWarning,
+                    "ranks " + join(rs, ", ") + " of job " + r.job_id + " all run on " + gpu_words(g) +
+                        ": they share its memory and compute, and the ranks' own GPUs sit elsewhere",
+                    "",  // the fix is the job's own srun line
+                    "give each rank its own GPU: start the ranks with `srun ... gpumap bind -- <your command>`, or have "
+                    "each rank use cuda:$SLURM_LOCALID"};
+      // A rank working here on another rank's GPU is one of the ranks that share it: folded in.
+      for (PlacedFinding& f : ranked)
+        if (f.finding.id == "rank-on-wrong-gpu" && names(f, g)) {
+          share.severity = std::max(share.severity, f.finding.severity);
+          share.also.push_back({f.finding.id, f.finding.message});
+          f.finding.id.clear();  // said with the GPU's finding
+        }
+      out.push_back(std::move(share));
     }
     if (r.allocation_known && !g.allocated && !ranks.empty()) {
       std::vector<std::string> rs(ranks.begin(), ranks.end());
@@ -82,7 +121,8 @@ std::vector<Finding> job_findings(const JobReport& r) {
                      "",  // the fix is the job's own sbatch/srun line
                      "ask for fewer GPUs, or start one rank per GPU: `srun -n <GPUs> ... gpumap bind -- <your command>`"});
   }
-  rank_gpu_findings(r, out);
+  for (PlacedFinding& f : ranked)
+    if (!f.finding.id.empty()) out.push_back(std::move(f.finding));
   return out;
 }
 

@@ -70,21 +70,40 @@ TEST(JobRules, ARankOnAnotherRanksGpuIsOnTheWrongGpuOnItsNode) {
   JobReport r = report({{0, ps_doc_ranks("n1", {{10, 0, "0", 0, 4, 300}, {11, 0, "1", 1, 4, 300}})},
                         {1, ps_doc_ranks("n2", {{20, 0, "3", 1, 4, 500}, {20, 1, "3", 1, 4, 900}, {21, 2, "2", 0, 1, 50}})}},
                        {});
-  EXPECT_EQ(count(r, "rank-on-wrong-gpu"), 1u) << ::testing::PrintToString(ids_of(r));
+  // One cause per GPU: n1's GPU 0 is shared because rank 1 works there (its rank-on-wrong-gpu folded
+  // into the GPU's finding, at its severity); n2's GPU 0 only through rank 3's stray context.
+  EXPECT_EQ(count(r, "rank-on-wrong-gpu"), 0u) << ::testing::PrintToString(ids_of(r));
+  EXPECT_EQ(count(r, "job-ranks-share-gpu"), 1u) << ::testing::PrintToString(ids_of(r));
   EXPECT_EQ(count(r, "stray-context"), 1u) << "one per process, not per row";
-  const Finding* w = find(r, "rank-on-wrong-gpu");
-  ASSERT_NE(w, nullptr);
-  EXPECT_EQ(w->severity, Severity::kError);
+  const Finding* share = find(r, "job-ranks-share-gpu");
+  ASSERT_NE(share, nullptr);
+  EXPECT_NE(share->message.find("on n1"), std::string::npos) << share->message;
+  EXPECT_EQ(share->severity, Severity::kError);
+  ASSERT_EQ(share->also.size(), 1u);
+  EXPECT_EQ(share->also[0].id, "rank-on-wrong-gpu");
+  const std::string& w = share->also[0].message;
   for (const char* part : {"rank 1 (pid 11) on n1", "SLURM_LOCALID=1", "sees 4 GPUs",
                            "nvidia-smi GPU 0 (GPU-0) on n1, its cuda:0 (300 MiB)", "its cuda:1 is nvidia-smi GPU 1 (GPU-1) on n1"})
-    EXPECT_NE(w->message.find(part), std::string::npos) << part << " in " << w->message;
-  EXPECT_EQ(w->fix, "");
+    EXPECT_NE(w.find(part), std::string::npos) << part << " in " << w;
+  EXPECT_EQ(share->fix, "");
   const Finding* s = find(r, "stray-context");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->severity, Severity::kWarning);
   for (const char* part : {"rank 3 (pid 20) on n2", "its cuda:1 is nvidia-smi GPU 1 (GPU-1) on n2, 900 MiB",
                            "nvidia-smi GPU 0 (GPU-0) on n2, its cuda:0 (500 MiB)"})
     EXPECT_NE(s->message.find(part), std::string::npos) << part << " in " << s->message;
+}
+
+TEST(JobRules, AGpuSharedOnlyThroughAStrayContextIsTheStrayContextsFinding) {
+  // Rank 1 works on its own GPU 1 and holds a stray context on GPU 0, rank 0's: one cause, said once.
+  JobReport r = report({{0, ps_doc_ranks("n1", {{10, 0, "0", 0, 4, 2000}, {11, 1, "1", 1, 4, 2000}, {11, 0, "1", 1, 4, 500}})}}, {});
+  EXPECT_EQ(count(r, "job-ranks-share-gpu"), 0u) << ::testing::PrintToString(ids_of(r));
+  EXPECT_EQ(count(r, "rank-on-wrong-gpu"), 0u) << ::testing::PrintToString(ids_of(r));
+  const Finding* s = find(r, "stray-context");
+  ASSERT_NE(s, nullptr) << ::testing::PrintToString(ids_of(r));
+  ASSERT_EQ(s->also.size(), 1u) << "the GPU it shares through the stray context, said with it";
+  EXPECT_EQ(s->also[0].id, "job-ranks-share-gpu");
+  EXPECT_NE(s->also[0].message.find("nvidia-smi GPU 0 (GPU-0) on n1 with rank(s) 0"), std::string::npos) << s->also[0].message;
 }
 
 TEST(JobRules, KeepVisibleRanksAreJudgedByTheirCudaZero) {
