@@ -18,10 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 out=${1:-build-release/artifacts}
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/      /'; failed=1; }
-[ "$(id -u)" = 0 ] || { echo "FAIL tests/release/aarch64.sh needs root (debootstrap, chroot, binfmt_misc)"; exit 2; }
+. tests/release/lib.sh tests/release/aarch64.sh "debootstrap, chroot, binfmt_misc"
 t0=$SECONDS
 
 scripts/release.sh "$out" --arch aarch64 || { echo "FAIL scripts/release.sh --arch aarch64"; exit 1; }
@@ -75,7 +72,6 @@ r=$scratch/root
 cp -a "$armroot" "$r"
 binfmt_into_root "$r"
 mount -t proc proc "$r/proc" && mounted+=("$r/proc")
-in_root() { chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=xterm "$@"; }
 o="$(in_root uname -m) $(in_root ldd --version | head -1 | awk '{print $NF}') $(readelf -h "$r/usr/bin/dpkg" | sed -n 's/^ *Machine: *//p')"
 [ "$o" = "aarch64 2.31 AArch64" ] && pass "the run root is Debian 11 arm64 (glibc 2.31), its programs run under qemu-user" ||
   fail "the arm64 run root" "$o"
@@ -86,17 +82,7 @@ tar -xzf "$out/gpumap-$version-linux-aarch64.tar.gz" -C "$r/opt/unpacked here"
 G="/opt/unpacked here/gpumap-$version-linux-aarch64/bin/gpumap"
 [ "$(readelf -h "$r$G" | sed -n 's/^ *Machine: *//p')" = AArch64 ] && pass "tarball: bin/gpumap is an AArch64 program" ||
   fail "tarball: bin/gpumap is not AArch64"
-o=$(in_root "$G" --simulate dgx8 2>&1) && [[ $o == *SIMULATED* && $o == *cuda:7* ]] &&
-  pass "tarball: gpumap --simulate dgx8 maps eight GPUs" || fail "tarball: gpumap --simulate dgx8" "$o"
-o=$(in_root "$G" list --json --simulate dgx8 2>&1) &&
-  [ "$(printf '%s' "$o" | in_root python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gpus"]))')" = 8 ] &&
-  pass "tarball: list --json has eight GPUs" || fail "tarball: list --json" "${o:0:400}"
-o=$(in_root env CUDA_VISIBLE_DEVICES=0,0 "$G" doctor --simulate dgx8 2>&1); rc=$?
-[ "$rc" = 7 ] && [[ $o == *duplicate* ]] && pass "tarball: doctor finds a duplicate entry (exit 7)" ||
-  fail "tarball: doctor (exit $rc)" "$o"
-o=$(in_root "$G" top --once --simulate dgx8 2>&1) && [[ $o == *"H100"* ]] &&
-  pass "tarball: top --once draws the GPUs" || fail "tarball: top --once" "$o"
-in_root "$G" --version | grep -q "$version" && pass "tarball: --version" || fail "tarball: --version"
+tarball_checks "$G" "$version"
 
 # serve inside the root, scraped from outside it; the series carry the simulated host's GPUs.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -17,10 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 out=${1:-build-release/artifacts}
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/      /'; failed=1; }
-[ "$(id -u)" = 0 ] || { echo "FAIL tests/release/image.sh needs root (unshare, chroot)"; exit 2; }
+. tests/release/lib.sh tests/release/image.sh "unshare, chroot"
 version=$(sed -n 's/^project(gpumap VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 arches=()
 for a in x86_64 aarch64; do [ -f "$out/gpumap-$version-linux-$a.tar.gz" ] && arches+=("$a"); done

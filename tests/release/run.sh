@@ -15,10 +15,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-build-release/artifacts}
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/      /'; failed=1; }
-[ "$(id -u)" = 0 ] || { echo "FAIL tests/release/run.sh needs root (debootstrap, chroot, dpkg)"; exit 2; }
+. tests/release/lib.sh tests/release/run.sh "debootstrap, chroot, dpkg"
 
 scripts/release.sh "$out" || { echo "FAIL scripts/release.sh"; exit 1; }
 out=$(cd "$out" && pwd)
@@ -54,7 +51,6 @@ cleanup() {
 trap cleanup EXIT
 cp -a "$runroot" "$r"
 mount -t proc proc "$r/proc" && mounted+=("$r/proc")
-in_root() { chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=xterm "$@"; }
 [ "$(in_root ldd --version | head -1 | awk '{print $NF}')" = 2.31 ] && pass "the run root is Debian 11, glibc 2.31" ||
   fail "the run root's glibc" "$(in_root ldd --version | head -1)"
 # (python3 and apt bring libssl, libncursesw and libstdc++ into any Debian 11; that gpumap uses none
@@ -67,20 +63,10 @@ done
 mkdir -p "$r/opt/unpacked here"
 tar -xzf "$out/gpumap-$version-linux-x86_64.tar.gz" -C "$r/opt/unpacked here"
 G="/opt/unpacked here/gpumap-$version-linux-x86_64/bin/gpumap"
-o=$(in_root "$G" --simulate dgx8 2>&1) && [[ $o == *SIMULATED* && $o == *cuda:7* ]] &&
-  pass "tarball: gpumap --simulate dgx8 maps eight GPUs" || fail "tarball: gpumap --simulate dgx8" "$o"
-o=$(in_root "$G" list --json --simulate dgx8 2>&1) &&
-  [ "$(printf '%s' "$o" | in_root python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gpus"]))')" = 8 ] &&
-  pass "tarball: list --json has eight GPUs" || fail "tarball: list --json" "${o:0:400}"
-o=$(in_root env CUDA_VISIBLE_DEVICES=0,0 "$G" doctor --simulate dgx8 2>&1); rc=$?
-[ "$rc" = 7 ] && [[ $o == *duplicate* ]] && pass "tarball: doctor finds a duplicate entry (exit 7)" ||
-  fail "tarball: doctor (exit $rc)" "$o"
-o=$(in_root "$G" top --once --simulate dgx8 2>&1) && [[ $o == *"H100"* ]] &&
-  pass "tarball: top --once draws the GPUs" || fail "tarball: top --once" "$o"
+tarball_checks "$G" "$version"
 o=$(in_root env GPUMAP_KUBELET_SOCKET=/nonexistent.sock "$G" pods --simulate dgx8 2>&1); rc=$?
 [[ $rc != 139 && $rc != 134 && -n $o ]] && pass "tarball: pods without a kubelet answers (exit $rc): ${o%%$'\n'*}" ||
   fail "tarball: pods without a kubelet (exit $rc)" "$o"
-in_root "$G" --version | grep -q "$version" && pass "tarball: --version" || fail "tarball: --version"
 
 # serve with TLS and basic auth, inside the root, scraped from outside it.
 if command -v openssl >/dev/null && command -v curl >/dev/null; then
