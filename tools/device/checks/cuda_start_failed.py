@@ -81,7 +81,10 @@ def main():
         print("  gpumap_state:", json.dumps(out["gpumap_state"]))
         print("  gpumap_finding:", json.dumps(out["gpumap_finding"]))
         check("torch's first touch under \"\" sees no GPU", out["is_available_1"] is False and out["device_count_1"] == 0)
-        check("libcuda is not mapped by `import torch`", out["libcuda_after_import"] is False)
+        # A fact about torch, not a verdict on gpumap: torch 2.11 (H100, driver 580.159.04, 2026-12-07)
+        # maps libcuda.so.1 at `import torch`; older builds only at the first CUDA touch.  gpumap's
+        # check asks the driver (cuDeviceGetCount: not initialised), not whether libcuda is mapped.
+        print("NOTE libcuda mapped by `import torch`:", out["libcuda_after_import"])
         check("libcuda is mapped after the failed touch", out["libcuda_after_touch"] is True)
         check("after setting \"0\": is_available() stays False", out["is_available_2"] is False)
         check("after setting \"0\": the C++ count stays 0", out["c_count_2"] == 0)
