@@ -70,7 +70,7 @@ class Reader {
 
   [[noreturn]] void fail(const std::string& key, const std::string& why) const {
     throw Error(kExitUsage, "--http.config.file " + path_ + ": " + key + ": " + why,
-                "the format is Prometheus's HTTP client config (docs/fleet.md): basic_auth, authorization, tls_config");
+                "the format is Prometheus's HTTP client config (docs/fleet.md): basic_auth, authorization, tls_config, http_headers");
   }
 
   /// The keys of map `n` (at `where`), each checked against `known`.

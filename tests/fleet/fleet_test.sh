@@ -421,6 +421,35 @@ else
   echo "SKIP top --prometheus in a terminal: tmux is not installed"
 fi
 
+# --- a shard that fails: a partial answer ---
+# A second Prometheus that holds nothing itself and reads two stores by remote read: the first
+# Prometheus, and a port where nothing listens (a store down).  Prometheus answers 200 with the
+# first store's series and a warning naming the one that failed (its partial answer, as Thanos's):
+# fleet says PARTIAL, JSON marks it, and --fail-on fails even for a node with no finding.
+gport=$(free_port) dead_store=$(free_port)
+mkdir -p "$dir/global"
+cat >"$dir/global/prometheus.yml" <<YML
+global: {scrape_interval: 1s}
+remote_read:
+  - {url: "$purl/api/v1/read", read_recent: true, name: site-a}
+  - {url: "http://127.0.0.1:$dead_store/api/v1/read", read_recent: true, name: site-b, remote_timeout: 2s}
+YML
+prometheus --config.file="$dir/global/prometheus.yml" --storage.tsdb.path="$dir/global/data" \
+  --web.listen-address="127.0.0.1:$gport" >"$dir/global/log" 2>&1 &
+pids+=("$!")
+gurl=http://127.0.0.1:$gport
+wait_for 60 curl -sf "$gurl/-/ready" || fail "the second Prometheus did not start" "$(tail -5 "$dir/global/log")"
+"$gpumap" fleet --prometheus "$gurl" --json >"$dir/partial.json" 2>"$dir/partial.err"; rc=$?
+[ $rc = 0 ] && check "a store down: the answer partial, the warning naming it, the other store's nodes shown" "$dir/partial.json" \
+  "d['partial'] and 'up' in d['partial_queries'] and any('127.0.0.1:$dead_store' in w for w in d['warnings']) and sorted(n['node'] for n in d['nodes'] if n['up']) == sorted(['$n1', '$n2', '$n3'])" ||
+  fail "fleet through a Prometheus with a store down: exit $rc" "$(cat "$dir/partial.err")"
+"$gpumap" fleet --prometheus "$gurl" --node "$n1" >"$dir/partial.txt" 2>&1
+grep -q "^PARTIAL: the answer lacks part of the fleet" "$dir/partial.txt" && grep -q "127.0.0.1:$dead_store" "$dir/partial.txt" &&
+  pass "the text says PARTIAL and names the store that failed" || fail "the text of a partial answer" "$(cat "$dir/partial.txt")"
+"$gpumap" fleet --prometheus "$gurl" --node "$n1" --fail-on error >/dev/null 2>&1; rc=$?
+[ $rc = 7 ] && pass "a partial answer: --fail-on error exit 7 for a clean node (the same node whole: 0)" ||
+  fail "a partial answer: --fail-on error --node $n1: exit $rc, want 7"
+
 # --- one serve stopped: DOWN, Prometheus's first failed scrape within two intervals ---
 stopped_at=$(date +%s.%N)
 kill "${serve[3]}"; wait "${serve[3]}" 2>/dev/null
