@@ -91,6 +91,42 @@ prom_stop() {
   prom_pid=
 }
 
+# vm_start DATA_DIR: VictoriaMetrics' single node (Debian's /usr/bin/victoria-metrics) on DATA_DIR,
+# no scraping, on a free loopback port, its -search.latencyOffset at the default; returns when
+# /health answers.  Sets vm_pid, vm_url.
+vm_start() {
+  local data=$1 port until
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  victoria-metrics -storageDataPath="$data" -retentionPeriod=100y -httpListenAddr="127.0.0.1:$port" \
+    -loggerLevel=ERROR >"$fleet_work/vm.log" 2>&1 &
+  vm_pid=$!
+  pids+=($vm_pid)
+  vm_url="http://127.0.0.1:$port"
+  until=$((SECONDS + 120))
+  until curl -sf -o /dev/null "$vm_url/health"; do
+    kill -0 "$vm_pid" 2>/dev/null || { echo "victoria-metrics exited:" >&2; tail -5 "$fleet_work/vm.log" >&2; return 1; }
+    [ $SECONDS -lt $until ] || { echo "victoria-metrics not ready in 120 s" >&2; return 1; }
+    sleep 0.1
+  done
+}
+
+# vm_stop: as prom_stop.
+vm_stop() {
+  local until=$((SECONDS + 30))
+  [ -n "${vm_pid:-}" ] || return 0
+  kill "$vm_pid" 2>/dev/null || true
+  while kill -0 "$vm_pid" 2>/dev/null; do
+    [ $SECONDS -lt $until ] || { kill -9 "$vm_pid" 2>/dev/null || true; break; }
+    sleep 0.1
+  done
+  wait "$vm_pid" 2>/dev/null || true
+  vm_pid=
+}
+
+# proc_cpu_ms PID / proc_kib PID FIELD: prom_cpu_ms and prom_kib of any process.
+proc_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$1/stat"; }
+proc_kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+
 # prom_kib FIELD: Prometheus's VmRSS or VmHWM (peak resident memory) in KiB.
 prom_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$prom_pid/status"; }
 

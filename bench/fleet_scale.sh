@@ -9,6 +9,8 @@
 #       time apart from the wall time (a shared machine's load inflates the latter);
 #   (b) `$GPUMAP fleet --prometheus URL` (text and --json) and `--node X`, when the binary has a
 #       `fleet` command (else said, and skipped);
+#   (c) the same blocks in VictoriaMetrics (vmctl's Prometheus-snapshot import; FLEET_VM=0 skips it)
+#       and `gpumap fleet` (text, --json, --node) against it, each engine's CPU per view;
 #   memory: gpumap's max RSS (/usr/bin/time -v), Prometheus's peak RSS (VmHWM, the same figure) after
 #   the queries, the blocks on disk.
 # A table per N side by side, and the ratios to issue 44's targets: whole fleet < 2 s, one node
@@ -17,6 +19,7 @@
 # Prometheus is stopped by its PID, the temporary folder removed, also on failure or Ctrl-C.
 # usage: bench/fleet_scale.sh [BUILD_DIR]
 #   env: GPUMAP (default BUILD_DIR/gpumap), FLEET_NODES ("10 100 1000"), FLEET_PROCESSES (64),
+#        FLEET_VM (1: each N in VictoriaMetrics too, imported from the same blocks by vmctl; 0: not),
 #        FLEET_CACHE (BUILD_DIR/fleet-scale-cache), FLEET_REPEAT (5: each timing is the median),
 #        FLEET_INTERVAL (60: seconds between samples), FLEET_FUTURE (2400: seconds of samples after
 #        now; the cache is reused while they cover the next 15 minutes: e.g. FLEET_FUTURE=14400
@@ -122,7 +125,7 @@ tf() {
   local -a times=() rss=() cpu=()
   for ((i = 0; i < repeat; i++)); do
     rc=0
-    /usr/bin/time -v -o "$fleet_work/f.time" "$GPUMAP" fleet --prometheus "$prom_url" "$@" \
+    /usr/bin/time -v -o "$fleet_work/f.time" "$GPUMAP" fleet --prometheus "${tf_url:-$prom_url}" "$@" \
       >"$fleet_work/f.out" 2>"$fleet_work/f.err" || rc=$?
     times+=("$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (j = 1; j <= n; j++) s = s * 60 + p[j]; print s }' "$fleet_work/f.time")")
     rss+=("$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$fleet_work/f.time")")
@@ -135,6 +138,15 @@ tf() {
   put "$n" "fleet $name lines" "$(wc -l <"$fleet_work/f.out")"
   # rc: 0, or 1 when --fail-on's findings are there; anything else is worth reading
   [ "$rc" -le 1 ] || { echo "  gpumap fleet $* exited $rc:" >&2; head -3 "$fleet_work/f.err" >&2; }
+}
+
+# tfe N NAME PID ARGS...: tf, and the engine's (PID's) CPU per run of it.
+tfe() {
+  local n=$1 name=$2 pid=$3 c0
+  shift 3
+  c0=$(proc_cpu_ms "$pid")
+  tf "$n" "$name" "$@"
+  put "$n" "fleet $name engine CPU ms" "$(awk -v a="$c0" -v b="$(proc_cpu_ms "$pid")" -v r="$repeat" 'BEGIN { printf "%.0f", (b - a) / r }')"
 }
 
 for n in $nodes_list; do
@@ -161,9 +173,9 @@ for n in $nodes_list; do
   sel="instance=~\"(?:$node)(?::[0-9]+)?\""
   for scope in fleet node; do
     m=; [ $scope = fleet ] || m=$sel
-    tq "$n" "$scope nodes (up)" "up{$m} * on(instance, job) max by (instance, job) (last_over_time(gpumap_build_info{$m}[1h]))"
+    tq "$n" "$scope nodes (up)" "up{$m} and on(job) group by (job) (last_over_time(gpumap_build_info[1h]))"
     tq "$n" "$scope last reading" "max by (instance, job) (last_over_time(gpumap_exporter_last_success_timestamp_seconds{$m}[1h]))"
-    tq "$n" "$scope exporter health" "{__name__=~\"gpumap_exporter_up|gpumap_exporter_stale\"${m:+,$m}}"
+    tq "$n" "$scope exporter health" "{__name__=~\"gpumap_exporter_up|gpumap_exporter_stale|gpumap_build_info\"${m:+,$m}}"
     tq "$n" "$scope gpu_info" "gpumap_gpu_info{$m}"
     tq "$n" "$scope gpu gauges" "{__name__=~\"gpumap_gpu_memory_used_bytes|gpumap_gpu_memory_total_bytes|gpumap_gpu_utilization_ratio|gpumap_gpu_temperature_celsius\"${m:+,$m}}"
     tq "$n" "$scope process_info" "gpumap_process_info{$m}"
@@ -182,11 +194,32 @@ for n in $nodes_list; do
   tq "$n" "rule job_ranks" 'count by (slurm_job_id) (max by (instance, pid, slurm_job_id) (gpumap_process_info{slurm_job_id!=""}))'
   tq "$n" "rule job_nodes" 'count by (slurm_job_id) (count by (instance, slurm_job_id) (gpumap_process_info{slurm_job_id!=""}))'
   if [ $has_fleet = 1 ]; then
-    tf "$n" "text" ; tf "$n" "--json" --json; tf "$n" "--node" --node "$node"; tf "$n" "--node --json" --node "$node" --json
+    tfe "$n" "text" "$prom_pid"; tfe "$n" "--json" "$prom_pid" --json; tfe "$n" "--node" "$prom_pid" --node "$node"
+    tf "$n" "--node --json" --node "$node" --json
     if [ $has_processes = 1 ]; then tf "$n" "--processes all" --processes all; tf "$n" "--processes all --json" --processes all --json; fi
   fi
   put "$n" "prometheus peak RSS MiB" "$(prom_kib VmHWM | awk '{ printf "%.0f", $1 / 1024 }')"
   prom_stop
+  # The same blocks in VictoriaMetrics (vmctl's Prometheus-snapshot import), and gpumap fleet against
+  # it: its CPU per view from /proc/PID/stat (issue 54 item 6).
+  if [ "$has_fleet" = 1 ] && [ "${FLEET_VM:-1}" = 1 ] && command -v victoria-metrics >/dev/null && command -v vmctl >/dev/null; then
+    vm_start "$fleet_work/vmdata"
+    t0=$SECONDS
+    # (in a pseudo-terminal: vmctl 1.79 fails without one, its progress bar off or not)
+    script -qec "vmctl prometheus --prom-snapshot '$fleet_work/data' --vm-addr '$vm_url' --vm-disable-progress-bar -s" /dev/null \
+      >"$fleet_work/vmctl.log" 2>&1 </dev/null ||
+      { echo "vmctl failed:" >&2; tail -5 "$fleet_work/vmctl.log" >&2; }
+    curl -sf "$vm_url/internal/force_flush" >/dev/null || true
+    put "$n" "vm series" "$(curl -sf "$vm_url/api/v1/query?query=count(%7B__name__%3D~%22.%2B%22%7D)&nocache=1" |
+      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')"
+    put "$n" "vm import s" "$((SECONDS - t0))"
+    tf_url=$vm_url
+    tfe "$n" "vm text" "$vm_pid"; tfe "$n" "vm --json" "$vm_pid" --json; tfe "$n" "vm --node" "$vm_pid" --node "$node"
+    tf_url=
+    put "$n" "vm peak RSS MiB" "$(proc_kib "$vm_pid" VmHWM | awk '{ printf "%.0f", $1 / 1024 }')"
+    vm_stop
+    rm -rf "$fleet_work/vmdata"
+  fi
   rm -rf "$fleet_work/data"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

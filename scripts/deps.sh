@@ -24,8 +24,12 @@ build=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev liby
 # python3-torch (CPU; torchrun), openmpi-bin (mpirun): tests/launchers/ start ranks through gpumap
 # bind with them.  iproute2 (ip netns, veth, bridge): tests/slurm/multinode.sh puts each slurmd in a
 # network namespace.
+# victoria-metrics (single node, scraping), nginx (a reverse proxy with its default buffers and a
+# tenant-header check): tests/fleet/fleet_test.sh reads the same fleet through them; the test starts
+# each on its own ports and folder, never as the system's service.
 tests=(libgtest-dev python3 python3-venv groff-base man-db zsh fish prometheus curl openssl systemd python3-torch
-  openmpi-bin iproute2 tmux libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+  openmpi-bin iproute2 tmux libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  victoria-metrics nginx)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 fuzz=(clang libfuzzer-14-dev libclang-rt-14-dev)
 release=(debootstrap rpm cpio binutils lintian man-db gcc libc6-dev pkg-config curl openssl python3 git)

@@ -21,6 +21,9 @@ enum class FleetProcessList {
   kWithFindings,  // each GPU's count; only the processes with a warning or error finding listed
 };
 constexpr long long kFleetListLimit = 2000;  // GPU processes (one per pid and GPU)
+/// How far back a down node's last read is looked for (after the hour every view asks): older, or
+/// none, is "never read".
+constexpr int kFleetLongLookbackDays = 14;
 
 /// The filters asked for (each list: any of its values).
 struct FleetFilter {
@@ -58,8 +61,13 @@ struct FleetNode {
   std::string instance;   // Prometheus's target label (host:port)
   std::string node;       // the instance without its port
   std::string job;        // the scrape job
-  bool up = false;        // the last scrape succeeded (`up == 1`)
-  std::optional<double> last_read_age_s;  // now - the exporter's last good driver read; none: never scraped in the lookback
+  bool up = false;        // the last scrape succeeded (`up == 1`) and it exports gpumap's series; false: DOWN
+  /// Why it is DOWN: "" when up, "scrape_failed" (`up == 0`: its last scrape failed, or it never
+  /// came up), "no_gpumap_series" (scraped, but none of gpumap's series: not `gpumap serve`),
+  /// "not_in_answer" (read within the hour, absent from a partial answer: its store or shard did
+  /// not answer).
+  std::string down_reason;
+  std::optional<double> last_read_age_s;  // now - the exporter's last good driver read; none: never read in the lookback
   std::optional<bool> exporter_up;        // gpumap_exporter_up: the node's last driver read succeeded
   std::optional<bool> exporter_stale;     // gpumap_exporter_stale: its series come from an older read
   std::vector<FleetGpu> gpus;             // by nvml_index
@@ -117,6 +125,11 @@ struct FleetAnswer {
   /// those with a warning or error finding (the counts are whole either way).
   FleetProcessList listed = FleetProcessList::kAll;
   std::vector<std::string> warnings;  // Prometheus's own warnings and series that could not be placed
+  /// The engine answered part of the fleet (a `warnings` array: Thanos's partial response, a store
+  /// or shard down; VictoriaMetrics' isPartial): the view is not whole.  Its nodes read within
+  /// the hour and absent now are nodes with down_reason "not_in_answer".
+  bool partial = false;
+  std::vector<std::string> partial_queries;  // which of gpumap's queries came back partial (up, gpus, ...)
   /// Without -v: the info findings not fetched, counted by id (two per process on a busy node:
   /// at 1 000 nodes they were 126 000 of 126 500 finding series and most of the time).
   std::map<std::string, long long> hidden_info;

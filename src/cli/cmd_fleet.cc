@@ -21,7 +21,7 @@ int run(const Args& args, Context& ctx) {
 
 std::vector<OptionSpec> fleet_command_options() {
   std::vector<OptionSpec> o = fleet_source_options();  // those `top --prometheus` takes too
-  o.push_back({"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down counts as an error)"});
+  o.push_back({"--fail-on", true, false, "warning|error", "exit 7 when a finding this severe or worse is shown (a node down or a partial answer counts as an error)"});
   o.push_back({"--verbose", false, false, "", "list info findings too (else counted by id in one line)", {"-v"}});
   return o;
 }
@@ -40,13 +40,16 @@ Command fleet_command() {
           "nodes (its ranks on several nodes are one job) and the findings grouped by cause.  Past 2 000\n"
           "GPU processes (--processes auto) each GPU and job shows its count and only the processes with\n"
           "a warning or error finding are listed: --processes all lists every one, a filter narrows.  gpumap\n"
-          "collects nothing itself: a node Prometheus does not scrape is not shown.  The filters go into\n"
+          "collects nothing itself: a node Prometheus does not scrape is not shown; every target of\n"
+          "gpumap's scrape jobs is, a target that never came up DOWN.  The filters go into\n"
           "the queries as label matchers (a value is matched exactly and can never change the\n"
-          "query).  The URL is --prometheus, else $GPUMAP_PROMETHEUS.  Credentials and TLS come from\n"
-          "--http.config.file (Prometheus's own client YAML: basic_auth, authorization, tls_config),\n"
+          "query).  The URL is --prometheus, else $GPUMAP_PROMETHEUS.  Credentials, headers (a tenant's\n"
+          "X-Scope-OrgID) and TLS come from --http.config.file (Prometheus's own client YAML: basic_auth,\n"
+          "authorization, tls_config, http_headers),\n"
           "never from the command line.  Exit 1 when Prometheus cannot be reached, refuses, or does not\n"
           "answer within --timeout (default 10 s per query), naming the URL; with --fail-on, 7 when a\n"
-          "finding that severe or worse is shown, or a node is down (docs/fleet.md).",
+          "finding that severe or worse is shown, a node is down, or the answer is partial (a store or\n"
+          "shard did not answer; docs/fleet.md).",
           fleet_command_options(),
           false,
           run};

@@ -29,7 +29,7 @@ std::vector<OptionSpec> fleet_source_options() {
           {"--processes", true, false, "auto|all|with-findings",
            "which processes to list: every one up to 2 000 GPU processes, else those with findings (auto), or as named"},
           {"--timeout", true, false, "SECONDS", "each query's limit (default 10)"},
-          {"--http.config.file", true, false, "FILE", "credentials and TLS for Prometheus (basic_auth, authorization, tls_config)"}};
+          {"--http.config.file", true, false, "FILE", "credentials, headers and TLS for Prometheus (basic_auth, authorization, tls_config, http_headers)"}};
 }
 
 }  // namespace gpumap

@@ -68,6 +68,27 @@ class SocketTransport : public HttpTransport {
   }
 
   void get_streamed(const HttpUrl& url, const std::string& target, double timeout_s, const AnswerConsumer& consume) override {
+    send(url, "GET", target, nullptr, timeout_s, consume);
+  }
+
+  HttpAnswer post_form(const HttpUrl& url, const std::string& target, const std::string& form, double timeout_s) override {
+    HttpAnswer whole;
+    post_form_streamed(url, target, form, timeout_s, [&](const HttpAnswer& head, BodySource& body) {
+      whole = head;
+      char buf[65536];
+      while (size_t n = body.read(buf, sizeof buf)) whole.body.append(buf, n);
+    });
+    return whole;
+  }
+
+  void post_form_streamed(const HttpUrl& url, const std::string& target, const std::string& form, double timeout_s,
+                          const AnswerConsumer& consume) override {
+    send(url, "POST", target, &form, timeout_s, consume);
+  }
+
+ private:
+  void send(const HttpUrl& url, const char* method, const std::string& target, const std::string* form, double timeout_s,
+            const AnswerConsumer& consume) {
     // One deadline for the whole request: looking the name up, connecting, TLS, sending, and every
     // read of the answer, also while its bytes keep coming (issue 56 item 2).
     Clock::time_point deadline =
@@ -78,18 +99,25 @@ class SocketTransport : public HttpTransport {
     if (url.scheme == "https") ssl = handshake(url, fd.get(), deadline);
     std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
     bool default_port = (url.scheme == "http" && url.port == 80) || (url.scheme == "https" && url.port == 443);
-    std::string req = "GET " + url.path_prefix + target + " HTTP/1.1\r\nHost: " + host +
+    std::string req = std::string(method) + " " + url.path_prefix + target + " HTTP/1.1\r\nHost: " + host +
                       (default_port ? "" : ":" + std::to_string(url.port)) +
                       "\r\nUser-Agent: gpumap-fleet\r\nAccept: application/json\r\nConnection: close\r\n";
     if (!auth_.authorization.empty()) req += "Authorization: " + auth_.authorization + "\r\n";
+    for (const auto& [name, value] : auth_.headers) req += name + ": " + value + "\r\n";
+    if (form)
+      req += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + std::to_string(form->size()) + "\r\n";
     req += "\r\n";
+    if (req.size() > kHttpMaxRequestHead)  // before any byte is sent: no proxy sees a head it refuses
+      throw HttpError(HttpFailure::kProtocol, "the request's head would be " + std::to_string(req.size()) +
+                                                  " bytes, over the " + std::to_string(kHttpMaxRequestHead) +
+                                                  " a proxy's default buffers take (nginx answers 414 or 400)");
+    if (form) req += *form;
     send_all(fd.get(), ssl.get(), req, deadline);
     Source source(fd.get(), ssl.get(), deadline);
     source.read_head();
     consume(source.reader.head(), source);
   }
 
- private:
   /// The answer's body as the connection brings it, de-chunked by the AnswerReader as it arrives.
   struct Source : BodySource {
     Source(int f, SSL* s, Clock::time_point until) : fd(f), ssl(s), deadline(until) {}
@@ -246,6 +274,17 @@ HttpAnswer read_whole(HttpTransport& http, const HttpUrl& url, const std::string
 void HttpTransport::get_streamed(const HttpUrl& url, const std::string& target, double timeout_s,
                                  const AnswerConsumer& consume) {
   HttpAnswer a = get(url, target, timeout_s);
+  StringSource body(a.body);
+  consume(a, body);
+}
+
+HttpAnswer HttpTransport::post_form(const HttpUrl&, const std::string&, const std::string&, double) {
+  return {405, "Method Not Allowed", {{"allow", "GET"}}, ""};
+}
+
+void HttpTransport::post_form_streamed(const HttpUrl& url, const std::string& target, const std::string& form, double timeout_s,
+                                       const AnswerConsumer& consume) {
+  HttpAnswer a = post_form(url, target, form, timeout_s);
   StringSource body(a.body);
   consume(a, body);
 }

@@ -150,7 +150,7 @@ NodeNumbers numbers(const FleetNode& n) {
 /// The node's state as the STATE column says it, and how it is drawn.
 std::pair<std::string, TopAttr> state_cell(const FleetNode& n) {
   std::string age = n.last_read_age_s ? " " + short_age(*n.last_read_age_s) : std::string(" never");
-  if (!n.up) return {"DOWN" + age, TopAttr::kBad};
+  if (!n.up) return {(n.down_reason == "not_in_answer" ? "MISSING" : "DOWN") + age, TopAttr::kBad};
   if (n.exporter_up && !*n.exporter_up) return {"NO READ" + age, TopAttr::kBad};
   if (n.exporter_stale && *n.exporter_stale) return {"STALE" + age, TopAttr::kWarn};
   return {"up" + age, TopAttr::kGood};
@@ -478,7 +478,8 @@ std::vector<TopLine> head_lines(const FleetTopFrame& frame, const FleetTopView& 
     s += ", " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " + std::to_string(procs) + " GPU process" +
          (procs == 1 ? "" : "es") + ", " + std::to_string(a->jobs.size()) + " Slurm job" + (a->jobs.size() == 1 ? "" : "s");
     if (a->listed == FleetProcessList::kWithFindings) s += "; only the processes with findings listed (--processes all)";
-    b.words(s, down ? TopAttr::kWarn : TopAttr::kDim);
+    if (a->partial) s += "; PARTIAL answer: a store or shard did not answer (its nodes MISSING)";
+    b.words(s, down || a->partial ? TopAttr::kWarn : TopAttr::kDim);
   }
   out.push_back(b.done());
   return out;

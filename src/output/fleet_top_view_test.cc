@@ -104,6 +104,30 @@ TEST(FleetTopView, StaleAndFailedReadsAreSaidWithTheirAge) {
   EXPECT_NE(text(lines).find("3 nodes (1 down, 2 stale)"), std::string::npos) << text(lines);
 }
 
+TEST(FleetTopView, TargetsNeverReadAndAPartialAnswerAreSaid) {
+  // Two targets of the scrape job never read (one never came up, one exports no gpumap series):
+  // DOWN rows with "never"; then a partial answer: the status line says so, a node missing MISSING.
+  testing::FakePrometheusTransport prometheus(testing::fleet_with_unread_targets());
+  FleetRequest req;
+  req.prometheus = "http://prom.example:9090";
+  FleetTopFrame f;
+  f.answer = std::make_shared<const FleetAnswer>(read_fleet(req, prometheus, kFleetNow));
+  f.read_unix_ms = static_cast<int64_t>(kFleetNow * 1000);
+  std::vector<TopLine> lines = render_fleet_top(f, FleetTopView{}, at(0), 80, 24);
+  EXPECT_NE(line_with(lines, "node-d").find("DOWN never"), std::string::npos) << text(lines);
+  EXPECT_NE(line_with(lines, "node-e").find("DOWN never"), std::string::npos) << text(lines);
+  EXPECT_NE(text(lines).find("5 nodes (3 down)"), std::string::npos) << text(lines);
+  FleetAnswer a = *f.answer;
+  a.partial = true;
+  a.partial_queries = {"gpus"};
+  a.nodes[1].up = false;
+  a.nodes[1].down_reason = "not_in_answer";
+  f.answer = std::make_shared<const FleetAnswer>(a);
+  lines = render_fleet_top(f, FleetTopView{}, at(0), 120, 24);
+  EXPECT_NE(line_with(lines, "node-b").find("MISSING 2s"), std::string::npos) << text(lines);
+  EXPECT_NE(text(lines).find("PARTIAL answer: a store or shard did not answer"), std::string::npos) << text(lines);
+}
+
 TEST(FleetTopView, SortsAndFiltersTheNodes) {
   FleetTopFrame f = fleet_frame();
   FleetTopView v;

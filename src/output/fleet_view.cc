@@ -66,7 +66,15 @@ std::string process_line(const FleetProcess& p) {
 }
 
 std::string node_state(const FleetNode& n) {
-  if (!n.up) return "DOWN (the last scrape failed), last read " + age_text(n.last_read_age_s);
+  if (!n.up) {
+    std::string why = n.down_reason == "no_gpumap_series"
+                          ? "DOWN (scraped, but it exports none of gpumap's series: is it `gpumap serve`?)"
+                      : n.down_reason == "not_in_answer"
+                          ? "MISSING (read within the hour, not in this partial answer: its store or shard did not answer)"
+                          : "DOWN (the last scrape failed)";
+    return why + (n.last_read_age_s ? ", last read " + age_text(n.last_read_age_s)
+                                    : ", never read (none in the last " + std::to_string(kFleetLongLookbackDays) + " days)");
+  }
   std::string s = "up, last read " + age_text(n.last_read_age_s);
   if (n.exporter_up && !*n.exporter_up) s += ", its driver read FAILED";
   if (n.exporter_stale && *n.exporter_stale) s += ", STALE (an older read)";
@@ -100,6 +108,14 @@ std::string fleet_text(const FleetAnswer& a, const TermStyle& st) {
                   std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ", " +
                   (procs_known ? plural(procs, "GPU process", "GPU processes") : std::string("? GPU processes")) +
                   ", " + std::to_string(a.jobs.size()) + " Slurm job" + (a.jobs.size() == 1 ? "" : "s") + "\n";
+  if (a.partial) {
+    s += colored("PARTIAL: the answer lacks part of the fleet (the engine's warnings below; partial: ", "error", st);
+    for (size_t i = 0; i < a.partial_queries.size(); ++i) s += (i ? ", " : "") + a.partial_queries[i];
+    size_t missing = 0;
+    for (const FleetNode& n : a.nodes) missing += n.down_reason == "not_in_answer";
+    s += "); " + plural(static_cast<long long>(missing), "node read within the hour is", "nodes read within the hour are") +
+         " MISSING from it, and a node its store never held cannot be named\n";
+  }
   if (!all) {
     const bool whole = a.filter.nodes.empty() && !a.filter.narrows_content();
     s += "Listed: the " + plural(listed, "process", "processes") + " with a warning or error finding, and each GPU's count (" +
@@ -211,6 +227,7 @@ std::string fleet_json(const FleetAnswer& a) {
                      {"instance", n.instance},
                      {"job", n.job},
                      {"up", n.up},
+                     {"down_reason", or_null(n.down_reason)},
                      {"last_read_age_seconds", opt_num(n.last_read_age_s)},
                      {"exporter_up", n.exporter_up ? Json(*n.exporter_up) : Json(nullptr)},
                      {"exporter_stale", n.exporter_stale ? Json(*n.exporter_stale) : Json(nullptr)},
@@ -260,7 +277,9 @@ std::string fleet_json(const FleetAnswer& a) {
             {"jobs", jobs},
             {"findings_by_cause", causes},
             {"info_findings_not_listed", a.filter.info ? Json(nullptr) : Json(a.hidden_info)},
-            {"warnings", a.warnings}};
+            {"warnings", a.warnings},
+            {"partial", a.partial},
+            {"partial_queries", a.partial_queries}};
   return dump(j);
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "http/url.h"
 #include "prom/promql.h"
 
 namespace gpumap {
@@ -18,11 +19,14 @@ FleetQueries fleet_queries(const FleetFilter& f) {
   std::string job = label_matcher("slurm_job_id", f.jobs);
   std::string user = label_matcher("user", f.users);
   FleetQueries q;
-  q.up = selector("up", {node}) + " * on(instance, job) max by (instance, job) (last_over_time(" +
-         selector("gpumap_build_info", {node}) + "[1h]))";
+  // Every target of a job that is gpumap's (one of its targets exported gpumap_build_info within
+  // the hour), whether it ever exported or not: a target that never came up is a DOWN node, not
+  // left out.  (Not narrowed by --node inside: the job of a node that never exported is known only
+  // from the others.)
+  q.up = selector("up", {node}) + " and on(job) group by (job) (last_over_time(gpumap_build_info[1h]))";
   q.last_read = "max by (instance, job) (last_over_time(" +
                 selector("gpumap_exporter_last_success_timestamp_seconds", {node}) + "[1h]))";
-  q.health = selector("", {"__name__=~\"gpumap_exporter_up|gpumap_exporter_stale\"", node});
+  q.health = selector("", {"__name__=~\"gpumap_exporter_up|gpumap_exporter_stale|gpumap_build_info\"", node});
   q.gpus = selector("gpumap_gpu_info", {node, model});
   q.gauges = selector("", {"__name__=~\"gpumap_gpu_memory_used_bytes|gpumap_gpu_memory_total_bytes|"
                            "gpumap_gpu_utilization_ratio|gpumap_gpu_temperature_celsius\"",
@@ -77,6 +81,50 @@ std::string finding_processes_query(const FleetFilter& f, const std::vector<std:
   return q;
 }
 
+std::vector<std::vector<std::string>> split_for_budget(
+    const std::vector<std::string>& values, size_t budget_bytes,
+    const std::function<std::string(const std::vector<std::string>&)>& build) {
+  std::vector<std::vector<std::string>> out;
+  if (values.empty()) return out;
+  if (values.size() == 1 || url_encode(build(values)).size() <= budget_bytes) return {values};
+  const auto mid = values.begin() + static_cast<long>(values.size() / 2);
+  for (auto part : {std::vector<std::string>(values.begin(), mid), std::vector<std::string>(mid, values.end())})
+    for (std::vector<std::string>& s : split_for_budget(part, budget_bytes, build)) out.push_back(std::move(s));
+  return out;
+}
+
+PromResult merge_results(std::vector<PromResult> parts) {
+  PromResult all;
+  for (PromResult& p : parts) {
+    if (all.result_type.empty()) all.result_type = p.result_type;
+    all.samples.insert(all.samples.end(), std::make_move_iterator(p.samples.begin()), std::make_move_iterator(p.samples.end()));
+    all.warnings.insert(all.warnings.end(), p.warnings.begin(), p.warnings.end());
+    all.partial |= p.partial;
+  }
+  return all;
+}
+
+std::vector<QueryPart> finding_processes_queries(const FleetFilter& filter,
+                                                 const std::vector<std::pair<std::string, std::string>>& places,
+                                                 size_t budget_bytes) {
+  if (places.empty()) return {};
+  if (places.size() > kExactFindingPlaces) return {{finding_processes_query(filter, places), {}}};  // its size is fixed
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_node;
+  for (const auto& pl : places) by_node[pl.first].push_back(pl);
+  std::vector<std::string> nodes;
+  for (const auto& [inst, ps] : by_node) nodes.push_back(inst);
+  auto places_of = [&](const std::vector<std::string>& set) {
+    std::vector<std::pair<std::string, std::string>> ps;
+    for (const std::string& inst : set) ps.insert(ps.end(), by_node[inst].begin(), by_node[inst].end());
+    return ps;
+  };
+  std::vector<QueryPart> out;
+  for (const std::vector<std::string>& set :
+       split_for_budget(nodes, budget_bytes, [&](const std::vector<std::string>& s) { return finding_processes_query(filter, places_of(s)); }))
+    out.push_back({finding_processes_query(filter, places_of(set)), set});
+  return out;
+}
+
 void keep_places(PromResult& processes, const std::vector<std::pair<std::string, std::string>>& places) {
   std::set<std::pair<std::string, std::string>> want(places.begin(), places.end());
   auto gone = [&](const PromSample& x) {
@@ -105,6 +153,38 @@ std::optional<double> in_range(double v, double lo, double hi) {
 }
 
 }  // namespace
+
+std::vector<std::string> unread_down_instances(const FleetSeries& s) {
+  std::set<std::string> exporting, read;
+  auto inst = [](const PromSample& x) {
+    auto it = x.labels.find("instance");
+    return it == x.labels.end() ? std::string() : it->second;
+  };
+  for (const PromSample& x : s.health.samples) exporting.insert(inst(x));
+  for (const PromSample& x : s.last_read.samples)
+    if (std::isfinite(x.value) && x.value > 0) read.insert(inst(x));
+  std::set<std::string> out;
+  for (const PromSample& x : s.up.samples) {
+    std::string i = inst(x);
+    if (i.empty() || read.count(i)) continue;
+    if (x.value != 1 || !exporting.count(i)) out.insert(i);
+  }
+  return {out.begin(), out.end()};
+}
+
+std::string long_last_read_query(const std::vector<std::string>& instances) {
+  if (instances.empty()) return "";
+  return "max by (instance, job) (last_over_time(" +
+         selector("gpumap_exporter_last_success_timestamp_seconds", {label_matcher("instance", instances)}) + "[" +
+         std::to_string(kFleetLongLookbackDays) + "d]))";
+}
+
+std::vector<QueryPart> long_last_read_queries(const std::vector<std::string>& instances, size_t budget_bytes) {
+  std::vector<QueryPart> out;
+  for (const std::vector<std::string>& set : split_for_budget(instances, budget_bytes, long_last_read_query))
+    out.push_back({long_last_read_query(set), set});
+  return out;
+}
 
 long long counted_processes(const PromResult& process_counts) {
   long long n = 0;
@@ -184,9 +264,11 @@ class Joiner {
 
   FleetAnswer run(const FleetSeries& s) {
     for (const PromSample& x : s.up.samples) {
-      FleetNode* n = node(x);
+      FleetNode* n = node(x, false);
       if (!n) continue;
       n->up = x.value == 1;
+      if (!n->up) n->down_reason = "scrape_failed";
+      in_up_.insert(n->instance);
       if (const std::string* j = label(x, "job")) n->job = *j;
     }
     for (const PromSample& x : s.info_counts.samples)
@@ -195,7 +277,14 @@ class Joiner {
         else invalid(x.value, "count of info findings " + *id);
       }
     for (const PromSample& x : s.last_read.samples)
-      if (FleetNode* n = node(x); n && std::isfinite(x.value) && x.value > 0) n->last_read_age_s = std::max(0.0, now_ - x.value);
+      if (FleetNode* n = node(x, false); n && std::isfinite(x.value) && x.value > 0) {
+        n->last_read_age_s = std::max(0.0, now_ - x.value);
+        if (const std::string* j = label(x, "job"); j && n->job.empty()) n->job = *j;  // (a node missing from `up`)
+      }
+    for (const PromSample& x : s.last_read_long.samples)  // a down node's last read older than the hour
+      if (const std::string* inst = label(x, "instance"); inst && std::isfinite(x.value) && x.value > 0)
+        if (auto it = nodes_.find(*inst); it != nodes_.end() && !it->second.last_read_age_s)
+          it->second.last_read_age_s = std::max(0.0, now_ - x.value);
     for (const PromSample& x : s.health.samples) {
       FleetNode* n = node(x);
       if (!n || !std::isfinite(x.value)) continue;
@@ -225,6 +314,11 @@ class Joiner {
     for (const PromSample& x : s.processes.samples) process(x);
     for (const PromSample& x : s.process_counts.samples) count(x);
     counted_ = !s.process_counts.samples.empty() || s.listed != FleetProcessList::kAll;
+    for (auto [name, r] : std::vector<std::pair<const char*, const PromResult*>>{
+             {"up", &s.up}, {"last_read", &s.last_read}, {"health", &s.health}, {"gpus", &s.gpus}, {"gauges", &s.gauges},
+             {"processes", &s.processes}, {"findings", &s.findings}, {"info_counts", &s.info_counts},
+             {"process_counts", &s.process_counts}, {"last_read_long", &s.last_read_long}})
+      if (r->partial) partial_queries_.push_back(name);
     listed_ = s.listed;
     for (const PromSample& x : s.findings.samples) finding(x);
     return finish();
@@ -247,13 +341,16 @@ class Joiner {
     return false;
   }
 
-  FleetNode* node(const PromSample& x) {
+  /// The node a series names; `exports`: the series is one of gpumap's own now (not `up`, not a
+  /// look back over the hour), so the node exports gpumap's series.
+  FleetNode* node(const PromSample& x, bool exports = true) {
     const std::string* inst = label(x, "instance");
     if (!inst) {
       ++unplaced_;
       return nullptr;
     }
     if (!node_ok(*inst)) return nullptr;
+    if (exports) exporting_.insert(*inst);
     auto it = nodes_.find(*inst);
     if (it == nodes_.end()) {
       FleetNode n;
@@ -388,10 +485,31 @@ class Joiner {
   }
 
   FleetAnswer finish() {
+    // A target scraped (`up == 1`) that exports none of gpumap's series is no gpumap node that
+    // works: DOWN, said why (a wrong port, another exporter, a proxy's error page).
+    // Under a partial answer a node missing from it is not known to be down or without series:
+    // it is said missing.  A node only the hour's last read names (no `up`, no series now) was
+    // removed from the targets (gone from the view), or, in a partial answer, is missing from it.
+    const bool partial = !partial_queries_.empty();
+    for (auto it = nodes_.begin(); it != nodes_.end();) {
+      FleetNode& n = it->second;
+      const bool listed = in_up_.count(it->first), exports = exporting_.count(it->first);
+      if (!listed && !exports && !partial) {
+        it = nodes_.erase(it);
+        continue;
+      }
+      if (n.up && !exports) {
+        n.up = false;
+        n.down_reason = partial ? "not_in_answer" : "no_gpumap_series";
+      }
+      ++it;
+    }
     FleetAnswer a;
     a.filter = f_;
     a.evaluated_at = now_;
     a.listed = listed_;
+    a.partial = !partial_queries_.empty();
+    a.partial_queries = partial_queries_;
     for (auto& [key, g] : gpus_) {
       std::sort(g.processes.begin(), g.processes.end(), [](const FleetProcess& x, const FleetProcess& y) {
         return std::tie(x.pid, x.type) < std::tie(y.pid, y.type);
@@ -479,6 +597,8 @@ class Joiner {
   std::map<std::string, FleetNode> nodes_;
   std::map<GpuKey, FleetGpu> gpus_;
   std::set<ProcKey> procs_seen_;
+  std::set<std::string> in_up_, exporting_;
+  std::vector<std::string> partial_queries_;  // instances in `up`; those with one of gpumap's series now
   std::set<std::pair<std::string, long long>> kept_pids_;
   std::map<std::string, FleetCause> causes_;
   std::map<std::string, long long> hidden_info_;

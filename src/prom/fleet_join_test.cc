@@ -53,6 +53,55 @@ TEST(FleetJoin, ADownNodeIsShownWithTheAgeOfItsLastRead) {
   EXPECT_TRUE(nc.gpus.empty());
 }
 
+TEST(FleetJoin, EveryTargetOfTheScrapeJobIsANodeThoseNeverReadDown) {
+  FleetAnswer a = join_fleet(testing::fleet_with_unread_targets(), {}, kFleetNow);
+  ASSERT_EQ(a.nodes.size(), 5u);
+  EXPECT_TRUE(node(a, "node-a").up);
+  EXPECT_EQ(node(a, "node-a").down_reason, "");
+  // node-c: down within the hour, its age from the hour's sample, not the 14 days' (3 d).
+  EXPECT_EQ(node(a, "node-c").down_reason, "scrape_failed");
+  EXPECT_EQ(node(a, "node-c").last_read_age_s, 95.0);
+  // node-d never came up: DOWN, never read, no GPU.
+  const FleetNode& nd = node(a, "node-d");
+  EXPECT_FALSE(nd.up);
+  EXPECT_EQ(nd.down_reason, "scrape_failed");
+  EXPECT_EQ(nd.last_read_age_s, std::nullopt);
+  EXPECT_EQ(nd.job, "gpumap");
+  EXPECT_TRUE(nd.gpus.empty());
+  // node-e is scraped (`up` 1) but exports none of gpumap's series: DOWN, said why.
+  const FleetNode& ne = node(a, "node-e");
+  EXPECT_FALSE(ne.up);
+  EXPECT_EQ(ne.down_reason, "no_gpumap_series");
+  EXPECT_EQ(ne.last_read_age_s, std::nullopt);
+  // A node whose only gpumap series is gpumap_build_info (no GPU, health not exported) is up.
+  FleetSeries s = testing::fleet_with_unread_targets();
+  s.health.samples.push_back({{{"__name__", "gpumap_build_info"}, {"instance", "node-e:9467"}}, 1, kFleetNow});
+  EXPECT_TRUE(node(join_fleet(s, {}, kFleetNow), "node-e").up);
+  // A filter on content keeps them (down: they may hold what was asked).
+  FleetFilter f;
+  f.users = {"bob"};
+  std::set<std::string> kept;
+  for (const FleetNode& n : join_fleet(testing::fleet_with_unread_targets(), f, kFleetNow).nodes) kept.insert(n.node);
+  EXPECT_EQ(kept, (std::set<std::string>{"node-b", "node-c", "node-d", "node-e"}));
+}
+
+TEST(FleetJoin, ADownNodesLastReadIsLookedForOver14Days) {
+  FleetSeries s = testing::fleet_with_unread_targets();
+  // Down with no read in the hour: node-d (up 0) and node-e (no series); node-c has its read.
+  EXPECT_EQ(unread_down_instances(s), (std::vector<std::string>{"node-d:9467", "node-e:9467"}));
+  std::string q = long_last_read_query(unread_down_instances(s));
+  EXPECT_NE(q.find("gpumap_exporter_last_success_timestamp_seconds{instance=~\"(?:node\\\\-d\\\\:9467|node\\\\-e\\\\:9467)\"}[14d]"),
+            std::string::npos)
+      << q;
+  EXPECT_EQ(long_last_read_query({}), "");
+  // An answer for node-d: its age 3 days; the hour's own sample is never replaced.
+  s.last_read_long.samples.push_back({{{"instance", "node-d:9467"}, {"job", "gpumap"}}, kFleetNow - 3 * 86400, kFleetNow});
+  FleetAnswer a = join_fleet(s, {}, kFleetNow);
+  EXPECT_EQ(node(a, "node-d").last_read_age_s, 3 * 86400.0);
+  EXPECT_EQ(node(a, "node-c").last_read_age_s, 95.0);
+  EXPECT_EQ(node(a, "node-e").last_read_age_s, std::nullopt);
+}
+
 TEST(FleetJoin, OneJobAcrossTwoNodesWithItsRanksCudaOrdinals) {
   FleetAnswer a = join_fleet(three_node_fleet(), {}, kFleetNow);
   ASSERT_EQ(a.jobs.size(), 1u);

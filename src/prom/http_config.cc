@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -69,7 +70,7 @@ class Reader {
 
   [[noreturn]] void fail(const std::string& key, const std::string& why) const {
     throw Error(kExitUsage, "--http.config.file " + path_ + ": " + key + ": " + why,
-                "the format is Prometheus's HTTP client config (docs/fleet.md): basic_auth, authorization, tls_config");
+                "the format is Prometheus's HTTP client config (docs/fleet.md): basic_auth, authorization, tls_config, http_headers");
   }
 
   /// The keys of map `n` (at `where`), each checked against `known`.
@@ -124,6 +125,8 @@ class Reader {
     fail(key, "is `" + v + "`, not true or false");
   }
 
+  const std::string& dir() const { return dir_; }
+
   std::string file(const YAML::Node& n, const std::string& key) const {
     std::string f = str(n, key);
     if (f.empty()) fail(key, "is empty");
@@ -135,6 +138,63 @@ class Reader {
 };
 
 HttpAuth parse_root(const Reader& r, const YAML::Node& root);
+
+/// Headers gpumap writes itself, or that only an authentication setting may set: refused in
+/// http_headers, as prometheus/common refuses its reserved ones.
+bool reserved_header(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string> reserved = {
+      "authorization", "host", "content-encoding", "content-length", "content-type", "user-agent", "connection",
+      "keep-alive", "proxy-authenticate", "proxy-authorization", "www-authenticate", "accept", "accept-encoding",
+      "transfer-encoding", "te", "trailer", "upgrade", "expect"};
+  return reserved.count(name) > 0;
+}
+
+/// http_headers (promtool's format): `NAME: {values: [...], files: [...]}` (a header line per
+/// value, a file's text without its trailing newline); `secrets:` inline are refused, a secret
+/// belongs in a file.
+void parse_headers(const Reader& r, const YAML::Node& h, HttpAuth& a) {
+  if (!h.IsMap()) r.fail("http_headers", "is not a mapping of header names");
+  std::set<std::string> seen;
+  for (const auto& kv : h) {
+    std::string name = kv.first.as<std::string>();
+    std::string key = "http_headers." + name;
+    if (name.empty() || name.find_first_not_of("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") !=
+                            std::string::npos)
+      r.fail(key, "is not a header name (letters, digits and -, e.g. X-Scope-OrgID)");
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!seen.insert(lower).second) r.fail(key, "is given twice (header names are case-insensitive); keep one");
+    if (reserved_header(name))
+      r.fail(key, "is a header gpumap sets itself or that an authentication setting sets (basic_auth, authorization)");
+    const YAML::Node& spec = kv.second;
+    r.check_keys(spec, key, {"values", "secrets", "files"});
+    if (spec["secrets"])
+      r.fail(key + ".secrets",
+             "inline secrets are refused: a secret goes in a file (readable by you alone) named under `files:` "
+             "(e.g. files: [/etc/gpumap/tenant]), or, when it is no secret, under `values:`");
+    std::vector<std::string> values;
+    auto list = [&](const char* field) -> std::vector<std::string> {
+      std::vector<std::string> out;
+      if (!spec[field]) return out;
+      const YAML::Node& l = spec[field];
+      if (!l.IsSequence()) r.fail(key + "." + field, "is not a list (e.g. " + std::string(field) + ": [gpumap])");
+      for (const auto& e : l) out.push_back(r.str(e, key + "." + field));
+      return out;
+    };
+    for (std::string& v : list("values")) values.push_back(std::move(v));
+    for (const std::string& f : list("files")) {
+      if (f.empty()) r.fail(key + ".files", "names an empty path");
+      std::string path = f[0] == '/' ? f : r.dir() + f;
+      values.push_back(secret_from_file(path, "--http.config.file's " + key + ".files"));
+    }
+    if (values.empty()) r.fail(key, "has no value (values: [...] or files: [...])");
+    for (const std::string& v : values) {
+      r.check_printable(v, key);  // CR, LF: a header split in two
+      a.headers.emplace_back(name, v);
+    }
+  }
+}
 
 }  // namespace
 
@@ -167,7 +227,7 @@ HttpAuth parse_root(const Reader& r, const YAML::Node& root) {
   HttpAuth a;
   r.check_unique(root, "");
   r.check_keys(root, "", {"basic_auth", "authorization", "bearer_token", "bearer_token_file", "tls_config", "follow_redirects",
-                          "enable_http2"});
+                          "enable_http2", "http_headers"});
   int auths = 0;
   if (YAML::Node b = root["basic_auth"]) {
     ++auths;
@@ -226,6 +286,7 @@ HttpAuth parse_root(const Reader& r, const YAML::Node& root) {
     for (const std::string* f : {&a.ca_file, &a.cert_file, &a.key_file})
       if (!f->empty()) read_file_checked(*f, "--http.config.file's " + *f);  // a bad path is exit 2 now, not a TLS error later
   }
+  if (YAML::Node h = root["http_headers"]) parse_headers(r, h, a);
   if (root["follow_redirects"]) r.boolean(root["follow_redirects"], "follow_redirects");  // gpumap never follows one
   if (root["enable_http2"]) r.boolean(root["enable_http2"], "enable_http2");              // HTTP/1.1 only
   return a;

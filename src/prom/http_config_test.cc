@@ -23,6 +23,46 @@ TEST(HttpConfig, BasicAuthFromAPasswordFileRelativeToTheConfig) {
   EXPECT_EQ(basic_authorization("ab", "cd"), "Basic YWI6Y2Q=");
 }
 
+TEST(HttpConfig, HttpHeadersFromValuesAndFilesAsPromtoolReadsThem) {
+  std::string dir = testing::temp_dir("http-config-headers");
+  write_file(dir + "/tenant", "team-a\n");
+  HttpAuth a = parse_http_config(
+      "http_headers:\n  X-Scope-OrgID:\n    files: [tenant]\n  X-Extra:\n    values: [one, two]\n", dir + "/http.yml");
+  EXPECT_EQ(a.headers, (std::vector<std::pair<std::string, std::string>>{{"X-Scope-OrgID", "team-a"}, {"X-Extra", "one"}, {"X-Extra", "two"}}));
+  EXPECT_EQ(a.authorization, "");
+  // With basic_auth beside it: both apply.
+  write_file(dir + "/pw", "pw\n");
+  HttpAuth b = parse_http_config("basic_auth: {username: u, password_file: pw}\nhttp_headers: {X-Scope-OrgID: {values: [gpumap]}}\n",
+                                 dir + "/http.yml");
+  EXPECT_EQ(b.authorization, basic_authorization("u", "pw"));
+  EXPECT_EQ(b.headers.size(), 1u);
+}
+
+TEST(HttpConfig, HttpHeadersRefusedWithTheFix) {
+  auto refused = [](const std::string& yaml, const std::string& words) {
+    try {
+      parse_http_config(yaml, "/etc/gpumap/h.yml");
+      ADD_FAILURE() << "accepted: " << yaml;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage);
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  // Inline secrets: the message names the fix (a file under files:).
+  refused("http_headers: {X-Scope-OrgID: {secrets: [s3cret]}}\n", "inline secrets are refused: a secret goes in a file");
+  refused("http_headers: {X-Scope-OrgID: {secrets: [s3cret]}}\n", "files:");
+  refused("http_headers: {Authorization: {values: [x]}}\n", "http_headers.Authorization");
+  refused("http_headers: {host: {values: [x]}}\n", "gpumap sets itself");
+  refused("http_headers: {\"X Bad\": {values: [x]}}\n", "is not a header name");
+  refused("http_headers: {X-A: {values: [x]}, x-a: {values: [y]}}\n", "given twice");
+  refused("http_headers: {X-A: {}}\n", "has no value");
+  refused("http_headers: {X-A: {values: x}}\n", "is not a list");
+  refused("http_headers: {X-A: {value: [x]}}\n", "http_headers.X-A.value");
+  refused("http_headers: {X-A: {values: [\"a\\r\\nEvil: 1\"]}}\n", "control character");
+  refused("http_headers: {X-A: {files: [/nonexistent/tenant]}}\n", "/nonexistent/tenant");
+  refused("http_headers: [X-A]\n", "http_headers");
+}
+
 TEST(HttpConfig, AuthorizationAndTls) {
   std::string dir = testing::temp_dir("http-config-tls");
   write_file(dir + "/token", "tok\n");

@@ -1,5 +1,6 @@
 #include "prom/query_api.h"
 
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -12,6 +13,21 @@
 
 namespace gpumap {
 namespace {
+
+/// A refusal for the query's size, by the engines' words: Mimir's "the query exceeded the maximum
+/// number of series (limit: 150000 series)", VictoriaMetrics' "cannot select more than
+/// -search.maxUniqueTimeseries=300000 time series" and "too long query; ... mustn't exceed
+/// -search.maxQueryLen", Prometheus's "query processing would load too many samples into memory".
+bool limit_refusal(const PromError& e) {
+  if (e.error_type() == "bad_answer" || e.error_type() == "too_large" || e.error_type() == "timeout" ||
+      e.error_type() == "canceled")
+    return false;
+  std::string t = e.what();
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* w : {"exceeded the maximum", "exceed", "limit", "too many", "cannot select more than", "too long query"})
+    if (t.find(w) != std::string::npos) return true;
+  return false;
+}
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -36,24 +52,45 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
                          PromBudget& budget) {
   char when[32];
   std::snprintf(when, sizeof when, "%.3f", now);
-  std::string target = "/api/v1/query?query=" + url_encode(query) + "&time=" + when + "&timeout=" +
-                       url_encode(seconds_text(timeout_s));  // seconds (the API takes a float)
+  // A form in a POST's body (Prometheus, Thanos, Mimir, Cortex and VictoriaMetrics take it): a
+  // query of any size never lengthens the request's head past a proxy's buffers.  GET only when
+  // the server answers 405 or 501 to the POST.
+  // nocache=1: VictoriaMetrics evaluates an instant query within -search.latencyOffset (30 s)
+  // of its clock at now - 30 s unless it is set, which would show a node's last read 30 s late
+  // and a node down 30 s after its failed scrape; Prometheus, Thanos and Mimir ignore it.
+  std::string form = "query=" + url_encode(query) + "&time=" + when + "&timeout=" +
+                     url_encode(seconds_text(timeout_s)) + "&nocache=1";  // seconds (the API takes a float)
   const std::string where = "Prometheus at " + url.shown();
   // The answer is parsed as it arrives, into samples counted in the read's budget; what the
   // parser refuses is said below, once the status is known.
   HttpAnswer r;
   PromResult res;
   std::optional<PromError> refused;
+  bool get = false;
+  auto consume = [&](const HttpAnswer& head, BodySource& body) {
+    r = head;
+    if (r.status == 401 || r.status == 403) return;       // its body is not read
+    if (!get && (r.status == 405 || r.status == 501)) return;  // no POST here: asked again by GET
+    try {
+      res = parse_prom_query(body, budget);
+    } catch (const PromError& e) {
+      refused = e;
+    }
+  };
   try {
-    http.get_streamed(url, target, timeout_s, [&](const HttpAnswer& head, BodySource& body) {
-      r = head;
-      if (r.status == 401 || r.status == 403) return;  // its body is not read
-      try {
-        res = parse_prom_query(body, budget);
-      } catch (const PromError& e) {
-        refused = e;
-      }
-    });
+    http.post_form_streamed(url, "/api/v1/query", form, timeout_s, consume);
+    if (r.status == 405 || r.status == 501) {
+      const std::string target = "/api/v1/query?" + form;
+      if (target.size() + url.path_prefix.size() + 1024 > kHttpMaxRequestHead)
+        throw Error(kExitError,
+                    where + " answered HTTP " + std::to_string(r.status) + " to a POST of the query, and the query (" +
+                        std::to_string(form.size()) + " bytes) is too long to send in a GET's URL",
+                    "let POST through to /api/v1/query (Prometheus, Thanos, Mimir and VictoriaMetrics take it; check the "
+                    "proxy in front), or narrow the query with --node");
+      get = true;
+      res = PromResult{};
+      http.get_streamed(url, target, timeout_s, consume);
+    }
   } catch (const HttpError& e) {
     switch (e.kind()) {
       case HttpFailure::kRefused:
@@ -69,6 +106,9 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
         throw Error(kExitError, where + ": " + e.what(),
                     "give its CA in --http.config.file (tls_config: {ca_file: FILE}); an https URL needs a server that speaks TLS");
       case HttpFailure::kProtocol:
+        if (std::string(e.what()).rfind("the request's head", 0) == 0)  // gpumap's own request: nothing was sent
+          throw Error(kExitUsage, where + ": " + e.what(),
+                      "shorten http_headers in --http.config.file, or the URL's path prefix");
         throw Error(kExitError, where + " did not answer as an HTTP server: " + e.what(),
                     "check the URL's scheme and port: it must be Prometheus's web address (http://HOST:9090)");
       case HttpFailure::kUnreachable:
@@ -94,6 +134,10 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
                                   e.what() + ")",
                   "check that the URL is Prometheus's (or Thanos's, Mimir's, VictoriaMetrics') query API");
     }
+    if (limit_refusal(e))
+      throw PromLimitError(kExitError, where + " refused the query for its size (" + e.error_type() + ": " + e.what() + "): " + query,
+                           "narrow it with --node, or raise the engine's limit (Mimir/Cortex: max_fetched_series_per_query; "
+                           "VictoriaMetrics: -search.maxUniqueTimeseries, -search.maxQueryLen; Prometheus: --query.max-samples)");
     std::string hint = e.error_type() == "timeout" || e.error_type() == "execution" || e.error_type() == "unavailable"
                            ? "narrow the query with --node, or raise the server's --query.timeout / --query.max-samples"
                            : "this query is gpumap's: please report it with the message";
@@ -106,11 +150,21 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
 
 void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks, double now,
                      double timeout_s, PromBudget& budget) {
-  if (!http.concurrent()) {
-    for (auto [query, into] : asks) *into = instant_query(url, http, *query, now, timeout_s, budget);
-    return;
-  }
+  for (const std::exception_ptr& e : instant_queries_each(url, http, asks, now, timeout_s, budget))
+    if (e) std::rethrow_exception(e);
+}
+
+std::vector<std::exception_ptr> instant_queries_each(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks,
+                                                     double now, double timeout_s, PromBudget& budget) {
   std::vector<std::exception_ptr> failed(asks.size());
+  if (!http.concurrent()) {
+    for (size_t i = 0; i < asks.size(); ++i) try {
+        *asks[i].second = instant_query(url, http, *asks[i].first, now, timeout_s, budget);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    return failed;
+  }
   std::vector<std::thread> threads;
   threads.reserve(asks.size());
   for (size_t i = 0; i < asks.size(); ++i)
@@ -122,8 +176,7 @@ void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<
       }
     });
   for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
+  return failed;
 }
 
 

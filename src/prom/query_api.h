@@ -4,11 +4,13 @@
 // asks its queries here and builds no URL.  The HTTP itself is the HTTP layer's (http/client.h),
 // behind its HttpTransport seam.
 #pragma once
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "model/error.h"
 #include "prom/http_client.h"
 #include "prom/query_result.h"
 
@@ -32,6 +34,18 @@ using PromAsk = std::pair<const std::string*, PromResult*>;
 /// first failure, in the order given, is the one thrown.
 void instant_queries(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks, double now,
                      double timeout_s, PromBudget& budget);
+
+/// The same, each query's failure kept in its place (none: answered) instead of thrown.
+std::vector<std::exception_ptr> instant_queries_each(const HttpUrl& url, HttpTransport& http, const std::vector<PromAsk>& asks,
+                                                     double now, double timeout_s, PromBudget& budget);
+
+/// The engine refused a query for its size: too many series or samples (Mimir's and Cortex's
+/// series-per-query limit, VictoriaMetrics' -search.maxUniqueTimeseries and -search.maxQueryLen,
+/// Prometheus's --query.max-samples).  Asked for fewer nodes at a time it may answer.
+class PromLimitError : public Error {
+ public:
+  using Error::Error;
+};
 
 /// The transport to Prometheus over real sockets, with TLS and credentials from promtool's
 /// --http.config.file (`http_config_file`, "" for none; prom/http_config.h).

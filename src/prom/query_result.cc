@@ -99,7 +99,11 @@ class Reader {
   };
 
   bool null() { return scalar(std::nullopt, false); }
-  bool boolean(bool) { return scalar(std::nullopt, false); }
+  bool boolean(bool b) {
+    // VictoriaMetrics' cluster: `"isPartial": true` when a storage node did not answer.
+    if (b && stack_.size() == 1 && stack_.back().role == Role::kRoot && stack_.back().key == "isPartial") is_partial_ = true;
+    return scalar(std::nullopt, false);
+  }
   bool number_integer(Json::number_integer_t v) { return scalar(std::nullopt, true, static_cast<double>(v)); }
   bool number_unsigned(Json::number_unsigned_t v) { return scalar(std::nullopt, true, static_cast<double>(v)); }
   bool number_float(Json::number_float_t v, const Json::string_t&) { return scalar(std::nullopt, true, v); }
@@ -263,6 +267,7 @@ class Reader {
   bool not_json_ = false, root_object_ = false, has_data_ = false, has_result_ = false, result_list_ = false;
   std::optional<std::string> status_, error_type_, error_, result_type_, vector_problem_, scalar_problem_;
   std::vector<std::string> warnings_;
+  bool is_partial_ = false;
   std::vector<PromSample> samples_;
   PromSample sample_;
   bool has_value_ = false, has_histogram_ = false, sample_bad_ = false, pair_ts_ = false, pair_string_ = false;
@@ -279,6 +284,8 @@ PromResult Reader::finish(size_t bytes) {
   if (*status_ != "success") bad("`status` is `" + status_->substr(0, 40) + "`");
   PromResult r;
   r.warnings = std::move(warnings_);
+  r.partial = is_partial_ || !r.warnings.empty();
+  if (is_partial_) r.warnings.push_back("the answer is partial (isPartial: a storage node did not answer)");
   if (!has_data_) bad("no `data` object");
   if (!result_type_) bad("no `data.resultType`");
   if (!has_result_) bad("no `data.result`");

@@ -22,6 +22,9 @@ struct PromResult {
   std::string result_type;          // "vector" or "scalar" ("matrix" and "string" are refused)
   std::vector<PromSample> samples;  // a scalar: one sample without labels
   std::vector<std::string> warnings;
+  /// The engine said the answer may lack series: a `warnings` array (Thanos's partial response: a
+  /// store or shard did not answer; Prometheus's own) or VictoriaMetrics' `isPartial: true`.
+  bool partial = false;
 };
 
 /// Prometheus answered `status: error` (or something that is not its answer).

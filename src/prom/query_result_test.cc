@@ -64,6 +64,24 @@ TEST(PromQuery, ReadsSpecialValuesAndWarnings) {
   ASSERT_EQ(r.warnings.size(), 1u);
 }
 
+TEST(PromQuery, APartialAnswerIsMarked) {
+  // Thanos's partial response: success, the result of the stores that answered, a warning.
+  PromResult t = parse_prom_query(
+      R"({"status":"success","data":{"resultType":"vector","result":[]},"warnings":["receive series from Addr: 10.0.0.7:10901: rpc error: code = Unavailable"]})");
+  EXPECT_TRUE(t.partial);
+  // VictoriaMetrics' cluster: isPartial at the root (false: whole).
+  PromResult v = parse_prom_query(R"({"status":"success","isPartial":true,"data":{"resultType":"vector","result":[]}})");
+  EXPECT_TRUE(v.partial);
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("isPartial"), std::string::npos);
+  EXPECT_FALSE(parse_prom_query(R"({"status":"success","isPartial":false,"data":{"resultType":"vector","result":[]}})").partial);
+  // A label named isPartial is a label, not the answer's flag.
+  EXPECT_FALSE(parse_prom_query(
+                   R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"isPartial":"true"},"value":[1,"1"]}]}})")
+                   .partial);
+  EXPECT_FALSE(parse_prom_query(R"({"status":"success","data":{"resultType":"vector","result":[]}})").partial);
+}
+
 TEST(PromQuery, RefusesWhatIsNotAnInstantQueryAnswer) {
   auto type_of = [](const std::string& body) {
     try {

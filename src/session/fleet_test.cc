@@ -1,12 +1,18 @@
 #include "session/fleet.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
+#include "cli_helpers.h"
 #include "fake_session.h"
 #include "fleet/fake_prometheus.h"
 #include "fleet/fleet_fixture.h"
@@ -44,6 +50,204 @@ TEST(Fleet, ReadsEveryQueryAtOneTimeAndJoins) {
     EXPECT_NE(t.find("&time=1796553056.000&timeout=10"), std::string::npos) << t;
   }
   EXPECT_EQ(fleet_worst(a), Severity::kError);  // rank-on-wrong-gpu, and node-c down
+}
+
+TEST(Fleet, TargetsNeverReadAreDownNodesAndFailTheHealthCheck) {
+  FakePrometheus p(testing::fleet_with_unread_targets());
+  p.series().last_read_long.samples.push_back(
+      {{{"instance", "node-d:9467"}, {"job", "gpumap"}}, kFleetNow - 2 * 86400, kFleetNow});
+  FleetAnswer a = read_fleet(request(), p, kFleetNow);
+  ASSERT_EQ(a.nodes.size(), 5u);
+  // The second round asked the 14 days for node-d and node-e only, at the same instant.
+  bool asked = false;
+  for (const std::string& t : p.targets)
+    if (testing::query_of(t).find("[14d]") != std::string::npos) {
+      asked = true;
+      EXPECT_NE(testing::query_of(t).find("node\\\\-d\\\\:9467|node\\\\-e\\\\:9467"), std::string::npos) << t;
+    }
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(a.nodes[3].node, "node-d");
+  EXPECT_EQ(a.nodes[3].last_read_age_s, 2 * 86400.0);
+  EXPECT_EQ(fleet_worst(a), Severity::kError);
+  // Only the unread targets' health: a fleet with no finding fails --fail-on warning for them alone.
+  FleetSeries quiet = testing::fleet_with_unread_targets();
+  quiet.findings.samples.clear();
+  quiet.up.samples.erase(quiet.up.samples.begin() + 2);  // node-c's `up`: node-c is up as far as `up` says
+  FakePrometheus q(quiet);
+  FleetAnswer b = read_fleet(request(), q, kFleetNow);
+  EXPECT_EQ(fleet_worst(b), Severity::kError);  // node-d and node-e
+  std::string text = fleet_text(b);
+  EXPECT_NE(text.find("node-d (node-d:9467, job gpumap): DOWN (the last scrape failed), never read (none in the last 14 days)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("node-e (node-e:9467, job gpumap): DOWN (scraped, but it exports none of gpumap's series"), std::string::npos)
+      << text;
+  nlohmann::json json = nlohmann::json::parse(fleet_json(b));
+  std::map<std::string, nlohmann::json> reasons;
+  for (const auto& n : json["nodes"]) reasons[n["node"]] = n["down_reason"];
+  EXPECT_EQ(reasons["node-a"], nullptr);
+  EXPECT_EQ(reasons["node-d"], "scrape_failed");
+  EXPECT_EQ(reasons["node-e"], "no_gpumap_series");
+}
+
+TEST(Fleet, EveryQueryIsAPostOfAFormGetOnlyWhenTheServerAsks) {
+  FakePrometheus p(testing::three_node_fleet());
+  FleetAnswer a = read_fleet(request(), p, kFleetNow);
+  ASSERT_EQ(p.methods.size(), 9u);
+  for (size_t i = 0; i < p.methods.size(); ++i) {
+    EXPECT_EQ(p.methods[i], "POST");
+    EXPECT_EQ(p.targets[i].rfind("/api/v1/query?query=", 0), 0u);  // (kept as target?form)
+  }
+  // A server (or proxy) that answers 405 to a POST: each query asked again by GET, the same answer.
+  FakePrometheus g(testing::three_node_fleet());
+  g.refuse_post = true;
+  FleetAnswer b = read_fleet(request(), g, kFleetNow);
+  ASSERT_EQ(g.methods.size(), 18u);
+  for (size_t i = 0; i < g.methods.size(); ++i) EXPECT_EQ(g.methods[i], i % 2 ? "GET" : "POST") << i;
+  EXPECT_EQ(fleet_json(a), fleet_json(b));
+}
+
+TEST(Fleet, ASplitQueryGivesTheUnsplitAnswer) {
+  // Every node down and unread, every process with a finding: the two queries built from node
+  // lists (the findings' processes; the down nodes' last read over 14 days) split by node sets.
+  FleetSeries s = testing::fleet_with_unread_targets();
+  for (int i = 0; i < 40; ++i) {
+    std::string inst = "node-x" + std::to_string(i) + ".cluster.example.org:9467";
+    s.up.samples.push_back({{{"instance", inst}, {"job", "gpumap"}}, 0, kFleetNow});
+    s.last_read_long.samples.push_back({{{"instance", inst}, {"job", "gpumap"}}, kFleetNow - 1000 - i, kFleetNow});
+  }
+  for (const PromSample& x : s.processes.samples) {
+    std::map<std::string, std::string> l = {{"__name__", "gpumap_finding"}, {"instance", x.labels.at("instance")},
+                                            {"id", "stray-context"}, {"severity", "warning"},
+                                            {"pid", x.labels.at("pid")}, {"uuid", x.labels.at("uuid")}};
+    s.findings.samples.push_back({l, 1, kFleetNow});
+  }
+  FleetRequest r = request();
+  r.processes = FleetProcessList::kWithFindings;
+  FakePrometheus whole(s);
+  FleetAnswer one = read_fleet(r, whole, kFleetNow);
+  r.query_budget_bytes = 300;
+  FakePrometheus split(s);
+  split.query_budget = 300;
+  FleetAnswer parts = read_fleet(r, split, kFleetNow);
+  EXPECT_EQ(whole.targets.size(), 10u);  // 8 at once, then the findings' processes and the 14 days
+  EXPECT_GT(split.targets.size(), 15u);
+  for (const std::string& t : split.targets)
+    if (t.find("14d") != std::string::npos || t.find("pid%3D~") != std::string::npos) {
+      EXPECT_LE(t.size() - std::string("/api/v1/query?").size(), 300u + 80u) << t;  // the query within the budget, plus time=
+    }
+  EXPECT_EQ(fleet_json(one), fleet_json(parts));
+  EXPECT_EQ(one.nodes.size(), 45u);
+  size_t aged = 0;
+  for (const FleetNode& n : parts.nodes) aged += n.node.rfind("node-x", 0) == 0 && n.last_read_age_s.has_value();
+  EXPECT_EQ(aged, 40u);
+  EXPECT_EQ(split_for_budget({}, 10, [](const std::vector<std::string>&) { return std::string(); }).size(), 0u);
+}
+
+// An engine with a limit on the series a query answers (Mimir's max_fetched_series_per_query,
+// VictoriaMetrics' -search.maxUniqueTimeseries): past it a 422 as Mimir words it.  A query whose
+// node matcher names a set of instances is answered from those nodes' series only.
+class LimitedPrometheus : public HttpTransport {
+ public:
+  LimitedPrometheus(FleetSeries s, size_t max_series) : s_(std::move(s)), max_(max_series) {}
+  HttpAnswer get(const HttpUrl&, const std::string&, double) override { return {405, "Method Not Allowed", {}, ""}; }
+  HttpAnswer post_form(const HttpUrl&, const std::string&, const std::string& form, double) override {
+    const std::string q = testing::query_of("?" + form);
+    std::vector<std::string> nodes;  // the shard's: instance=~"(?:a|b)(?::[0-9]+)?", escapes taken out
+    const std::string open = "instance=~\"(?:", close = ")(?::[0-9]+)?\"";
+    if (size_t at = q.find(open); at != std::string::npos) {
+      std::string list = q.substr(at + open.size(), q.find(close, at) - at - open.size()), v;
+      for (char c : list + "|")
+        if (c == '|') nodes.push_back(std::exchange(v, ""));
+        else if (c != '\\') v += c;
+    }
+    FleetSeries part = s_;
+    for (PromResult* r : {&part.up, &part.last_read, &part.health, &part.gpus, &part.gauges, &part.processes, &part.findings})
+      std::erase_if(r->samples, [&](const PromSample& x) {
+        return !nodes.empty() && std::find(nodes.begin(), nodes.end(), x.labels.at("instance")) == nodes.end();
+      });
+    FleetFilter f;
+    f.nodes = nodes;
+    std::optional<PromResult> r = testing::answer_fleet_query(part, f, q);
+    if (!r) r = testing::answer_fleet_query(part, {}, q);
+    if (!r) return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
+    if (r->samples.size() > max_) {
+      ++refused;
+      return {422, "Unprocessable Entity", {},
+              R"({"status":"error","errorType":"execution","error":"the query exceeded the maximum number of series (limit: )" +
+                  std::to_string(max_) + " series) (err-mimir-max-series-per-query)\"}"};
+    }
+    ++answered;
+    return {200, "OK", {}, testing::prom_body(*r)};
+  }
+  int refused = 0, answered = 0;
+
+ private:
+  FleetSeries s_;
+  size_t max_;
+};
+
+TEST(Fleet, AQueryRefusedForItsSeriesIsAskedByNodeSetsWithTheSameAnswer) {
+  FleetRequest r = request();
+  r.processes = FleetProcessList::kAll;
+  LimitedPrometheus whole(testing::three_node_fleet(), 1000);
+  FleetAnswer one = read_fleet(r, whole, kFleetNow);
+  EXPECT_EQ(whole.refused, 0);
+  // At most 4 series a query: the gauges (5) and the processes (6) are refused whole, then asked
+  // for half the nodes at a time (node-a; node-b and node-c).
+  LimitedPrometheus limited(testing::three_node_fleet(), 4);
+  FleetAnswer parts = read_fleet(r, limited, kFleetNow);
+  EXPECT_EQ(limited.refused, 2);
+  EXPECT_EQ(limited.answered, whole.answered - 2 + 2 * 2);  // each refused one in two halves
+  EXPECT_EQ(fleet_json(one), fleet_json(parts));
+  // At most 1: the processes of node-b alone are 4 series; refused, the error names the limit and the fix.
+  LimitedPrometheus tiny(testing::three_node_fleet(), 1);
+  try {
+    read_fleet(r, tiny, kFleetNow);
+    ADD_FAILURE() << "answered past the limit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitError);
+    EXPECT_NE(std::string(e.what()).find("refused the query for its size"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("max_fetched_series_per_query"), std::string::npos) << e.hint();
+  }
+}
+
+TEST(Fleet, APartialAnswerSaysSoAndFailsTheHealthCheck) {
+  // Thanos's partial response: 200, success, and a warning that a store did not answer; node-b's
+  // store is the one: its series are gone from every answer but the hour's last read.
+  FleetSeries s = testing::three_node_fleet();
+  auto drop_b = [](PromResult& r) {
+    std::erase_if(r.samples, [](const PromSample& x) { return x.labels.count("instance") && x.labels.at("instance") == "node-b:9467"; });
+  };
+  for (PromResult* r : {&s.up, &s.health, &s.gpus, &s.gauges, &s.processes, &s.findings}) drop_b(*r);
+  s.findings.samples.clear();
+  s.up.samples.pop_back();  // node-c removed from the targets: no node down but the missing one
+  s.last_read.samples.pop_back();
+  s.gpus.warnings = {"receive series from Addr: 10.0.0.7:10901 LabelSets: {replica=\"b\"}: rpc error: code = Unavailable"};
+  FakePrometheus p(s);
+  FleetAnswer a = read_fleet(request(), p, kFleetNow);
+  EXPECT_TRUE(a.partial);
+  EXPECT_EQ(a.partial_queries, std::vector<std::string>{"gpus"});
+  std::set<std::string> missing;
+  for (const FleetNode& n : a.nodes)
+    if (n.down_reason == "not_in_answer") missing.insert(n.node);
+  EXPECT_EQ(missing, std::set<std::string>{"node-b"});
+  EXPECT_EQ(fleet_worst(a), Severity::kError);
+  std::string text = fleet_text(a);
+  EXPECT_NE(text.find("PARTIAL: the answer lacks part of the fleet"), std::string::npos) << text;
+  EXPECT_NE(text.find("node-b (node-b:9467, job gpumap): MISSING (read within the hour, not in this partial answer"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("10.0.0.7:10901"), std::string::npos) << text;  // the engine's warning, said
+  nlohmann::json json = nlohmann::json::parse(fleet_json(a));
+  EXPECT_EQ(json["partial"], true);
+  EXPECT_EQ(json["partial_queries"], nlohmann::json::array({"gpus"}));
+  // The same fleet without the warning: node-b is gone from the targets, not missing; no error.
+  s.gpus.warnings.clear();
+  FakePrometheus q(s);
+  FleetAnswer b = read_fleet(request(), q, kFleetNow);
+  EXPECT_FALSE(b.partial);
+  for (const FleetNode& n : b.nodes) EXPECT_NE(n.node, "node-b");
+  EXPECT_EQ(fleet_worst(b), Severity::kInfo);
 }
 
 TEST(Fleet, TheFiltersReachPrometheus) {
@@ -256,6 +460,52 @@ TEST(FleetHostile, AnInterimAnswerBeforeEachAnswerIsSkipped) {
   r.prometheus = prometheus.url();
   FleetAnswer a = read_fleet(r);
   EXPECT_EQ(a.nodes.size(), 3u);
+}
+
+TEST(FleetHttp, PostsWithTheTenantHeaderAndNoHeadPast8KiB) {
+  testing::FakePrometheusServer prometheus(testing::three_node_fleet());
+  std::string dir = testing::temp_dir("fleet-tenant");
+  std::ofstream(dir + "/tenant") << "gpumap\n";
+  std::ofstream(dir + "/http.yml") << "http_headers:\n  X-Scope-OrgID:\n    files: [tenant]\n";
+  FleetRequest r = request();
+  r.prometheus = prometheus.url();
+  r.http_config_file = dir + "/http.yml";
+  // 1 500 --node values: a filter of 40 kB in every query, never in a request's head.
+  for (int i = 0; i < 1500; ++i) r.filter.nodes.push_back("gpu-node-" + std::to_string(i) + ".example.org");
+  r.filter.nodes.push_back("node-a");
+  prometheus.filter = r.filter;
+  FleetAnswer a = read_fleet(r);
+  ASSERT_EQ(a.nodes.size(), 1u);
+  EXPECT_EQ(a.nodes[0].node, "node-a");
+  std::vector<std::string> heads = prometheus.heads();
+  ASSERT_GE(heads.size(), 8u);
+  for (const std::string& h : heads) {
+    EXPECT_EQ(h.rfind("POST /api/v1/query HTTP/1.1\r\n", 0), 0u) << h.substr(0, 200);
+    EXPECT_NE(h.find("\r\nX-Scope-OrgID: gpumap\r\n"), std::string::npos) << h;
+    EXPECT_NE(h.find("\r\nContent-Type: application/x-www-form-urlencoded\r\n"), std::string::npos) << h;
+    EXPECT_LT(h.size(), kHttpMaxRequestHead);
+  }
+  // A server that takes GET only: the same answer by GET, for queries that fit a URL.
+  testing::FakePrometheusServer get_only(testing::three_node_fleet());
+  get_only.refuse_post = true;
+  FleetRequest g = request();
+  g.prometheus = get_only.url();
+  FleetAnswer b = read_fleet(g);
+  EXPECT_EQ(b.nodes.size(), 3u);
+  bool got = false;
+  for (const std::string& h : get_only.heads()) got |= h.rfind("GET /api/v1/query?query=", 0) == 0;
+  EXPECT_TRUE(got);
+  // ... and one that does not fit a URL is refused naming the fix, never sent past 8 KiB.
+  g.filter.nodes = r.filter.nodes;
+  get_only.filter = g.filter;
+  try {
+    read_fleet(g);
+    ADD_FAILURE() << "a 40 kB query sent by GET";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitError);
+    EXPECT_NE(std::string(e.what()).find("too long to send in a GET's URL"), std::string::npos) << e.what();
+  }
+  for (const std::string& h : get_only.heads()) EXPECT_LT(h.size(), kHttpMaxRequestHead);
 }
 
 TEST(Fleet, BadInputIsAUsageError) {

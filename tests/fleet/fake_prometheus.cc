@@ -54,11 +54,38 @@ void FakePrometheusServer::answer(int fd) {
     req.append(buf, static_cast<size_t>(n));
   }
   ++requests_;
-  std::string target = req.substr(4, req.find(' ', 4) - 4);
-  std::optional<PromResult> r = answer_fleet_query(series_, {}, query_of(target));
-  std::string body = r ? prom_body(*r) : R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
-  std::string head = std::string("HTTP/1.1 ") + (r ? "200 OK" : "400 Bad Request") +
-                     "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  const size_t head_end = req.find("\r\n\r\n") + 4;
+  const std::string head_in = req.substr(0, head_end);
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    heads_.push_back(head_in);
+  }
+  const bool post = req.rfind("POST ", 0) == 0;
+  size_t sp = req.find(' ');
+  std::string target = req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1);
+  std::string form;  // a POST's body, by its Content-Length
+  if (post) {
+    size_t at = head_in.find("Content-Length: ");
+    size_t want = at == std::string::npos ? 0 : std::stoul(head_in.substr(at + 16));
+    form = req.substr(head_end);
+    while (form.size() < want) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) return;
+      form.append(buf, static_cast<size_t>(n));
+    }
+  }
+  std::optional<PromResult> r;
+  std::string status = "400 Bad Request";
+  std::string body = R"({"status":"error","errorType":"bad_data","error":"unexpected query"})";
+  if (post && refuse_post) {
+    status = "405 Method Not Allowed";
+    body = "";
+  } else if ((r = answer_fleet_query(series_, filter, query_of(post ? form : target)))) {
+    status = "200 OK";
+    body = prom_body(*r);
+  }
+  std::string head = "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n";
   std::string all = before_ + head + body;
   size_t off = 0;
   while (off < all.size()) {
@@ -132,13 +159,34 @@ bool HostilePrometheusServer::send(int fd, const std::string& bytes) {
   return true;
 }
 
+std::vector<std::string> FakePrometheusServer::heads() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return heads_;
+}
+
+HttpAnswer FakePrometheusTransport::post_form(const HttpUrl& url, const std::string& target, const std::string& form,
+                                              double timeout_s) {
+  if (refuse_post) {
+    ++requests;
+    methods.push_back("POST");
+    urls.push_back(url.shown());
+    targets.push_back(target + "?" + form);
+    return {405, "Method Not Allowed", {}, ""};
+  }
+  HttpAnswer a = get(url, target + "?" + form, timeout_s);
+  methods.back() = "POST";
+  return a;
+}
+
 HttpAnswer FakePrometheusTransport::get(const HttpUrl& url, const std::string& target, double) {
   ++requests;
+  methods.push_back("GET");
   urls.push_back(url.shown());
   targets.push_back(target);
   if (fail) throw HttpError(*fail, "simulated");
   if (status) return {*status, "Status", {}, body};
-  if (std::optional<PromResult> r = answer_fleet_query(series_, filter, query_of(target))) return {200, "OK", {}, prom_body(*r)};
+  if (std::optional<PromResult> r = answer_fleet_query(series_, filter, query_of(target), query_budget))
+    return {200, "OK", {}, prom_body(*r)};
   return {400, "Bad Request", {}, R"({"status":"error","errorType":"bad_data","error":"unexpected query"})"};
 }
 

@@ -22,10 +22,18 @@ class FakePrometheusServer {
   FakePrometheusServer& operator=(const FakePrometheusServer&) = delete;
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() const { return requests_; }
+  /// Each request's head as it came (request line and headers).
+  std::vector<std::string> heads() const;
+  /// Answer a POST 405 Method Not Allowed (a server or proxy that takes GET only).
+  std::atomic<bool> refuse_post{false};
+  /// The filter the queries were made with (set before the first request).
+  FleetFilter filter;
 
  private:
   void loop();
   void answer(int fd);
+  mutable std::mutex m_;
+  std::vector<std::string> heads_;
   FleetSeries series_;
   std::string before_;
   int listen_fd_ = -1, stop_pipe_[2] = {-1, -1}, port_ = 0;
@@ -64,6 +72,11 @@ class FakePrometheusTransport : public HttpTransport {
  public:
   explicit FakePrometheusTransport(FleetSeries series) : series_(std::move(series)) {}
   HttpAnswer get(const HttpUrl& url, const std::string& target, double timeout_s) override;
+  /// A POST is kept as its target + "?" + its form (so query_of reads both alike), its method in `methods`.
+  HttpAnswer post_form(const HttpUrl& url, const std::string& target, const std::string& form, double timeout_s) override;
+  bool refuse_post = false;  // answer a POST 405, as a server that takes GET only
+  size_t query_budget = 6144;  // the request's query_budget_bytes (to know a split query's parts)
+  std::vector<std::string> methods;
   FleetFilter filter;
   std::optional<HttpFailure> fail;
   std::optional<int> status;

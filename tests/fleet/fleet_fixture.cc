@@ -75,7 +75,16 @@ FleetSeries three_node_fleet() {
   return s;
 }
 
-std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetFilter& filter, const std::string& query) {
+FleetSeries fleet_with_unread_targets() {
+  FleetSeries s = three_node_fleet();
+  s.up.samples.push_back(sample({{"instance", "node-d:9467"}, {"job", "gpumap"}}, 0));
+  s.up.samples.push_back(sample({{"instance", "node-e:9467"}, {"job", "gpumap"}}, 1));
+  s.last_read_long = vec({sample({{"instance", "node-c:9467"}, {"job", "gpumap"}}, kFleetNow - 3 * 86400)});
+  return s;
+}
+
+std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetFilter& filter, const std::string& query,
+                                             size_t budget) {
   const FleetQueries q = fleet_queries(filter);
   auto get = [](const PromSample& x, const char* k) {
     auto it = x.labels.find(k);
@@ -93,13 +102,26 @@ std::optional<PromResult> answer_fleet_query(const FleetSeries& s, const FleetFi
     }
     return r;
   }
+  auto in = [](const std::vector<std::string>& set, const std::string& v) {
+    return set.empty() || std::find(set.begin(), set.end(), v) != set.end();
+  };
+  for (const QueryPart& part : long_last_read_queries(unread_down_instances(s), budget))
+    if (query == part.query) {  // over 14 days: what it has of those asked
+      PromResult r{"vector", {}, {}};
+      for (const PromSample& x : s.last_read_long.samples)
+        if (in(part.instances, get(x, "instance"))) r.samples.push_back(x);
+      return r;
+    }
   const std::vector<std::pair<std::string, std::string>> places = finding_places(s.findings);
-  if (!places.empty() && query == finding_processes_query(filter, places)) {  // the processes the findings name
-    PromResult r{"vector", {}, {}};
-    for (const PromSample& x : s.processes.samples)
-      if (std::binary_search(places.begin(), places.end(), std::make_pair(get(x, "instance"), get(x, "pid")))) r.samples.push_back(x);
-    return r;
-  }
+  for (const QueryPart& part : finding_processes_queries(filter, places, budget))
+    if (query == part.query) {  // the processes the findings name, of the part's nodes
+      PromResult r{"vector", {}, {}};
+      for (const PromSample& x : s.processes.samples)
+        if (in(part.instances, get(x, "instance")) &&
+            std::binary_search(places.begin(), places.end(), std::make_pair(get(x, "instance"), get(x, "pid"))))
+          r.samples.push_back(x);
+      return r;
+    }
   for (auto [text, res] : {std::pair{&q.up, &s.up}, {&q.last_read, &s.last_read}, {&q.health, &s.health}, {&q.gpus, &s.gpus},
                            {&q.gauges, &s.gauges}, {&q.processes, &s.processes}, {&q.findings, &s.findings},
                            {&q.info_counts, &s.info_counts}})
@@ -130,7 +152,9 @@ std::string prom_body(const PromResult& r) {
     return nlohmann::json::array({s.timestamp, buf});
   };
   for (const PromSample& s : r.samples) result.push_back({{"metric", s.labels}, {"value", value(s)}});
-  return nlohmann::json{{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}}.dump();
+  nlohmann::json answer{{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}};
+  if (!r.warnings.empty()) answer["warnings"] = r.warnings;  // Thanos's partial response
+  return answer.dump();
 }
 
 }  // namespace gpumap::testing

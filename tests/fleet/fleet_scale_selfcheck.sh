@@ -45,10 +45,10 @@ expect "gpumap series of node0000 (392 for 64 processes, docs/metrics.md, and it
   'count({__name__=~"gpumap_.+", instance="node0000:9467"})' "$before_down"
 expect "nodes with GPUs now (the down one gone)" "$(( 3 - $(S down) ))" 'count(count by (instance) (gpumap_gpu_info))'
 expect "targets" 3 'count(up{job=~"gpumap.*"})'
-# gpumap fleet's node list (docs/fleet.md): up joined to the last hour's gpumap_build_info lists the
-# down node too, with up 0
-expect "nodes gpumap fleet lists" 3 'count(up * on(instance, job) max by (instance, job) (last_over_time(gpumap_build_info[1h])))'
-expect "of them down" "$(S down)" 'count(up * on(instance, job) max by (instance, job) (last_over_time(gpumap_build_info[1h])) == 0)'
+# gpumap fleet's node list (docs/fleet.md): every target of a job whose targets exported
+# gpumap_build_info within the hour lists the down node too, with up 0
+expect "nodes gpumap fleet lists" 3 'count(up and on(job) group by (job) (last_over_time(gpumap_build_info[1h])))'
+expect "of them down" "$(S down)" 'count((up and on(job) group by (job) (last_over_time(gpumap_build_info[1h]))) == 0)'
 expect "targets down now" "$(S down)" 'count(up{job=~"gpumap.*"} == 0)'
 expect "nodes serving a stale frame" "$(S stale)" 'count(gpumap_exporter_stale == 1)'
 expect "processes now" "$(( (3 - $(S down)) * $(S processes_per_node) ))" 'count(gpumap_process_info)'

@@ -7,6 +7,9 @@
 # real gRPC server speaking the kubelet's pod-resources API (tests/kube/fake_kubelet.cc) that
 # lists the pod, asked by that node's serve through gpumap-kubelet; a real Prometheus (Debian's)
 # scraping them every second under a job name that is not "gpumap"; then:
+#   - two more targets in the scrape job: one where nothing ever listens (it never comes up) and
+#     Prometheus's own /metrics (scraped, none of gpumap's series): both DOWN nodes, never read,
+#     and --fail-on warning fails for the one that never came up alone;
 #   - fleet shows three nodes up, the job as one job of four ranks on two nodes with each rank's
 #     cuda:N, the pod's process with its pod, namespace and container and its own cuda:N, the
 #     findings grouped by cause (the pod's GPU outside its allocation among them); --node and a
@@ -188,23 +191,76 @@ done
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pport=$(free_port)
+never_port=$(free_port)  # a target of the scrape job where nothing ever listens: it never comes up
 mkdir -p "$dir/prom"
 cat >"$dir/prom/prometheus.yml" <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
   - job_name: gpu-nodes
-    static_configs: [{targets: ["${addr[1]}:9467", "${addr[2]}:9467", "${addr[3]}:9467"]}]
+    static_configs: [{targets: ["${addr[1]}:9467", "${addr[2]}:9467", "${addr[3]}:9467", "127.0.0.1:$never_port", "127.0.0.1:$pport"]}]
 YML
 prometheus --config.file="$dir/prom/prometheus.yml" --storage.tsdb.path="$dir/prom/data" \
   --web.listen-address="127.0.0.1:$pport" >"$dir/prom/log" 2>&1 &
 prom=$!
 pids+=("$prom")
+
+# VictoriaMetrics (Debian's single node) scraping the same five targets with the same config, its
+# -search.latencyOffset left at its default (30 s); nginx (Debian's) in front of both with its
+# default buffers and a tenant check, as a Mimir/Cortex gateway: /prom/ and /vm/ answer only a
+# request whose X-Scope-OrgID is gpumap.  Each on a port of its own and a folder in $dir, started
+# and stopped by PID (nginx in the foreground with its own -p prefix, never the system's service).
+engines=0
+if command -v victoria-metrics >/dev/null && command -v nginx >/dev/null; then
+  engines=1
+  vport=$(free_port)
+  nport=$(free_port)
+  mkdir -p "$dir/vm" "$dir/nginx/logs"
+  # Prometheus's scrape config less evaluation_interval (VictoriaMetrics' strict reader refuses it).
+  sed 's/evaluation_interval: 1s, //' "$dir/prom/prometheus.yml" >"$dir/vm/scrape.yml"
+  victoria-metrics -storageDataPath="$dir/vm/data" -httpListenAddr="127.0.0.1:$vport" \
+    -promscrape.config="$dir/vm/scrape.yml" >"$dir/vm/log" 2>&1 &
+  pids+=("$!")
+  cat >"$dir/nginx/nginx.conf" <<NGINX
+daemon off;
+user root;  # (the workers write proxy temp files below \$dir, which is 0700)
+worker_processes 1;
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/logs/error.log;
+events { worker_connections 256; }
+http {
+  access_log $dir/nginx/logs/access.log;
+  client_body_temp_path $dir/nginx/body;
+  proxy_temp_path $dir/nginx/proxy;
+  fastcgi_temp_path $dir/nginx/fastcgi;
+  uwsgi_temp_path $dir/nginx/uwsgi;
+  scgi_temp_path $dir/nginx/scgi;
+  server {
+    listen 127.0.0.1:$nport;
+    location /prom/ {
+      if (\$http_x_scope_orgid != "gpumap") { return 401; }
+      proxy_pass http://127.0.0.1:$pport/;
+    }
+    location /vm/ {
+      if (\$http_x_scope_orgid != "gpumap") { return 401; }
+      proxy_pass http://127.0.0.1:$vport/;
+    }
+  }
+}
+NGINX
+  nginx -p "$dir/nginx" -e "$dir/nginx/logs/error.log" -c "$dir/nginx/nginx.conf" >"$dir/nginx/out" 2>&1 &
+  pids+=("$!")
+else
+  echo "SKIP VictoriaMetrics and nginx: victoria-metrics or nginx is not installed (scripts/deps.sh installs them)"
+fi
 purl=http://127.0.0.1:$pport
 value() {  # value PROMQL: the first sample's value, "" for none
   curl -sf --get "$purl/api/v1/query" --data-urlencode "query=$1" |
     python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
 }
-all_scraped() { [ "$(value 'count(count by (instance) (gpumap_process_info))')" = 3 ] && [ "$(value 'sum(up{job="gpu-nodes"})')" = 3 ]; }
+all_scraped() {  # the three serves and Prometheus's own /metrics up, the fifth target scraped (and down)
+  [ "$(value 'count(count by (instance) (gpumap_process_info))')" = 3 ] && [ "$(value 'sum(up{job="gpu-nodes"})')" = 4 ] &&
+    [ "$(value 'count(up{job="gpu-nodes"})')" = 5 ]
+}
 if wait_for 120 all_scraped; then pass "Prometheus scrapes the three nodes"
 else fail "Prometheus did not scrape all three nodes" "$(tail -5 "$dir/prom/log")"; exit 1; fi
 
@@ -216,10 +272,12 @@ check() {  # check NAME PYTHON_EXPR_ON_d: PASS when it is true
   else fail "$1" "$(cat "$dir/py.err"; head -c 3000 "$2")"; fi
 }
 n1=${addr[1]} n2=${addr[2]} n3=${addr[3]}
-check "three nodes, all up" "$dir/fleet.json" "[n['node'] for n in d['nodes']] == sorted(['$n1', '$n2', '$n3']) and all(n['up'] for n in d['nodes'])"
+check "the three serves up" "$dir/fleet.json" "[n['node'] for n in d['nodes'] if n['up']] == sorted(['$n1', '$n2', '$n3']) and all(n['down_reason'] is None for n in d['nodes'] if n['up'])"
+check "the target that never came up and the one without gpumap's series: DOWN nodes, never read" "$dir/fleet.json" \
+  "sorted((n['instance'], n['down_reason'], n['last_read_age_seconds'], n['gpus']) for n in d['nodes'] if not n['up']) == sorted([('127.0.0.1:$never_port', 'scrape_failed', None, []), ('127.0.0.1:$pport', 'no_gpumap_series', None, [])])"
 nprocs=$((7 + 2 * pod))  # the pod's process on two GPUs is a row on each
 check "each node's two GPUs with their processes" "$dir/fleet.json" \
-  "[len(n['gpus']) for n in d['nodes']] == [2, 2, 2] and sum(len(g['processes']) for n in d['nodes'] for g in n['gpus']) == $nprocs"
+  "[len(n['gpus']) for n in d['nodes']] == [2, 2, 2, 0, 0] and sum(len(g['processes']) for n in d['nodes'] for g in n['gpus']) == $nprocs"
 check "job 4711 is one job of four ranks on two nodes" "$dir/fleet.json" \
   "[(j['slurm_job_id'], j['nodes'], [r['rank'] for r in j['ranks']]) for j in d['jobs']] == [('4711', sorted(['$n1', '$n2']), ['0', '1', '2', '3'])]"
 check "each rank's own cuda:N and GPU" "$dir/fleet.json" \
@@ -227,8 +285,10 @@ check "each rank's own cuda:N and GPU" "$dir/fleet.json" \
 check "findings grouped by cause" "$dir/fleet.json" \
   "(lambda c: c['outside-visible-set'][0] == 'error' and c['outside-visible-set'][1] == {$stray} and c['ranks-share-gpu'][0] == 'error' and {$t0, $t1} <= c['ranks-share-gpu'][1] and 'rank-on-wrong-gpu' not in c)({c['id']: (c['severity'], {p['pid'] for p in c['places']}) for c in d['findings_by_cause']})"
 "$gpumap" fleet --prometheus "$purl" >"$dir/fleet.txt" 2>&1
-grep -q "3 nodes, 6 GPUs, $nprocs GPU processes, 1 Slurm job" "$dir/fleet.txt" && grep -q "job 4711: 4 ranks on 2 nodes ($n1, $n2)" "$dir/fleet.txt" &&
-  pass "the text: three nodes, the job across two" || fail "the text" "$(cat "$dir/fleet.txt")"
+grep -q "5 nodes (2 down), 6 GPUs, $nprocs GPU processes, 1 Slurm job" "$dir/fleet.txt" &&
+  grep -q "127.0.0.1 (127.0.0.1:$never_port, job gpu-nodes): DOWN (the last scrape failed), never read" "$dir/fleet.txt" &&
+  grep -q "127.0.0.1 (127.0.0.1:$pport, job gpu-nodes): DOWN (scraped, but it exports none of gpumap's series" "$dir/fleet.txt" && grep -q "job 4711: 4 ranks on 2 nodes ($n1, $n2)" "$dir/fleet.txt" &&
+  pass "the text: five nodes (two down, never read), the job across two" || fail "the text" "$(cat "$dir/fleet.txt")"
 if [ $pod = 1 ]; then
   # Its pod, namespace and container as the kubelet named them, on each GPU it uses: GPU 1, its
   # container's only GPU, is its cuda:0; GPU 0 is none of its cuda:N and is said for its pod.
@@ -271,6 +331,68 @@ fi
 [ $rc = 7 ] && pass "--fail-on error: exit 7 (outside-visible-set)" || fail "--fail-on error: exit $rc, want 7"
 "$gpumap" fleet --prometheus "$purl" --node "$n1" --fail-on error >/dev/null 2>&1; rc=$?
 [ $rc = 0 ] && pass "--fail-on error on a clean node: exit 0" || fail "--fail-on error --node $n1: exit $rc, want 0"
+"$gpumap" fleet --prometheus "$purl" --node "127.0.0.1:$never_port" --fail-on warning --json >"$dir/never.json" 2>&1; rc=$?
+[ $rc = 7 ] && check "--fail-on warning on the target that never came up: exit 7, that node alone, DOWN" "$dir/never.json" \
+  "[(n['instance'], n['up'], n['down_reason']) for n in d['nodes']] == [('127.0.0.1:$never_port', False, 'scrape_failed')] and d['findings_by_cause'] == []" ||
+  fail "--fail-on warning --node 127.0.0.1:$never_port: exit $rc, want 7" "$(cat "$dir/never.json")"
+
+# --- the same fleet through VictoriaMetrics and nginx in front of either, with a tenant header ---
+if [ $engines = 1 ]; then
+  vurl=http://127.0.0.1:$vport
+  vvalue() {  # vvalue PROMQL: VictoriaMetrics' first sample (nocache: its latency offset aside)
+    curl -sf --get "$vurl/api/v1/query" --data-urlencode "query=$1" --data-urlencode nocache=1 |
+      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
+  }
+  vm_scraped() {
+    [ "$(vvalue 'count(count by (instance) (gpumap_process_info))')" = 3 ] && [ "$(vvalue 'sum(up{job="gpu-nodes"})')" = 4 ] &&
+      [ "$(vvalue 'count(up{job="gpu-nodes"})')" = 5 ]
+  }
+  nginx_up() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$nport/prom/-/ready")" = 401 ]; }
+  if wait_for 120 vm_scraped && wait_for 30 nginx_up; then pass "VictoriaMetrics scrapes the five targets; nginx is up"
+  else fail "VictoriaMetrics or nginx did not start" "$(tail -5 "$dir/vm/log"; cat "$dir/nginx/out" "$dir/nginx/logs/error.log" 2>/dev/null)"; fi
+  printf 'gpumap\n' >"$dir/tenant"
+  printf 'http_headers:\n  X-Scope-OrgID:\n    files: [tenant]\n' >"$dir/tenant.yml"
+  same() {  # same FILE_A FILE_B: the two answers equal but for the instant and the ages
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+def norm(path):
+    d = json.load(open(path))
+    for n in d["nodes"]:
+        n.pop("last_read_age_seconds")
+    return {k: d[k] for k in ("nodes", "jobs", "findings_by_cause", "info_findings_not_listed", "processes_listed", "warnings", "partial")}
+a, b = norm(sys.argv[1]), norm(sys.argv[2])
+sys.exit(0 if a == b else print(json.dumps(a, sort_keys=True)[:1500], "\n---\n", json.dumps(b, sort_keys=True)[:1500]) or 1)
+PY
+  }
+  "$gpumap" fleet --prometheus "$purl" --json >"$dir/e-prom.json" 2>"$dir/e.err"
+  for e in "vm $vurl" "nginx-prom http://127.0.0.1:$nport/prom" "nginx-vm http://127.0.0.1:$nport/vm"; do
+    name=${e%% *} url=${e#* }
+    cfg=(); [[ $name == nginx-* ]] && cfg=(--http.config.file "$dir/tenant.yml")
+    "$gpumap" fleet --prometheus "$url" "${cfg[@]}" --json >"$dir/e-$name.json" 2>"$dir/e-$name.err"; rc=$? out=
+    if [ $rc = 0 ] && out=$(same "$dir/e-prom.json" "$dir/e-$name.json"); then pass "$name: the same answer as Prometheus's"
+    else fail "$name: exit $rc, not Prometheus's answer" "$(cat "$dir/e-$name.err"; echo "$out")"; fi
+  done
+  # The ages through VictoriaMetrics are its last scrape's (1 s), not 30 s behind: nocache=1 keeps
+  # its -search.latencyOffset from moving the instant back.
+  check "VictoriaMetrics: each node up read within 10 s (its latency offset is 30 s)" "$dir/e-vm.json" \
+    "all(n['last_read_age_seconds'] < 10 for n in d['nodes'] if n['up']) and sum(n['up'] for n in d['nodes']) == 3"
+  out=$("$gpumap" fleet --prometheus "http://127.0.0.1:$nport/vm" 2>&1); rc=$?
+  [ $rc = 1 ] && [[ $out == *"HTTP 401"* ]] && pass "nginx without the tenant header: exit 1, HTTP 401" || fail "no tenant: exit $rc" "$out"
+  # 300 fully qualified --node values: about 12 kB of PromQL, past nginx's 8 kB header buffers in
+  # a GET's URL (414); in a POST's body, the answer.
+  long=(); for ((i = 0; i < 300; i++)); do long+=(--node "gpu-node-$i.rack-$((i / 32)).cluster.example.org"); done
+  lq="up{instance=~\"$(printf 'gpu-node-%d.cluster.example.org|' $(seq 0 299))\"}"
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H 'X-Scope-OrgID: gpumap' --get "http://127.0.0.1:$nport/prom/api/v1/query" --data-urlencode "query=$lq")
+  [ "$code" = 414 ] || [ "$code" = 400 ] && pass "nginx refuses that query in a GET's URL (HTTP $code)" || fail "a 12 kB GET through nginx: HTTP $code"
+  for name in prom vm; do
+    "$gpumap" fleet --prometheus "http://127.0.0.1:$nport/$name" --http.config.file "$dir/tenant.yml" "${long[@]}" --node "$n1" --json \
+      >"$dir/long-$name.json" 2>"$dir/long.err"; rc=$?
+    [ $rc = 0 ] && check "nginx-$name: 301 --node values in a POST, node $n1 answered" "$dir/long-$name.json" "[n['node'] for n in d['nodes']] == ['$n1']" ||
+      fail "nginx-$name: 301 --node values: exit $rc" "$(cat "$dir/long.err")"
+  done
+  grep -q '"POST /prom/api/v1/query HTTP/1.1" 200' "$dir/nginx/logs/access.log" && ! grep -q '"GET /vm/api/v1/query' "$dir/nginx/logs/access.log" &&
+    pass "nginx's log: gpumap's queries are POSTs" || fail "nginx's log" "$(tail -5 "$dir/nginx/logs/access.log")"
+fi
 
 # --- gpumap top --prometheus as a person sees it (tmux): the three nodes, the second expanded ---
 # --- with its ranks' own cuda:N, q quits with exit 0.  (One block: the tmux server's PID is in ---
@@ -282,9 +404,9 @@ if command -v tmux >/dev/null; then
   pids+=("$(tmux -S "$tsock" display-message -p '#{pid}')")
   pane() { tmux -S "$tsock" capture-pane -p 2>/dev/null; }
   pane_has() { local p; p=$(pane); for want in "$@"; do [[ $p == *"$want"* ]] || return 1; done; }
-  if wait_for 60 pane_has "$n1" "$n2" "$n3" "3 nodes"; then pass "top --prometheus: the three nodes"
+  if wait_for 60 pane_has "$n1" "$n2" "$n3" "5 nodes (2 down)" "DOWN never"; then pass "top --prometheus: the three nodes and the two DOWN targets"
   else fail "top --prometheus: the three nodes" "$(pane; cat "$dir/top.err")"; fi
-  second=$(printf '%s\n' "$n1" "$n2" "$n3" | sort | sed -n 2p)  # the node table's order
+  second=$(printf '%s\n' "$n1" "$n2" "$n3" 127.0.0.1 | sort | sed -n 2p)  # the node table's order
   [ "$second" = "$n2" ] || fail "top --prometheus: $n2 is not the second node ($second)"
   tmux -S "$tsock" send-keys Down Enter
   if wait_for 30 pane_has "pid $r2  cuda:0  " "pid $r3  cuda:1  " "job 4711 rank 3"; then
@@ -299,9 +421,56 @@ else
   echo "SKIP top --prometheus in a terminal: tmux is not installed"
 fi
 
+# --- a shard that fails: a partial answer ---
+# A second Prometheus that holds nothing itself and reads two stores by remote read: the first
+# Prometheus, and a port where nothing listens (a store down).  Prometheus answers 200 with the
+# first store's series and a warning naming the one that failed (its partial answer, as Thanos's):
+# fleet says PARTIAL, JSON marks it, and --fail-on fails even for a node with no finding.
+gport=$(free_port) dead_store=$(free_port)
+mkdir -p "$dir/global"
+cat >"$dir/global/prometheus.yml" <<YML
+global: {scrape_interval: 1s}
+remote_read:
+  - {url: "$purl/api/v1/read", read_recent: true, name: site-a}
+  - {url: "http://127.0.0.1:$dead_store/api/v1/read", read_recent: true, name: site-b, remote_timeout: 2s}
+YML
+prometheus --config.file="$dir/global/prometheus.yml" --storage.tsdb.path="$dir/global/data" \
+  --web.listen-address="127.0.0.1:$gport" >"$dir/global/log" 2>&1 &
+pids+=("$!")
+gurl=http://127.0.0.1:$gport
+wait_for 60 curl -sf "$gurl/-/ready" || fail "the second Prometheus did not start" "$(tail -5 "$dir/global/log")"
+"$gpumap" fleet --prometheus "$gurl" --json >"$dir/partial.json" 2>"$dir/partial.err"; rc=$?
+[ $rc = 0 ] && check "a store down: the answer partial, the warning naming it, the other store's nodes shown" "$dir/partial.json" \
+  "d['partial'] and 'up' in d['partial_queries'] and any('127.0.0.1:$dead_store' in w for w in d['warnings']) and sorted(n['node'] for n in d['nodes'] if n['up']) == sorted(['$n1', '$n2', '$n3'])" ||
+  fail "fleet through a Prometheus with a store down: exit $rc" "$(cat "$dir/partial.err")"
+"$gpumap" fleet --prometheus "$gurl" --node "$n1" >"$dir/partial.txt" 2>&1
+grep -q "^PARTIAL: the answer lacks part of the fleet" "$dir/partial.txt" && grep -q "127.0.0.1:$dead_store" "$dir/partial.txt" &&
+  pass "the text says PARTIAL and names the store that failed" || fail "the text of a partial answer" "$(cat "$dir/partial.txt")"
+"$gpumap" fleet --prometheus "$gurl" --node "$n1" --fail-on error >/dev/null 2>&1; rc=$?
+[ $rc = 7 ] && pass "a partial answer: --fail-on error exit 7 for a clean node (the same node whole: 0)" ||
+  fail "a partial answer: --fail-on error --node $n1: exit $rc, want 7"
+
 # --- one serve stopped: DOWN, Prometheus's first failed scrape within two intervals ---
 stopped_at=$(date +%s.%N)
 kill "${serve[3]}"; wait "${serve[3]}" 2>/dev/null
+# Through nginx and VictoriaMetrics, the stopped node is DOWN within seconds, not after its 30 s
+# latency offset (gpumap asks with nocache=1).
+if [ $engines = 1 ]; then
+  vm_down() {
+    "$gpumap" fleet --prometheus "http://127.0.0.1:$nport/vm" --http.config.file "$dir/tenant.yml" --node "$n3" --json >"$dir/vmdown.json" 2>/dev/null &&
+      python3 -c "import json; d=json.load(open('$dir/vmdown.json')); exit(0 if d['nodes'] and not d['nodes'][0]['up'] else 1)"
+  }
+  if wait_for 60 vm_down; then
+    late=$(python3 -c "import json; print(round(json.load(open('$dir/vmdown.json'))['evaluated_at'] - $stopped_at, 1))")
+    python3 -c "exit(0 if $late < 20 else 1)" && pass "VictoriaMetrics via nginx: the stopped node DOWN ${late} s after the stop (its latency offset: 30 s)" ||
+      fail "VictoriaMetrics: the stopped node DOWN only ${late} s after the stop (the 30 s latency offset not accounted for)"
+    "$gpumap" fleet --prometheus "http://127.0.0.1:$nport/vm" --http.config.file "$dir/tenant.yml" --fail-on warning >/dev/null 2>&1; rc=$?
+    [ $rc = 7 ] && pass "VictoriaMetrics via nginx: --fail-on warning exit 7" || fail "VictoriaMetrics --fail-on warning: exit $rc, want 7"
+  else
+    fail "VictoriaMetrics never showed the stopped node down" "$(cat "$dir/vmdown.json")"
+  fi
+fi
+
 shown_down() {
   "$gpumap" fleet --prometheus "$purl" --node "$n3" --json >"$dir/down.json" 2>/dev/null &&
     python3 -c "import json; d=json.load(open('$dir/down.json')); exit(0 if d['nodes'] and not d['nodes'][0]['up'] else 1)"
@@ -314,7 +483,7 @@ if wait_for 60 shown_down; then
   python3 -c "exit(0 if $late <= 2.0 else 1)" && pass "its first failed scrape came ${late} s after the stop (two intervals: 2 s)" ||
     fail "its first failed scrape came ${late} s after the stop, more than two 1 s intervals"
   "$gpumap" fleet --prometheus "$purl" >"$dir/down.txt" 2>&1
-  grep -q "3 nodes (1 down)" "$dir/down.txt" && grep -q "DOWN (the last scrape failed)" "$dir/down.txt" &&
+  grep -q "5 nodes (3 down)" "$dir/down.txt" && grep -q "DOWN (the last scrape failed)" "$dir/down.txt" &&
     pass "the text says it is down" || fail "the text of a node down" "$(cat "$dir/down.txt")"
 else
   fail "the stopped node was never shown down" "$(cat "$dir/down.json")"
