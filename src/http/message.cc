@@ -52,19 +52,133 @@ const char* http_reason(int status) {
   }
 }
 
+namespace {
+
+/// `n` bytes at `p` as raw deflate ended by a sync flush: byte-aligned, no last block, so pieces
+/// made one by one join into one deflate stream.  Empty for no bytes.
+std::string deflate_piece(const char* p, size_t n) {
+  std::string out;
+  if (n == 0) return out;
+  z_stream z = {};
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw Error(kExitError, "zlib: cannot start a deflate stream");
+  char buf[1 << 16];
+  size_t at = 0;
+  int rc = Z_OK;
+  do {
+    size_t take = std::min<size_t>(n - at, size_t{1} << 30);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p + at));
+    z.avail_in = static_cast<uInt>(take);
+    at += take;
+    int flush = at == n ? Z_SYNC_FLUSH : Z_NO_FLUSH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof buf;
+      rc = deflate(&z, flush);
+      out.append(buf, sizeof buf - z.avail_out);
+    } while (rc == Z_OK && z.avail_out == 0);
+  } while (rc == Z_OK && at < n);
+  deflateEnd(&z);
+  if (rc != Z_OK && rc != Z_BUF_ERROR) throw Error(kExitError, "zlib: deflate failed");
+  return out;
+}
+
+uint32_t crc_of(const std::string& s) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  for (size_t at = 0; at < s.size();) {  // (crc32 takes an unsigned int of bytes at a time)
+    size_t take = std::min<size_t>(s.size() - at, size_t{1} << 30);
+    c = crc32(c, reinterpret_cast<const Bytef*>(s.data() + at), static_cast<uInt>(take));
+    at += take;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+void put_le32(std::string& out, uint64_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// An answer's own bytes as a piece (none when empty).
+void own_piece(std::vector<WirePiece>& pieces, std::string bytes) {
+  if (bytes.empty()) return;
+  auto own = std::make_shared<const std::string>(std::move(bytes));
+  pieces.push_back({own, own->data(), own->size()});
+}
+
+}  // namespace
+
+const std::string& SharedBody::deflated() const {
+  std::call_once(once_, [this] {
+    deflated_ = deflate_piece(text_.data(), text_.size());
+    crc_ = crc_of(text_);
+    deflated_bytes_ = deflated_.capacity();
+  });
+  return deflated_;
+}
+
+uint32_t SharedBody::crc() const {
+  deflated();
+  return crc_;
+}
+
+std::string HttpResponse::full_body() const { return body + (shared ? shared->text() : std::string()) + tail; }
+
+std::vector<WirePiece> response_pieces(const HttpResponse& r, bool head_only, bool gzip) {
+  static const std::string kNone;
+  const std::string& mid = r.shared ? r.shared->text() : kNone;
+  size_t plain = r.body.size() + mid.size() + r.tail.size();
+  bool zipped = gzip && r.status == 200 && plain > 0;
+  std::string before = r.body, after = r.tail;  // the bytes around the shared part, as sent
+  size_t length = plain;
+  if (zipped) {
+    // One gzip member (RFC 1952): header, the deflate pieces, an empty last block, CRC-32, size.
+    uLong crc = crc_of(r.body);
+    if (!mid.empty()) crc = crc32_combine(crc, r.shared->crc(), static_cast<z_off_t>(mid.size()));
+    crc = crc32_combine(crc, crc_of(r.tail), static_cast<z_off_t>(r.tail.size()));
+    before = std::string("\x1f\x8b\x08\0\0\0\0\0\0\x03", 10) + deflate_piece(r.body.data(), r.body.size());
+    after = deflate_piece(r.tail.data(), r.tail.size()) + std::string("\x03\0", 2);  // the last block, empty
+    put_le32(after, crc);
+    put_le32(after, plain);  // ISIZE: the size modulo 2^32
+    length = before.size() + (mid.empty() ? 0 : r.shared->deflated().size()) + after.size();
+  }
+  std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + http_reason(r.status) + "\r\n";
+  head += "Content-Type: " + r.content_type + "\r\n";
+  if (zipped) head += "Content-Encoding: gzip\r\n";
+  if (r.status == 200) head += "Vary: Accept-Encoding\r\n";
+  head += "Content-Length: " + std::to_string(length) + "\r\n";
+  if (r.status == 405) head += "Allow: GET, HEAD\r\n";
+  for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
+  head += "Connection: close\r\n\r\n";
+  std::vector<WirePiece> pieces;
+  if (head_only) {
+    own_piece(pieces, std::move(head));
+    return pieces;
+  }
+  own_piece(pieces, head + before);
+  if (!mid.empty()) {
+    const std::string& bytes = zipped ? r.shared->deflated() : mid;
+    if (!bytes.empty()) pieces.push_back({r.shared, bytes.data(), bytes.size()});
+  }
+  own_piece(pieces, std::move(after));
+  return pieces;
+}
+
 std::string format_response(const HttpResponse& r, bool head_only, bool gzip) {
-  std::string body = r.body;
-  bool zipped = gzip && r.status == 200 && !body.empty();
-  if (zipped) body = gzip_compress(body);
-  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + http_reason(r.status) + "\r\n";
-  out += "Content-Type: " + r.content_type + "\r\n";
-  if (zipped) out += "Content-Encoding: gzip\r\n";
-  if (r.status == 200) out += "Vary: Accept-Encoding\r\n";
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  if (r.status == 405) out += "Allow: GET, HEAD\r\n";
-  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
-  out += "Connection: close\r\n\r\n";
-  if (!head_only) out += body;
+  if (!r.shared && (!gzip || r.status != 200 || (r.body.empty() && r.tail.empty()))) {
+    // Plain and own (serve's refusals, written when it may be out of descriptors): made here,
+    // without the pieces' shared pointers.
+    std::string body = r.body + r.tail;
+    std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + http_reason(r.status) + "\r\n";
+    out += "Content-Type: " + r.content_type + "\r\n";
+    if (r.status == 200) out += "Vary: Accept-Encoding\r\n";
+    out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    if (r.status == 405) out += "Allow: GET, HEAD\r\n";
+    for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
+    out += "Connection: close\r\n\r\n";
+    if (!head_only) out += body;
+    return out;
+  }
+  std::string out;
+  for (const WirePiece& p : response_pieces(r, head_only, gzip)) out.append(p.data, p.size);
   return out;
 }
 

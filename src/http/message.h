@@ -2,10 +2,14 @@
 // takes (http/server.h) and the answers it writes, and the answers the Prometheus client reads
 // (http/client.h).  Pure functions over bytes, for tests and fuzzing.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -23,11 +27,50 @@ struct HttpRequest {
   bool accept_gzip = false;                // Accept-Encoding names gzip (or *) with q > 0
 };
 
+/// Bytes of a body that many answers share (one /metrics frame's series, issue 56 item 11): made
+/// once, never changed, held by reference by each answer that carries them, so N readers of one
+/// frame hold one copy of it, not N.  Its gzip form, a raw deflate piece ended by a sync flush
+/// (byte-aligned and not the last block, so it goes between any answer's own pieces of one gzip
+/// stream), is made the first time an answer asks for it and shared the same way.
+class SharedBody {
+ public:
+  explicit SharedBody(std::string text) : text_(std::move(text)) {}
+  SharedBody(const SharedBody&) = delete;
+  SharedBody& operator=(const SharedBody&) = delete;
+  const std::string& text() const { return text_; }
+  /// text() as raw deflate (made on the first call, from any thread).
+  const std::string& deflated() const;
+  /// text()'s CRC-32 (gzip's), made with deflated().
+  uint32_t crc() const;
+  /// The bytes it holds: the text, and its deflate once made.
+  size_t bytes() const { return text_.capacity() + deflated_bytes_.load(); }
+
+ private:
+  std::string text_;
+  mutable std::once_flag once_;
+  mutable std::string deflated_;
+  mutable uint32_t crc_ = 0;
+  mutable std::atomic<size_t> deflated_bytes_{0};
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
+  std::string body;  // the body; with `shared`, its part before the shared one
   std::vector<std::pair<std::string, std::string>> headers;  // more header lines
+  /// A part of the body held, not copied (null: none): the body is `body`, shared->text(), `tail`.
+  std::shared_ptr<const SharedBody> shared;
+  std::string tail;
+  /// The whole body, in one string (tests, small answers).
+  std::string full_body() const;
+};
+
+/// A piece of an answer's bytes as written: `size` bytes at `data`, kept alive by `owner` (the
+/// answer's own bytes, or a SharedBody other answers hold too).  Never empty.
+struct WirePiece {
+  std::shared_ptr<const void> owner;
+  const char* data = nullptr;
+  size_t size = 0;
 };
 
 /// The head of a request as received: the method, path and the headers the server reads, or an
@@ -52,6 +95,11 @@ HttpResponse plain_response(int status, const std::string& body);
 /// `r` as the bytes sent: status line, headers (Content-Length, Connection: close), then the body
 /// unless `head_only`; gzip-compressed when `gzip` and the answer is a 200 with a body.
 std::string format_response(const HttpResponse& r, bool head_only, bool gzip);
+/// The same bytes as pieces: the head with the answer's own bytes, and `r.shared` (or its
+/// deflate) by reference, never copied.  gzip: one gzip member whose deflate stream is the own
+/// parts and the shared part deflated each on its own, joined by sync flushes (as pigz joins
+/// blocks), with the CRC-32 of the whole (crc32_combine).
+std::vector<WirePiece> response_pieces(const HttpResponse& r, bool head_only, bool gzip);
 
 // ---- The client's side: an answer's bytes in.
 

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,8 +32,13 @@ struct Client {
   int fd = -1;
   SSL* ssl = nullptr;
   std::string peer;      // its address, for the per-peer limit
-  std::string in, out;
-  size_t sent = 0;
+  std::string in;
+  // The answer: its own bytes and, by reference, the body it shares with other answers (never a
+  // copy of it: issue 56 item 11); the next byte to send is out[piece] at `offset`.
+  std::vector<WirePiece> out;
+  size_t piece = 0, offset = 0, sent = 0;
+  const SharedBody* shares = nullptr;  // the shared body it writes (the bound on those held)
+  Clock::time_point answered;          // when its answer was made
   ConnState state = ConnState::kConnected;     // what it means: state_row(state)
   bool want_write = false, want_read = false;  // TLS: what the last call waits for
   bool gzip = false;
@@ -49,6 +55,15 @@ constexpr double kStalledS = 1.0;
 // A new connection is not closed to enforce a limit before this age: a scraper's request arrives
 // within it and is then being answered, never closed for room.
 constexpr double kGraceS = 0.1;
+// Each connection's socket buffers (the kernel doubles them for its bookkeeping, and counts them
+// against the memory cgroup): the send buffer bounds what an answer nobody reads holds in the
+// kernel (autotuning would grow it to tcp_wmem's maximum, 4 MiB), the receive buffer what a
+// client sends that is never read (a request head is at most 8 KiB).  128 KiB sent per round trip
+// is 13 MB/s at 10 ms: a 300 kB gzip answer in 25 ms.
+constexpr int kSendBuffer = 64 << 10, kReceiveBuffer = 16 << 10;
+// The shared bodies (frames) that connections still writing them may hold at once: past it, the
+// connections writing the oldest are closed (they are that many frames behind).
+constexpr size_t kHeldBodies = 3;
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -145,11 +160,13 @@ struct HttpServer::Loop {
   std::map<std::string, size_t> per_peer;
   size_t requests = 0;  // clients in a state counted against max_requests
   Clock::time_point accept_paused_until;
+  size_t fd_limit = 0, fd_headroom = 0;  // RLIMIT_NOFILE (0: none), and the descriptors kept free under it
 
   void run(const volatile sig_atomic_t* stop);
   // Taking connections.
   void accept_burst();
   int accept_when_short(sockaddr_storage& ss, socklen_t& len);
+  bool descriptor_free() const;
   void take(int cfd, const std::string& peer);
   void refuse(int cfd, const char* why);
   // A connection's round and its transitions.
@@ -170,10 +187,18 @@ struct HttpServer::Loop {
   bool evict_from(const std::string& peer, double min_age_s = 0);
   bool make_room(const std::string& newcomer, double min_age_s = 0);
   void trim();
+  void bound_held_bodies();
 };
 
 void HttpServer::serve(const Handler& handler, const volatile sig_atomic_t* stop, int wake_fd) {
-  Loop loop{*this, handler, wake_fd, {}, {}, 0, {}};
+  Loop loop{*this, handler, wake_fd, {}, {}, 0, {}, 0};
+  // Descriptors are left free for the rest of the process: the reader thread's /proc and driver
+  // reads, and UBSan's vptr check in the sanitizer build, which opens a pipe to probe memory and
+  // reports a false "invalid vptr" when it cannot (the crash in web_test's `ulimit -n 16`).
+  rlimit nofile = {};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+    loop.fd_limit = static_cast<size_t>(nofile.rlim_cur);
+  loop.fd_headroom = std::min<size_t>(8, loop.fd_limit / 4);
   loop.run(stop);
 }
 
@@ -218,6 +243,12 @@ void HttpServer::Loop::run(const volatile sig_atomic_t* stop) {
 
 void HttpServer::Loop::accept_burst() {
   for (int round = 0; round < 64; ++round) {  // a burst is taken over several turns, between reads
+    // The descriptor it would take leaves too few free: as out of descriptors (room made by
+    // closing a connection a second old, else the waiting ones stay queued and accepting pauses).
+    if (!descriptor_free() && !(make_room("", 1.0) && descriptor_free())) {
+      accept_paused_until = after(0.1);
+      break;
+    }
     sockaddr_storage ss = {};
     socklen_t len = sizeof ss;
     int cfd = accept4(s.fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -236,6 +267,16 @@ void HttpServer::Loop::accept_burst() {
     if (s.reserve_fd_ < 0) s.reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
     take(cfd, peer_of(ss));
   }
+}
+
+// Whether the descriptor a connection would take now (the lowest free: descriptors are numbered
+// so) leaves fd_headroom free under the limit.
+bool HttpServer::Loop::descriptor_free() const {
+  if (!fd_limit) return true;
+  int probe = fcntl(s.fd_, F_DUPFD_CLOEXEC, 0);
+  if (probe < 0) return false;
+  close(probe);
+  return static_cast<size_t>(probe) + fd_headroom < fd_limit;
 }
 
 // Out of descriptors: make room by closing a silent connection and try once more (-1: none taken);
@@ -264,6 +305,8 @@ void HttpServer::Loop::take(int cfd, const std::string& peer) {
     refuse(cfd, "too many connections");
     return;
   }
+  setsockopt(cfd, SOL_SOCKET, SO_SNDBUF, &kSendBuffer, sizeof kSendBuffer);
+  setsockopt(cfd, SOL_SOCKET, SO_RCVBUF, &kReceiveBuffer, sizeof kReceiveBuffer);
   Client c;
   c.fd = cfd;
   c.peer = peer;
@@ -380,7 +423,10 @@ void HttpServer::Loop::on_answer(Client& c) {
 }
 
 void HttpServer::Loop::answer(Client& c, const HttpResponse& r) {
-  c.out = format_response(r, c.req.method == "HEAD", c.gzip);
+  c.out = response_pieces(r, c.req.method == "HEAD", c.gzip);
+  c.piece = c.offset = 0;
+  c.shares = c.req.method == "HEAD" ? nullptr : r.shared.get();
+  c.answered = Clock::now();
   c.want_read = c.want_write = false;
   // The answer is made: its slot among the requests being answered is free for anyone's next
   // request (enter).  A client that does not read holds its own connection only (issue 46, item 9).
@@ -388,16 +434,24 @@ void HttpServer::Loop::answer(Client& c, const HttpResponse& r) {
   c.progressed = Clock::now();
 }
 
-// The socket (or TLS) takes more of the answer; false when it failed or the answer is all sent
-// (Connection: close).
+// The socket (or TLS) takes more of the answer, piece by piece, as much as it takes now; false
+// when it failed or the answer is all sent (Connection: close).  (TLS: a write that waits is
+// asked again with the same bytes, as OpenSSL requires: the pieces never move.)
 bool HttpServer::Loop::on_writable(Client& c, Clock::time_point now) {
-  ssize_t put = io(c, true, c.out.data() + c.sent, c.out.size() - c.sent);
-  if (put == 0 || put == -2) return false;
-  if (put > 0) {
+  while (c.piece < c.out.size()) {
+    const WirePiece& p = c.out[c.piece];
+    ssize_t put = io(c, true, const_cast<char*>(p.data) + c.offset, p.size - c.offset);
+    if (put == 0 || put == -2) return false;
+    if (put < 0) return true;
     c.sent += static_cast<size_t>(put);
+    c.offset += static_cast<size_t>(put);
     c.progressed = now;
+    if (c.offset == p.size) {
+      ++c.piece;
+      c.offset = 0;
+    }
   }
-  return c.sent != c.out.size();
+  return false;
 }
 
 // Past the deadline its state's row names: what the row says.  true: close it.
@@ -527,6 +581,25 @@ void HttpServer::Loop::trim() {
     }
   }
   while (clients.size() > s.limits_.max_connections && make_room("", kGraceS)) {
+  }
+  bound_held_bodies();
+}
+
+// The shared bodies held by connections writing them: at most kHeldBodies; past it, each
+// connection writing the oldest is closed (the one whose first answer was made first).  So slow
+// readers hold at most kHeldBodies frames whatever the cache period and the write timeout.
+void HttpServer::Loop::bound_held_bodies() {
+  for (;;) {
+    std::map<const SharedBody*, Clock::time_point> held;  // -> its first answer still being written
+    for (const Client& c : clients)
+      if (c.state == ConnState::kWriting && c.shares) {
+        auto [at, fresh] = held.emplace(c.shares, c.answered);
+        if (!fresh) at->second = std::min(at->second, c.answered);
+      }
+    if (held.size() <= kHeldBodies) return;
+    auto oldest = std::min_element(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (auto it = clients.begin(); it != clients.end();)
+      it = it->state == ConnState::kWriting && it->shares == oldest->first ? drop(it) : std::next(it);
   }
 }
 

@@ -20,8 +20,12 @@
 // to read it.
 // Out of descriptors (EMFILE), the server closes a connection a second old the same way (else, when it holds
 // none, answers 503 through a descriptor it keeps in reserve), and stops accepting for 100 ms: it
-// never spins.  A request waiting for its answer whose client hung up frees its slot.  Each answer
-// closes its connection.
+// never spins; a connection never takes the last descriptors (a quarter of RLIMIT_NOFILE, at most 8,
+// stay free for the rest of the process).  A request waiting for its answer whose client hung up
+// frees its slot.  Each answer closes its connection.  Memory per connection is bounded: an
+// answer's shared body (HttpResponse::shared, one frame's series) is held by reference, never
+// copied, and connections still writing hold at most 3 of them; socket buffers are 64 KiB to send
+// and 16 KiB to receive.
 #pragma once
 #include <signal.h>
 

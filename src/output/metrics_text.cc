@@ -171,15 +171,26 @@ std::optional<double> ratio(const std::optional<T>& v) {
 
 // --- the host ---
 
-std::optional<MetricLabels> driver_labels(const Snapshot* const& s) {
+struct HostSubject {
+  const Snapshot* snapshot;
+  const std::string* host;
+};
+
+std::optional<MetricLabels> driver_labels(const HostSubject& h) {
+  const Snapshot* s = h.snapshot;
   return MetricLabels{{"driver_version", clean(opt_text(s->driver_version))},
                       {"cuda_driver_version", opt_text(s->cuda_driver_version)},
                       {"source", clean(s->source)},
                       {"simulated", s->simulated ? "true" : "false"}};
 }
 
-const Family<const Snapshot*> kHostFamilies[] = {
+// The host's name on one series of its own, not on every series (docs/metrics.md, "The host's
+// name"): join it with `* on(instance) group_left(hostname) gpumap_host_info`.
+const Family<HostSubject> kHostFamilies[] = {
     {"gpumap_driver_info", kGauge, "The driver gpumap read: versions and source (NVML or a simulated host)", driver_labels, one},
+    {"gpumap_host_info", kGauge, "The host's name (as gpumap ps says it), value 1: join on instance to name a target's node",
+     [](const HostSubject& h) -> std::optional<MetricLabels> { return MetricLabels{{"hostname", clean(*h.host)}}; },
+     [](const HostSubject& h) { return h.host->empty() ? std::nullopt : std::optional<double>(1); }},
 };
 
 // --- GPUs: gpumap_gpu_info carries the identities, the value series only the UUID ---
@@ -317,6 +328,9 @@ const ProcessLabel kProcessInfoLabels[] = {
     {"pod", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->name) : ""; }},
     {"namespace", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->ns) : ""; }},
     {"container", false, [](const ProcessSubject& s) { return s.row->pod ? clean(s.row->pod->container) : ""; }},
+    // The job as its innermost launcher names it, `ps`'s grouping: "torchrun <TORCHELASTIC_RUN_ID>",
+    // "slurm <job>.<step>", "master <MASTER_ADDR>:<MASTER_PORT>" (MPI under either); absent when none.
+    {"launcher_job", false, [](const ProcessSubject& s) { return clean(s.row->job); }},
 };
 
 std::optional<MetricLabels> process_identity(const ProcessSubject& s) {
@@ -472,7 +486,7 @@ FrameSeries add_frame_metrics(Exposition& out, const MetricsInput& in, const Ser
     auto it = in.leases.find(uuid);
     return it != in.leases.end() && it->second ? &*it->second : nullptr;
   };
-  write_families(out, kHostFamilies, std::vector<const Snapshot*>{&s});
+  write_families(out, kHostFamilies, std::vector<HostSubject>{{&s, &in.host}});
 
   std::vector<GpuSubject> gpus;
   std::vector<MigSubject> migs;

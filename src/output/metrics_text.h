@@ -59,6 +59,7 @@ struct MetricsInput {
   const PsResult& ps;
   const std::map<std::string, std::optional<LeaseState>>& leases;  // by UUID; absent or nullopt: unknown
   const std::vector<Finding>& host_findings;
+  std::string host = {};  // the host's name, as `ps` says it (PsFrame::host): gpumap_host_info
 };
 
 /// What a frame's series were: its processes (NVML pids) and how many of them the budget's

@@ -114,6 +114,7 @@ struct FullFrame {
     all.pod->name = "trainer-0";
     all.pod->ns = "ml";
     all.pod->container = "main";
+    all.job = "torchrun 8d2f-run";
     ps.rows.push_back(process(102, kA, 0, "graphics", 64));
     ps.rows.push_back(process(102, kA, 0, "compute", 64));
     ps.rows.push_back(process(103, kB, 1, "compute", 1024));
@@ -132,7 +133,7 @@ struct FullFrame {
     r.command = "sleep 300";
     return r;
   }
-  MetricsInput input() const { return {snapshot, ps, leases, host_findings}; }
+  MetricsInput input() const { return {snapshot, ps, leases, host_findings, "node7"}; }
   std::string text() const {
     Exposition e;
     add_frame_metrics(e, input());
@@ -199,7 +200,8 @@ TEST(MetricsFamilies, SeriesOfAFullFrame) {
            "gpumap_process_info{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\",nvml_index=\"0\","
            "cuda_ordinal=\"0\",state=\"running\",user=\"alice\",command=\"python3 train.py --config big.yaml\","
            "slurm_job_id=\"4242\",rank=\"3\",local_rank=\"3\",lease=\"this-process\",pod=\"trainer-0\",namespace=\"ml\","
-           "container=\"main\"} 1\n",
+           "container=\"main\",launcher_job=\"torchrun 8d2f-run\"} 1\n",
+           "gpumap_host_info{hostname=\"node7\"} 1\n",
            "gpumap_process_sm_utilization_ratio{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\"} 0.55\n",
            "gpumap_finding{id=\"order-differs\",severity=\"warning\"} 1\n",
            "gpumap_finding{id=\"gpu-shared\",severity=\"info\",pid=\"104\",uuid=\"GPU-bbbbbbbb-0000-4000-8000-000000000000\"} 1\n",
@@ -241,7 +243,7 @@ TEST(SeriesBudget, ProcessSeriesNoneLeavesNoSeriesPerProcess) {
 
 TEST(SeriesBudget, DroppedLabelsAndTheCommandsLength) {
   SeriesBudget b;
-  b.dropped_labels = {"user", "pod", "namespace", "container"};
+  b.dropped_labels = {"user", "pod", "namespace", "container", "launcher_job"};
   b.command_bytes = 10;
   std::string t = frame_text(FullFrame(), b);
   EXPECT_NE(t.find("gpumap_process_info{pid=\"101\",type=\"compute\",uuid=\"GPU-aaaaaaaa-0000-4000-8000-000000000000\","

@@ -58,14 +58,18 @@ void Exporter::reader_loop() {
     read_opt.ask_cuda = !cuda_failed_at_ || secs(Clock::now() - *cuda_failed_at_) >= opt_.cuda_retry_s;
     read_opt.kubelets = &kubelets_;
     lock.unlock();
-    std::shared_ptr<MetricsFrame> f;
-    std::string text, error;
+    std::optional<Served> f;
+    std::string error;
     FrameSeries said;
     try {
-      f = std::make_shared<MetricsFrame>(read_metrics_frame(driver_, seams_, read_opt));
+      MetricsFrame frame = read_metrics_frame(driver_, seams_, read_opt);
       Exposition out;
-      said = add_frame_metrics(out, metrics_input(*f), opt_.series);
-      text = out.text();
+      said = add_frame_metrics(out, metrics_input(frame), opt_.series);
+      std::string text;
+      if (!frame.cuda_known)
+        text = "# gpumap: CUDA's view is unknown (no cuda_ordinal, no findings): " + escape_help(frame.cuda_error) + "\n";
+      text += out.text();
+      f = Served{std::make_shared<const SharedBody>(std::move(text)), frame.cuda_known, frame.read_seconds, frame.read_unix};
     } catch (const std::exception& e) {
       error = e.what();
       if (error.empty()) error = "the driver read failed";
@@ -78,8 +82,7 @@ void Exporter::reader_loop() {
       else cuda_failed_at_ = last_attempt_end_;
     }
     if (f) {
-      frame_ = f;
-      frame_text_ = std::move(text);
+      frame_ = std::move(f);
       frame_dropped_ = said.dropped_processes;
       dropped_total_ += said.dropped_processes;
       frame_at_ = last_attempt_end_;
@@ -97,7 +100,9 @@ void Exporter::reader_loop() {
   }
 }
 
-std::string Exporter::metrics_body(bool stale) {
+// The /metrics answer: the served frame's series by reference (never copied per answer), the
+// health series after them.
+HttpResponse Exporter::metrics_answer(bool stale) {
   ExporterHealth h;
   h.version = opt_.version;
   h.up = up_ && !stale;
@@ -115,13 +120,14 @@ std::string Exporter::metrics_body(bool stale) {
   }
   Exposition health;
   add_health_metrics(health, h);
-  std::string body;
-  if (!frame_) body = "# gpumap: no driver read has succeeded yet";
-  if (!frame_ && !last_error_.empty()) body += ": " + escape_help(last_error_);
-  if (!frame_) body += "\n";
-  if (frame_ && !frame_->cuda_known)
-    body += "# gpumap: CUDA's view is unknown (no cuda_ordinal, no findings): " + escape_help(frame_->cuda_error) + "\n";
-  return body + (frame_ ? frame_text_ : "") + health.text();
+  HttpResponse r;
+  r.content_type = kExpositionContentType;
+  if (!frame_) r.body = "# gpumap: no driver read has succeeded yet";
+  if (!frame_ && !last_error_.empty()) r.body += ": " + escape_help(last_error_);
+  if (!frame_) r.body += "\n";
+  if (frame_) r.shared = frame_->body;
+  r.tail = health.text();
+  return r;
 }
 
 std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
@@ -158,19 +164,11 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
     r.body = "not found: this server answers /metrics and /healthz\n";
     return r;
   }
-  HttpResponse r;
-  r.content_type = kExpositionContentType;
   bool fresh = frame_ && up_ && secs(now - frame_at_) < opt_.cache_s;
   // A read that ended after this request arrived answers it (it may have failed: then stale).
   bool answered = last_attempt_end_ >= req.arrived && !reading_;
-  if (fresh || (answered && up_)) {
-    r.body = metrics_body(false);
-    return r;
-  }
-  if (answered) {
-    r.body = metrics_body(true);
-    return r;
-  }
+  if (fresh || (answered && up_)) return metrics_answer(false);
+  if (answered) return metrics_answer(true);
   if (!reading_) {
     want_read_ = true;
     cv_.notify_all();
@@ -184,10 +182,8 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
   // itself waits (X-Prometheus-Scrape-Timeout-Seconds, less half a second to send the answer):
   // then this scrape gets the last frame, stale, and the read goes on for the next one.
   if (req.scrape_timeout_s && !read_timed_out_ &&
-      secs(now - req.arrived) >= std::max(*req.scrape_timeout_s - 0.5, *req.scrape_timeout_s / 2)) {
-    r.body = metrics_body(true);
-    return r;
-  }
+      secs(now - req.arrived) >= std::max(*req.scrape_timeout_s - 0.5, *req.scrape_timeout_s / 2))
+    return metrics_answer(true);
   if (!read_timed_out_ && (opt_.read_wait_s <= 0 || secs(now - read_started_) < opt_.read_wait_s)) return std::nullopt;
   if (!read_timed_out_) {  // this read is given up on: count it once, and say so
     read_timed_out_ = true;
@@ -195,8 +191,7 @@ std::optional<HttpResponse> Exporter::handle(const HttpRequest& req) {
     up_ = false;
     last_error_ = "the driver did not answer within " + short_number(opt_.read_wait_s) + " s";
   }
-  r.body = metrics_body(true);
-  return r;
+  return metrics_answer(true);
 }
 
 ServeAnswer serve_exporter(const DriverSource& driver, const Seams& seams, const ExporterOptions& opt,

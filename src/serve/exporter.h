@@ -63,7 +63,7 @@ class Exporter {
  private:
   using Clock = std::chrono::steady_clock;
   void reader_loop();
-  std::string metrics_body(bool stale);
+  HttpResponse metrics_answer(bool stale);
 
   DriverSource driver_;
   Seams seams_;
@@ -77,8 +77,14 @@ class Exporter {
   bool reading_ = false;
   Clock::time_point read_started_;
   bool read_timed_out_ = false;  // the read under way was given up on (counted as an error once)
-  std::shared_ptr<const MetricsFrame> frame_;  // the last good one
-  std::string frame_text_;                     // its series, rendered once
+  /// The last good frame, as it is served: its series rendered once and shared by every answer
+  /// that carries them (the frame itself is not kept: serve's memory is the text, issue 56 item 11).
+  struct Served {
+    std::shared_ptr<const SharedBody> body;
+    bool cuda_known = true;
+    double read_seconds = 0, read_unix = 0;
+  };
+  std::optional<Served> frame_;
   size_t frame_dropped_ = 0;                   // the processes they leave out (--max-processes)
   uint64_t dropped_total_ = 0;                 // the same summed over the frames read
   Clock::time_point frame_at_;                 // when it was read

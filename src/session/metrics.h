@@ -52,7 +52,7 @@ void write_metrics_textfile(const std::string& path, const std::string& text);
 
 /// The parts of `f` the series are rendered from (output/metrics_text.h).
 inline MetricsInput metrics_input(const MetricsFrame& f) {
-  return {f.snapshot, f.ps.result, f.ps.leases, f.host_findings};
+  return {f.snapshot, f.ps.result, f.ps.leases, f.host_findings, f.ps.host};
 }
 
 /// `gpumap metrics`: one frame, and the health series' values for it.

@@ -138,7 +138,11 @@ TEST(FleetTopRead, PrometheusFailingMidSessionKeepsTheLastAnswerAndSaysItsAge) {
   EXPECT_NE(screen_text(f, v, 50).find("3 nodes (1 down)"), std::string::npos);
 }
 
-TEST(FleetTopRead, UnreachableAtStartIsFleetsError) {
+// The first read runs on the reader thread under the screen (issue 56: q while Prometheus has
+// not answered), so an unreachable Prometheus at start is `fleet`'s error once the screen is
+// restored: tests/top_sizes_test.cc's TopFleetFirstRead drive that in a real terminal.  Without a
+// terminal the view is refused before Prometheus is asked at all.
+TEST(FleetTopRead, WithoutATerminalNothingIsAskedOfPrometheus) {
   testing::FakePrometheusTransport prometheus(testing::three_node_fleet());
   prometheus.fail = HttpFailure::kRefused;
   FleetTopOptions o;
@@ -146,9 +150,10 @@ TEST(FleetTopRead, UnreachableAtStartIsFleetsError) {
     run_fleet_top(o, [&] { return read_fleet(request(), prometheus, kFleetNow); });
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitError);
-    EXPECT_NE(std::string(e.what()).find("refused the connection"), std::string::npos);
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("needs a terminal"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(prometheus.requests, 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "model/error.h"
 #include "model/exit_codes.h"
 #include "os/proc.h"
+#include "output/style.h"
 #include "session/top.h"
 #include "top/screen.h"
 #include "top/top_keys.h"
@@ -45,9 +47,8 @@ class Panel {
   virtual double interval_s() const = 0;
   virtual bool paused() const = 0;
   virtual void set_utf8(bool utf8) = 0;
-  /// It starts with a frame already read (the fleet: its first answer was read before the screen,
-  /// so an unreachable Prometheus is `fleet`'s error): the reader waits an interval first.
-  virtual bool starts_read() const { return false; }
+  /// The view ends (after take): the fleet's first read failed, which is `fleet`'s error.
+  virtual bool ended() const { return false; }
 };
 
 /// What the reader thread and the screen share.  The reader owns the read; the screen copies
@@ -68,7 +69,7 @@ struct Shared {
 
 void reader(std::shared_ptr<Shared> sh, std::shared_ptr<Panel> panel) {
   std::unique_lock<std::mutex> lock(sh->m);
-  auto last = panel->starts_read() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  std::chrono::steady_clock::time_point last{};
   while (!sh->stop) {
     auto due = last + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                           std::chrono::duration<double>(sh->interval_s));
@@ -268,15 +269,31 @@ class HostPanel : public Panel {
 };
 
 /// The fleet's view: an answer per read of Prometheus (session/fleet.h), the last good one kept
-/// while Prometheus cannot be reached.
+/// while Prometheus cannot be reached.  The first read runs on the reader thread like the others,
+/// under a screen that says it is asking and takes q (issue 56: a Prometheus slow to answer held
+/// the terminal and `q` until it did); when it fails, the view ends and run_fleet_top throws its
+/// error, as `gpumap fleet` would.
 class FleetPanel : public Panel {
  public:
-  FleetPanel(FleetTopView view, FleetTopFrame first, std::function<FleetAnswer()> read)
-      : view_(std::move(view)), read_(std::move(read)), latest_(first), frame_(std::move(first)) {}
-  void read() override { incoming_ = read_fleet_top_frame(FleetTopFrame{}, read_, 0); }
-  bool starts_read() const override { return true; }
+  FleetPanel(FleetTopView view, std::function<FleetAnswer()> read) : view_(std::move(view)), read_(std::move(read)) {}
+  void read() override {
+    if (!first_done_) {  // the first answer: its failure is kept whole, to be thrown after the screen
+      try {
+        incoming_.answer = std::make_shared<const FleetAnswer>(read_());
+        incoming_.read_unix_ms = now_ms();
+      } catch (...) {
+        incoming_first_error_ = std::current_exception();
+      }
+      first_done_ = true;
+      return;
+    }
+    incoming_ = read_fleet_top_frame(FleetTopFrame{}, read_, 0);
+  }
   void publish() override {
-    if (incoming_.error.empty()) {
+    if (incoming_first_error_) {
+      first_error_ = incoming_first_error_;
+      incoming_first_error_ = nullptr;
+    } else if (incoming_.answer && incoming_.error.empty()) {
       latest_ = std::move(incoming_);
     } else {  // keep the last good answer, and say the read failed and since when
       latest_.error = incoming_.error;
@@ -284,8 +301,14 @@ class FleetPanel : public Panel {
     }
     incoming_ = FleetTopFrame{};
   }
-  void take() override { frame_ = latest_; }
+  void take() override {
+    frame_ = latest_;
+    ended_ = first_error_ != nullptr;
+  }
+  bool ended() const override { return ended_; }
+  std::exception_ptr first_error() const { return first_error_; }
   std::vector<TopLine> draw(const TopStatus& status, size_t w, size_t h) override {
+    if (!frame_.answer) return waiting(status, w);
     keep_selection(view_.selected, view_.scroll, fleet_top_rows(frame_, view_).size(), page_);
     TableWindow win{view_.scroll, page_, view_.selected};
     std::vector<TopLine> lines = render_fleet_top(frame_, view_, status, w, h, &win);
@@ -296,17 +319,37 @@ class FleetPanel : public Panel {
     }
     return lines;
   }
-  TopAction key(int key) override { return fleet_top_key(view_, key, frame_, page_); }
+  TopAction key(int key) override {
+    if (!frame_.answer) return key == 'q' || key == 'Q' || key == kKeyCtrlC ? TopAction{TopAction::kQuit} : TopAction{};
+    return fleet_top_key(view_, key, frame_, page_);
+  }
   double interval_s() const override { return view_.interval_s; }
-  bool paused() const override { return view_.paused; }
+  bool paused() const override { return frame_.answer && view_.paused; }
   void set_utf8(bool utf8) override { view_.utf8 = utf8; }
 
  private:
+  // Before the first answer: what is asked, for how long so far, and that q quits.
+  std::vector<TopLine> waiting(const TopStatus& status, size_t w) const {
+    std::string since = status.reading && status.reading_since_ms
+                            ? " (" + std::to_string((status.now_unix_ms - status.reading_since_ms) / 1000) + " s)"
+                            : "";
+    std::vector<TopLine> out;
+    for (std::string line : {"gpumap top: asking Prometheus for the fleet" + since + "\u2026",
+                             std::string("q quits")}) {
+      if (display_width(line) > w) line = ellipsize(line, w);
+      out.push_back({{line, TopAttr::kNormal}});
+    }
+    return out;
+  }
   FleetTopView view_;
   std::function<FleetAnswer()> read_;
-  FleetTopFrame incoming_;  // reader thread
-  FleetTopFrame latest_;    // under the loop's lock
-  FleetTopFrame frame_;     // screen thread
+  FleetTopFrame incoming_;                   // reader thread
+  bool first_done_ = false;                  // reader thread
+  std::exception_ptr incoming_first_error_;  // reader thread
+  FleetTopFrame latest_;                     // under the loop's lock
+  std::exception_ptr first_error_;           // under the loop's lock
+  FleetTopFrame frame_;                      // screen thread
+  bool ended_ = false;                       // screen thread
   size_t page_ = 1;
 };
 
@@ -332,6 +375,7 @@ int run_panel(const std::shared_ptr<Panel>& panel, bool color) {
           sh->fresh = false;
           dirty = true;
         }
+        if (panel->ended()) break;
         status.reading = sh->reading;
         status.reading_since_ms = sh->reading_since;
       }
@@ -402,10 +446,10 @@ FleetTopFrame read_fleet_top_frame(const FleetTopFrame& last, const std::functio
 }
 
 int run_fleet_top(const FleetTopOptions& options, const std::function<FleetAnswer()>& read) {
-  FleetTopFrame first;
-  first.answer = std::make_shared<const FleetAnswer>(read());  // at start, unreachable is `fleet`'s error
-  first.read_unix_ms = now_ms();
-  return run_panel(std::make_shared<FleetPanel>(options.view, first, read), options.color);
+  auto panel = std::make_shared<FleetPanel>(options.view, read);
+  int code = run_panel(panel, options.color);
+  if (std::exception_ptr e = panel->first_error()) std::rethrow_exception(e);  // at start, unreachable is `fleet`'s error
+  return code;
 }
 
 std::string fleet_top_once(const FleetAnswer& answer, FleetTopView view, size_t width, bool color) {

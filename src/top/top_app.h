@@ -45,10 +45,11 @@ struct FleetTopOptions {
 
 /// The fleet's live view (`top --prometheus URL`) until quit; returns the exit code.  `read` asks
 /// Prometheus once (session/fleet.h's read_fleet: every query bounded by its timeout) and throws
-/// Error when it cannot: the first read runs here, before the terminal is taken, so an
-/// unreachable Prometheus at start is `gpumap fleet`'s error and exit code; later ones run on the
-/// reader thread, and a failure there is said on the screen with the age of the last good answer
-/// while the reads go on.
+/// Error when it cannot.  Every read runs on the reader thread, the first too: until it answers
+/// the screen says it is asking and `q` quits (exit 0).  When the first read fails, the screen is
+/// restored and its error thrown, so an unreachable Prometheus at start is `gpumap fleet`'s
+/// error and exit code; a later failure is said on the screen with the age of the last good
+/// answer while the reads go on.
 int run_fleet_top(const FleetTopOptions& options, const std::function<FleetAnswer()>& read);
 
 /// One read for the fleet's view: `last` with the new answer (read at `now_unix_ms`; 0: the

@@ -4,7 +4,7 @@
 # scraped by a real Prometheus with tls_config and basic_auth (and refused with the wrong password),
 # curl for 401, gzip and 503; held connections from this script (64 and 200, reopened as the server
 # closes them) while scrapes go on; `ulimit -n 16` with 20 idle clients (CPU time of the server over
-# a few seconds); systemd socket activation (systemd-socket-activate); a hung cuInit on a mixed host.
+# a few seconds); 64 slow readers of a 2.9 MB answer (serve's RSS and socket memory); systemd socket activation (systemd-socket-activate); a hung cuInit on a mixed host.
 # Every process is started and stopped by PID (also on failure), the temporary folder removed by
 # the trap, every wait bounded.
 #
@@ -246,6 +246,51 @@ if wait_for 15 grep -q 'listening on' "$dir/fd.out"; then
   kill $holder 2>/dev/null
 else fail "serve under ulimit -n 16 did not start" "$(cat "$dir/fd.err")"; fi
 kill $fd_pid 2>/dev/null
+
+# --- slow readers (issue 56 item 11): 64 connections that ask for a 2.9 MB answer (plain) and
+# read a byte a second hold one frame between them, not a copy each, and at most 64+16 KiB of
+# socket buffers each (a copy each and autotuned 4 MiB send buffers were 175 MiB of the kernel's) ---
+python3 - "$hostjson" >big.json <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+for g, gpu in enumerate(h["gpus"]):
+    gpu["processes"] = [{"pid": 4_000_000 - g * 4000 - i, "used_memory_mib": 256} for i in range(4000)]
+print(json.dumps(h))
+PY
+if start_serve slow --simulate "$dir/big.json" --listen 127.0.0.1:0 --cache 60; then
+  slow_pid=$last; sport_=${url##*:}; sport_=${sport_%%/*}
+  size=$(curl -s -m 60 "$url" | wc -c)
+  rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$slow_pid/status")
+  python3 - "$sport_" 64 >"$dir/slow.log" 2>&1 <<'PY' &
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+socks = []
+for i in range(n):
+    s = socket.socket()
+    s.bind(("127.0.2.%d" % (2 + i // 16), 0))  # 16 an address: the per-address limit
+    s.connect(("127.0.0.1", port)); s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"); s.setblocking(False)
+    socks.append(s)
+print("ready", flush=True)
+for _ in range(30):
+    for s in socks:
+        try: s.recv(1)
+        except OSError: pass
+    time.sleep(1)
+PY
+  readers=$!; pids+=($readers)
+  wait_for 20 grep -q ready "$dir/slow.log"
+  sleep 4
+  rss1=$(awk '/^VmRSS/ {print $2}' "/proc/$slow_pid/status")
+  open=$(ss -tnH state established "( sport = :$sport_ )" | wc -l)
+  kib=$(ss -tmnH "( sport = :$sport_ )" | grep -o 'skmem:([^)]*)' |
+    awk -F'[(),]' '{for (i = 2; i <= NF; i++) if ($i ~ /^[wr][0-9]/) t += substr($i, 2)} END {printf "%d", t / 1024}')
+  grown=$(( (rss1 - rss0) / 1024 ))
+  if [ "$size" -gt 2000000 ] && [ "$open" -ge 60 ] && [ "$kib" -lt 16384 ] && [ $grown -lt 40 ]; then
+    pass "64 slow readers of a $size-byte answer: $open held, serve's RSS +$grown MiB, sockets $kib KiB"
+  else fail "64 slow readers of a $size-byte answer: $open held, RSS +$grown MiB, sockets $kib KiB" "$(cat "$dir/slow.log")"; fi
+  kill $readers 2>/dev/null; wait $readers 2>/dev/null
+  kill "$slow_pid"
+fi
 
 # --- systemd socket activation ---
 sport=$(free_port)
