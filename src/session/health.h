@@ -1,0 +1,21 @@
+// `gpumap health` as an operation: the kernel log's Xid lines (/dev/kmsg, or a simulated host's
+// `kernel_log`) and NVML's fault counters per GPU, each fault tied to the processes it hit as
+// `ps` sees them (user, Slurm job and rank, torchrun rank, pod, own cuda:N): the pid the kernel
+// line names (a process that has exited says so), else the processes on that GPU.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "answer/health_answer.h"
+#include "session/session.h"
+
+namespace gpumap {
+
+/// The answer for `req` on the session's host.  Throws Error(kExitNoDriver) when NVML cannot be
+/// read; a kernel log that cannot be read is part of the answer (KernelLogState::problem).
+HealthAnswer read_health(Session& session, const HealthRequest& req);
+
+/// --since's value: "90" or "90s", "10m", "2h", "1d"; Error(kExitUsage) naming it otherwise.
+double parse_since(const std::string& text);
+
+}  // namespace gpumap
