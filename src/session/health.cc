@@ -214,3 +214,38 @@ HealthAnswer read_health(Session& session, const HealthRequest& req) {
 }
 
 }  // namespace gpumap
+
+namespace gpumap {
+
+std::vector<Finding> gpu_fault_findings(Session& session, const std::vector<std::string>& uuids) {
+  HealthAnswer a;
+  try {
+    a = read_health(session, {3600});
+  } catch (const Error&) {
+    return {};
+  }
+  const Snapshot& s = session.snapshot();
+  std::vector<Finding> out;
+  for (size_t ordinal = 0; ordinal < uuids.size(); ++ordinal) {
+    const Gpu* gpu = s.find_device(uuids[ordinal]).gpu;
+    if (!gpu) continue;
+    Finding f{"gpu-faulted", Severity::kWarning, "", "", ""};
+    std::string what, actions;
+    for (const HealthFault& x : a.faults) {
+      if (x.uuid != gpu->uuid) continue;
+      bool card = x.severity == Severity::kError && !(x.xid && x.xid->cause == XidCause::kApplication);
+      if (!card && x.kind != "clock-slowdown") continue;
+      if (card) f.severity = Severity::kError;
+      what += (what.empty() ? "" : "; ") + x.message;
+      if (actions.find(x.action) == std::string::npos) actions += (actions.empty() ? "" : "; ") + x.action;
+    }
+    if (what.empty()) continue;
+    f.message = "cuda:" + std::to_string(ordinal) + " here is nvidia-smi GPU " + std::to_string(gpu->nvml_index) +
+                ", which has faulted: " + what;
+    f.note = actions + " (`gpumap health` ties each fault to the processes it hit)";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace gpumap

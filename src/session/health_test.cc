@@ -2,12 +2,15 @@
 // fixture /proc's processes as `ps` reads them.
 #include "session/health.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "fake_session.h"
 #include "model/error.h"
 #include "output/health_view.h"
+#include "session/diagnose.h"
 
 namespace gpumap {
 namespace {
@@ -160,6 +163,34 @@ TEST(Health, ALostGpuIsAnError) {
   EXPECT_EQ(a.faults[0].kind, "gpu-lost");
   EXPECT_EQ(a.faults[0].nvml_index, 1u);
   EXPECT_EQ(a.worst, Severity::kError);
+}
+
+// doctor's gpu-faulted: only for the GPUs this environment's CUDA view names, only for faults of
+// the card (an application's Xid 31 is the program's, not the GPU's).
+TEST(Health, DoctorSaysWhenTheEnvironmentsGpuHasFaulted) {
+  auto ids = [](const DoctorAnswer& a) {
+    std::vector<std::string> out;
+    for (const Finding& f : a.findings) out.push_back(f.id);
+    return out;
+  };
+  FakeSession on1("h200x2", {"CUDA_VISIBLE_DEVICES=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"});
+  on1.host()["gpus"][1]["ecc_uncorrected_volatile"] = 3;
+  on1.host()["gpus"][1]["clock_event_reasons"] = {"hw_power_brake_slowdown"};
+  on1.host()["kernel_log"] = {kXid31};  // on GPU 0: a program's fault
+  DoctorAnswer a = doctor(on1.session(), on1.session().env(), false, false);
+  std::vector<std::string> ia = ids(a);
+  ASSERT_EQ(std::count(ia.begin(), ia.end(), "gpu-faulted"), 1) << ::testing::PrintToString(ia);
+  const Finding& f = *std::find_if(a.findings.begin(), a.findings.end(), [](const Finding& x) { return x.id == "gpu-faulted"; });
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_NE(f.message.find("cuda:0 here is nvidia-smi GPU 1, which has faulted: nvidia-smi GPU 1: 3 uncorrectable ECC"),
+            std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("hw_power_brake_slowdown"), std::string::npos) << f.message;
+  EXPECT_EQ(f.fix, "");
+  // The same host from GPU 0: only the program's Xid 31 there, which is not the card's.
+  Session zero = on1.other({"CUDA_VISIBLE_DEVICES=0", "CUDA_DEVICE_ORDER=PCI_BUS_ID"});
+  DoctorAnswer b = doctor(zero, zero.env(), false, false);
+  std::vector<std::string> ib = ids(b);
+  EXPECT_EQ(std::count(ib.begin(), ib.end(), "gpu-faulted"), 0) << ::testing::PrintToString(ib);
 }
 
 }  // namespace

@@ -109,6 +109,9 @@ check "the bystander still runs" "kill -0 $bp"
 "$G" ps --json --pid "$fp" >"$T/ps.json" 2>&1
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("ps --pid:", [(p["pid"], p.get("cuda_ordinal"), p.get("slurm_job_id"), p.get("state")) for p in d.get("processes", [])])' "$T/ps.json" || cat "$T/ps.json"
 "$G" health | tail -n 12
+# doctor's gpu-faulted is for the card's faults: the program's Xid 31 must not make GPU 0 "faulted".
+CUDA_VISIBLE_DEVICES=0 "$G" doctor --json >"$T/doctor.json" 2>&1
+check "doctor names no gpu-faulted for a program's own Xid" "! grep -q '\"gpu-faulted\"' '$T/doctor.json'"
 
 # The cost of watching: health --watch 1 and serve on this host, 30 s each (utime + stime).
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
