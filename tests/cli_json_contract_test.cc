@@ -67,6 +67,7 @@ TEST(CliJsonContract, EveryCommandMatchesDocsCliMd) {
       {"pods", {"pods", "--simulate", ps_host}, {"GPUMAP_KUBELET_SOCKET=/nonexistent/kubelet.sock"}},
       {"fleet", {"fleet", "--prometheus", prometheus.url()}},
       {"fleet", {"fleet"}, {"GPUMAP_PROMETHEUS=" + prometheus.url()}},
+      {"health", {"health", "--simulate", host_path("xid-faults")}},
   };
   for (Case& c : cases) {
     if (std::find(c.args.begin(), c.args.end(), "--json") == c.args.end()) c.args.insert(c.args.begin() + 1, "--json");

@@ -83,6 +83,7 @@ const std::map<std::string, SessionLevel>& session_levels() {
       {"map", {2, kTwo}},            {"launch", {2, kTwo}},
       {"pods", {3, kThree}},         {"job", {3, kThree}},        {"top", {3, kThree}},
       {"metrics", {3, kThree}},      {"devices", {3, kThree}},
+      {"health", {3, kThree}},
       {"diagnose", {4, kFour}},
       {"self", {5, kFive}},
   };

@@ -91,6 +91,7 @@ Command metrics_command();
 Command serve_command();
 Command job_map_command();
 Command fleet_command();
+Command health_command();
 
 /// `snapshot diff` and `verify --snapshot`: compares the host now with the snapshot at `path`
 /// (`is_default`: the default file), prints the differences; returns 0 (same) or 4 (differs).

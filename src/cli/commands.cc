@@ -54,6 +54,7 @@ const std::vector<Command>& commands() {
                        "drop --simulate: fleet reads Prometheus, not a host; to try it without GPUs, let Prometheus "
                        "scrape `gpumap serve --simulate HOST` on each node (docs/fleet.md)"),
       describe_command(),
+      exiting(health_command(), {kExitFindings}),
   };
   return table;
 }

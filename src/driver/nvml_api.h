@@ -178,7 +178,19 @@ static_assert(sizeof(nvmlProcessesUtilizationInfo_v1_t) == 24, "nvml.h: nvmlProc
   X(process_util, optional, nvmlReturn_t,                                                                          \
     (nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization, unsigned int* processSamplesCount,        \
      unsigned long long lastSeenTimeStamp),                                                                        \
-    nvmlDeviceGetProcessUtilization)
+    nvmlDeviceGetProcessUtilization)                                                                               \
+  X(clock_events, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned long long* clocksEventReasons),           \
+    nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksThrottleReasons)                             \
+  X(remapped_rows, optional, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,                \
+     unsigned int* failureOccurred),                                                                               \
+    nvmlDeviceGetRemappedRows)                                                                                     \
+  X(retired_pages, optional, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, int cause, unsigned int* pageCount, unsigned long long* addresses),                    \
+    nvmlDeviceGetRetiredPages)                                                                                     \
+  X(retired_pending, optional, nvmlReturn_t, (nvmlDevice_t device, int* isPending),                                \
+    nvmlDeviceGetRetiredPagesPendingStatus)                                                                        \
+  X(pcie_replay, optional, nvmlReturn_t, (nvmlDevice_t device, unsigned int* value), nvmlDeviceGetPcieReplayCounter)
 
 // Helpers for the list: the symbols of an entry (one to three), one by one.
 #define GPUMAP_NVML_PICK_(a, b, c, chosen, ...) chosen
@@ -222,6 +234,9 @@ constexpr int kNvmlPstateUnknown = 32;    // nvmlPstates_t NVML_PSTATE_UNKNOWN
 constexpr int kNvmlEccCorrected = 0;      // nvmlMemoryErrorType_t NVML_MEMORY_ERROR_TYPE_CORRECTED
 constexpr int kNvmlEccUncorrected = 1;    // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 constexpr int kNvmlEccVolatile = 0;       // nvmlEccCounterType_t NVML_VOLATILE_ECC
+constexpr int kNvmlEccAggregate = 1;      // NVML_AGGREGATE_ECC
+constexpr int kNvmlRetiredSbe = 0;        // nvmlPageRetirementCause_t NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+constexpr int kNvmlRetiredDbe = 1;        // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
 constexpr unsigned int kNvmlProcessesUtilizationInfoV1 =
     static_cast<unsigned int>(sizeof(nvmlProcessesUtilizationInfo_v1_t)) | (1u << 24);
 /// "NVML_ERROR_NOT_SUPPORTED" for 3, ...; "NVML_ERROR_(unlisted)" for codes it does not know.

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "driver/driver_thread.h"
+#include "driver/fault_counters.h"
 #include "driver/dynlib.h"
 #include "driver/nvml_api.h"
 #include "model/error.h"
@@ -583,7 +584,115 @@ Snapshot read_unbounded(const DriverSource& src, const ReadOptions& opt) {
   return s;
 }
 
+/// One GPU's fault counters (driver/fault_counters.h): each call optional, NOT_SUPPORTED an N/A.
+void read_counters(const Nvml& n, nvmlDevice_t d, GpuFaultCounters& c) {
+  auto failed = [&](const char* call, nvmlReturn_t rc) {
+    if (rc == NVML_ERROR_GPU_IS_LOST) c.lost = true;
+    if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED) c.notes.push_back(n.describe(call, rc));
+  };
+  nvmlReturn_t rc;
+  char buf[96] = {};
+  if ((rc = n.uuid(d, buf, sizeof buf)) == NVML_SUCCESS) c.uuid = c_text(buf);
+  else failed("nvmlDeviceGetUUID", rc);
+  if (n.ecc) {
+    struct Ecc {
+      int error, counter;
+      std::optional<uint64_t>& out;
+    } eccs[] = {{kNvmlEccCorrected, kNvmlEccVolatile, c.ecc_corrected_volatile},
+                {kNvmlEccUncorrected, kNvmlEccVolatile, c.ecc_uncorrected_volatile},
+                {kNvmlEccCorrected, kNvmlEccAggregate, c.ecc_corrected_aggregate},
+                {kNvmlEccUncorrected, kNvmlEccAggregate, c.ecc_uncorrected_aggregate}};
+    for (Ecc& e : eccs) {
+      unsigned long long v = 0;
+      if ((rc = n.ecc(d, e.error, e.counter, &v)) == NVML_SUCCESS) e.out = v;
+      else failed("nvmlDeviceGetTotalEccErrors", rc);
+      if (rc == NVML_ERROR_GPU_IS_LOST) break;
+    }
+  }
+  if (n.retired_pages) {
+    for (auto [cause, out] : {std::pair{kNvmlRetiredSbe, &c.retired_pages_sbe}, std::pair{kNvmlRetiredDbe, &c.retired_pages_dbe}}) {
+      unsigned count = 0;  // 0 and no buffer: the count only (nvml.h)
+      rc = n.retired_pages(d, cause, &count, nullptr);
+      if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) *out = count;
+      else failed("nvmlDeviceGetRetiredPages", rc);
+    }
+  }
+  if (n.retired_pending) {
+    int pending = 0;
+    if ((rc = n.retired_pending(d, &pending)) == NVML_SUCCESS) c.retired_pages_pending = pending != 0;
+    else failed("nvmlDeviceGetRetiredPagesPendingStatus", rc);
+  }
+  if (n.remapped_rows) {
+    unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+    if ((rc = n.remapped_rows(d, &corr, &unc, &pending, &failure)) == NVML_SUCCESS) {
+      c.remapped_rows_correctable = corr;
+      c.remapped_rows_uncorrectable = unc;
+      c.remapped_rows_pending = pending != 0;
+      c.remapped_rows_failed = failure != 0;
+    } else {
+      failed("nvmlDeviceGetRemappedRows", rc);
+    }
+  }
+  if (n.clock_events) {
+    unsigned long long reasons = 0;
+    if ((rc = n.clock_events(d, &reasons)) == NVML_SUCCESS) c.clock_event_reasons = reasons;
+    else failed("nvmlDeviceGetCurrentClocksEventReasons", rc);
+  }
+  if (n.pcie_replay) {
+    unsigned v = 0;
+    if ((rc = n.pcie_replay(d, &v)) == NVML_SUCCESS) c.pcie_replay_count = v;
+    else failed("nvmlDeviceGetPcieReplayCounter", rc);
+  }
+}
+
+std::vector<GpuFaultCounters> read_counters_unbounded(const DriverSource& src) {
+  Nvml n(src.nvml_library, src.simulated ? src.host_file : "");
+  nvmlReturn_t rc = n.init();
+  if (rc != NVML_SUCCESS)
+    throw Error(kExitNoDriver, n.describe(n.lib->bindings().front().bound.c_str(), rc),
+                rc == NVML_ERROR_DRIVER_NOT_LOADED ? "the NVIDIA kernel driver is not loaded (is this a GPU machine?)" : "");
+  unsigned count = 0;
+  if ((rc = n.count(&count)) != NVML_SUCCESS) throw Error(kExitError, n.describe("nvmlDeviceGetCount", rc));
+  if (count > kMaxGpus)
+    throw Error(kExitError, n.lib->name() + ": nvmlDeviceGetCount claimed " + std::to_string(count) + " GPUs (more than " +
+                                std::to_string(kMaxGpus) + "): the driver library is broken");
+  std::vector<GpuFaultCounters> out(count);
+  for (unsigned i = 0; i < count; ++i) {
+    out[i].nvml_index = i;
+    nvmlDevice_t d = nullptr;
+    if ((rc = n.handle(i, &d)) != NVML_SUCCESS) {
+      if (rc == NVML_ERROR_GPU_IS_LOST) out[i].lost = true;
+      out[i].notes.push_back(n.describe("nvmlDeviceGetHandleByIndex", rc));
+      continue;
+    }
+    read_counters(n, d, out[i]);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<GpuFaultCounters> read_fault_counters(const DriverSource& src) {
+  if (src.driver_timeout_s <= 0) return read_counters_unbounded(src);
+  struct Shared {
+    std::vector<GpuFaultCounters> counters;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  bool answered = run_on_driver_thread(DriverLane::kNvml,
+      [shared, src] {
+        try {
+          shared->counters = read_counters_unbounded(src);
+        } catch (...) {
+          shared->error = std::current_exception();
+        }
+      },
+      std::chrono::duration<double>(src.driver_timeout_s));
+  if (!answered)
+    throw driver_timeout_error(src, "the NVIDIA driver (" + src.nvml_library + ")", "a hung GPU query (a lost GPU?)");
+  if (shared->error) std::rethrow_exception(shared->error);
+  return std::move(shared->counters);
+}
 
 Snapshot read_snapshot(const DriverSource& src, const ReadOptions& opt) {
   if (src.driver_timeout_s <= 0) return read_unbounded(src, opt);

@@ -456,9 +456,59 @@ EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, int* p) {
   return sensor("nvmlDeviceGetPerformanceState", d, p, &SimGpu::pstate);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int error_type, int counter_type, unsigned long long* n) {
-  if (counter_type != gpumap::kNvmlEccVolatile) return NVML_ERROR_NOT_SUPPORTED;  // aggregate: not served
+  bool corrected = error_type == gpumap::kNvmlEccCorrected;
+  if (counter_type == gpumap::kNvmlEccAggregate)  // served when the host file gives it
+    return sensor("nvmlDeviceGetTotalEccErrors", d, n,
+                  corrected ? &SimGpu::ecc_corrected_aggregate : &SimGpu::ecc_uncorrected_aggregate);
+  if (counter_type != gpumap::kNvmlEccVolatile) return NVML_ERROR_INVALID_ARGUMENT;
   return sensor("nvmlDeviceGetTotalEccErrors", d, n,
-                error_type == gpumap::kNvmlEccCorrected ? &SimGpu::ecc_corrected_volatile : &SimGpu::ecc_uncorrected_volatile);
+                corrected ? &SimGpu::ecc_corrected_volatile : &SimGpu::ecc_uncorrected_volatile);
+}
+// The fault counters (docs/host-file.md, "GPU faults"): each NOT_SUPPORTED when the file leaves it out.
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long* reasons) {
+  return sensor("nvmlDeviceGetCurrentClocksEventReasons", d, reasons, &SimGpu::clock_event_reasons);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned* value) {
+  return sensor("nvmlDeviceGetPcieReplayCounter", d, value, &SimGpu::pcie_replay_count);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned* corr, unsigned* unc, unsigned* pending,
+                                              unsigned* failed) {
+  const Handle* h = as_handle(d);
+  if (!h || !corr || !unc || !pending || !failed) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetRemappedRows", h->gpu, h->mig)) return rc;
+  const SimGpu& g = g_host->gpus[h->gpu];
+  if (!g.remapped_rows_correctable && !g.remapped_rows_uncorrectable && !g.remapped_rows_pending && !g.remapped_rows_failed)
+    return NVML_ERROR_NOT_SUPPORTED;  // a GPU without row remapping (before Ampere)
+  *corr = g.remapped_rows_correctable.value_or(0);
+  *unc = g.remapped_rows_uncorrectable.value_or(0);
+  *pending = g.remapped_rows_pending.value_or(false) ? 1 : 0;
+  *failed = g.remapped_rows_failed.value_or(false) ? 1 : 0;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t d, int cause, unsigned* count, unsigned long long* addresses) {
+  const Handle* h = as_handle(d);
+  if (!h || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetRetiredPages", h->gpu, h->mig)) return rc;
+  const SimGpu& g = g_host->gpus[h->gpu];
+  const std::optional<uint32_t>& pages = cause == gpumap::kNvmlRetiredDbe ? g.retired_pages_dbe : g.retired_pages_sbe;
+  if (!pages) return NVML_ERROR_NOT_SUPPORTED;
+  // nvml.h: pageCount 0 asks for the size only; a smaller buffer gets INSUFFICIENT_SIZE and the count.
+  if (*count < *pages || (!addresses && *pages)) {
+    *count = *pages;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  for (unsigned i = 0; i < *pages; ++i) addresses[i] = 0x1000ull * (i + 1);
+  *count = *pages;
+  return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int* pending) {
+  const Handle* h = as_handle(d);
+  if (!h || !pending) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = injected("nvmlDeviceGetRetiredPagesPendingStatus", h->gpu, h->mig)) return rc;
+  const SimGpu& g = g_host->gpus[h->gpu];
+  if (!g.retired_pages_pending) return NVML_ERROR_NOT_SUPPORTED;
+  *pending = *g.retired_pages_pending ? 1 : 0;
+  return NVML_SUCCESS;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t* out, unsigned* count,
                                                     unsigned long long last_seen) {
@@ -486,6 +536,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned
   if (link >= g.nvlink_peers.size() + g.nvswitch_links) return NVML_ERROR_NOT_SUPPORTED;
   *type = link < g.nvlink_peers.size() ? gpumap::kNvLinkRemoteGpu : gpumap::kNvLinkRemoteSwitch;
   return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long* reasons) {
+  return nvmlDeviceGetCurrentClocksThrottleReasons(d, reasons);
 }
 EXPORT nvmlReturn_t nvmlInit_v2(void) { return init_impl(); }
 EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) { return nvmlSystemGetCudaDriverVersion(v); }

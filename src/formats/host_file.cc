@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/gpu_fault.h"
 #include "model/json_bounds.h"
 #include "model/text.h"
 
@@ -208,13 +209,32 @@ constexpr const char* kFaultCalls[] = {
     "nvmlDeviceGetP2PStatus", "nvmlDeviceGetTemperature", "nvmlDeviceGetPowerUsage",
     "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetClockInfo",
     "nvmlDeviceGetFanSpeed", "nvmlDeviceGetPerformanceState", "nvmlDeviceGetTotalEccErrors",
-    "nvmlDeviceGetProcessesUtilizationInfo", "nvmlDeviceGetProcessUtilization", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetUuid",
+    "nvmlDeviceGetProcessesUtilizationInfo", "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetPcieReplayCounter", "nvmlDeviceGetRemappedRows", "nvmlDeviceGetRetiredPages",
+    "nvmlDeviceGetRetiredPagesPendingStatus", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetUuid",
     "cuDeviceGetPCIBusId"};
 
 bool known_fault_call(const std::string& call) {
   for (const char* c : kFaultCalls)
     if (call == c) return true;
   return false;
+}
+
+/// `clock_event_reasons`: NVML's bit mask as a number, or a list of the bits' names ("hw_slowdown").
+uint64_t clock_reasons(const json& v, const std::string& path, const std::string& where) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  if (!v.is_array())
+    fail(path, where + " must be a list of reasons (\"hw_slowdown\", \"hw_thermal_slowdown\", ...) or NVML's bit mask");
+  uint64_t bits = 0;
+  for (const json& name : v) {
+    std::optional<uint64_t> bit = name.is_string() ? clock_event_bit(name.get<std::string>()) : std::nullopt;
+    if (!bit)
+      fail(path, where + ": `" + (name.is_string() ? name.get<std::string>() : name.dump()) +
+                     "` is not a clock-event reason (gpu_idle, applications_clocks_setting, sw_power_cap, hw_slowdown, "
+                     "sync_boost, sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, display_clock_setting)");
+    bits |= *bit;
+  }
+  return bits;
 }
 
 std::vector<SimFault> read_faults(const json& j, const std::string& path) {
@@ -303,7 +323,7 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
   }
   if (!j.is_object()) fail(path, "must hold a JSON object");
   check_keys(j, {"driver_version", "cuda_driver_version", "boot_id", "hostname", "dev_dir", "errors", "faults",
-                 "missing_symbols", "gpus", "cuda_default_order", "container", "kubelet"},
+                 "missing_symbols", "gpus", "cuda_default_order", "container", "kubelet", "kernel_log", "uptime_s"},
              path, "");
   SimHost h;
   h.path = path;
@@ -329,7 +349,10 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
                    "cpu_affinity", "cuda_visible", "errors", "processes", "graphics_processes", "nvlink_peers",
                    "nvswitch_links", "mig_devices", "temperature_gpu_c", "power_draw_w", "power_limit_w",
                    "enforced_power_limit_w", "clock_sm_mhz", "clock_memory_mhz", "fan_speed_percent", "pstate",
-                   "ecc_corrected_volatile", "ecc_uncorrected_volatile", "process_utilization"},
+                   "ecc_corrected_volatile", "ecc_uncorrected_volatile", "process_utilization", "ecc_corrected_aggregate",
+                   "ecc_uncorrected_aggregate", "retired_pages_sbe", "retired_pages_dbe", "retired_pages_pending",
+                   "remapped_rows_correctable", "remapped_rows_uncorrectable", "remapped_rows_pending",
+                   "remapped_rows_failed", "clock_event_reasons", "pcie_replay_count"},
                path, where);
     SimGpu f;
     f.name = get_or<std::string>(g, "name", "", path, where);
@@ -376,6 +399,22 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
     f.ecc_corrected_volatile = opt_num("ecc_corrected_volatile", uint64_t{1} << 53);
     f.ecc_uncorrected_volatile = opt_num("ecc_uncorrected_volatile", uint64_t{1} << 53);
     f.process_utilization = get_or<bool>(g, "process_utilization", false, path, where);
+    f.ecc_corrected_aggregate = opt_num("ecc_corrected_aggregate", uint64_t{1} << 53);
+    f.ecc_uncorrected_aggregate = opt_num("ecc_uncorrected_aggregate", uint64_t{1} << 53);
+    f.retired_pages_sbe = opt_num("retired_pages_sbe", uint32_t{65536});
+    f.retired_pages_dbe = opt_num("retired_pages_dbe", uint32_t{65536});
+    f.remapped_rows_correctable = opt_num("remapped_rows_correctable", uint32_t{65536});
+    f.remapped_rows_uncorrectable = opt_num("remapped_rows_uncorrectable", uint32_t{65536});
+    f.pcie_replay_count = opt_num("pcie_replay_count", uint32_t{0xFFFFFFFFu});
+    auto opt_bool = [&](const char* key) -> std::optional<bool> {
+      if (!g.contains(key) || g[key].is_null()) return std::nullopt;
+      return get_or<bool>(g, key, false, path, where);
+    };
+    f.retired_pages_pending = opt_bool("retired_pages_pending");
+    f.remapped_rows_pending = opt_bool("remapped_rows_pending");
+    f.remapped_rows_failed = opt_bool("remapped_rows_failed");
+    if (g.contains("clock_event_reasons") && !g["clock_event_reasons"].is_null())
+      f.clock_event_reasons = clock_reasons(g["clock_event_reasons"], path, where + ".clock_event_reasons");
     for (const char* key : {"processes", "graphics_processes"}) {
       if (!g.contains(key)) continue;
       if (!g[key].is_array()) fail(path, where + "." + key + " must be an array");
@@ -453,6 +492,18 @@ SimHost parse_checked(std::string_view text, const std::string& path) {
     if (want != got || got.size() != h.cuda_default_order.size())
       fail(path, "cuda_default_order must list each GPU's UUID once (GPUs with MIG enabled or "
                  "cuda_visible false excluded)");
+  }
+  if (j.contains("kernel_log")) {
+    if (!j["kernel_log"].is_array()) fail(path, "kernel_log must be a list of kernel-log lines (strings)");
+    for (const json& line : j["kernel_log"]) {
+      if (!line.is_string()) fail(path, "kernel_log entries must be strings (one kernel-log line each)");
+      h.kernel_log.push_back(line.get<std::string>());
+    }
+  }
+  if (j.contains("uptime_s") && !j["uptime_s"].is_null()) {
+    if (!j["uptime_s"].is_number() || j["uptime_s"].get<double>() < 0 || j["uptime_s"].get<double>() > 1e9)
+      fail(path, "uptime_s must be a number of seconds from 0 to 1e9");
+    h.uptime_s = j["uptime_s"].get<double>();
   }
   if (j.contains("container")) h.container = read_container(j["container"], h, path);
   if (j.contains("kubelet")) {

@@ -62,6 +62,14 @@ struct SimGpu {
   std::optional<uint32_t> fan_speed_percent;
   std::optional<uint32_t> pstate;  // 0..15
   std::optional<uint64_t> ecc_corrected_volatile, ecc_uncorrected_volatile;
+  // The fault counters (docs/host-file.md, "GPU faults"); each nullopt: NOT_SUPPORTED.
+  std::optional<uint64_t> ecc_corrected_aggregate, ecc_uncorrected_aggregate;
+  std::optional<uint32_t> retired_pages_sbe, retired_pages_dbe;
+  std::optional<bool> retired_pages_pending;
+  std::optional<uint32_t> remapped_rows_correctable, remapped_rows_uncorrectable;
+  std::optional<bool> remapped_rows_pending, remapped_rows_failed;
+  std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReasons bits
+  std::optional<uint32_t> pcie_replay_count;
   /// Whether nvmlDeviceGetProcess(es)Utilization(Info) answers for this GPU: set when the file
   /// gives `process_utilization` or any of its processes a utilisation.
   bool process_utilization = false;
@@ -105,6 +113,12 @@ struct SimHost {
   /// (formats/pod_resources.h), checked at load; `gpumap pods` reads it instead of asking the
   /// kubelet.  "" when absent.
   std::string kubelet;
+  /// optional: the kernel log's lines (the `kernel_log` list: /dev/kmsg records or dmesg lines),
+  /// which gpumap reads instead of /dev/kmsg on this host (session/health.h).
+  std::vector<std::string> kernel_log;
+  /// optional: the simulated host's seconds since boot (`uptime_s`), what `health --since` counts
+  /// back from; nullopt: the time of the last kernel_log line.
+  std::optional<double> uptime_s;
 };
 
 /// The largest host file accepted (a 1024-GPU host is about 0.5 MiB).

@@ -10,6 +10,7 @@
 #include "driver/live_cuda.h"
 #include "findings/fix_line.h"
 #include "session/explain.h"
+#include "session/health.h"
 #include "session/which.h"  // gpu_place
 #include "model/error.h"
 #include "os/proc.h"
@@ -116,6 +117,7 @@ DoctorAnswer doctor(Session& s, const Environment& env, bool probe, bool verbose
   // itself is said in every run where it is not the identity (a.renumbering).
   if (!verbose) std::erase_if(a.findings, [](const Finding& f) { return f.id == "ordinals-are-relative"; });
   if (std::optional<Finding> cache = cache_finding(s)) a.findings.push_back(*cache);  // every run pays cuInit again
+  for (Finding& f : gpu_fault_findings(s, m.view.uuids)) a.findings.push_back(std::move(f));  // issue 58
   a.combined_fix = combined_fix(s, env, a.findings);
   if (m.view.error == CudaInitError::kNone) a.renumbering = renumbering_line(*a.snapshot, m.view.uuids, gpu_place(s, env));
   for (const Finding& f : a.findings)

@@ -46,6 +46,7 @@ prolog|check|smi|slurm_prolog_ps_keys.sh|Slurm's TaskProlog and map --line again
 release|check|release torch|release_real.sh|the portable artifacts: tarball under a path with a space, list vs nvidia-smi, map --check, top, the wheel inside torch
 cudastart|check|torch|cuda_start_failed.py|a torch process whose CUDA start failed (CUDA_VISIBLE_DEVICES='' then '0'): torch stays at 0 GPUs, gpumap's Python check says cuda-start-failed (issue 52 item 5)
 serveunit|check|torch root|serve_unit_real.sh|serve with gpumap-serve.service's user and capabilities reads another user's torch process's cuda:N; none without them (issue 53 item 2)
+xid|check|torch root|xid_fault.sh|issue 58: a kernel that stores to address 0 (ctypes + PTX, CUDA_ERROR_ILLEGAL_ADDRESS) beside a bystander torch process: `health --json` ties the driver's Xid to the faulting pid with its Slurm job 77, rank 1 and cuda:0, not to the bystander; CPU of `health --watch 1` and idle `serve`
 commands|measure|smi|commands.sh|explain/which/verify/doctor/bind/pick on the real host with exit codes, and their times beside nvidia-smi
 viewers|measure|torch|top_vs_nvitop.py|gpumap top beside nvitop with a busy torch process (first frame, CPU at 1 s, RSS, SM % shown), list beside nvidia-smi --query-gpu for nine fields, import gpumap + devices() over a bare python (bench/top_vs_nvitop.py; nvitop's source in .dev/nvitop)
 trace|measure|smi|trace.sh|where `gpumap list`'s time goes: per-NVML-call trace and whole-process times beside nvidia-smi --query-gpu
