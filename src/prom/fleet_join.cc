@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "model/ascii.h"
 #include "prom/promql.h"
 
 namespace gpumap {
@@ -162,10 +163,7 @@ std::optional<int> small_int(const std::string* v) {
   return static_cast<int>(*n);
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using ascii::lower;
 
 bool any_equal(const std::vector<std::string>& values, const std::string& v) {
   return std::find(values.begin(), values.end(), v) != values.end();
