@@ -26,11 +26,11 @@ build=(cmake g++ make nlohmann-json3-dev libssl-dev libcrypt-dev zlib1g-dev liby
 # network namespace.
 tests=(libgtest-dev python3 python3-venv groff-base man-db zsh fish prometheus curl openssl systemd python3-torch
   openmpi-bin iproute2 tmux libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
-# clang-format (git clang-format): scripts/format_check.sh, CI's check of the changed lines.
-tests+=(clang-format)
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 fuzz=(clang libfuzzer-14-dev libclang-rt-14-dev)
 release=(debootstrap rpm cpio binutils lintian man-db gcc libc6-dev pkg-config curl openssl python3 git)
+# clang-format (git clang-format): scripts/format_check.sh, CI's check of the changed lines.
+tests+=(clang-format)
 case "${1:---test}" in
   --build) pkgs=("${build[@]}") ;;
   --test) pkgs=("${build[@]}" "${tests[@]}") ;;
