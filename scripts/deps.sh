@@ -33,6 +33,8 @@ tests=(libgtest-dev python3 python3-venv groff-base man-db zsh fish prometheus c
 # libclang-rt-14-dev holds -fsanitize=fuzzer's runtime; clang only recommends it, and recommends are off.
 fuzz=(clang libfuzzer-14-dev libclang-rt-14-dev)
 release=(debootstrap rpm cpio binutils lintian man-db gcc libc6-dev pkg-config curl openssl python3 git)
+# clang-format (git clang-format): scripts/format_check.sh, CI's check of the changed lines.
+tests+=(clang-format)
 case "${1:---test}" in
   --build) pkgs=("${build[@]}") ;;
   --test) pkgs=("${build[@]}" "${tests[@]}") ;;

@@ -27,7 +27,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"os", {"model"}},
       {"driver", {"model", "env", "os"}},
       {"output", {"model", "formats", "env", "resolve", "findings", "answer"}},
-      {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "output", "prom"}},
+      // An operation fills its answer (answer/) and renders nothing: never output/ (issue 57).
+      {"session", {"model", "formats", "env", "resolve", "findings", "answer", "os", "driver", "prom"}},
       // Prometheus's HTTP query API (`gpumap fleet`): the client, the answer's parser, the join.
       {"prom", {"model", "formats", "answer", "os", "http"}},
       // The HTTP layer: messages, chunking, limits and TLS set-up, `serve`'s server and the client.
@@ -86,6 +87,16 @@ const std::map<std::string, SessionLevel>& session_levels() {
       {"health", {3, kThree}},
       {"diagnose", {4, kFour}},
       {"self", {5, kFive}},
+  };
+  return table;
+}
+
+// session/'s tests test answers: a test file of src/session/ includes no output/ header either
+// (the rendering of an answer is tested in output/ or tests/).  The files listed still do, each
+// with why; the list only shrinks.
+const std::map<std::string, std::string>& session_tests_rendering() {
+  static const std::map<std::string, std::string> table = {
+      {"fleet_test.cc", "the fleet helper's file (issue 57): its render assertions move to output/fleet_view_test.cc"},
   };
   return table;
 }
@@ -167,6 +178,57 @@ TEST(Layers, EachSessionFileIncludesOnlyTheSessionFilesBelowIt) {
   }
   EXPECT_GT(files, 40u);  // the folder was found
   EXPECT_GT(includes, 40u);
+}
+
+// docs/design.md draws the layers as they are: its table ("The layers as built") has one row per
+// folder of allowed(), with the same folders in its "includes" column.
+TEST(Layers, TheDesignDocumentsTableIsThisTable) {
+  std::ifstream in(fs::path(GPUMAP_SOURCE_DIR) / "docs" / "design.md");
+  ASSERT_TRUE(in) << "docs/design.md";
+  const std::regex row(R"(^\s*\| `([a-z_]+)` \|\s*([a-z_, ]*?)\s*\|)");
+  std::map<std::string, std::set<std::string>> drawn;
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!std::regex_search(line, m, row)) continue;
+    std::set<std::string>& to = drawn[m[1]];
+    std::string list = m[2];
+    static const std::regex word("[a-z_]+");
+    for (std::sregex_iterator w(list.begin(), list.end(), word), end; w != end; ++w) to.insert(w->str());
+  }
+  for (const auto& [folder, below] : allowed()) {
+    auto d = drawn.find(folder);
+    if (d == drawn.end()) {
+      ADD_FAILURE() << "docs/design.md, \"The layers as built\": no row for " << folder << "/: add one";
+    } else if (d->second != below) {
+      std::string want;
+      for (const std::string& b : below) want += (want.empty() ? "" : ", ") + b;
+      ADD_FAILURE() << "docs/design.md, \"The layers as built\": " << folder << "/ includes `" << want
+                    << "` (tests/layers_test.cc allowed()): write that in its row";
+    }
+  }
+  for (const auto& [folder, to] : drawn)
+    EXPECT_TRUE(allowed().count(folder)) << "docs/design.md draws " << folder << "/, which allowed() does not know";
+}
+
+TEST(Layers, SessionTestsTestAnswersNotTheirRendering) {
+  const fs::path dir = fs::path(GPUMAP_SOURCE_DIR) / "src" / "session";
+  const std::regex include(R"re(^\s*#\s*include\s+"(output/[a-z_]+\.h)")re");
+  size_t files = 0;
+  for (const fs::directory_entry& f : fs::directory_iterator(dir)) {
+    if (!f.is_regular_file() || !is_test_file(f.path())) continue;
+    ++files;
+    std::string name = f.path().filename().string();
+    if (session_tests_rendering().count(name)) continue;
+    for (const auto& [n, to] : includes_of(f.path(), include))
+      ADD_FAILURE()
+          << "src/session/" << name << ":" << n << " includes " << to
+          << ": a session test asserts on the answer; test its rendering in output/ (the view's test) or tests/";
+  }
+  for (const auto& [name, why] : session_tests_rendering())
+    EXPECT_TRUE(fs::exists(dir / name)) << "session_tests_rendering() lists src/session/" << name << ", which is gone: "
+                                        << "take it off the list";
+  EXPECT_GT(files, 20u);  // the folder was found
 }
 
 }  // namespace

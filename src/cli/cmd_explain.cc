@@ -13,7 +13,7 @@ namespace {
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
   Explanation e = explain(ctx.session(), env, args.has("--probe"));
-  std::cout << (ctx.json() ? dump(explain_json(e)) : explain_text(e));
+  std::cout << render_explain(e, ctx.json());
   return kExitOk;
 }
 

@@ -24,7 +24,7 @@ int run(const Args& args, Context& ctx) {
     }
   }();
   const JobReport& r = job.report;
-  std::cout << (ctx.json() ? dump(job_report_json(r)) : render_job_report(r, job.missing_why));
+  std::cout << render_job(r, job.missing_why, ctx.json());
   if (worst(r.findings) == Severity::kError) return kExitFindings;
   return r.node_errors.empty() && r.missing_nodes.empty() ? kExitOk : kExitPartial;
 }

@@ -28,7 +28,7 @@ int run(const Args& args, Context& ctx) {
   // Something left alone: the prolog's job then lacks a GPU's label (exit 1); the epilog carries
   // on past what is not a mapping file (a warning) and fails only where the OS refused a write.
   std::cerr << job_map_messages(a);
-  std::cout << (ctx.json() ? dump(job_map_json(a)) : job_map_text(a));
+  std::cout << render_job_map(a, ctx.json());
   return a.failed ? kExitError : kExitOk;
 }
 

@@ -16,19 +16,17 @@ int run(const Args& args, Context& ctx) {
     std::vector<std::string> fields = parse_query_fields(QueryKind::kGpu, *args.value("--query-gpu"), "--query-gpu");
     CsvFormat fmt = parse_csv_format(args.value("--format").value_or("csv"));
     auto asked = [&](const char* f) { return std::find(fields.begin(), fields.end(), f) != fields.end(); };
-    bool sensors = std::any_of(fields.begin(), fields.end(), [](const std::string& f) {
-      return f.rfind("temperature.", 0) == 0 || f.find("power.") != std::string::npos || f.rfind("clocks.", 0) == 0 ||
-             f == "fan.speed" || f == "pstate" || f.rfind("ecc.", 0) == 0;
-    });
-    ListAnswer a = answer_list(ctx.session(), {.cuda_ordinals = asked("cuda_ordinal"), .leases = asked("lease"), .place = false,
-                                               .sensors = sensors});
+    ListAnswer a = answer_list(ctx.session(), {.cuda_ordinals = asked("cuda_ordinal"),
+                                               .leases = asked("lease"),
+                                               .place = false,
+                                               .sensors = gpu_query_reads_sensors(fields)});
     std::cout << list_csv(a, fields, fmt);
     return kExitOk;
   }
   // The table shows no sensor: reading them (temperature, power, clocks, fan, pstate, ECC) cost
   // 4 ms of a 31 ms run on an H100 (docs/validation), what made `list` slower than nvidia-smi.
   ListAnswer a = answer_list(ctx.session(), {.sensors = ctx.json()});
-  std::cout << (ctx.json() ? dump(list_json(a)) : list_text(a));
+  std::cout << render_list(a, ctx.json());
   return kExitOk;
 }
 

@@ -13,7 +13,7 @@ namespace {
 int run(const Args& args, Context& ctx) {
   PodsAnswer a = read_pods(ctx.session());
   const Snapshot& s = ctx.session().snapshot();
-  std::cout << (ctx.json() ? pods_json(s, a) : pods_text(s, a));
+  std::cout << render_pods(s, a, ctx.json());
   return a.kubelet.pods ? kExitOk : kExitError;
 }
 

@@ -35,8 +35,8 @@ int run(const Args& args, Context& ctx) {
   KubeletCache kubelets;  // one answer across --watch frames while the pods stay the same
   auto one_frame = [&](Context& c, bool one_line) {  // a JSON document (one line when `one_line`) or the table
     last = read_ps_frame(c.session(), filter, &kubelets);
-    const Snapshot& s = c.session().snapshot();
-    return c.json() ? ps_frame_json(s, last, one_line) : ps_frame_text(s, last, term_style(), {args.has("--all"), filter.pids.size() == 1});
+    return render_ps_frame(c.session().snapshot(), last, c.json(), one_line,
+                           {args.has("--all"), filter.pids.size() == 1});
   };
   std::optional<std::vector<std::string>> fields;
   if (csv_query_asked(args, ctx, "--query", "gpumap ps --query=pid,gpu_uuid,cuda_ordinal --format=csv"))

@@ -4,7 +4,6 @@
 
 #include "cli/command.h"
 #include "model/error.h"
-#include "output/render.h"
 #include "output/snapshot_view.h"
 #include "session/mapping_snapshot.h"
 
@@ -29,7 +28,7 @@ int save(const Args& args, Context& ctx) {
   // The hint keeps the options that produced the state: a simulated host's snapshot is diffed on it.
   if (std::optional<std::string> host = args.value("--simulate")) a.diff_command += " --simulate " + *host;
   a.snapshot = save_mapping_snapshot(ctx.session(), a.path, is_default);
-  std::cout << (ctx.json() ? dump(snapshot_saved_json(a)) : snapshot_saved_text(a));
+  std::cout << render_snapshot_saved(a, ctx.json());
   return kExitOk;
 }
 
@@ -51,8 +50,7 @@ int run(const Args& args, Context& ctx) {
 
 int snapshot_check(Context& ctx, const std::string& path, bool is_default) {
   SnapshotCheck c = check_mapping_snapshot(ctx.session(), path, "gpumap snapshot save" + (is_default ? "" : " " + path));
-  if (ctx.json()) std::cout << dump(snapshot_diff_json(path, c.saved, c.now, c.diff));
-  else std::cout << host_banner(ctx.session().snapshot()) << snapshot_check_text(c);
+  std::cout << render_snapshot_check(ctx.session().snapshot(), path, c, ctx.json());
   return c.code;
 }
 

@@ -25,7 +25,7 @@ int run(const Args& args, Context& ctx) {
                 "e.g. gpumap verify --expect 2,3   (nvidia-smi indices, UUIDs or PCI bus ids)");
   Environment env = apply_env_options(ctx, args);
   VerifyAnswer a = verify_gpus(ctx.session(), env, specs, args.has("--prefix"), args.has("--probe"));
-  std::cout << (ctx.json() ? dump(verify_json(a)) : verify_text(a));
+  std::cout << render_verify(a, ctx.json());
   return a.code;
 }
 

@@ -12,7 +12,7 @@ namespace {
 int run(const Args& args, Context& ctx) {
   Environment env = apply_env_options(ctx, args);
   WhichAnswer a = which_gpus(ctx.session(), env, args.positionals());
-  std::cout << (ctx.json() ? dump(which_json(a)) : which_text(a));
+  std::cout << render_which(a, ctx.json());
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 
 #include "model/env_vars.h"
 #include "model/error.h"
+#include "model/ascii.h"
 #include "model/text.h"
 
 namespace gpumap {
@@ -52,8 +53,7 @@ const LocalRank* LauncherEnv::rank() const {
 }
 
 bool is_loopback_address(const std::string& addr) {
-  std::string a = trim(addr);
-  for (char& c : a) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string a = ascii::lower(trim(addr));
   if (a == "localhost" || a == "::1" || a == "[::1]" || a == "ip6-localhost") return true;
   std::vector<std::string> parts = split(a, '.');
   uint32_t n;

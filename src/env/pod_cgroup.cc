@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "model/ascii.h"
+
 namespace gpumap {
 
 namespace {
@@ -24,7 +26,7 @@ bool is_hex(const std::string& s) {
 /// A pod UID as the kubelet writes it (dashes, or underscores under systemd) in canonical form.
 std::optional<std::string> pod_uid(std::string s) {
   std::replace(s.begin(), s.end(), '_', '-');
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  s = ascii::lower(std::move(s));
   static const size_t kGroups[] = {8, 4, 4, 4, 12};
   std::vector<std::string> parts = split(s, '-');
   if (parts.size() != 5) return std::nullopt;

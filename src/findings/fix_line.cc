@@ -94,4 +94,10 @@ std::string fix_line_between(const Environment& from, const Environment& to, con
   return out;
 }
 
+std::string assignments_line(const std::vector<std::pair<std::string, std::string>>& vars) {
+  std::string out;
+  for (const auto& [name, value] : vars) out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
+}
+
 }  // namespace gpumap

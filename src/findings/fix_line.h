@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/environment.h"
@@ -27,5 +28,9 @@ Environment apply_fix_steps(Environment env, const std::vector<FixStep>& steps);
 /// The one line that turns `from` into `to` for the variables in `names` (in that order):
 /// `unset A B; export C=1 D=2` (values quoted for the shell where they need it); "" when they agree.
 std::string fix_line_between(const Environment& from, const Environment& to, const std::vector<std::string>& names);
+
+/// "A=1 B=2": name=value pairs as `export` takes them, in order, values as given (verify's fix:
+/// UUIDs and the order's name, which need no quoting).  "" for none.
+std::string assignments_line(const std::vector<std::pair<std::string, std::string>>& vars);
 
 }  // namespace gpumap

@@ -7,16 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "model/ascii.h"
 #include "model/error.h"
 #include "model/text.h"
 
 namespace gpumap {
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using ascii::lower;
 
 /// Optional white space (spaces and tabs) off both ends, as RFC 9110 calls it around a field value.
 std::string trim_ows(const std::string& s) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "model/ascii.h"
+
 namespace gpumap {
 
 bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
@@ -150,6 +152,12 @@ std::string printable_lines(std::string_view s) {
     pos = nl + 1;
   }
   return out;
+}
+
+std::string ascii::lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
 }
 
 }  // namespace gpumap

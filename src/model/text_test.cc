@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "model/ascii.h"
+
 namespace gpumap {
 namespace {
 
@@ -115,6 +117,14 @@ TEST(Text, SplitKeepsEveryPieceAndIsJoinsInverse) {
   EXPECT_EQ(split("/etc/cdi:/var/run/cdi", ':'), (V{"/etc/cdi", "/var/run/cdi"}));
   for (const V& parts : {V{""}, V{"x"}, V{"", "b"}, V{"a", "", ""}, V{"GPU-1", "MIG-2", " 3 "}})
     EXPECT_EQ(split(join(parts, ","), ','), parts) << join(parts, "|");
+}
+
+TEST(Text, AsciiLowerChangesOnlyTheLettersAToZ) {
+  EXPECT_EQ(ascii::lower("Transfer-Encoding: CHUNKED"), "transfer-encoding: chunked");
+  EXPECT_EQ(ascii::lower("GPU-A04764CC_Z@[`{"), "gpu-a04764cc_z@[`{");  // '@' '[' '`' '{' sit beside A-Z and a-z
+  const std::string utf8 = "\xc3\x89\xce\xa3";                          // UTF-8 bytes pass unchanged
+  EXPECT_EQ(ascii::lower("N" + utf8 + "E"), "n" + utf8 + "e");
+  EXPECT_EQ(ascii::lower(""), "");
 }
 
 TEST(Text, DidYouMeanOffersTheClosestWithinTwoEdits) {

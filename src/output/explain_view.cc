@@ -52,4 +52,6 @@ std::string explain_text(const Explanation& e, const TermStyle& st) {
   return text + printable_lines(out.str()) + render_findings(e.findings, st);
 }
 
+std::string render_explain(const Explanation& e, bool json) { return json ? dump(explain_json(e)) : explain_text(e); }
+
 }  // namespace gpumap

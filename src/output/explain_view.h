@@ -18,4 +18,7 @@ Json explain_json(const Explanation& e);
 /// come from outside).
 std::string explain_text(const Explanation& e, const TermStyle& st = term_style());
 
+/// The explanation in the form asked: the JSON document (--json) or the text.
+std::string render_explain(const Explanation& e, bool json);
+
 }  // namespace gpumap

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "findings/severity.h"
+#include "model/ascii.h"
 #include "model/text.h"
 #include "output/style.h"
 #include "output/top_keymap.h"
@@ -14,10 +15,7 @@
 namespace gpumap {
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using ascii::lower;
 
 bool contains(const std::string& hay, const std::string& needle) { return lower(hay).find(lower(needle)) != std::string::npos; }
 

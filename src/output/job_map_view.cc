@@ -24,4 +24,6 @@ std::string job_map_text(const JobMapAnswer& a) {
   return out + (a.done.changed.empty() ? " no file" : "") + "\n";
 }
 
+std::string render_job_map(const JobMapAnswer& a, bool json) { return json ? dump(job_map_json(a)) : job_map_text(a); }
+
 }  // namespace gpumap

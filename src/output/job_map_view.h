@@ -18,4 +18,8 @@ Json job_map_json(const JobMapAnswer& a);
 /// "gpumap job-map: job J added to DIR/0 DIR/1\n" ("removed from"; "no file" when none changed).
 std::string job_map_text(const JobMapAnswer& a);
 
+/// The answer in the form asked: the JSON document (--json) or the text (its messages for stderr:
+/// job_map_messages).
+std::string render_job_map(const JobMapAnswer& a, bool json);
+
 }  // namespace gpumap

@@ -52,4 +52,8 @@ std::string render_job_report(const JobReport& r, const std::map<std::string, st
   return t + render_findings(r.findings, st);
 }
 
+std::string render_job(const JobReport& r, const std::map<std::string, std::string>& missing_why, bool json) {
+  return json ? dump(job_report_json(r)) : render_job_report(r, missing_why);
+}
+
 }  // namespace gpumap

@@ -19,4 +19,7 @@ Json job_report_json(const JobReport& r);
 std::string render_job_report(const JobReport& r, const std::map<std::string, std::string>& missing_why,
                               const TermStyle& st = term_style());
 
+/// The report in the form asked: the JSON document (--json) or render_job_report's text.
+std::string render_job(const JobReport& r, const std::map<std::string, std::string>& missing_why, bool json);
+
 }  // namespace gpumap

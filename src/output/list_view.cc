@@ -53,4 +53,6 @@ std::string list_csv(const ListAnswer& a, const std::vector<std::string>& fields
   return render_gpu_csv(*a.snapshot, GpuQueryExtras{a.cuda_ordinal, a.leases}, fields, fmt);
 }
 
+std::string render_list(const ListAnswer& a, bool json) { return json ? dump(list_json(a)) : list_text(a); }
+
 }  // namespace gpumap

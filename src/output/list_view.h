@@ -21,4 +21,7 @@ std::string list_text(const ListAnswer& a, const TermStyle& st = term_style());
 /// --query-gpu FIELDS --format csv: nvidia-smi's CSV, plus gpumap's cuda_ordinal and lease.
 std::string list_csv(const ListAnswer& a, const std::vector<std::string>& fields, CsvFormat fmt);
 
+/// The answer in the form asked: the JSON document (--json) or the table (CSV: list_csv).
+std::string render_list(const ListAnswer& a, bool json);
+
 }  // namespace gpumap

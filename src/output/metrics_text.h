@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "answer/metrics_answer.h"
 #include "model/finding.h"
 #include "model/snapshot.h"
 #include "model/lease.h"
@@ -53,15 +54,6 @@ inline constexpr size_t kMaxLabelValueBytes = 128;
 /// (at a character boundary, with "…").
 std::string short_command(std::string_view command, size_t max_bytes = 80);
 
-/// The parts of one metrics frame (session/metrics.h's MetricsFrame) the series come from.
-struct MetricsInput {
-  const Snapshot& snapshot;
-  const PsResult& ps;
-  const std::map<std::string, std::optional<LeaseState>>& leases;  // by UUID; absent or nullopt: unknown
-  const std::vector<Finding>& host_findings;
-  std::string host = {};  // the host's name, as `ps` says it (PsFrame::host): gpumap_host_info
-};
-
 /// What a frame's series were: its processes (NVML pids) and how many of them the budget's
 /// --max-processes left out.
 struct FrameSeries {
@@ -88,22 +80,7 @@ struct ProcessLabelDoc {
 };
 std::vector<ProcessLabelDoc> process_info_labels();
 
-/// The exporter's own health.
-struct ExporterHealth {
-  bool up = false;                  // the last driver read succeeded
-  bool stale = false;               // the frame served is older than the last read attempt
-  std::optional<double> read_seconds;       // how long the served frame's read took
-  std::optional<double> last_success_unix;  // when the last good read ended
-  /// Whether the served frame knows CUDA's view (MetricsFrame::cuda_known); nullopt: no frame.
-  std::optional<bool> cuda_up;
-  uint64_t driver_errors = 0;       // failed or timed-out reads so far
-  std::optional<uint64_t> scrapes;  // serve: /metrics requests answered so far
-  /// With --max-processes: the processes the served frame left out, and (serve) those left out
-  /// of every frame read so far.
-  std::optional<uint64_t> capped_processes;
-  std::optional<uint64_t> dropped_processes_total;
-  std::string version;              // gpumap's version
-};
+/// The exporter's own health series (answer/metrics_answer.h's ExporterHealth).
 void add_health_metrics(Exposition& out, const ExporterHealth& h);
 
 /// A family gpumap writes: its name, type and HELP text.

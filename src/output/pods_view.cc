@@ -145,4 +145,8 @@ std::string pods_json(const Snapshot& s, const PodsAnswer& a) {
   return dump(j);
 }
 
+std::string render_pods(const Snapshot& s, const PodsAnswer& a, bool json) {
+  return json ? pods_json(s, a) : pods_text(s, a);
+}
+
 }  // namespace gpumap

@@ -12,4 +12,7 @@ namespace gpumap {
 std::string pods_text(const Snapshot& s, const PodsAnswer& a, const TermStyle& st = term_style());
 std::string pods_json(const Snapshot& s, const PodsAnswer& a);
 
+/// The answer in the form asked: the JSON document (--json) or the table.
+std::string render_pods(const Snapshot& s, const PodsAnswer& a, bool json);
+
 }  // namespace gpumap

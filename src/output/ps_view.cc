@@ -369,4 +369,9 @@ std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermSty
   return t;
 }
 
+std::string render_ps_frame(const Snapshot& s, const PsFrame& frame, bool json, bool one_line,
+                            const PsTextOptions& opts) {
+  return json ? ps_frame_json(s, frame, one_line) : ps_frame_text(s, frame, term_style(), opts);
+}
+
 }  // namespace gpumap

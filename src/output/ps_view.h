@@ -43,4 +43,9 @@ struct PsTextOptions {
 std::string ps_frame_text(const Snapshot& s, const PsFrame& frame, const TermStyle& st = term_style(),
                           const PsTextOptions& opts = {});
 
+/// The frame in the form asked: its JSON document (one line when `one_line`: a --watch frame) or
+/// the table with `opts`.
+std::string render_ps_frame(const Snapshot& s, const PsFrame& frame, bool json, bool one_line,
+                            const PsTextOptions& opts);
+
 }  // namespace gpumap

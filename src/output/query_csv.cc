@@ -1,5 +1,6 @@
 #include "output/query_csv.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 
@@ -274,6 +275,13 @@ std::string render_process_csv(const Snapshot& s, const PsResult& ps,
     out += value_line(process_fields(), fields, fmt, ProcRow{s, r, l, ps});
   }
   return out;
+}
+
+bool gpu_query_reads_sensors(const std::vector<std::string>& fields) {
+  return std::any_of(fields.begin(), fields.end(), [](const std::string& f) {
+    return f.rfind("temperature.", 0) == 0 || f.find("power.") != std::string::npos || f.rfind("clocks.", 0) == 0 ||
+           f == "fan.speed" || f == "pstate" || f.rfind("ecc.", 0) == 0;
+  });
 }
 
 }  // namespace gpumap

@@ -28,6 +28,9 @@ enum class QueryKind { kGpu, kProcess };
 std::vector<std::string> parse_query_fields(QueryKind kind, const std::string& text, const std::string& option);
 /// Every field name of `kind` (aliases included), for help and errors.
 std::vector<std::string> query_field_names(QueryKind kind);
+/// Whether `--query-gpu` fields need the sensors read (temperature, power, clocks, fan, pstate,
+/// ECC: 4 ms of a 31 ms `list` on an H100, so they are read only when asked).
+bool gpu_query_reads_sensors(const std::vector<std::string>& fields);
 
 /// What a GPU row needs beyond the snapshot: each GPU's cuda:N in the environment asked about
 /// (absent: CUDA cannot see it there), and its lease (absent: unknown).

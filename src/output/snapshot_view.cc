@@ -4,6 +4,7 @@
 
 #include "formats/snapshot_file.h"
 #include "model/text.h"
+#include "output/render.h"
 
 namespace gpumap {
 
@@ -67,6 +68,14 @@ Json snapshot_diff_json(const std::string& path, const MappingSnapshot& saved, c
   j["changes"] = changes;
   j["notes"] = d.notes;
   return j;
+}
+
+std::string render_snapshot_saved(const SnapshotSaved& a, bool json) {
+  return json ? dump(snapshot_saved_json(a)) : snapshot_saved_text(a);
+}
+
+std::string render_snapshot_check(const Snapshot& host, const std::string& path, const SnapshotCheck& c, bool json) {
+  return json ? dump(snapshot_diff_json(path, c.saved, c.now, c.diff)) : host_banner(host) + snapshot_check_text(c);
 }
 
 }  // namespace gpumap

@@ -5,6 +5,7 @@
 
 #include "answer/snapshot_answer.h"
 #include "formats/json.h"
+#include "model/snapshot.h"
 
 namespace gpumap {
 
@@ -19,5 +20,11 @@ std::string snapshot_saved_text(const SnapshotSaved& a);
 /// `snapshot diff` (and `verify --snapshot`): SAME, or CHANGED with each difference and what it
 /// breaks, the notes, and how to record the new numbering when it is intended.
 std::string snapshot_check_text(const SnapshotCheck& c);
+
+/// `snapshot save` in the form asked: the JSON document (--json) or the text.
+std::string render_snapshot_saved(const SnapshotSaved& a, bool json);
+/// `snapshot diff FILE` and `verify --snapshot FILE` in the form asked: the JSON document
+/// (--json), or the host's banner (`host`: the host now) and the check's text.
+std::string render_snapshot_check(const Snapshot& host, const std::string& path, const SnapshotCheck& c, bool json);
 
 }  // namespace gpumap

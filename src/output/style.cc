@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "model/ascii.h"
 #include "model/env_vars.h"
 
 namespace gpumap {
@@ -77,8 +78,7 @@ TermStyle make_term_style(bool is_tty, std::optional<size_t> tty_columns, const 
       locale = *v;
       break;
     }
-  std::string lower;
-  for (char c : locale) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = ascii::lower(locale);
   st.utf8 = (lower.find("utf-8") != std::string::npos || lower.find("utf8") != std::string::npos) &&
             env.get(env_var("TERM")).value_or("") != "linux";
   return st;

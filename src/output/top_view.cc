@@ -19,7 +19,7 @@
 #include "model/text.h"
 #include "output/style.h"
 #include "output/top_keymap.h"
-
+#include "output/top_panels.h"
 
 namespace gpumap {
 
@@ -27,47 +27,7 @@ bool top_auto_compact(size_t gpus, size_t height) { return height && 3 * gpus * 
 
 namespace {
 
-// --- findings, each once per GPU ---------------------------------------------------------------
-
-struct ShownFinding {
-  Severity severity;
-  std::string id;
-  uint32_t gpu = 0;
-  std::vector<uint32_t> pids;
-  std::string message, fix;
-};
-
-/// The findings of the rows the filter keeps, as `ps --user/--gpu/--pid` keeps them: each row's
-/// own, and the GPU findings a kept row refers to.
-std::vector<ShownFinding> shown_findings(const PsResult& ps, const std::string& filter) {
-  std::vector<ShownFinding> out;
-  std::map<std::pair<std::string, uint32_t>, size_t> at;
-  std::set<size_t> gpu_findings;
-  for (const ProcessRow& r : ps.rows) {
-    if (!top_row_matches(r, filter)) continue;
-    gpu_findings.insert(r.gpu_findings.begin(), r.gpu_findings.end());
-    for (const Finding& f : r.findings) {
-      auto key = std::make_pair(f.id, r.nvml_index);
-      auto it = at.find(key);
-      if (it == at.end()) {
-        at[key] = out.size();
-        out.push_back({f.severity, f.id, r.nvml_index, {r.pid}, f.message, f.fix});
-      } else if (std::find(out[it->second].pids.begin(), out[it->second].pids.end(), r.pid) ==
-                 out[it->second].pids.end()) {
-        out[it->second].pids.push_back(r.pid);
-      }
-    }
-  }
-  for (size_t i = 0; i < ps.gpu_findings.size(); ++i) {
-    const GpuFinding& g = ps.gpu_findings[i];
-    if (filter.empty() || gpu_findings.count(i))
-      out.push_back({g.finding.severity, g.finding.id, g.nvml_index, g.pids, g.finding.message, g.finding.fix});
-  }
-  std::stable_sort(out.begin(), out.end(), [](const ShownFinding& a, const ShownFinding& b) {
-    return std::make_tuple(-static_cast<int>(a.severity), a.gpu) < std::make_tuple(-static_cast<int>(b.severity), b.gpu);
-  });
-  return out;
-}
+// --- findings ----------------------------------------------------------------------------------
 
 /// The worst finding that concerns a row (its own and its GPU's), if any.
 std::optional<Severity> worst_for(const ProcessRow& r, const PsResult& ps) {
@@ -79,13 +39,6 @@ std::optional<Severity> worst_for(const ProcessRow& r, const PsResult& ps) {
   for (size_t i : r.gpu_findings)
     if (i < ps.gpu_findings.size()) add(ps.gpu_findings[i].finding.severity);
   return w;
-}
-
-std::string pid_list(const std::vector<uint32_t>& pids) {
-  std::string s;
-  for (size_t i = 0; i < pids.size() && i < 4; ++i) s += (i ? "," : "") + std::to_string(pids[i]);
-  if (pids.size() > 4) s += ",+" + std::to_string(pids.size() - 4);
-  return s;
 }
 
 // --- lines ---------------------------------------------------------------------------------------
@@ -488,109 +441,6 @@ std::vector<TopLine> head_lines(const TopFrame& frame, const TopView& view, cons
   return out;
 }
 
-/// The findings, each once per GPU, in `lines` lines (the header and "... N more" included):
-/// the first line of each, cut at the edge; with no height (--once) each whole, wrapped, with its
-/// fix.  The full text and fixes of one process are in the detail view.
-void add_findings(std::vector<TopLine>& out, const std::vector<const ShownFinding*>& shown, size_t hidden_info,
-                  size_t finding_lines, size_t height, size_t width) {
-  if (!finding_lines) return;
-  LineBuilder b{width};
-  b.add("Findings", TopAttr::kHeader);
-  if (hidden_info)
-    b.add("  (" + std::to_string(hidden_info) + " info hidden: " + (height ? "i shows" : "--all shows") + ")",
-          TopAttr::kDim);
-  out.push_back(b.done());
-  for (size_t i = 0; i < shown.size() && i + 1 < finding_lines; ++i) {
-    const ShownFinding& f = *shown[i];
-    bool last_room = i + 2 == finding_lines && shown.size() > i + 1;
-    LineBuilder l{width};
-    if (last_room) {
-      l.words("  ... " + std::to_string(shown.size() - i) + " more (Enter on a process shows its own)", TopAttr::kDim);
-    } else if (!height) {  // --once: the whole text, wrapped (a bug report keeps every word)
-      std::string head = "[" + std::string(severity_name(f.severity)) + "] ";
-      std::string text = wrap(head + "GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) +
-                                  "): " + printable(f.message),
-                              width, 2, 6);
-      for (size_t at = 0; at <= text.size();) {
-        size_t nl = text.find('\n', at);
-        std::string piece = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-        if (at == 0 && piece.size() >= 2 + head.size())
-          out.push_back(LineBuilder{width}.add("  ").add(head, top_severity_attr(f.severity)).add(piece.substr(2 + head.size())).done());
-        else
-          out.push_back(LineBuilder{width}.add(piece).done());
-        if (nl == std::string::npos) break;
-        at = nl + 1;
-      }
-      if (!f.fix.empty()) out.push_back(LineBuilder{width + f.fix.size()}.add("      fix: " + printable(f.fix), TopAttr::kBold).done());
-      continue;
-    } else {
-      l.add("  [" + std::string(severity_name(f.severity)) + "] ", top_severity_attr(f.severity))
-          .add("GPU " + std::to_string(f.gpu) + " " + f.id + " (pid " + pid_list(f.pids) + "): ");
-      l.add(top_cut_at_word(printable(f.message), l.width > l.used ? l.width - l.used : 0), TopAttr::kDim);  // at a word
-    }
-    out.push_back(l.done());
-    if (last_room) break;
-  }
-}
-
-/// "12.3/62.8G" from KiB.
-std::string gib_pair(std::optional<uint64_t> used, std::optional<uint64_t> total) {
-  auto g = [](uint64_t kib) {
-    char buf[32];
-    double v = static_cast<double>(kib) / (1024.0 * 1024);
-    std::snprintf(buf, sizeof buf, v < 100 ? "%.1f" : "%.0f", v);
-    return std::string(buf);
-  };
-  return (used ? g(*used) : std::string("?")) + "/" + (total ? g(*total) : std::string("?")) + "G";
-}
-
-/// "3d 04:12", "5:07:33" since boot.
-std::string uptime_text(double s) {
-  char buf[32];
-  auto t = static_cast<long long>(s);
-  if (t >= 86400) std::snprintf(buf, sizeof buf, "%lldd %02lld:%02lld", t / 86400, t / 3600 % 24, t / 60 % 60);
-  else std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
-  return buf;
-}
-
-/// The host panel (CPU, memory, swap, load, uptime; each core from 40 lines): on screens of 30
-/// lines or more, folded away below, so 80x24 keeps its rows for processes.
-void host_panel_lines(std::vector<TopLine>& out, const TopHostPanel& h, const TopView& v, size_t width, size_t height) {
-  if (height < 30 || !h.known()) return;
-  auto pct = [](std::optional<uint64_t> used, std::optional<uint64_t> total) -> std::optional<uint32_t> {
-    if (!used || !total || !*total) return std::nullopt;
-    return static_cast<uint32_t>(*used * 100 / *total);
-  };
-  auto level = [](std::optional<uint32_t> p) {
-    return !p ? TopAttr::kDim : *p >= 90 ? TopAttr::kBad : *p >= 60 ? TopAttr::kWarn : TopAttr::kGood;
-  };
-  std::optional<uint32_t> cpu;
-  if (h.cpu_percent) cpu = static_cast<uint32_t>(*h.cpu_percent + 0.5);
-  std::optional<uint32_t> mem = pct(h.mem_used_kib, h.mem_total_kib), swap = pct(h.swap_used_kib, h.swap_total_kib);
-  size_t bar = width >= 160 ? 20 : width >= 120 ? 12 : 6;
-  LineBuilder b{width};
-  b.add("CPU", TopAttr::kBold).add(top_bar(cpu, bar, v.utf8), level(cpu)).add(top_fit(cpu ? std::to_string(*cpu) + "%" : "-", 5, true));
-  b.add("  MEM", TopAttr::kBold).add(top_bar(mem, bar, v.utf8), level(mem)).add(" " + gib_pair(h.mem_used_kib, h.mem_total_kib));
-  if (h.swap_total_kib && *h.swap_total_kib)
-    b.add("  SWP", TopAttr::kBold).add(top_bar(swap, bar, v.utf8), level(swap)).add(" " + gib_pair(h.swap_used_kib, h.swap_total_kib));
-  if (h.load1) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "  load %.2f %.2f %.2f", *h.load1, h.load5.value_or(0), h.load15.value_or(0));
-    b.add(buf);
-  }
-  if (h.uptime_s) b.add("  up " + uptime_text(*h.uptime_s), TopAttr::kDim);
-  out.push_back(b.done());
-  if (height < 40 || h.core_percent.size() < 2) return;
-  std::deque<uint8_t> cores;  // one cell a core, as a sparkline draws a sample
-  for (double c : h.core_percent) cores.push_back(static_cast<uint8_t>(std::min(100.0, c)));
-  size_t room = width > 12 ? width - 12 : 1;
-  LineBuilder c{width};
-  c.add("cores " + std::to_string(cores.size()) + " ", TopAttr::kDim);
-  std::deque<uint8_t> first(cores.begin(), cores.begin() + static_cast<long>(std::min(room, cores.size())));
-  c.add(top_sparkline(first, first.size(), v.utf8), TopAttr::kGood);
-  out.push_back(c.done());
-}
-
 /// What the signal prompt is about: the process's pid, user and command, above the footer.
 TopLine signal_target_line(const TopFrame& frame, const TopView& view, size_t width) {
   if (!view.signal_pid) {  // the tagged ones
@@ -612,6 +462,33 @@ TopLine signal_target_line(const TopFrame& frame, const TopView& view, size_t wi
       .add("  " + who + "  user " + printable(row->user.value_or("?")) + "  ", TopAttr::kWarn)
       .add(printable(row->command.value_or("?")), TopAttr::kBold)
       .done();
+}
+
+/// How the main screen's height is shared: lines per GPU (3: bars and history; 1: compact), the
+/// process table's rows and the findings' lines, below `above` lines of head and host panel.
+struct Rooms {
+  int per_gpu;
+  size_t table;
+  size_t findings;
+};
+Rooms rooms(size_t above, size_t ngpu, size_t nrows, size_t finding_lines, const TopView& view, size_t height) {
+  int per_gpu = height ? 3 : 2;  // --once: one sample is no history
+  // Compact: one line per GPU, when the full blocks would take more than about a third of the
+  // screen (eight GPUs at 40 lines), or the other way when c says so.
+  if (height && top_auto_compact(ngpu, height) != view.compact_toggled) per_gpu = 1;
+  if (!height) return {per_gpu, nrows, finding_lines};
+  size_t findings_room = std::min<size_t>(finding_lines, 4);
+  size_t fixed = above + 1 /*table header*/ + findings_room + 1 /*footer*/;
+  size_t min_rows = std::min<size_t>(std::max<size_t>(nrows, 1), 5);
+  while (per_gpu > 1 && fixed + per_gpu * ngpu + min_rows > height) --per_gpu;
+  size_t used = fixed + per_gpu * ngpu;
+  size_t table_room = height > used ? height - used : 0;
+  if (table_room > nrows) {  // room to spare: more findings
+    size_t extra = std::min(table_room - nrows, finding_lines - findings_room);
+    findings_room += extra;
+    table_room -= extra;
+  }
+  return {per_gpu, table_room, findings_room};
 }
 
 std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& history, const TopView& view,
@@ -640,38 +517,20 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
     return out;
   }
 
-  host_panel_lines(out, frame.host, view, width, height);
+  top_host_panel_lines(out, frame.host, view, width, height);
   std::vector<TopRow> rows = top_rows(frame, view);
-  std::vector<ShownFinding> findings = shown_findings(frame.ps.result, view.filter);
+  std::vector<TopShownFinding> findings = top_shown_findings(frame.ps.result, view.filter);
   size_t hidden_info = 0;
-  std::vector<const ShownFinding*> shown;
-  for (const ShownFinding& f : findings) {
+  std::vector<const TopShownFinding*> shown;
+  for (const TopShownFinding& f : findings) {
     if (f.severity == Severity::kInfo && !view.show_info) ++hidden_info;
     else shown.push_back(&f);
   }
-  size_t ngpu = s ? s->gpus.size() : 0;
-  size_t finding_lines = shown.size() + (hidden_info || !shown.empty() ? 1 : 0);
-  int per_gpu = height ? 3 : 2;  // --once: one sample is no history
-  // Compact: one line per GPU, when the full blocks would take more than about a third of the
-  // screen (eight GPUs at 40 lines), or the other way when c says so.
-  if (height && top_auto_compact(ngpu, height) != view.compact_toggled) per_gpu = 1;
-  size_t table_room = rows.size();
-  if (height) {
-    size_t findings_room = std::min<size_t>(finding_lines, 4);
-    size_t fixed = out.size() + 1 /*table header*/ + findings_room + 1 /*footer*/;
-    size_t min_rows = std::min<size_t>(std::max<size_t>(rows.size(), 1), 5);
-    while (per_gpu > 1 && fixed + per_gpu * ngpu + min_rows > height) --per_gpu;
-    size_t used = fixed + per_gpu * ngpu;
-    table_room = height > used ? height - used : 0;
-    if (table_room > rows.size()) {  // room to spare: more findings
-      size_t extra = std::min(table_room - rows.size(), finding_lines - findings_room);
-      findings_room += extra;
-      table_room -= extra;
-    }
-    finding_lines = findings_room;
-  }
+  Rooms room = rooms(out.size(), s ? s->gpus.size() : 0, rows.size(),
+                     shown.size() + (hidden_info || !shown.empty() ? 1 : 0), view, height);
+  size_t table_room = room.table, finding_lines = room.findings;
   if (s)
-    for (const Gpu& g : s->gpus) gpu_lines(out, g, frame, history, view, width, per_gpu);
+    for (const Gpu& g : s->gpus) gpu_lines(out, g, frame, history, view, width, room.per_gpu);
   Layout w = column_layout(width, rows, frame, view);
   out.push_back(table_header(w, view, width));
   // The window: the selection always in it, and a line for the rows above and below it.
@@ -688,7 +547,7 @@ std::vector<TopLine> render_screen(const TopFrame& frame, const TopHistory& hist
                            TopAttr::kDim)
                       .done());
   pad_frame(out, height, finding_lines + 1);
-  add_findings(out, shown, hidden_info, finding_lines, height, width);
+  top_findings_lines(out, shown, hidden_info, finding_lines, height, width);
   if (height > 2 && view.prompt == TopView::Prompt::kSignal) {  // the confirmation says whom
     pad_frame(out, height, 1);
     out.resize(height - 1);

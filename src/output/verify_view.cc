@@ -1,5 +1,6 @@
 #include "output/verify_view.h"
 
+#include "findings/fix_line.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "output/json_view.h"
@@ -7,11 +8,7 @@
 
 namespace gpumap {
 
-std::string fix_assignments(const VerifyAnswer& a) {
-  std::string out;
-  for (const auto& [name, value] : a.fix) out += (out.empty() ? "" : " ") + name + "=" + value;
-  return out;
-}
+std::string fix_assignments(const VerifyAnswer& a) { return assignments_line(a.fix); }
 
 Json verify_json(const VerifyAnswer& a) {
   const Snapshot& s = *a.snapshot;
@@ -40,5 +37,7 @@ std::string verify_text(const VerifyAnswer& a, const TermStyle& st) {
   for (const std::string& d : a.differences) out += fit_line("  " + d, st);
   return out + printable("fix (before CUDA starts): export " + fix_assignments(a)) + "\n";
 }
+
+std::string render_verify(const VerifyAnswer& a, bool json) { return json ? dump(verify_json(a)) : verify_text(a); }
 
 }  // namespace gpumap

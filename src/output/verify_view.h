@@ -22,4 +22,7 @@ Json verify_json(const VerifyAnswer& a);
 /// the fix line is never wrapped (it is pasted).
 std::string verify_text(const VerifyAnswer& a, const TermStyle& st = term_style());
 
+/// The answer in the form asked: the JSON document (--json) or the prose.
+std::string render_verify(const VerifyAnswer& a, bool json);
+
 }  // namespace gpumap

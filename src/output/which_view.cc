@@ -49,4 +49,6 @@ std::string which_text(const WhichAnswer& a, const TermStyle& st) {
   return out;
 }
 
+std::string render_which(const WhichAnswer& a, bool json) { return json ? dump(which_json(a)) : which_text(a); }
+
 }  // namespace gpumap

@@ -17,4 +17,7 @@ Json which_json(const WhichAnswer& a);
 /// paste are never wrapped; both printable (UUIDs and GPU names come from the driver).
 std::string which_text(const WhichAnswer& a, const TermStyle& st = term_style());
 
+/// The answer in the form asked: the JSON document (--json) or the lines to paste.
+std::string render_which(const WhichAnswer& a, bool json);
+
 }  // namespace gpumap

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "http/url.h"
+#include "model/ascii.h"
 #include "prom/promql.h"
 
 namespace gpumap {
@@ -242,10 +243,7 @@ std::optional<int> small_int(const std::string* v) {
   return static_cast<int>(*n);
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using ascii::lower;
 
 bool any_equal(const std::vector<std::string>& values, const std::string& v) {
   return std::find(values.begin(), values.end(), v) != values.end();

@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "model/ascii.h"
 #include "model/error.h"
 #include "model/pci.h"
 #include "model/uuid.h"
@@ -11,11 +12,7 @@
 namespace gpumap {
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
+using ascii::lower;
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include "driver/driver_source.h"
 #include "model/seams.h"
 #include "http/server.h"
+#include "output/series_budget.h"
 #include "session/kubelet_cache.h"
 #include "session/metrics.h"
 

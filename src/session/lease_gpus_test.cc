@@ -7,14 +7,11 @@
 
 #include "fake_session.h"
 #include "model/text.h"
-#include "output/pick_view.h"
 
 namespace gpumap {
 namespace {
 
 using testing::FakeSession;
-
-const char* kH1 = "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a";
 
 PickRequest cli_request(int count) {
   PickRequest r;
@@ -49,26 +46,6 @@ TEST(LeaseGpus, ThisProcesssOwnLeaseIsNamedAsSuch) {
       EXPECT_NE(join(r.reasons, "; ").find("already leased by this process"), std::string::npos) << join(r.reasons, "; ");
     EXPECT_EQ(e.hint().rfind("reuse the earlier pin, or release it; or ", 0), 0u) << e.hint();
   }
-}
-
-TEST(PickNow, TakesTheIdleGpuAndSaysWhyTheOtherWasPassedOver) {
-  FakeSession f("h200x2");
-  f.with_process(0, {.pid = 4242, .argv = {"python3", "busy.py"}});
-  PickAnswer a = pick_now(f.session(), cli_request(1), CvdForm::kIndex);
-  ASSERT_EQ(a.uuids, std::vector<std::string>{kH1});
-  ASSERT_EQ(a.passed_over.size(), 1u);
-  EXPECT_EQ(a.passed_over[0].nvml_index, 0u);
-  EXPECT_FALSE(a.passed_over[0].reasons.empty());
-  EXPECT_EQ(a.visibility.form, CvdForm::kIndex);
-  EXPECT_EQ(a.visibility.cuda_visible_devices, "1");
-  EXPECT_EQ(a.by_index.assignments(), "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1");
-  Json j = pick_json(a);
-  EXPECT_EQ(j["reserved"], false);
-  EXPECT_EQ(j["passed_over"][0]["nvml_index"], 0);
-  EXPECT_EQ(pick_exports(a), "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=1\n");
-  std::string text = pick_text(a);
-  EXPECT_NE(text.find("cuda:0 -> GPU 1  " + std::string(kH1)), std::string::npos) << text;
-  EXPECT_NE(text.find("passed over GPU 0: "), std::string::npos) << text;
 }
 
 TEST(PickNow, TheExportsGiveExactlyThePickedGpusInANewProcess) {

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "answer/metrics_answer.h"
 #include "driver/driver_source.h"
 #include "model/error.h"
 #include "model/finding.h"
 #include "model/seams.h"
 #include "model/snapshot.h"
-#include "output/metrics_text.h"
 #include "session/ps.h"
 
 namespace gpumap {

@@ -1,10 +1,10 @@
 #include "session/self.h"
 
 #include "env/device_value.h"
+#include "findings/fix_line.h"
 #include "env/launcher.h"
 #include "model/error.h"
 #include "model/text.h"
-#include "output/verify_view.h"  // fix_assignments
 #include "session/devices.h"
 #include "session/diagnose.h"
 #include "session/launch.h"
@@ -143,7 +143,7 @@ VerifyAnswer verify_here(Session& session, const std::vector<std::string>& specs
   // Setting anything now changes nothing: the fix is a relaunch with the variable on the command line.
   Refusal& r = *a.refusal;
   r.message = "CUDA already runs in this process: " + r.message;
-  std::string relaunch = fix_assignments(a);
+  std::string relaunch = assignments_line(a.fix);
   for (const std::string& arg : f.command) relaunch += " " + shell_word(arg);
   r.hint = "CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: relaunch with it on the command line (" + relaunch +
            "), or call gpumap.pin()/set it before anything starts CUDA";

@@ -1,9 +1,9 @@
 #include "session/verify.h"
 
+#include "findings/fix_line.h"
 #include "model/error.h"
 #include "model/text.h"
 #include "model/uuid.h"
-#include "output/verify_view.h"  // fix_assignments
 #include "resolve/base_order.h"
 #include "resolve/cuda_rules.h"
 #include "resolve/gpu_selector.h"
@@ -113,7 +113,7 @@ VerifyAnswer verify_mapping(const Snapshot& s, Mapping mapping, std::vector<std:
   std::string what = code == kExitCudaWouldFail ? "CUDA would not initialise: " : "the visible GPUs are not the expected ones: ";
   v.code = code;
   v.refusal = Refusal{code, what + summary(s, v, prefix),
-                      "set " + fix_assignments(v) + " before CUDA starts (or run under `gpumap run`)", ""};
+                      "set " + assignments_line(v.fix) + " before CUDA starts (or run under `gpumap run`)", ""};
   return v;
 }
 

@@ -1,3 +1,6 @@
+// The renderings (output/) of `doctor` answers, in process: every test of
+// src/session/doctor_test.cc asserted on what the answer prints, so the file moved here
+// whole and session/ tests test answers (issue 57; tests/layers_test.cc).
 // `gpumap doctor`'s answer (session/diagnose.h doctor) and its renderings (output/doctor_view.h), in
 // process: the cuda:N numbering said in one line whenever it is not nvidia-smi's (issue 52 item 1),
 // never "numbering is what it looks like" then, and one cause within eight lines.

@@ -1,3 +1,6 @@
+// The renderings (output/) of `job_map` answers, in process: every test of
+// src/session/job_map_test.cc asserted on what the answer prints, so the file moved here
+// whole and session/ tests test answers (issue 57; tests/layers_test.cc).
 // `gpumap job-map` in process (session/job_map.h's job_map on FakeSession's "mig" host: GPU 0 has
 // MIG devices, GPU 1 is whole): the files the prolog writes and the epilog empties, the defaults
 // taken from the environment, what is refused, and a folder where things were planted (as the
@@ -41,7 +44,9 @@ class JobMap : public ::testing::Test {
   JobMapAnswer prolog(const std::string& job, const std::string& gpus = "1") {
     return job_map(f_.session(), {.prolog = true, .dir = dir_, .job = job, .gpus = gpus});
   }
-  JobMapAnswer epilog(const std::string& job) { return job_map(f_.session(), {.prolog = false, .dir = dir_, .job = job}); }
+  JobMapAnswer epilog(const std::string& job) {
+    return job_map(f_.session(), {.prolog = false, .dir = dir_, .job = job});
+  }
   /// The exit code `gpumap job-map` ends with; `err`: what it prints on stderr (the error's
   /// message, or the warnings and notes).
   int code_of(const std::function<JobMapAnswer()>& run, std::string* err = nullptr) {
@@ -88,12 +93,16 @@ TEST_F(JobMap, PrologAndEpilogWriteDcgmExporterFiles) {
 
 TEST_F(JobMap, WhatIsMissingIsRefusedNamingTheOptionAndVariable) {
   std::string err;
-  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .job = "20", .gpus = "1"}); }, &err), kExitUsage);
+  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .job = "20", .gpus = "1"}); }, &err),
+            kExitUsage);
   EXPECT_NE(err.find("neither --dir nor DCGM_HPC_JOB_MAPPING_DIR is set"), std::string::npos) << err;
-  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .dir = "", .job = "20", .gpus = "1"}); }), kExitUsage);
-  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .dir = dir_, .gpus = "1"}); }, &err), kExitUsage);
+  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .dir = "", .job = "20", .gpus = "1"}); }),
+            kExitUsage);
+  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .dir = dir_, .gpus = "1"}); }, &err),
+            kExitUsage);
   EXPECT_NE(err.find("neither --job nor SLURM_JOB_ID is set"), std::string::npos) << err;
-  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .dir = dir_, .job = "20"}); }, &err), kExitUsage);
+  EXPECT_EQ(code_of([&] { return job_map(f_.session(), {.prolog = true, .dir = dir_, .job = "20"}); }, &err),
+            kExitUsage);
   EXPECT_NE(err.find("no allocation"), std::string::npos) << err;
   EXPECT_EQ(code_of([&] { return prolog("20", " , "); }, &err), kExitUsage);
   EXPECT_NE(err.find("the allocation is empty"), std::string::npos) << err;
@@ -108,7 +117,8 @@ TEST_F(JobMap, AMappingFileThatIsALinkIsNeverFollowed) {
   ASSERT_EQ(unlink((dir_ + "/1").c_str()), 0);
   ASSERT_EQ(symlink(secret.c_str(), (dir_ + "/1").c_str()), 0);
   std::string err;
-  EXPECT_EQ(code_of([&] { return prolog("8"); }, &err), kExitError) << "the job's GPU is not labelled: the prolog must say so";
+  EXPECT_EQ(code_of([&] { return prolog("8"); }, &err), kExitError)
+      << "the job's GPU is not labelled: the prolog must say so";
   EXPECT_NE(err.find(dir_ + "/1 is a symbolic link, not a mapping file: left alone"), std::string::npos) << err;
   EXPECT_EQ(kind_of(dir_ + "/1"), static_cast<mode_t>(S_IFLNK));
   EXPECT_EQ(read_file(secret), "root only\n");
@@ -130,9 +140,11 @@ TEST_F(JobMap, AHardLinkedMappingFileIsLeftAloneAndAFileKeepsItsMode) {
   ASSERT_EQ(unlink((dir_ + "/1").c_str()), 0);
   ASSERT_EQ(link(secret.c_str(), (dir_ + "/1").c_str()), 0);
   std::string err;
-  EXPECT_EQ(code_of([&] { return prolog("8"); }, &err), kExitError) << "the job's GPU is not labelled: the prolog must say so";
+  EXPECT_EQ(code_of([&] { return prolog("8"); }, &err), kExitError)
+      << "the job's GPU is not labelled: the prolog must say so";
   EXPECT_NE(err.find(dir_ + "/1 has 2 hard links"), std::string::npos) << err;
-  struct stat st {}, sst {};
+  struct stat st {
+  }, sst{};
   ASSERT_EQ(stat((dir_ + "/1").c_str(), &st), 0);
   ASSERT_EQ(stat(secret.c_str(), &sst), 0);
   EXPECT_EQ(st.st_ino, sst.st_ino) << "the link is left as it was";
@@ -173,7 +185,8 @@ TEST_F(JobMap, EpilogPassesAFifoAndAFolderAndCarriesOn) {
   ASSERT_EQ(mkdir((dir_ + "/00").c_str(), 0755), 0);
   std::string err;
   EXPECT_EQ(code_of([&] { return epilog("7"); }, &err), kExitOk) << err;
-  EXPECT_NE(err.find("gpumap job-map: warning: " + dir_ + "/0.9 is a FIFO, not a mapping file: left alone"), std::string::npos)
+  EXPECT_NE(err.find("gpumap job-map: warning: " + dir_ + "/0.9 is a FIFO, not a mapping file: left alone"),
+            std::string::npos)
       << err;
   EXPECT_NE(err.find(dir_ + "/00 is a folder, not a mapping file: left alone"), std::string::npos) << err;
   EXPECT_EQ(kind_of(dir_ + "/0"), 0u) << "job 7 left GPU 0's file";
@@ -195,7 +208,10 @@ TEST_F(JobMap, AHugeMappingFileIsNotTruncated) {
 }
 
 TEST_F(JobMap, JobIdsAndGpuIdsAreValidated) {
-  for (const char* bad : {" 42 ", "42\n43", "\x1b]0;owned\x07" "42", "", "4 2", "42_", "+1", "42/x", "1_2_3"}) {
+  for (const char* bad : {" 42 ", "42\n43",
+                          "\x1b]0;owned\x07"
+                          "42",
+                          "", "4 2", "42_", "+1", "42/x", "1_2_3"}) {
     std::string err;
     EXPECT_EQ(code_of([&] { return prolog(bad); }, &err), kExitUsage) << "`" << bad << "`: " << err;
     EXPECT_NE(err.find("is not a Slurm job id"), std::string::npos) << err;
