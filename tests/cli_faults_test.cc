@@ -66,12 +66,12 @@ TEST(CliHostile, LeaseRecordWithLatin1AndEscapesBreaksNoListing) {
 }
 
 TEST(CliHostile, NonUtf8VariableAndHostPathGiveValidJson) {
-  CliRun m = gpumap({"map", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=\xff"});
+  CliRun m = gpumap_here({"map", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=\xff"});
   EXPECT_EQ(m.code, 0) << m.err;
   EXPECT_TRUE(parses(m.out)) << m.out;
-  CliRun e = gpumap({"explain", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J\xe9"});
+  CliRun e = gpumap_here({"explain", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J\xe9"});
   EXPECT_TRUE(parses(e.out)) << e.out << e.err;
-  CliRun t = gpumap({"explain", "--simulate", "h200x2"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J"});
+  CliRun t = gpumap_here({"explain", "--simulate", "h200x2"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J"});
   EXPECT_FALSE(has_control(t.out)) << t.out;
   EXPECT_FALSE(has_control(t.err)) << t.err;
 
@@ -82,13 +82,13 @@ TEST(CliHostile, NonUtf8VariableAndHostPathGiveValidJson) {
     std::ofstream out(path);
     out << in.rdbuf();
   }
-  CliRun j = gpumap({"map", "--simulate", path, "--json"});
+  CliRun j = gpumap_here({"map", "--simulate", path, "--json"});
   EXPECT_EQ(j.code, 0) << j.err;
   EXPECT_TRUE(parses(j.out)) << j.out;
-  CliRun l = gpumap({"list", "--simulate", path});
+  CliRun l = gpumap_here({"list", "--simulate", path});
   EXPECT_EQ(l.code, 0) << l.err;
   EXPECT_FALSE(has_control(l.out)) << l.out;
-  CliRun missing = gpumap({"map", "--simulate", dir + "/gone-\x1b[2J\xff.json"});
+  CliRun missing = gpumap_here({"map", "--simulate", dir + "/gone-\x1b[2J\xff.json"});
   EXPECT_EQ(missing.code, 2) << missing.err;
   EXPECT_FALSE(has_control(missing.err)) << missing.err;
 }
@@ -329,20 +329,20 @@ TEST(CliHostFile, NumbersUuidsAndFileKindsAreValidated) {
                {"uuid", "GPU-1234", "is not \"GPU-\" and 32 hex digits"},
                {"uuid", "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceaX", "is not \"GPU-\" and 32 hex digits"}};
   for (const Case& c : cases) {
-    CliRun r = gpumap({"map", "--simulate", bad_gpu(c.key, c.value)});
+    CliRun r = gpumap_here({"map", "--simulate", bad_gpu(c.key, c.value)});
     EXPECT_EQ(r.code, 2) << c.key << "=" << c.value.dump() << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.key << "=" << c.value.dump() << ": " << r.err;
   }
-  CliRun zero = gpumap({"map", "--simulate", "/dev/zero"});
+  CliRun zero = gpumap_here({"map", "--simulate", "/dev/zero"});
   EXPECT_EQ(zero.code, 2) << zero.err;
   EXPECT_NE(zero.err.find("not a regular file"), std::string::npos) << zero.err;
   std::string fifo = temp_dir("fifo") + "/host.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  CliRun f = gpumap({"map", "--simulate", fifo});  // would block forever on open/read
+  CliRun f = gpumap_here({"map", "--simulate", fifo});  // would block forever on open/read
   EXPECT_EQ(f.code, 2) << f.err;
   EXPECT_NE(f.err.find("not a regular file"), std::string::npos) << f.err;
   std::string big = write_temp_file("big.json", std::string(17u << 20, ' '));
-  CliRun b = gpumap({"map", "--simulate", big});
+  CliRun b = gpumap_here({"map", "--simulate", big});
   EXPECT_EQ(b.code, 2) << b.err;
   EXPECT_NE(b.err.find("larger than 16 MiB"), std::string::npos) << b.err;
 }
