@@ -16,11 +16,13 @@ namespace {
 
 using nlohmann::json;
 
+// In process (tests/cli_helpers.h): these tests run gpumap a few hundred times.
 CliRun on(const std::string& host, std::vector<std::string> args, const std::vector<std::string>& env = {}) {
   args.push_back("--simulate");
   args.push_back(host);
-  return gpumap(args, env);
+  return gpumap_here(args, env);
 }
+
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;

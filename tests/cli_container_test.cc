@@ -23,14 +23,14 @@ bool has(const json& j, const std::string& id) {
 
 TEST(CliContainer, ASimulatedHostIgnoresThisMachinesContainerMarks) {
   // `container=` is one of this machine's marks (so is /.dockerenv, present where these tests run).
-  CliRun r = gpumap({"doctor", "--json", "--simulate", "h200x2"}, {"container=docker", "NVIDIA_VISIBLE_DEVICES=1"});
+  CliRun r = gpumap_here({"doctor", "--json", "--simulate", "h200x2"}, {"container=docker", "NVIDIA_VISIBLE_DEVICES=1"});
   json j = json::parse(r.out);
   EXPECT_TRUE(has(j, "nvidia-visible-devices-outside-container")) << r.out;
   EXPECT_FALSE(has(j, "container-renumbered")) << r.out;
 }
 
 TEST(CliContainer, EnvNvidiaVisibleDevicesPredictsTheContainersView) {
-  CliRun r = gpumap({"map", "--json", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=2,0"});
+  CliRun r = gpumap_here({"map", "--json", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=2,0"});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["gpus"].size(), 2u) << r.out;
@@ -43,31 +43,31 @@ TEST(CliContainer, EnvNvidiaVisibleDevicesPredictsTheContainersView) {
   EXPECT_EQ(j["cuda"]["devices"][0]["uuid"], kU0);
   EXPECT_TRUE(has(j, "container-renumbered")) << r.out;
   EXPECT_FALSE(has(j, "nvidia-visible-devices-outside-container")) << r.out;
-  CliRun text = gpumap({"map", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=2,0"});
+  CliRun text = gpumap_here({"map", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=2,0"});
   EXPECT_NE(text.out.find("PREDICTED: the view inside a container"), std::string::npos) << text.out;
   // With the H100 injected, the driver's FASTEST_FIRST order still puts it first, inside too.
-  json mixed = json::parse(gpumap({"map", "--json", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=0,1"}).out);
+  json mixed = json::parse(gpumap_here({"map", "--json", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=0,1"}).out);
   ASSERT_EQ(mixed["cuda"]["devices"].size(), 2u) << mixed.dump();
   EXPECT_EQ(mixed["cuda"]["devices"][0]["uuid"], kU1);
   EXPECT_EQ(mixed["cuda"]["devices"][0]["nvml_index"], 1);
 }
 
 TEST(CliContainer, BadEntriesAndProbeAreRefused) {
-  CliRun bad = gpumap({"map", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=7"});
+  CliRun bad = gpumap_here({"map", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=7"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("would refuse to start the container"), std::string::npos) << bad.err;
-  CliRun probe = gpumap({"map", "--simulate", "seed-mixed", "--probe", "--env", "NVIDIA_VISIBLE_DEVICES=0"});
+  CliRun probe = gpumap_here({"map", "--simulate", "seed-mixed", "--probe", "--env", "NVIDIA_VISIBLE_DEVICES=0"});
   EXPECT_EQ(probe.code, 2);
-  json none = json::parse(gpumap({"map", "--json", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=none"}).out);
+  json none = json::parse(gpumap_here({"map", "--json", "--simulate", "seed-mixed", "--env", "NVIDIA_VISIBLE_DEVICES=none"}).out);
   EXPECT_EQ(none["gpus"].size(), 0u);
-  json m = json::parse(gpumap({"map", "--json", "--simulate", "mig", "--env",
+  json m = json::parse(gpumap_here({"map", "--json", "--simulate", "mig", "--env",
                                "NVIDIA_VISIBLE_DEVICES=MIG-7a360cfe-db46-0c91-2ca2-81816070806d"}).out);
   ASSERT_EQ(m["cuda"]["devices"].size(), 1u) << m.dump();
   EXPECT_EQ(m["cuda"]["devices"][0]["uuid"], "MIG-7a360cfe-db46-0c91-2ca2-81816070806d");
 }
 
 TEST(CliContainer, WhichDockerFormRoundTrips) {
-  CliRun w = gpumap({"which", "--json", "--simulate", "seed-mixed", "2", "0"});
+  CliRun w = gpumap_here({"which", "--json", "--simulate", "seed-mixed", "2", "0"});
   ASSERT_EQ(w.code, 0) << w.err;
   std::string docker = json::parse(w.out)["docker_run"];
   EXPECT_EQ(docker, "docker run --gpus '\"device=" + kU2 + "," + kU0 + "\"' -e CUDA_VISIBLE_DEVICES=" + kU2 + "," + kU0);
@@ -76,16 +76,16 @@ TEST(CliContainer, WhichDockerFormRoundTrips) {
                                         "CUDA_VISIBLE_DEVICES=" + kU2 + "," + kU0};
   std::vector<std::string> args = {"map", "--json", "--simulate", "seed-mixed"};
   args.insert(args.end(), as_docker.begin(), as_docker.end());
-  json m = json::parse(gpumap(args).out);
+  json m = json::parse(gpumap_here(args).out);
   ASSERT_EQ(m["cuda"]["devices"].size(), 2u) << m.dump();
   EXPECT_EQ(m["cuda"]["devices"][0]["uuid"], kU2);
   EXPECT_EQ(m["cuda"]["devices"][1]["uuid"], kU0);
   args[0] = "doctor";
-  CliRun d = gpumap(args);
+  CliRun d = gpumap_here(args);
   EXPECT_EQ(d.code, 0) << d.out;
   const json doc = json::parse(d.out);  // named: a range-for over a temporary's member dangles
   for (const json& f : doc["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
-  CliRun one = gpumap({"which", "--simulate", "seed-mixed", "1"});
+  CliRun one = gpumap_here({"which", "--simulate", "seed-mixed", "1"});
   EXPECT_NE(one.out.find("docker run --gpus '\"device=" + kU1 + "\"' IMAGE"), std::string::npos) << one.out;
 }
 
@@ -96,7 +96,7 @@ TEST(CliContainer, AHostNumberInsideIsSpottedAndTheFixRoundTrips) {
   std::vector<std::string> args = {"doctor", "--json"};
   args.insert(args.end(), in.begin(), in.end());
   args.insert(args.end(), {"--env", "CUDA_VISIBLE_DEVICES=3"});
-  CliRun d = gpumap(args);
+  CliRun d = gpumap_here(args);
   EXPECT_EQ(d.code, 7) << d.out << d.err;
   const json doc = json::parse(d.out);
   std::string fix;
@@ -111,35 +111,35 @@ TEST(CliContainer, AHostNumberInsideIsSpottedAndTheFixRoundTrips) {
   std::vector<std::string> pasted = {"doctor", "--json"};
   pasted.insert(pasted.end(), in.begin(), in.end());
   pasted.insert(pasted.end(), {"--env", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "--env", "CUDA_VISIBLE_DEVICES=1"});
-  CliRun after = gpumap(pasted);
+  CliRun after = gpumap_here(pasted);
   EXPECT_EQ(after.code, 0) << after.out;
   const json again = json::parse(after.out);
   for (const json& f : again["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
   pasted[0] = "map";
-  const json m = json::parse(gpumap(pasted).out);
+  const json m = json::parse(gpumap_here(pasted).out);
   ASSERT_EQ(m["cuda"]["devices"].size(), 1u) << m.dump();
-  const json host = json::parse(gpumap({"list", "--json", "--simulate", "dgx8"}).out);
+  const json host = json::parse(gpumap_here({"list", "--json", "--simulate", "dgx8"}).out);
   EXPECT_EQ(m["cuda"]["devices"][0]["uuid"], host["gpus"][3]["uuid"]);
 }
 
 // `which` inside a container lists the container's GPUs, numbered as inside, the host's number
 // beside; a host number is said to be one.
 TEST(CliContainer, WhichListsTheContainersGpus) {
-  const json host = json::parse(gpumap({"list", "--json", "--simulate", "dgx8"}).out);
+  const json host = json::parse(gpumap_here({"list", "--json", "--simulate", "dgx8"}).out);
   const std::string u3 = host["gpus"][3]["uuid"];
-  CliRun bad = gpumap({"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "3"});
+  CliRun bad = gpumap_here({"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "3"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("there is no GPU 3 inside this container"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("host GPU 3 is the container's GPU 1"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("The container's GPUs"), std::string::npos) << bad.err;
   EXPECT_EQ(bad.err.find("GPUs on this host"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("  1  host GPU 3  " + u3), std::string::npos) << bad.err;
-  CliRun ok = gpumap({"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "1"});
+  CliRun ok = gpumap_here({"which", "--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=2,3", "1"});
   EXPECT_EQ(ok.code, 0) << ok.err;
   EXPECT_NE(ok.out.find("nvidia-smi GPU 1 (" + u3), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("host GPU 3): cuda:1"), std::string::npos) << ok.out;
   // On the host itself: the host's list, as before.
-  CliRun plain = gpumap({"which", "--simulate", "dgx8", "9"});
+  CliRun plain = gpumap_here({"which", "--simulate", "dgx8", "9"});
   EXPECT_NE(plain.err.find("GPUs on this host"), std::string::npos) << plain.err;
 }
 

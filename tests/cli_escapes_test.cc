@@ -56,7 +56,10 @@ class CliEscapes : public ::testing::Test {
   void expect_clean(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
     std::vector<std::string> e = env();
     e.insert(e.end(), extra_env.begin(), extra_env.end());
-    CliRun r = gpumap(args, e);
+    // run and bind start a command, and job runs srun with gpumap's own path: the built binary;
+    // the rest in process (tests/cli_helpers.h).
+    bool binary = args[0] == "run" || args[0] == "bind" || args[0] == "job";
+    CliRun r = binary ? gpumap(args, e) : gpumap_here(args, e);
     std::string label;
     for (const std::string& a : args) label += a + " ";
     EXPECT_NE(r.code, -1) << label;

@@ -66,12 +66,12 @@ TEST(CliHostile, LeaseRecordWithLatin1AndEscapesBreaksNoListing) {
 }
 
 TEST(CliHostile, NonUtf8VariableAndHostPathGiveValidJson) {
-  CliRun m = gpumap({"map", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=\xff"});
+  CliRun m = gpumap_here({"map", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=\xff"});
   EXPECT_EQ(m.code, 0) << m.err;
   EXPECT_TRUE(parses(m.out)) << m.out;
-  CliRun e = gpumap({"explain", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J\xe9"});
+  CliRun e = gpumap_here({"explain", "--simulate", "h200x2", "--json"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J\xe9"});
   EXPECT_TRUE(parses(e.out)) << e.out << e.err;
-  CliRun t = gpumap({"explain", "--simulate", "h200x2"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J"});
+  CliRun t = gpumap_here({"explain", "--simulate", "h200x2"}, {"CUDA_VISIBLE_DEVICES=0,\x1b[2J"});
   EXPECT_FALSE(has_control(t.out)) << t.out;
   EXPECT_FALSE(has_control(t.err)) << t.err;
 
@@ -82,13 +82,13 @@ TEST(CliHostile, NonUtf8VariableAndHostPathGiveValidJson) {
     std::ofstream out(path);
     out << in.rdbuf();
   }
-  CliRun j = gpumap({"map", "--simulate", path, "--json"});
+  CliRun j = gpumap_here({"map", "--simulate", path, "--json"});
   EXPECT_EQ(j.code, 0) << j.err;
   EXPECT_TRUE(parses(j.out)) << j.out;
-  CliRun l = gpumap({"list", "--simulate", path});
+  CliRun l = gpumap_here({"list", "--simulate", path});
   EXPECT_EQ(l.code, 0) << l.err;
   EXPECT_FALSE(has_control(l.out)) << l.out;
-  CliRun missing = gpumap({"map", "--simulate", dir + "/gone-\x1b[2J\xff.json"});
+  CliRun missing = gpumap_here({"map", "--simulate", dir + "/gone-\x1b[2J\xff.json"});
   EXPECT_EQ(missing.code, 2) << missing.err;
   EXPECT_FALSE(has_control(missing.err)) << missing.err;
 }
@@ -119,28 +119,28 @@ std::string host_with(const std::string& base, const json& patch) {
 TEST(CliDriverFaults, ALostGpuIsListedWithANoteAndMapNamesNoIndexMinusOne) {
   std::string host = host_with("h200x2", {{"faults", {{{"call", "nvmlDeviceGetUUID"}, {"gpu", 1},
                                                       {"error", "NVML_ERROR_GPU_IS_LOST"}}}}});
-  CliRun l = gpumap({"list", "--simulate", host});
+  CliRun l = gpumap_here({"list", "--simulate", host});
   EXPECT_EQ(l.code, 0) << l.err;
   EXPECT_NE(l.out.find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << l.out;
   EXPECT_NE(l.out.find("00000000:"), std::string::npos) << l.out;
-  CliRun j = gpumap({"list", "--simulate", host, "--json"});
+  CliRun j = gpumap_here({"list", "--simulate", host, "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   json lj = json::parse(j.out);
   ASSERT_EQ(lj["gpus"].size(), 2u);
   EXPECT_EQ(lj["gpus"][1]["uuid"], "");
   EXPECT_FALSE(lj["gpus"][1]["pci_bus_id"].get<std::string>().empty()) << "what could be read is kept";
   for (const char* cmd : {"map", "explain", "doctor"}) {
-    CliRun m = gpumap({cmd, "--simulate", host});
+    CliRun m = gpumap_here({cmd, "--simulate", host});
     EXPECT_NE(m.code, 1) << cmd << ": " << m.err;
     EXPECT_EQ(m.out.find("GPU -1"), std::string::npos) << cmd << ": " << m.out;
     EXPECT_EQ(m.err.find("internal error"), std::string::npos) << cmd << ": " << m.err;
   }
   std::string locks = temp_dir("locks");
-  CliRun p = gpumap({"pick", "--simulate", host, "--format", "uuid"}, {"GPUMAP_LOCK_DIR=" + locks});
+  CliRun p = gpumap_here({"pick", "--simulate", host, "--format", "uuid"}, {"GPUMAP_LOCK_DIR=" + locks});
   EXPECT_EQ(p.code, 0) << p.err;
   EXPECT_EQ(p.out, "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab\n") << "the lost GPU is never picked";
   // Whether CUDA still counts the lost GPU is unknown, so no PCI-order index is promised for the other.
-  CliRun i = gpumap({"pick", "--simulate", host, "--format", "index"}, {"GPUMAP_LOCK_DIR=" + locks});
+  CliRun i = gpumap_here({"pick", "--simulate", host, "--format", "index"}, {"GPUMAP_LOCK_DIR=" + locks});
   EXPECT_EQ(i.code, 2) << i.err;
   EXPECT_NE(i.err.find("could not place every GPU"), std::string::npos) << i.err;
 }
@@ -157,38 +157,38 @@ TEST(CliDriverFaults, AnUnreadableProcessListOrUtilisationIsNeverIdle) {
   std::string locks = temp_dir("locks");
   std::vector<std::string> env = {"GPUMAP_LOCK_DIR=" + locks};
 
-  CliRun lj = gpumap({"list", "--simulate", host, "--json"}, env);
+  CliRun lj = gpumap_here({"list", "--simulate", host, "--json"}, env);
   ASSERT_EQ(lj.code, 0) << lj.err;
   json l = json::parse(lj.out);
   EXPECT_TRUE(l["gpus"][0]["process_count"].is_null()) << l["gpus"][0].dump();
   EXPECT_TRUE(l["gpus"][0]["utilization_gpu"].is_null()) << l["gpus"][0].dump();
   EXPECT_EQ(l["gpus"][1]["process_count"], 0);
-  CliRun lt = gpumap({"list", "--simulate", host, "--wide"}, env);
+  CliRun lt = gpumap_here({"list", "--simulate", host, "--wide"}, env);
   ASSERT_EQ(lt.code, 0) << lt.err;
   std::string row0 = lt.out.substr(lt.out.find("\n0 "), lt.out.find("\n1 ") - lt.out.find("\n0 "));
   EXPECT_NE(row0.find(" ? "), std::string::npos) << lt.out;
 
-  CliRun ps = gpumap({"ps", "--simulate", host, "--json"}, env);
+  CliRun ps = gpumap_here({"ps", "--simulate", host, "--json"}, env);
   ASSERT_EQ(ps.code, 0) << ps.err;
   EXPECT_EQ(json::parse(ps.out)["unlisted_gpus"], json::array({0})) << ps.out;
 
-  CliRun p = gpumap({"pick", "--simulate", host, "--include", "0"}, env);
+  CliRun p = gpumap_here({"pick", "--simulate", host, "--include", "0"}, env);
   EXPECT_EQ(p.code, 6) << p.out << p.err;
   EXPECT_NE(p.err.find("process list unreadable"), std::string::npos) << p.err;
   CliRun r = gpumap({"run", "--simulate", host, "--include", "0", "--", "true"}, env);
   EXPECT_EQ(r.code, 6) << r.out << r.err;
   EXPECT_NE(r.err.find("process list unreadable"), std::string::npos) << r.err;
-  CliRun u = gpumap({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-busy"}, env);
+  CliRun u = gpumap_here({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-busy"}, env);
   EXPECT_EQ(u.code, 6) << u.out << u.err;
   EXPECT_NE(u.err.find("utilisation unreadable, want at most 10%"), std::string::npos) << u.err;
   EXPECT_EQ(u.err.find("process list unreadable"), std::string::npos) << "--allow-busy allows processes: " << u.err;
   // Explicitly allowed: picked.
-  CliRun a = gpumap({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-unknown", "--format",
+  CliRun a = gpumap_here({"pick", "--simulate", host, "--include", "0", "--max-util", "10", "--allow-unknown", "--format",
                      "uuid"}, env);
   EXPECT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(a.out, "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab\n");
   // Without --include the GPU known to be idle is chosen.
-  CliRun any = gpumap({"pick", "--simulate", host, "--allow-unknown", "--format", "uuid"}, env);
+  CliRun any = gpumap_here({"pick", "--simulate", host, "--allow-unknown", "--format", "uuid"}, env);
   EXPECT_EQ(any.out, "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a\n") << any.err;
 }
 
@@ -199,7 +199,7 @@ TEST(CliDriverFaults, MalformedDriverAnswersAreBounded) {
                                                     {"output", "huge_count"}},
                                                    {{"call", "nvmlDeviceGetMaxMigDeviceCount"}, {"output", "huge_count"}},
                                                    {{"call", "nvmlDeviceGetPciInfo"}, {"gpu", 1}, {"delay_ms", 50}}}}});
-  CliRun j = gpumap({"list", "--simulate", host, "--json"});
+  CliRun j = gpumap_here({"list", "--simulate", host, "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   json lj = json::parse(j.out);
   EXPECT_EQ(lj["gpus"][1]["name"].get<std::string>().size(), 96u) << "read up to the buffer, not past it";
@@ -209,7 +209,7 @@ TEST(CliDriverFaults, MalformedDriverAnswersAreBounded) {
   EXPECT_EQ(lj["gpus"][0]["mig_devices"].size(), 2u) << lj["gpus"][0].dump();
 
   std::string many = host_with("h200x2", {{"faults", {{{"call", "nvmlDeviceGetCount"}, {"output", "huge_count"}}}}});
-  CliRun c = gpumap({"list", "--simulate", many});
+  CliRun c = gpumap_here({"list", "--simulate", many});
   EXPECT_EQ(c.code, 1) << c.err;
   EXPECT_NE(c.err.find("claimed 4294967280 GPUs"), std::string::npos) << c.err;
 }
@@ -218,7 +218,7 @@ TEST(CliDriverFaults, FailTheNthCallAndOneMigDevice) {
   // GPU 0 is lost part-way: its first three calls answer, every later one fails.
   std::string host = host_with("h200x2", {{"faults", {{{"call", "*"}, {"gpu", 0}, {"after", 3},
                                                       {"error", "NVML_ERROR_GPU_IS_LOST"}}}}});
-  CliRun j = gpumap({"list", "--simulate", host, "--json"});
+  CliRun j = gpumap_here({"list", "--simulate", host, "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   json lj = json::parse(j.out);
   EXPECT_EQ(lj["gpus"][0]["uuid"], "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab") << "call 2 (UUID) answered";
@@ -227,7 +227,7 @@ TEST(CliDriverFaults, FailTheNthCallAndOneMigDevice) {
 
   std::string mig = host_with("mig", {{"faults", {{{"call", "nvmlDeviceGetUUID"}, {"gpu", 0}, {"mig", 1},
                                                    {"error", "NVML_ERROR_UNKNOWN"}}}}});
-  CliRun m = gpumap({"list", "--simulate", mig, "--json"});
+  CliRun m = gpumap_here({"list", "--simulate", mig, "--json"});
   ASSERT_EQ(m.code, 0) << m.err;
   json mj = json::parse(m.out);
   EXPECT_EQ(mj["gpus"][0]["mig_devices"].size(), 1u) << mj["gpus"][0].dump();
@@ -287,14 +287,14 @@ TEST(CliDriverFaults, TheProbeChildDiesWithGpumap) {
 
 TEST(CliDriverFaults, MissingSymbolsBindAsAbsent) {
   std::string host = host_with("h200x2", {{"missing_symbols", {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetMemoryInfo_v2"}}});
-  CliRun j = gpumap({"list", "--simulate", host, "--json"});
+  CliRun j = gpumap_here({"list", "--simulate", host, "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   std::string bound = json::parse(j.out)["nvml_symbols"].dump();
   EXPECT_EQ(bound.find("nvmlDeviceGetPciInfo_v3"), std::string::npos) << bound;
   EXPECT_NE(bound.find("nvmlDeviceGetPciInfo_v2"), std::string::npos) << bound;
   EXPECT_EQ(bound.find("nvmlDeviceGetMemoryInfo_v2"), std::string::npos) << bound;
   std::string required = host_with("h200x2", {{"missing_symbols", {"nvmlDeviceGetUUID"}}});
-  CliRun r = gpumap({"list", "--simulate", required});
+  CliRun r = gpumap_here({"list", "--simulate", required});
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("required symbol missing"), std::string::npos) << r.err;
 }
@@ -302,7 +302,7 @@ TEST(CliDriverFaults, MissingSymbolsBindAsAbsent) {
 TEST(CliDriverFaults, TheCudaProbeAnswersOnItsOwnChannel) {
   // A libcuda that prints a probe-like answer with 1000 devices on stdout during cuInit.
   std::string host = host_with("h200x2", {{"faults", {{{"call", "cuInit"}, {"output", "stdout"}}}}});
-  CliRun j = gpumap({"map", "--simulate", host, "--probe", "--json"});
+  CliRun j = gpumap_here({"map", "--simulate", host, "--probe", "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   json mj = json::parse(j.out);
   EXPECT_EQ(mj["cuda"]["source"], "driver");
@@ -329,20 +329,20 @@ TEST(CliHostFile, NumbersUuidsAndFileKindsAreValidated) {
                {"uuid", "GPU-1234", "is not \"GPU-\" and 32 hex digits"},
                {"uuid", "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceaX", "is not \"GPU-\" and 32 hex digits"}};
   for (const Case& c : cases) {
-    CliRun r = gpumap({"map", "--simulate", bad_gpu(c.key, c.value)});
+    CliRun r = gpumap_here({"map", "--simulate", bad_gpu(c.key, c.value)});
     EXPECT_EQ(r.code, 2) << c.key << "=" << c.value.dump() << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.key << "=" << c.value.dump() << ": " << r.err;
   }
-  CliRun zero = gpumap({"map", "--simulate", "/dev/zero"});
+  CliRun zero = gpumap_here({"map", "--simulate", "/dev/zero"});
   EXPECT_EQ(zero.code, 2) << zero.err;
   EXPECT_NE(zero.err.find("not a regular file"), std::string::npos) << zero.err;
   std::string fifo = temp_dir("fifo") + "/host.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  CliRun f = gpumap({"map", "--simulate", fifo});  // would block forever on open/read
+  CliRun f = gpumap_here({"map", "--simulate", fifo});  // would block forever on open/read
   EXPECT_EQ(f.code, 2) << f.err;
   EXPECT_NE(f.err.find("not a regular file"), std::string::npos) << f.err;
   std::string big = write_temp_file("big.json", std::string(17u << 20, ' '));
-  CliRun b = gpumap({"map", "--simulate", big});
+  CliRun b = gpumap_here({"map", "--simulate", big});
   EXPECT_EQ(b.code, 2) << b.err;
   EXPECT_NE(b.err.find("larger than 16 MiB"), std::string::npos) << b.err;
 }

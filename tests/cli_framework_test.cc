@@ -18,7 +18,7 @@ const std::string kU0 = "GPU-ef612c2c-fb96-14cb-ebbf-9b494cffceab";  // h200x2: 
 const std::string kU0Upper = "GPU-EF612C2C-FB96-14CB-EBBF-9B494CFFCEAB";
 
 json doc(const std::vector<std::string>& args) {
-  CliRun r = gpumap(args);
+  CliRun r = gpumap_here(args);
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
   return j;
@@ -54,7 +54,7 @@ TEST(CliFramework, MapSaysWhatTorchCountsBesideTheDriver) {
 
   // --batch lines carry it too.
   std::string batch = write_temp_file("fw-batch.jsonl", "{\"CUDA_VISIBLE_DEVICES\": \"+\"}\n");
-  CliRun b = gpumap({"map", "--batch", batch, "--json", "--simulate", "h200x2"});
+  CliRun b = gpumap_here({"map", "--batch", batch, "--json", "--simulate", "h200x2"});
   json line = json::parse(b.out, nullptr, false);
   ASSERT_FALSE(line.is_discarded()) << b.out << b.err;
   EXPECT_EQ(line["torch"]["raises"], "ValueError: invalid literal for int() with base 10: '+'");
@@ -102,9 +102,9 @@ TEST(CliFramework, MinorNumbersThatAreNotIndicesAreSaid) {
   host["gpus"][0]["minor_number"] = 1;
   host["gpus"][1]["minor_number"] = 0;
   std::string path = write_temp_file("minors.json", host.dump());
-  CliRun list = gpumap({"list", "--simulate", path});
+  CliRun list = gpumap_here({"list", "--simulate", path});
   EXPECT_NE(list.out.find("GPU 0 is /dev/nvidia1, GPU 1 is /dev/nvidia0"), std::string::npos) << list.out << list.err;
-  CliRun map = gpumap({"map", "--simulate", path});
+  CliRun map = gpumap_here({"map", "--simulate", path});
   EXPECT_NE(map.out.find("Minor numbers differ"), std::string::npos) << map.out;
   json d = doc({"doctor", "--json", "--simulate", path});
   const json* f = finding(d, "minor-differs-from-index");
@@ -113,22 +113,22 @@ TEST(CliFramework, MinorNumbersThatAreNotIndicesAreSaid) {
   // job-map, where Slurm's ids (minors) meet dcgm-exporter's gpu label (the index): the file is
   // the index's, and the translation is said.
   std::string dir = temp_dir("minors-map") + "/map";
-  CliRun jm = gpumap({"job-map", "--prolog", "--simulate", path, "--dir", dir, "--job", "42", "--gpus", "1", "--json"});
+  CliRun jm = gpumap_here({"job-map", "--prolog", "--simulate", path, "--dir", dir, "--job", "42", "--gpus", "1", "--json"});
   ASSERT_EQ(jm.code, 0) << jm.err;
   EXPECT_EQ(json::parse(jm.out)["files"], json::array({"0"})) << jm.out;
   EXPECT_NE(jm.err.find("note: Slurm's GPU id 1 is /dev/nvidia1, which is nvidia-smi GPU 0 on this host"), std::string::npos)
       << jm.err;
   EXPECT_EQ(json::parse(jm.out)["notes"].size(), 1u);
-  CliRun by_minor = gpumap({"job-map", "--prolog", "--simulate", path, "--dir", dir, "--job", "43", "--gpus", "1",
+  CliRun by_minor = gpumap_here({"job-map", "--prolog", "--simulate", path, "--dir", dir, "--job", "43", "--gpus", "1",
                             "--name-by", "minor"});
   EXPECT_NE(by_minor.err.find("dcgm-exporter's gpu label for it is 0"), std::string::npos) << by_minor.err;
-  CliRun empty = gpumap({"job-map", "--prolog", "--simulate", "h200x2", "--dir", dir, "--job", "45", "--gpus", " , "});
+  CliRun empty = gpumap_here({"job-map", "--prolog", "--simulate", "h200x2", "--dir", dir, "--job", "45", "--gpus", " , "});
   EXPECT_EQ(empty.code, 2) << "an empty allocation is a mistake, not a job with no file\n" << empty.err;
   EXPECT_NE(empty.err.find("the allocation is empty"), std::string::npos) << empty.err;
-  CliRun plain = gpumap({"job-map", "--prolog", "--simulate", "h200x2", "--dir", dir, "--job", "44", "--gpus", "1"});
+  CliRun plain = gpumap_here({"job-map", "--prolog", "--simulate", "h200x2", "--dir", dir, "--job", "44", "--gpus", "1"});
   EXPECT_EQ(plain.err.find("note:"), std::string::npos) << "minors equal to indices: nothing to say\n" << plain.err;
   // The bundled host, minors equal to indices: nothing said.
-  CliRun same = gpumap({"list", "--simulate", "h200x2"});
+  CliRun same = gpumap_here({"list", "--simulate", "h200x2"});
   EXPECT_EQ(same.out.find("Minor numbers differ"), std::string::npos);
   EXPECT_EQ(finding(doc({"doctor", "--json", "--simulate", "h200x2"}), "minor-differs-from-index"), nullptr);
 }

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 json reference() {
-  CliRun r = gpumap({"help", "--json"});
+  CliRun r = gpumap_here({"help", "--json"});
   EXPECT_EQ(r.code, 0) << r.err;
   return json::parse(r.out);
 }
@@ -50,14 +50,14 @@ TEST(CliHelpOptions, EveryListedOptionIsTakenAndEveryOtherRefused) {
       if (takes_value[n]) args.push_back("1");
     }
     args.push_back("--help");
-    CliRun r = gpumap(args);
+    CliRun r = gpumap_here(args);
     EXPECT_EQ(r.code, 0) << "gpumap " << name << " with every option it lists: " << r.err;
     for (const std::string& n : common) {
       if (listed.count(n)) continue;
       ++refused;
       std::vector<std::string> one = {name, n};
       if (takes_value[n]) one.push_back("1");
-      CliRun no = gpumap(one);
+      CliRun no = gpumap_here(one);
       EXPECT_EQ(no.code, 2) << "gpumap " << name << " " << n << " is not listed but not refused: " << no.err;
       EXPECT_NE(no.err.find("gpumap " + name + " takes no " + n), std::string::npos) << no.err;
       EXPECT_NE(no.err.find("hint: drop " + n), std::string::npos) << no.err;
@@ -74,14 +74,14 @@ TEST(CliHelpOptions, TopMetricsAndServeListNoJson) {
     bool lists = std::find(c["common_options"].begin(), c["common_options"].end(), "--json") != c["common_options"].end();
     EXPECT_EQ(lists, name != "top" && name != "metrics" && name != "serve") << name;
   }
-  CliRun man = gpumap({"__describe", "--format", "man"});
+  CliRun man = gpumap_here({"__describe", "--format", "man"});
   ASSERT_EQ(man.code, 0) << man.err;
   std::string top = man.out.substr(man.out.find("\n.SS top\n"));
   top = top.substr(0, top.find("\n.SS ", 1));
   EXPECT_NE(top.find("Takes no \\-\\-json."), std::string::npos) << top;
   std::string common = man.out.substr(man.out.find("\n.SH COMMON OPTIONS\n"));
   EXPECT_NE(common.find("(not top, metrics, serve)"), std::string::npos) << common.substr(0, 800);
-  CliRun help = gpumap({"top", "--help", "--json"});  // top's help as JSON still
+  CliRun help = gpumap_here({"top", "--help", "--json"});  // top's help as JSON still
   EXPECT_EQ(help.code, 0) << help.err;
   EXPECT_EQ(json::parse(help.out)["name"], "top");
 }

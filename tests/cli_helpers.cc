@@ -1,5 +1,6 @@
 #include "cli_helpers.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -8,11 +9,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "cli/cli_main.h"
+#include "cli/command.h"  // keep_stdout_errors
 
 namespace gpumap::testing {
 
@@ -110,15 +116,88 @@ CliRun gpumap_tty(const std::vector<std::string>& args, const std::vector<std::s
   return r;
 }
 
-CliRun run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+namespace {
+
+/// PATH, a fresh HOME and GPUMAP_CACHE_DIR, then `env` (a later NAME= replaces the default).
+std::vector<std::string> clean_environment(const std::vector<std::string>& env) {
   std::vector<std::string> e = {"PATH=/usr/bin:/bin", "HOME=" + temp_dir("home"),
                                 "GPUMAP_CACHE_DIR=" + temp_dir("cache")};
-  for (const std::string& kv : env) {  // a later NAME= replaces the default
+  for (const std::string& kv : env) {
     std::string name = kv.substr(0, kv.find('=') + 1);
     for (auto it = e.begin(); it != e.end();) it = it->rfind(name, 0) == 0 ? e.erase(it) : it + 1;
     e.push_back(kv);
   }
-  ProcResult r = run_capture(argv, e, 60000);
+  return e;
+}
+
+std::string read_all(FILE* f) {
+  std::string text;
+  std::rewind(f);
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  return text;
+}
+
+/// For the length of one gpumap_here(): fd 0 from /dev/null, fds 1 and 2 into fresh files; the
+/// test's own descriptors back (and stdout's error flag cleared) as it ends, also on an exception.
+class Redirect {
+ public:
+  Redirect() : out_(std::tmpfile()), err_(std::tmpfile()) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    for (int fd = 0; fd < 3; ++fd) saved_[fd] = dup(fd);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    dup2(devnull, 0);
+    close(devnull);
+    dup2(fileno(out_), 1);
+    dup2(fileno(err_), 2);
+  }
+  ~Redirect() {
+    restore();
+    std::fclose(out_);
+    std::fclose(err_);
+  }
+  Redirect(const Redirect&) = delete;
+  Redirect& operator=(const Redirect&) = delete;
+  /// The descriptors back; what was written.
+  void restore() {
+    if (saved_[0] < 0) return;
+    std::cout.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    for (int fd = 0; fd < 3; ++fd) {
+      dup2(saved_[fd], fd);
+      close(saved_[fd]);
+      saved_[fd] = -1;
+    }
+    std::clearerr(stdout);
+    std::cout.clear();
+  }
+  std::string out() { return read_all(out_); }
+  std::string err() { return read_all(err_); }
+
+ private:
+  FILE* out_;
+  FILE* err_;
+  int saved_[3] = {-1, -1, -1};
+};
+
+}  // namespace
+
+CliRun gpumap_here(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  static bool once = (keep_stdout_errors(), true);  // as main() does, once
+  (void)once;
+  Environment e = Environment::from_strings(clean_environment(env));
+  Redirect io;
+  int code = cli_main(args, e, GPUMAP_BINARY);
+  io.restore();
+  return {code, io.out(), io.err()};
+}
+
+CliRun run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  ProcResult r = run_capture(argv, clean_environment(env), 60000);
   EXPECT_FALSE(r.timed_out) << "gpumap timed out";
   EXPECT_TRUE(r.spawn_error.empty()) << r.spawn_error;
   return {r.exit_code, r.out, r.err};

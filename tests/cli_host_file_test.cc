@@ -21,23 +21,23 @@ TEST(CliHostFile, AnUnknownKeyIsAnErrorNamingItWithTheClosestKnownOne) {
   json h = read_host("h200x2");
   h["gpus"][1]["memroy_used_mib"] = 5;
   std::string path = write_temp_file("typo.json", h.dump());
-  CliRun r = gpumap({"list", "--simulate", path});
+  CliRun r = gpumap_here({"list", "--simulate", path});
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.err.find("gpus[1] has an unknown key `memroy_used_mib` (did you mean `memory_used_mib`?)"), std::string::npos)
       << r.err;
   json top = read_host("h200x2");
   top["driver_verison"] = "580.1";
-  CliRun t = gpumap({"list", "--simulate", write_temp_file("top.json", top.dump())});
+  CliRun t = gpumap_here({"list", "--simulate", write_temp_file("top.json", top.dump())});
   EXPECT_EQ(t.code, 2);
   EXPECT_NE(t.err.find("unknown key `driver_verison` (did you mean `driver_version`?)"), std::string::npos) << t.err;
   // Comments ("_comment", any key starting with _) stay allowed: the bundled hosts carry them.
   json c = read_host("h200x2");
   c["_note"] = "a comment";
-  EXPECT_EQ(gpumap({"list", "--simulate", write_temp_file("comment.json", c.dump())}).code, 0);
+  EXPECT_EQ(gpumap_here({"list", "--simulate", write_temp_file("comment.json", c.dump())}).code, 0);
 }
 
 TEST(CliHostFile, AMissingHostFileSaysItDoesNotExist) {
-  CliRun r = gpumap({"list", "--simulate", "/nonexistent/host.json"});
+  CliRun r = gpumap_here({"list", "--simulate", "/nonexistent/host.json"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
 }
@@ -48,7 +48,7 @@ TEST(CliHostFile, TheOrderCacheFollowsAnEditedHostFile) {
   json h = read_host("seed-mixed");
   std::string path = write_temp_file("edited.json", h.dump());
   auto first_cuda = [&] {
-    CliRun r = gpumap({"map", "--json", "--simulate", path}, {cache});
+    CliRun r = gpumap_here({"map", "--json", "--simulate", path}, {cache});
     EXPECT_EQ(r.code, 0) << r.err;
     json j = json::parse(r.out);
     return std::make_pair(j["cuda"]["devices"][0]["uuid"].get<std::string>(), j["cuda"]["source"].get<std::string>());

@@ -34,14 +34,14 @@ std::vector<std::string> with_vars(std::vector<std::string> args, const Vars& va
 }
 
 json doctor(const std::string& host, const Vars& vars) {
-  CliRun r = gpumap(with_vars({"doctor", "--json", "--simulate", host}, vars));
+  CliRun r = gpumap_here(with_vars({"doctor", "--json", "--simulate", host}, vars));
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
   return j;
 }
 
 std::vector<std::string> mapped(const std::string& host, const Vars& vars) {
-  CliRun r = gpumap(with_vars({"map", "--json", "--simulate", host}, vars));
+  CliRun r = gpumap_here(with_vars({"map", "--json", "--simulate", host}, vars));
   json j = json::parse(r.out, nullptr, false);
   std::vector<std::string> out;
   if (!j.is_discarded() && j.contains("cuda") && j["cuda"].contains("devices"))
@@ -86,7 +86,7 @@ void expect_nothing_above_info(const std::string& host, const Vars& vars, const 
 std::string which_uuids(const std::string& host, const std::vector<std::string>& gpus) {
   std::vector<std::string> args = {"which", "--json", "--simulate", host};
   args.insert(args.end(), gpus.begin(), gpus.end());
-  CliRun r = gpumap(args);
+  CliRun r = gpumap_here(args);
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
   return j.is_discarded() ? "" : j["uuid_form"]["CUDA_VISIBLE_DEVICES"].get<std::string>();
@@ -175,12 +175,15 @@ TEST(CliLayersAdvice, ACommandInANoteStaysOneLineAtEightyColumns) {
   EXPECT_EQ(r.out.find("\n        = nvidia-smi"), std::string::npos) << r.out;
 }
 
-// A process started with `argv` and `env` (execve: nothing else in its environment).
+// A process started with `argv` and `env` (execve: nothing else in its environment), in a process
+// group of its own: the destructor kills the group, bash's `sleep` child too.  A `sleep 30` left
+// behind kept ctest's output pipe open, and the test "took" 30 s.
 class Job {
  public:
   Job(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
     pid_ = fork();
     if (pid_ == 0) {
+      setpgid(0, 0);
       std::vector<char*> a, e;
       for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
       for (const std::string& s : env) e.push_back(const_cast<char*>(s.c_str()));
@@ -197,7 +200,8 @@ class Job {
     }
   }
   ~Job() {
-    kill(pid_, SIGKILL);
+    kill(-pid_, SIGKILL);  // the group (setpgid in the child, before its exec)
+    kill(pid_, SIGKILL);   // (in case the child had not yet made it)
     waitpid(pid_, nullptr, 0);
   }
   int pid() const { return pid_; }
@@ -220,7 +224,7 @@ TEST(CliLayersAdvice, PsAdviceForAnotherProcessRelaunchesItNeverExports) {
   h["gpus"][0]["processes"] = {{{"pid", moved.pid()}, {"used_memory_mib", 1000}}};
   h["gpus"][1]["processes"] = {{{"pid", unpinned.pid()}, {"used_memory_mib", 1000}}};
   std::string host = write_temp_file("ps-advice-host.json", h.dump());
-  CliRun r = gpumap({"ps", "--json", "--simulate", host});
+  CliRun r = gpumap_here({"ps", "--json", "--simulate", host});
   json j = json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
   const std::string u0 = h["gpus"][0]["uuid"], u1 = h["gpus"][1]["uuid"];

@@ -23,7 +23,7 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 }
 
 json doctor_json(const std::string& host, const std::vector<std::string>& env) {
-  CliRun r = gpumap({"doctor", "--json", "--simulate", host}, env);
+  CliRun r = gpumap_here({"doctor", "--json", "--simulate", host}, env);
   return json::parse(r.out);
 }
 
@@ -31,7 +31,7 @@ int above_info(const json& d) { return d["counts"]["error"].get<int>() + d["coun
 
 /// The nvidia-smi indices `map --json` puts at cuda:0.. for this environment.
 std::vector<int> cuda_gpus(const std::string& host, const std::vector<std::string>& env) {
-  json j = json::parse(gpumap({"map", "--json", "--simulate", host}, env).out);
+  json j = json::parse(gpumap_here({"map", "--json", "--simulate", host}, env).out);
   std::vector<int> out;
   for (const json& d : j["cuda"]["devices"]) out.push_back(d["nvml_index"].get<int>());
   return out;
@@ -63,7 +63,7 @@ std::vector<std::string> after_paste(const std::string& line, const std::vector<
 // Item 1: launching inside a Slurm step whose CUDA_VISIBLE_DEVICES is unset.
 TEST(CliLayers, AStepWithoutCudaVisibleDevicesKeepsToItsGpus) {
   // pick: only GPU 2 or 3, and its line pasted leaves doctor quiet.
-  CliRun pick = gpumap({"pick", "--format", "env", "--simulate", "dgx8"}, kStep);
+  CliRun pick = gpumap_here({"pick", "--format", "env", "--simulate", "dgx8"}, kStep);
   ASSERT_EQ(pick.code, 0) << pick.err;
   std::vector<std::string> env = after_paste(pick.out, kStep);
   std::vector<int> gpus = cuda_gpus("dgx8", env);
@@ -72,11 +72,11 @@ TEST(CliLayers, AStepWithoutCudaVisibleDevicesKeepsToItsGpus) {
   json d = doctor_json("dgx8", env);
   EXPECT_EQ(above_info(d), 0) << d["findings"].dump(1);
   // pick --gpus 2 takes exactly the allocation; 3 is refused naming it (exit 6).
-  json two = json::parse(gpumap({"pick", "--gpus", "2", "--json", "--simulate", "dgx8"}, kStep).out);
+  json two = json::parse(gpumap_here({"pick", "--gpus", "2", "--json", "--simulate", "dgx8"}, kStep).out);
   ASSERT_EQ(two["devices"].size(), 2u) << two.dump();
   EXPECT_EQ(two["devices"][0]["nvml_index"], 2);
   EXPECT_EQ(two["devices"][1]["nvml_index"], 3);
-  CliRun three = gpumap({"pick", "--gpus", "3", "--simulate", "dgx8"}, kStep);
+  CliRun three = gpumap_here({"pick", "--gpus", "3", "--simulate", "dgx8"}, kStep);
   EXPECT_EQ(three.code, 6) << three.out;
   EXPECT_NE(three.err.find("SLURM_STEP_GPUS=2,3 (nvidia-smi GPUs 2, 3 here) holds 2"), std::string::npos) << three.err;
   // run: the child gets one of the step's GPUs.
@@ -96,13 +96,13 @@ TEST(CliLayers, AStepWithoutCudaVisibleDevicesKeepsToItsGpus) {
   EXPECT_EQ(b2.code, 6);
   EXPECT_NE(b2.err.find("SLURM_STEP_GPUS=2,3"), std::string::npos) << b2.err;
   // which 5: another job's GPU is refused, naming the allocation and what to ask instead.
-  CliRun w = gpumap({"which", "5", "--simulate", "dgx8"}, kStep);
+  CliRun w = gpumap_here({"which", "5", "--simulate", "dgx8"}, kStep);
   EXPECT_EQ(w.code, 6) << w.out;
   EXPECT_NE(w.err.find("outside this Slurm step's allocation, SLURM_STEP_GPUS=2,3"), std::string::npos) << w.err;
   EXPECT_NE(w.err.find("gpumap which 2 3"), std::string::npos) << w.err;
   EXPECT_EQ(w.out, "");
   // which 3 inside the allocation still answers, and its line pastes to a quiet doctor.
-  CliRun w3 = gpumap({"which", "3", "--json", "--simulate", "dgx8"}, kStep);
+  CliRun w3 = gpumap_here({"which", "3", "--json", "--simulate", "dgx8"}, kStep);
   ASSERT_EQ(w3.code, 0) << w3.err;
 }
 
@@ -167,7 +167,7 @@ TEST(CliLayers, FixesStayInsideTheAllocation) {
 TEST(CliLayers, AContainersInRangeHostNumberIsSaid) {
   std::vector<std::string> env = {"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=1"};
   std::vector<std::string> args = {"--simulate", "dgx8", "--env", "NVIDIA_VISIBLE_DEVICES=1,3", "--env", "CUDA_VISIBLE_DEVICES=1"};
-  CliRun r = gpumap(with({"doctor", "--json"}, args));
+  CliRun r = gpumap_here(with({"doctor", "--json"}, args));
   json d = json::parse(r.out);
   const json* f = nullptr;
   for (const json& x : d["findings"])
@@ -177,18 +177,18 @@ TEST(CliLayers, AContainersInRangeHostNumberIsSaid) {
   EXPECT_NE((*f)["message"].get<std::string>().find("1 as the host's number is the container's GPU 0"), std::string::npos);
   EXPECT_EQ((*f)["fix"], "export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0");
   // map shows each GPU's host number; explain names host GPU 3.
-  json m = json::parse(gpumap(with({"map", "--json"}, args)).out);
+  json m = json::parse(gpumap_here(with({"map", "--json"}, args)).out);
   ASSERT_EQ(m["cuda"]["devices"].size(), 1u) << m.dump();
   EXPECT_EQ(m["cuda"]["devices"][0]["host_index"], 3) << m.dump();
-  CliRun table = gpumap(with({"map", "--wide"}, args));
+  CliRun table = gpumap_here(with({"map", "--wide"}, args));
   EXPECT_NE(table.out.find("HOST"), std::string::npos) << table.out;
-  CliRun explain = gpumap(with({"explain"}, args));
+  CliRun explain = gpumap_here(with({"explain"}, args));
   EXPECT_NE(explain.out.find("host GPU 3"), std::string::npos) << explain.out;
   // The fix, pasted, gives host GPU 1 and a quiet doctor.
   std::vector<std::string> fixed = {"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0"};
   std::vector<std::string> fargs = {"doctor", "--json", "--simulate", "dgx8"};
   for (const std::string& e : fixed) fargs.insert(fargs.end(), {"--env", e});
-  EXPECT_EQ(above_info(json::parse(gpumap(fargs).out)), 0);
+  EXPECT_EQ(above_info(json::parse(gpumap_here(fargs).out)), 0);
 }
 
 // Item 4: a step under a device cgroup (nvidia4 and nvidia5 left) whose script copied the ids.
@@ -201,23 +201,23 @@ TEST(CliLayers, SlurmIdsUnderADeviceCgroupAreExplained) {
   host["dev_dir"] = dev;
   std::string file = write_temp_file("dgx8-cgroup.json", host.dump());
   std::vector<std::string> env = {"SLURM_JOB_ID=7", "SLURM_STEP_GPUS=4,5", "CUDA_VISIBLE_DEVICES=4,5"};
-  json d = json::parse(gpumap({"doctor", "--json", "--simulate", file}, env).out);
+  json d = json::parse(gpumap_here({"doctor", "--json", "--simulate", file}, env).out);
   const json* f = nullptr;
   for (const json& x : d["findings"])
     if (x["id"] == "slurm-global-id-as-index") f = &x;
   ASSERT_NE(f, nullptr) << d["findings"].dump(1);
   EXPECT_NE((*f)["message"].get<std::string>().find("4 as Slurm's global id is GPU 0"), std::string::npos) << (*f)["message"];
   std::vector<std::string> fixed = after_paste((*f)["fix"].get<std::string>(), env);
-  json again = json::parse(gpumap({"doctor", "--json", "--simulate", file}, fixed).out);
+  json again = json::parse(gpumap_here({"doctor", "--json", "--simulate", file}, fixed).out);
   EXPECT_EQ(above_info(again), 0) << again["findings"].dump(1);
   // which 4: Slurm's GPU 4 is GPU 0 here; the list shows the step's GPUs with their Slurm ids.
-  CliRun w = gpumap({"which", "4", "--simulate", file}, env);
+  CliRun w = gpumap_here({"which", "4", "--simulate", file}, env);
   EXPECT_EQ(w.code, 2);
   EXPECT_NE(w.err.find("4 is Slurm's global id (SLURM_STEP_GPUS=4,5)"), std::string::npos) << w.err;
   EXPECT_NE(w.err.find("Slurm's GPU 4 is GPU 0 here"), std::string::npos) << w.err;
   EXPECT_NE(w.err.find("Slurm id 5"), std::string::npos) << w.err;
   // map shows the Slurm id beside each GPU.
-  json m = json::parse(gpumap({"map", "--json", "--simulate", file}, fixed).out);
+  json m = json::parse(gpumap_here({"map", "--json", "--simulate", file}, fixed).out);
   ASSERT_EQ(m["cuda"]["devices"].size(), 2u) << m.dump();
   EXPECT_EQ(m["cuda"]["devices"][0]["slurm_id"], 4);
   EXPECT_EQ(m["cuda"]["devices"][1]["slurm_id"], 5);

@@ -18,7 +18,7 @@ using nlohmann::json;
 json map_json(const std::vector<std::string>& extra, const std::vector<std::string>& env = {}) {
   std::vector<std::string> args = {"map", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  CliRun r = gpumap(args, env);
+  CliRun r = gpumap_here(args, env);
   EXPECT_EQ(r.code, 0) << r.err;
   return json::parse(r.out);
 }
@@ -30,15 +30,15 @@ TEST(CliMap, AnUnusableCacheFolderIsSaidOnce) {
   std::string file = temp_dir("cachefile") + "/file";
   std::ofstream(file) << "x";
   std::string notice = "gpumap: the cache folder " + file + " is a regular file, not a folder";
-  CliRun map = gpumap({"map", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
+  CliRun map = gpumap_here({"map", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
   EXPECT_EQ(map.code, 0) << map.err;
   size_t at = map.err.find(notice);
   ASSERT_NE(at, std::string::npos) << map.err;
   EXPECT_EQ(map.err.find(notice, at + 1), std::string::npos) << "said twice\n" << map.err;
   EXPECT_NE(map.err.find("Fix: export GPUMAP_CACHE_DIR="), std::string::npos) << map.err;
-  CliRun list = gpumap({"list", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
+  CliRun list = gpumap_here({"list", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
   EXPECT_EQ(list.err, "");  // list never uses the cache
-  CliRun doctor = gpumap({"doctor", "--json", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
+  CliRun doctor = gpumap_here({"doctor", "--json", "--simulate", "seed-mixed"}, {"GPUMAP_CACHE_DIR=" + file});
   bool found = false;
   json d = json::parse(doctor.out);
   for (const json& f : d["findings"])
@@ -72,11 +72,11 @@ TEST(CliMap, CheckRefreshesACachedOrderThatDisagreesWithTheDriver) {
   ASSERT_EQ(stale["cuda"]["source"], "cache");
   ASSERT_NE(stale["cuda"]["devices"], fresh["cuda"]["devices"]) << "the edited cache is used";
 
-  CliRun r = gpumap({"map", "--check", "--simulate", "seed-mixed"}, env);
+  CliRun r = gpumap_here({"map", "--check", "--simulate", "seed-mixed"}, env);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("out of date"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Check against the driver: AGREE"), std::string::npos) << r.out;
-  CliRun j = gpumap({"map", "--check", "--json", "--simulate", "seed-mixed"}, env);
+  CliRun j = gpumap_here({"map", "--check", "--json", "--simulate", "seed-mixed"}, env);
   EXPECT_EQ(j.code, 0);  // the cache is right again: nothing to refresh
   EXPECT_EQ(json::parse(j.out)["check"]["refreshed_cache"], false);
   json after = map_json({"--simulate", "seed-mixed"}, env);
@@ -89,15 +89,15 @@ TEST(CliMap, CheckRefreshesACachedOrderThatDisagreesWithTheDriver) {
 // --check agrees; doctor's cuda-init-fails is an error (exit 7).
 TEST(CliMap, ALongFirstMigEntryIsADriverCrashThatCheckConfirms) {
   std::string v = "CUDA_VISIBLE_DEVICES=MIG-" + std::string(1100, 'x');
-  CliRun r = gpumap({"map", "--check", "--json", "--simulate", "h200x2", "--env", v});
+  CliRun r = gpumap_here({"map", "--check", "--json", "--simulate", "h200x2", "--env", v});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   json c = json::parse(r.out)["check"];
   EXPECT_EQ(c["agree"], true);
   EXPECT_EQ(c["predicted"]["error"], "DRIVER_CRASH");
   EXPECT_EQ(c["driver"]["error"], "DRIVER_CRASH");
-  CliRun t = gpumap({"map", "--simulate", "h200x2", "--env", v});
+  CliRun t = gpumap_here({"map", "--simulate", "h200x2", "--env", v});
   EXPECT_NE(t.out.find("CUDA would CRASH as it starts"), std::string::npos) << t.out;
-  CliRun d = gpumap({"doctor", "--simulate", "h200x2"}, {v});
+  CliRun d = gpumap_here({"doctor", "--simulate", "h200x2"}, {v});
   EXPECT_EQ(d.code, 7) << d.out;
   EXPECT_NE(d.out.find("cuda-init-fails: cuInit would not return"), std::string::npos) << d.out;
   EXPECT_NE(d.out.find("fix: unset CUDA_VISIBLE_DEVICES"), std::string::npos) << d.out;
@@ -129,7 +129,7 @@ TEST(CliMap, BatchReadsStdinAndWritesALinePerCase) {
 
 TEST(CliMap, BatchRefusesABadFileBeforeAnswering) {
   std::string file = write_temp_file("bad.jsonl", "{\"CUDA_VISIBLE_DEVICES\": \"1\"}\n{\"CUDA_VISIBLE_DEVICE\": \"1\"}\n");
-  CliRun r = gpumap({"map", "--json", "--simulate", "h200x2", "--batch", file});
+  CliRun r = gpumap_here({"map", "--json", "--simulate", "h200x2", "--batch", file});
   EXPECT_EQ(r.code, 2);
   // Nothing half-done: line 1 is not answered either; stdout holds only the error (issue 22.8).
   nlohmann::json err = nlohmann::json::parse(r.out);
@@ -142,14 +142,14 @@ TEST(CliMap, BatchRefusesABadFileBeforeAnswering) {
 // are read up to a limit: an endless one is refused at once naming its line and the limit, with
 // nothing answered.  (The old code would eat this machine's memory: run it against the fix only.)
 TEST(CliMap, BatchRefusesAnEndlessLineNamingItAndTheLimit) {
-  CliRun r = gpumap({"map", "--simulate", "h200x2", "--batch", "/dev/zero"});
+  CliRun r = gpumap_here({"map", "--simulate", "h200x2", "--batch", "/dev/zero"});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("/dev/zero line 1: longer than 1048576 bytes"), std::string::npos) << r.err;
 }
 
 TEST(CliMap, NoArgumentsMeansMap) {
-  CliRun r = gpumap({}, {"GPUMAP_SIMULATE=seed-mixed"});
+  CliRun r = gpumap_here({}, {"GPUMAP_SIMULATE=seed-mixed"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("SIMULATED"), std::string::npos);
   EXPECT_NE(r.out.find("cuda:0"), std::string::npos);
@@ -157,7 +157,7 @@ TEST(CliMap, NoArgumentsMeansMap) {
 
 TEST(CliList, ReportsEveryGpuInNvmlOrder) {
   for (const char* host : {"seed-mixed", "h200x2", "dgx8", "mig"}) {
-    CliRun r = gpumap({"list", "--json", "--simulate", host});
+    CliRun r = gpumap_here({"list", "--json", "--simulate", host});
     ASSERT_EQ(r.code, 0) << host << r.err;
     json j = json::parse(r.out);
     std::string prev;
@@ -174,7 +174,7 @@ TEST(CliList, UnorderedHostFileIsListedInPciOrder) {
   std::string f = write_temp_file("rev.json", R"({"gpus": [
     {"name": "B", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000", "pci_bus_id": "0000:81:00.0", "memory_total_mib": 10},
     {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0", "memory_total_mib": 10}]})");
-  CliRun r = gpumap({"list", "--json", "--simulate", f});
+  CliRun r = gpumap_here({"list", "--json", "--simulate", f});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["gpus"][0]["name"], "A");
@@ -182,7 +182,7 @@ TEST(CliList, UnorderedHostFileIsListedInPciOrder) {
 }
 
 TEST(CliErrors, NoDriverFailsCleanlyWithAHint) {
-  CliRun r = gpumap({"list"});
+  CliRun r = gpumap({"list"});  // the built binary: no simulated library loaded before it
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("libnvidia-ml.so.1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--simulate seed-mixed"), std::string::npos) << r.err;
@@ -190,29 +190,29 @@ TEST(CliErrors, NoDriverFailsCleanlyWithAHint) {
 
 TEST(CliErrors, BadHostFileNamesTheFileAndField) {
   std::string f = write_temp_file("bad.json", R"({"gpus": [{"name": "X", "uuid": "nope", "pci_bus_id": "0000:01:00.0"}]})");
-  CliRun r = gpumap({"list", "--simulate", f});
+  CliRun r = gpumap_here({"list", "--simulate", f});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("bad.json"), std::string::npos);
   EXPECT_NE(r.err.find("gpus[0].uuid"), std::string::npos) << r.err;
-  r = gpumap({"list", "--simulate", "no-such-host"});
+  r = gpumap_here({"list", "--simulate", "no-such-host"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("seed-mixed"), std::string::npos) << r.err;
 }
 
 TEST(CliErrors, UnknownOptionAndCommandAreUsageErrors) {
-  CliRun r = gpumap({"map", "--bogus"});
+  CliRun r = gpumap_here({"map", "--bogus"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--bogus"), std::string::npos);
-  r = gpumap({"frobnicate"});
+  r = gpumap_here({"frobnicate"});
   EXPECT_EQ(r.code, 2);
-  r = gpumap({"map", "--env", "NOEQUALS", "--simulate", "h200x2"});
+  r = gpumap_here({"map", "--env", "NOEQUALS", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("NAME=VALUE"), std::string::npos);
 }
 
 TEST(CliErrors, InjectedNvmlErrorsNameTheSymbolAndCode) {
   std::string f = write_temp_file("err.json", R"({"errors": {"nvmlInit": "NVML_ERROR_DRIVER_NOT_LOADED"}, "gpus": []})");
-  CliRun r = gpumap({"list", "--simulate", f});
+  CliRun r = gpumap_here({"list", "--simulate", f});
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("nvmlInit_v2"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("NVML_ERROR_DRIVER_NOT_LOADED (9)"), std::string::npos) << r.err;
@@ -222,7 +222,7 @@ TEST(CliList, FailedFieldIsNullAndNotedNeverDropsTheGpu) {
   std::string f = write_temp_file("field.json", R"({"gpus": [
     {"name": "A", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "pci_bus_id": "0000:01:00.0", "memory_total_mib": 10,
      "errors": {"nvmlDeviceGetMemoryInfo": "NVML_ERROR_UNKNOWN", "nvmlDeviceGetUtilizationRates": "NVML_ERROR_NOT_SUPPORTED"}}]})");
-  CliRun r = gpumap({"list", "--json", "--simulate", f});
+  CliRun r = gpumap_here({"list", "--json", "--simulate", f});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["gpus"].size(), 1u);
@@ -236,15 +236,15 @@ TEST(CliList, FailedFieldIsNullAndNotedNeverDropsTheGpu) {
 // made it slower than nvidia-smi --query-gpu); --json, which has them, and a CSV asking for one do.
 TEST(CliList, TheTableReadsNoSensorsTheJsonDoes) {
   const std::string sensors = "gpumap trace: sensors";
-  CliRun table = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
+  CliRun table = gpumap_here({"list", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_NE(table.err.find("nvmlDeviceGetUtilizationRates"), std::string::npos) << table.err;  // traced at all
   EXPECT_EQ(table.err.find(sensors), std::string::npos) << table.err;
-  CliRun js = gpumap({"list", "--json", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
+  CliRun js = gpumap_here({"list", "--json", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
   ASSERT_EQ(js.code, 0) << js.err;
   EXPECT_NE(js.err.find(sensors), std::string::npos) << js.err;
   EXPECT_FALSE(json::parse(js.out)["gpus"][0]["temperature_c"].is_null()) << js.out;
-  CliRun csv = gpumap({"list", "--query-gpu=index,temperature.gpu", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
+  CliRun csv = gpumap_here({"list", "--query-gpu=index,temperature.gpu", "--simulate", "h200x2"}, {"GPUMAP_TRACE=1"});
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_NE(csv.err.find(sensors), std::string::npos) << csv.err;
 }
@@ -256,7 +256,7 @@ TEST(CliList, LegacyDriverSymbolsStillWork) {
   auto bound = json::parse(r.out)["nvml_symbols"];  // the unversioned fallbacks bound
   EXPECT_NE(std::find(bound.begin(), bound.end(), "nvmlInit"), bound.end()) << bound.dump();
   EXPECT_NE(std::find(bound.begin(), bound.end(), "nvmlDeviceGetComputeRunningProcesses"), bound.end()) << bound.dump();
-  CliRun full = gpumap({"list", "--json", "--simulate", "h200x2"});
+  CliRun full = gpumap_here({"list", "--json", "--simulate", "h200x2"});
   auto newest = json::parse(full.out)["nvml_symbols"];
   EXPECT_NE(std::find(newest.begin(), newest.end(), "nvmlDeviceGetComputeRunningProcesses_v3"), newest.end());
   EXPECT_NE(std::find(newest.begin(), newest.end(), "nvmlDeviceGetPciInfo_v3"), newest.end());

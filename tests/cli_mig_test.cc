@@ -19,7 +19,7 @@ const std::string kMigName = "NVIDIA A100-SXM4-80GB MIG 3g.40gb";
 
 CliRun mig(std::vector<std::string> args, std::vector<std::string> env = {}) {
   args.insert(args.begin() + 1, {"--simulate", "mig"});
-  return gpumap(args, env);
+  return gpumap_here(args, env);
 }
 
 TEST(CliMig, MapShowsTheMigDevicesOwnNameAndMemory) {

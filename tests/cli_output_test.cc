@@ -45,7 +45,7 @@ TEST(CliOutput, TerminalTablesFit80ColumnsWithShortUuidsAndColouredSeverities) {
   // The fix line is never wrapped: it is pasted.
   EXPECT_NE(map.out.find("      fix: export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"), std::string::npos) << map.out;
   // The short form is accepted back as a GPU argument.
-  EXPECT_EQ(gpumap({"which", "--simulate", "seed-mixed", "GPU-df9ecf4c"}).code, 0);
+  EXPECT_EQ(gpumap_here({"which", "--simulate", "seed-mixed", "GPU-df9ecf4c"}).code, 0);
 }
 
 // At 80 columns the model stays whole in `list` (the point on a box of mixed GPUs: the bus id
@@ -87,7 +87,7 @@ TEST(CliOutput, WhichPickAndVerifyProseWrapsAtWordsAt80Columns) {
     std::string what;
     for (const std::string& a : args) what += " " + a;
     CliRun tty = gpumap_tty(args, {"COLUMNS=80", "TERM=xterm"});
-    CliRun pipe = gpumap(args);
+    CliRun pipe = gpumap_here(args);
     ASSERT_EQ(tty.code, pipe.code) << what << "\n" << tty.out << tty.err;
     // The terminal shows stderr too: the SIMULATED line (wrapped, ending "machine's GPUs") is not the
     // prose compared with the pipe's stdout.
@@ -131,22 +131,22 @@ TEST(CliOutput, NoColorAndDumbTerminalsGetNoEscapeCodes) {
 // still wins (no-color.org; CMake documents the same order for CLICOLOR_FORCE).
 TEST(CliOutput, ForceColorColoursAPipeUnlessNoColor) {
   for (const char* force : {"FORCE_COLOR=1", "CLICOLOR_FORCE=1"}) {
-    CliRun forced = gpumap({"map", "--simulate", "seed-mixed"}, {"TERM=dumb", force});
+    CliRun forced = gpumap_here({"map", "--simulate", "seed-mixed"}, {"TERM=dumb", force});
     EXPECT_EQ(forced.code, 0) << forced.err;
     EXPECT_NE(forced.out.find("\033[33m[warning]\033[0m"), std::string::npos) << force << "\n" << forced.out;
     EXPECT_NE(forced.out.find(kGpu1), std::string::npos) << "colour only: a pipe keeps full values\n" << forced.out;
-    CliRun json = gpumap({"map", "--simulate", "seed-mixed", "--json"}, {force});
+    CliRun json = gpumap_here({"map", "--simulate", "seed-mixed", "--json"}, {force});
     EXPECT_EQ(json.out.find('\033'), std::string::npos) << "JSON is never coloured\n" << json.out;
-    CliRun none = gpumap({"map", "--simulate", "seed-mixed"}, {force, "NO_COLOR=1"});
+    CliRun none = gpumap_here({"map", "--simulate", "seed-mixed"}, {force, "NO_COLOR=1"});
     EXPECT_EQ(none.out.find('\033'), std::string::npos) << force << " with NO_COLOR=1\n" << none.out;
     std::string zero = std::string(force).substr(0, std::string(force).find('=')) + "=0";
-    CliRun off = gpumap({"map", "--simulate", "seed-mixed"}, {zero});
+    CliRun off = gpumap_here({"map", "--simulate", "seed-mixed"}, {zero});
     EXPECT_EQ(off.out.find('\033'), std::string::npos) << zero << "\n" << off.out;
   }
 }
 
 TEST(CliOutput, PipesAndWideGetEveryValueWhole) {
-  CliRun pipe = gpumap({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
+  CliRun pipe = gpumap_here({"map", "--simulate", "seed-mixed"}, {"COLUMNS=80", "TERM=xterm"});
   EXPECT_NE(pipe.out.find(kGpu1), std::string::npos) << pipe.out;
   EXPECT_NE(pipe.out.find("NVIDIA H100 80GB HBM3"), std::string::npos) << pipe.out;
   EXPECT_EQ(pipe.out.find('\033'), std::string::npos) << pipe.out;
@@ -170,10 +170,10 @@ TEST(CliOutput, PsWatchIntoAPipeHasNoEscapeCodesAndTakesFractions) {
                             "/dev/null"},
                            {"TERM=xterm"});
   EXPECT_NE(tty.out.find("\033[H\033[2J"), std::string::npos) << tty.out;
-  CliRun bad = gpumap({"ps", "--simulate", "h200x2", "--watch", "0.05"});
+  CliRun bad = gpumap_here({"ps", "--simulate", "h200x2", "--watch", "0.05"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("from 0.1 to 86400"), std::string::npos) << bad.err;
-  EXPECT_NE(gpumap({"ps", "--help"}).out.find("0.1 to 86400"), std::string::npos);
+  EXPECT_NE(gpumap_here({"ps", "--help"}).out.find("0.1 to 86400"), std::string::npos);
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST(CliPods, NoReaderBesideGpumapIsNotBuilt) {
 // the fix, before anything is read; an empty entry (a stray ':') and an empty value are fine.
 TEST(CliPods, ARelativeCdiFolderIsAUsageError) {
   for (const std::string value : {"cdi", "/etc/cdi:run/cdi", "/etc/cdi:./x"}) {
-    CliRun r = gpumap({"pods", "--json", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
+    CliRun r = gpumap_here({"pods", "--json", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
     EXPECT_EQ(r.code, 2) << value << ": " << r.err;
     json j = json::parse(r.out, nullptr, false);  // --json: the error document alone, nothing half-done
     ASSERT_TRUE(j.is_object()) << value << ": " << r.out;
@@ -93,13 +93,13 @@ TEST(CliPods, ARelativeCdiFolderIsAUsageError) {
     EXPECT_EQ(j["error"]["message"], "GPUMAP_CDI_DIRS=`" + value + "`: `" + value.substr(value.rfind(':') + 1) +
                                          "` is not an absolute path");
     EXPECT_NE(j["error"]["hint"].get<std::string>().find("/etc/cdi:/var/run/cdi"), std::string::npos) << "the fix names the default";
-    CliRun text = gpumap({"pods", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
+    CliRun text = gpumap_here({"pods", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
     EXPECT_EQ(text.code, 2);
     EXPECT_TRUE(text.out.empty()) << text.out;
     EXPECT_NE(text.err.find("is not an absolute path"), std::string::npos) << text.err;
   }
   for (const std::string value : {"", "/etc/cdi::/var/run/cdi:"}) {
-    CliRun r = gpumap({"list", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
+    CliRun r = gpumap_here({"list", "--simulate", "h200x2"}, {"GPUMAP_CDI_DIRS=" + value});
     EXPECT_EQ(r.code, 0) << "`" << value << "`: " << r.err;
   }
 }

@@ -47,7 +47,7 @@ std::string host_with(const std::vector<int>& gpu0, const std::vector<int>& gpu1
 }
 
 json ps_json(const std::string& host, const std::vector<std::string>& env = {}) {
-  CliRun r = gpumap({"ps", "--json", "--simulate", host}, env);
+  CliRun r = gpumap_here({"ps", "--json", "--simulate", host}, env);
   EXPECT_EQ(r.code, 0) << r.err;
   return json::parse(r.out);
 }
@@ -129,7 +129,7 @@ TEST(CliPs, FourRanksOnOneGpuAreOneFindingAndEveryFixPastes) {
                          "cuda-number-differs", "no-visibility-shared-host", "rank-on-wrong-gpu"})
     EXPECT_EQ(ids.count(id), 1u) << id << " not seen: the test no longer covers it";
   // The text: the GPU's finding once, naming the pids.
-  CliRun t = gpumap({"ps", "--wide", "--simulate", host});
+  CliRun t = gpumap_here({"ps", "--wide", "--simulate", host});
   size_t lines = 0;
   for (size_t at = t.out.find("ranks-share-gpu"); at != std::string::npos; at = t.out.find("ranks-share-gpu", at + 1)) ++lines;
   EXPECT_EQ(lines, 1u) << t.out;
@@ -140,32 +140,32 @@ TEST(CliPs, FiltersHideInfoAndFailOn) {
   Sleeper a({"CUDA_VISIBLE_DEVICES=1,0"}), b({"HOME=/"}), bad({"CUDA_DEVICE_ORDER=pci_bus_id"});
   std::string host = host_with({a.pid(), b.pid()}, {bad.pid()});
   // --gpu and --pid keep only the matching rows, in JSON and text alike.
-  CliRun g = gpumap({"ps", "--json", "--gpu", kU1, "--simulate", host});
+  CliRun g = gpumap_here({"ps", "--json", "--gpu", kU1, "--simulate", host});
   ASSERT_EQ(g.code, 0) << g.err;
   json j = json::parse(g.out);
   ASSERT_EQ(j["processes"].size(), 1u) << g.out;
   EXPECT_EQ(j["processes"][0]["pid"], bad.pid());
-  CliRun p = gpumap({"ps", "--wide", "--pid", std::to_string(a.pid()) + "," + std::to_string(bad.pid()), "--simulate", host});
+  CliRun p = gpumap_here({"ps", "--wide", "--pid", std::to_string(a.pid()) + "," + std::to_string(bad.pid()), "--simulate", host});
   EXPECT_EQ(p.code, 0) << p.err;
   EXPECT_EQ(p.out.find(" " + std::to_string(b.pid()) + " "), std::string::npos) << p.out;
   EXPECT_NE(p.out.find(std::to_string(a.pid())), std::string::npos) << p.out;
   // Info findings: counted in text, shown with --all, always in JSON.
-  CliRun t = gpumap({"ps", "--wide", "--simulate", host});
+  CliRun t = gpumap_here({"ps", "--wide", "--simulate", host});
   EXPECT_EQ(t.code, 0) << "an error finding (bad's) fails only with --fail-on\n" << t.err;
   EXPECT_EQ(t.out.find("[info]"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("info findings hidden: gpumap ps --all"), std::string::npos) << t.out;
-  CliRun all = gpumap({"ps", "--wide", "--all", "--simulate", host});
+  CliRun all = gpumap_here({"ps", "--wide", "--all", "--simulate", host});
   EXPECT_NE(all.out.find("[info] cuda-number-differs"), std::string::npos) << all.out;
   // --fail-on: the error of `bad` fails; filtered away, it does not.
-  EXPECT_EQ(gpumap({"ps", "--fail-on", "error", "--simulate", host}).code, 7);
-  EXPECT_EQ(gpumap({"ps", "--fail-on", "warning", "--gpu", "0", "--simulate", host}).code, 0);
-  EXPECT_EQ(gpumap({"ps", "--fail-on", "error", "--user", "no-such-user-31", "--simulate", host}).code, 0);
+  EXPECT_EQ(gpumap_here({"ps", "--fail-on", "error", "--simulate", host}).code, 7);
+  EXPECT_EQ(gpumap_here({"ps", "--fail-on", "warning", "--gpu", "0", "--simulate", host}).code, 0);
+  EXPECT_EQ(gpumap_here({"ps", "--fail-on", "error", "--user", "no-such-user-31", "--simulate", host}).code, 0);
   // Bad values: exit 2 naming them.
   for (std::vector<std::string> bad_args : {std::vector<std::string>{"--gpu", "7"}, {"--pid", "12x"}, {"--fail-on", "info"},
                                             {"--user", ""}, {"--job", ""}}) {
     std::vector<std::string> argv{"ps", "--simulate", host};
     argv.insert(argv.end(), bad_args.begin(), bad_args.end());
-    CliRun r = gpumap(argv);
+    CliRun r = gpumap_here(argv);
     EXPECT_EQ(r.code, 2) << bad_args[0];
     EXPECT_NE(r.err.find(bad_args[0] == "--gpu" ? "GPU `7`" : bad_args[0]), std::string::npos) << r.err;
   }
@@ -176,7 +176,7 @@ TEST(CliPs, FiltersHideInfoAndFailOn) {
 TEST(CliPs, PidExplainsThatOneProcess) {
   Sleeper a({"CUDA_VISIBLE_DEVICES=1,0", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}), b({"HOME=/"});
   std::string host = host_with({a.pid(), b.pid()}, {a.pid()});
-  CliRun r = gpumap({"ps", "--wide", "--pid", std::to_string(a.pid()), "--simulate", host});
+  CliRun r = gpumap_here({"ps", "--wide", "--pid", std::to_string(a.pid()), "--simulate", host});
   ASSERT_EQ(r.code, 0) << r.err;
   std::string pid = std::to_string(a.pid());
   EXPECT_NE(r.out.find("PID " + pid), std::string::npos) << r.out;
@@ -191,11 +191,11 @@ TEST(CliPs, PidExplainsThatOneProcess) {
   EXPECT_EQ(r.out.find("\nFindings:\n"), std::string::npos) << "the detail replaces the list:\n" << r.out;
   EXPECT_EQ(r.out.find(" " + std::to_string(b.pid()) + " "), std::string::npos) << r.out;
   // Two processes: the list as before.
-  CliRun two = gpumap({"ps", "--wide", "--pid", pid + "," + std::to_string(b.pid()), "--simulate", host});
+  CliRun two = gpumap_here({"ps", "--wide", "--pid", pid + "," + std::to_string(b.pid()), "--simulate", host});
   EXPECT_EQ(two.out.find("Variables it started with"), std::string::npos) << two.out;
   // -v is --all.
-  CliRun v = gpumap({"ps", "--wide", "-v", "--simulate", host});
-  CliRun all = gpumap({"ps", "--wide", "--all", "--simulate", host});
+  CliRun v = gpumap_here({"ps", "--wide", "-v", "--simulate", host});
+  CliRun all = gpumap_here({"ps", "--wide", "--all", "--simulate", host});
   EXPECT_EQ(v.code, 0) << v.err;
   EXPECT_EQ(v.out, all.out);
   EXPECT_NE(v.out.find("[info] cuda-number-differs"), std::string::npos) << v.out;
@@ -242,7 +242,7 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
       std::vector<std::string> args = {"map", "--json", "--simulate", host};
       std::istringstream words(cmd);
       for (std::string w; words >> w;) args.push_back(w);
-      CliRun m = gpumap(args);
+      CliRun m = gpumap_here(args);
       ASSERT_EQ(m.code, 0) << m.err;
       json mj = json::parse(m.out);
       EXPECT_EQ(mj["cuda"]["devices"][0]["uuid"], "GPU-a04764cc-0f61-5fc1-4301-0cd910d5610a") << mj.dump();
@@ -254,7 +254,7 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
   EXPECT_EQ(d["cuda_ordinal"], nullptr);
   EXPECT_NE(d["environ"], "ok");
   EXPECT_TRUE(has_finding(d, "environ-unreadable", "info"));
-  CliRun t = gpumap({"ps", "--simulate", host}, {"GPUMAP_PROC_ROOT=" + root});
+  CliRun t = gpumap_here({"ps", "--simulate", host}, {"GPUMAP_PROC_ROOT=" + root});
   EXPECT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("?"), std::string::npos) << t.out;
   // The table marks the cuda:N counted inside the container (the host's cuda:0 is another GPU) and
@@ -265,7 +265,7 @@ TEST(CliPs, FixtureProcRootWithUnreadableEnvironAndContainerPid) {
             std::string::npos)
       << t.out;
   EXPECT_EQ(t.out.find("cuda:N*"), t.out.rfind("cuda:N*")) << "said once\n" << t.out;
-  CliRun plain = gpumap({"ps", "--simulate", host_with({4444}, {})}, {"GPUMAP_PROC_ROOT=" + root});
+  CliRun plain = gpumap_here({"ps", "--simulate", host_with({4444}, {})}, {"GPUMAP_PROC_ROOT=" + root});
   EXPECT_EQ(plain.out.find('*'), std::string::npos) << "no container, no mark\n" << plain.out;
 }
 
@@ -283,7 +283,7 @@ TEST(CliPs, FixtureChildNamespaceCannotNameHostPids) {
   EXPECT_EQ(r["state"], "not-visible");
   EXPECT_EQ(r["command"], nullptr);
   EXPECT_TRUE(has_finding(r, "process-not-visible", "warning"));
-  CliRun t = gpumap({"ps", "--simulate", host},
+  CliRun t = gpumap_here({"ps", "--simulate", host},
                     {"GPUMAP_PROC_ROOT=" + root, "GPUMAP_NVML_PID_NS=pid:[4026531836]"});
   EXPECT_NE(t.out.find("not visible from here"), std::string::npos) << t.out;
 }
@@ -445,7 +445,7 @@ TEST(CliPs, RankOnWrongGpuIsOneFindingPerJob) {
       for (const json& a : f["also"]) EXPECT_EQ(a["id"], "rank-on-wrong-gpu") << f.dump();
     }
   EXPECT_EQ(causes, 1u) << j["findings"].dump();
-  CliRun t = gpumap({"ps", "--wide", "--simulate", host});
+  CliRun t = gpumap_here({"ps", "--wide", "--simulate", host});
   EXPECT_EQ(t.code, 0) << t.err;
   size_t said = 0;
   for (size_t at = t.out.find("] ranks-share-gpu"); at != std::string::npos; at = t.out.find("] ranks-share-gpu", at + 1)) ++said;

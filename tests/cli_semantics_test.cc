@@ -17,7 +17,7 @@ const std::string kGpu2 = "GPU-35b0fad1-6758-b581-24f3-9f00d2606170";
 CliRun run(std::vector<std::string> args, const std::vector<std::string>& env = {}, const std::string& host = "seed-mixed") {
   args.push_back("--simulate");
   args.push_back(host);
-  return gpumap(args, env);
+  return gpumap_here(args, env);
 }
 
 bool has_finding(const json& j, const std::string& id) {

@@ -15,7 +15,7 @@ using nlohmann::json;
 json doctor(const std::string& host, const std::vector<std::string>& env) {
   std::vector<std::string> args = {"doctor", "--json", "--simulate", host};
   for (const std::string& e : env) args.insert(args.end(), {"--env", e});
-  CliRun r = gpumap(args);
+  CliRun r = gpumap_here(args);
   return json::parse(r.out);
 }
 

@@ -34,7 +34,7 @@ std::string cgroup_host(const std::vector<int>& nodes) {
 
 TEST(CliSlurm, DevDirShowsOnlyTheGpusWhoseNodesOpenRenumberedInPciOrder) {
   std::string host = cgroup_host({0, 2});  // nvidia0 = 4th GPU by bus id, nvidia2 = 2nd
-  CliRun r = gpumap({"list", "--json", "--simulate", host});
+  CliRun r = gpumap_here({"list", "--json", "--simulate", host});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["gpus"].size(), 2u);
@@ -46,20 +46,20 @@ TEST(CliSlurm, DevDirShowsOnlyTheGpusWhoseNodesOpenRenumberedInPciOrder) {
   // Slurm under device cgroups: SLURM_STEP_GPUS=0,2 (global), CUDA_VISIBLE_DEVICES=0,1 (renumbered).
   // The driver's own view (--probe runs the fake libcuda) agrees with the prediction.
   std::vector<std::string> env = {"SLURM_STEP_GPUS=0,2", "CUDA_VISIBLE_DEVICES=0,1", "SLURM_JOB_ID=7"};
-  r = gpumap({"map", "--json", "--check", "--simulate", host}, env);
+  r = gpumap_here({"map", "--json", "--check", "--simulate", host}, env);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   j = json::parse(r.out);
   ASSERT_EQ(j["cuda"]["devices"].size(), 2u);
   EXPECT_EQ(j["cuda"]["devices"][0]["uuid"], kUuid[1]);
   EXPECT_EQ(j["cuda"]["devices"][1]["uuid"], kUuid[3]);
   EXPECT_TRUE(j["check"]["agree"].get<bool>());
-  r = gpumap({"doctor", "--simulate", host}, env);
+  r = gpumap_here({"doctor", "--simulate", host}, env);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("[warning]"), std::string::npos) << r.out;
 
   // Code that takes Slurm's ids as CUDA indices: index 2 does not exist in this step, so CUDA
   // stops the list there and the job silently runs on one GPU.
-  r = gpumap({"doctor", "--simulate", host}, {"SLURM_STEP_GPUS=0,2", "CUDA_VISIBLE_DEVICES=0,2"});
+  r = gpumap_here({"doctor", "--simulate", host}, {"SLURM_STEP_GPUS=0,2", "CUDA_VISIBLE_DEVICES=0,2"});
   // The id used as an index is the cause, the cut its evidence (findings/fold.h, issue 43).
   EXPECT_NE(r.out.find("[warning] slurm-global-id-as-index"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("also list-cut-short: "), std::string::npos) << r.out;
@@ -69,29 +69,29 @@ TEST(CliSlurm, Slurm2511UuidsInCudaVisibleDevicesNameThePhysicalGpus) {
   // Slurm 25.11 writes the allocated GPUs' UUIDs into CUDA_VISIBLE_DEVICES.
   std::string host = cgroup_host({0, 1, 2, 3});
   std::vector<std::string> env = {"SLURM_STEP_GPUS=1,2", std::string("CUDA_VISIBLE_DEVICES=") + kUuid[2] + "," + kUuid[1]};
-  CliRun r = gpumap({"verify", "--expect", std::string(kUuid[2]) + "," + kUuid[1], "--simulate", host}, env);
+  CliRun r = gpumap_here({"verify", "--expect", std::string(kUuid[2]) + "," + kUuid[1], "--simulate", host}, env);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  r = gpumap({"doctor", "--simulate", host}, env);
+  r = gpumap_here({"doctor", "--simulate", host}, env);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("[warning]"), std::string::npos) << r.out;
 }
 
 TEST(CliSlurm, MapLineIsOneLineWithRankNodeGpusAndTraps) {
   std::string host = cgroup_host({0, 1, 2, 3});
-  CliRun r = gpumap({"map", "--line", "--simulate", host},
+  CliRun r = gpumap_here({"map", "--line", "--simulate", host},
                     {"SLURM_PROCID=3", "SLURMD_NODENAME=node7", "CUDA_VISIBLE_DEVICES=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, std::string("gpumap: rank 3 on node7: cuda:0 = nvidia-smi 1 ") + kUuid[1] + "; 0 finding(s)\n");
-  r = gpumap({"map", "--line", "--simulate", host}, {"CUDA_VISIBLE_DEVICES=1", "LOCAL_RANK=2"});
+  r = gpumap_here({"map", "--line", "--simulate", host}, {"CUDA_VISIBLE_DEVICES=1", "LOCAL_RANK=2"});
   EXPECT_EQ(r.out, std::string("gpumap: cuda:0 = nvidia-smi 1 ") + kUuid[1] +
                        "; 1 finding(s): local-rank-exceeds-visible (run gpumap doctor)\n");
 }
 
 TEST(CliSlurm, JobNeedsAJobId) {
-  CliRun r = gpumap({"job", "--simulate", "h200x2"});
+  CliRun r = gpumap_here({"job", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("SLURM_JOB_ID"), std::string::npos) << r.err;
-  r = gpumap({"job", "12;rm", "--simulate", "h200x2"});
+  r = gpumap_here({"job", "12;rm", "--simulate", "h200x2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("not a Slurm job id"), std::string::npos) << r.err;
 }

@@ -45,7 +45,7 @@ class CliSnapshot : public ::testing::Test {
     args.push_back(host_file);
     std::vector<std::string> e = env;
     e.push_back("GPUMAP_STATE_DIR=" + dir_ + "/state");
-    return gpumap(args, e);
+    return gpumap_here(args, e);
   }
   // Saves seed-mixed (or `base`), then diffs against `changed`.
   CliRun changed(const std::function<void(json&)>& edit, const std::string& base = "seed-mixed", bool as_json = false) {
@@ -239,7 +239,7 @@ TEST_F(CliSnapshot, DeeplyNestedFileIsNotASnapshot) {
     EXPECT_EQ(r.code, 2) << args[0] << r.err;
     EXPECT_TRUE(has(r.err, "not a gpumap snapshot (nested 100000 levels deep (at most 64))")) << r.err;
   }
-  CliRun sim = gpumap({"list", "--simulate", file_});
+  CliRun sim = gpumap_here({"list", "--simulate", file_});
   EXPECT_EQ(sim.code, 2) << sim.err;
   EXPECT_TRUE(has(sim.err, "is not a gpumap host file (nested 100000 levels deep")) << sim.err;
 }

@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 json pick2(const std::string& host, const std::vector<std::string>& env = {}) {
-  CliRun r = gpumap({"pick", "--gpus", "2", "--json", "--simulate", host}, env);
+  CliRun r = gpumap_here({"pick", "--gpus", "2", "--json", "--simulate", host}, env);
   EXPECT_EQ(r.code, 0) << r.err;
   return json::parse(r.out);
 }
@@ -22,7 +22,7 @@ TEST(CliTopology, SwitchConnectedGpusArePeersThroughTheP2PStatus) {
 }
 
 TEST(CliTopology, EightGpuSwitchHostCountsEveryPair) {
-  CliRun r = gpumap({"pick", "--gpus", "4", "--json", "--simulate", "dgx8"});
+  CliRun r = gpumap_here({"pick", "--gpus", "4", "--json", "--simulate", "dgx8"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["notes"][0], "every pair joined by NVLink (108 links over 6 pairs)") << r.out;
 }

@@ -15,7 +15,7 @@ CliRun verify(std::vector<std::string> args, const std::vector<std::string>& env
   args.insert(args.begin(), "verify");
   args.push_back("--simulate");
   args.push_back(host);
-  return gpumap(args, env);
+  return gpumap_here(args, env);
 }
 
 TEST(CliVerifyFix, PastingTheFixMakesVerifyPass) {

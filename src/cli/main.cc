@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/cli_main.h"
 #include "cli/command.h"
 #include "session/which.h"  // parse_cuda_ordinal, answer_cuda_ordinal (resolve/gpu_selector.h)
 #include "cli/version.h"
@@ -20,9 +21,13 @@ using namespace gpumap;
 
 namespace {
 
-/// The seams of the gpumap binary: from its environment, with the probe child being itself.
-Seams cli_seams(const Environment& env, const std::optional<std::string>& simulate) {
-  Seams seams = program_seams(env, simulate, "__probe");
+/// The seams of the gpumap binary: from its environment, with the probe child being itself
+/// (`program`: the binary's path; "" for this process's own).
+Seams cli_seams(const Environment& env, const std::optional<std::string>& simulate, const std::string& program) {
+  // Another binary's: its data files and sim/ beside it, as they are beside this one.
+  Seams seams = program.empty() ? program_seams(env, simulate, "__probe")
+                                : seams_from_environment(env, program.substr(0, program.rfind('/')), simulate);
+  if (!program.empty()) seams.probe_command = {program, "__probe"};
   seams.notices = std::make_shared<RunNotices>();
   return seams;
 }
@@ -139,7 +144,7 @@ bool has_json_flag(const std::vector<std::string>& args) {
   return false;
 }
 
-void print_main_help() {
+void print_main_help(const Environment& env, const std::string& program) {
   std::string s =
       fill_text("gpumap " GPUMAP_VERSION " - which physical GPU your code will run on, and how to make it the one you meant", 80) +
       "\n\nusage: gpumap [COMMAND] [OPTIONS]      (no command: `gpumap map`)\n\ncommands:\n";
@@ -161,7 +166,7 @@ void print_main_help() {
   s += "\ncommon options:\n" + format_options(common) +
        "  --version               print the version and the git commit it was built from\n\n";
   std::string tail = "Every command reads the real driver (libnvidia-ml.so.1, libcuda.so.1) unless --simulate names a "
-                     "simulated host: " + bundled_host_names(cli_seams(Environment::current(), std::nullopt)) +
+                     "simulated host: " + bundled_host_names(cli_seams(env, std::nullopt, program)) +
                      ", or a JSON file (docs/host-file.md).\nExit codes:";
   for (const ExitCodeDoc& e : exit_code_docs()) tail += " " + std::to_string(e.code) + " " + e.brief + ",";
   tail.back() = ' ';
@@ -219,17 +224,8 @@ void print_command_help(const Command& c) {
   std::fputs(s.c_str(), stdout);
 }
 
-}  // namespace
-
-int run_main(int argc, char** argv);
-
-int main(int argc, char** argv) {
-  keep_stdout_errors();
-  return check_stdout(run_main(argc, argv));
-}
-
-int run_main(int argc, char** argv) {
-  std::vector<std::string> args = command_first(std::vector<std::string>(argv + 1, argv + argc));
+int run_main(const std::vector<std::string>& argv, const Environment& env, const std::string& program) {
+  std::vector<std::string> args = command_first(argv);
   const Command* cmd = nullptr;
   Seams seams;
   try {
@@ -242,7 +238,7 @@ int run_main(int argc, char** argv) {
                     "run `gpumap --help` for the list");
       if (has_json_flag(args)) print_help_json(about);
       else if (about) print_command_help(*about);
-      else print_main_help();
+      else print_main_help(env, program);
       return kExitOk;
     }
     if (args.empty() || args[0].rfind("-", 0) == 0 || parse_cuda_ordinal(args[0])) {
@@ -271,9 +267,8 @@ int run_main(int argc, char** argv) {
       else print_command_help(*cmd);
       return kExitOk;
     }
-    Environment env = Environment::current();
     set_term_style(term_style_from_env(env, parsed.has("--wide")));
-    seams = cli_seams(env, parsed.value("--simulate"));
+    seams = cli_seams(env, parsed.value("--simulate"), program);
     Context ctx(select_checked_driver(seams), env, parsed.has("--json"), seams);
     say_simulated(*cmd, seams, parsed.has("--simulate"), parsed.has("--json"));
     std::cout.flush();
@@ -288,3 +283,13 @@ int run_main(int argc, char** argv) {
     return report_error(Error(kExitError, std::string("internal error: ") + e.what()), has_json_flag(args));
   }
 }
+
+}  // namespace
+
+namespace gpumap {
+
+int cli_main(const std::vector<std::string>& args, const Environment& env, const std::string& program) {
+  return check_stdout(run_main(args, env, program));
+}
+
+}  // namespace gpumap
