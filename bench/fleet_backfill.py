@@ -160,6 +160,7 @@ class Node:
                              container="trainer", rank=str(lr))
                 else:
                     p["slurm_job_id"] = str(job)
+                    p["launcher_job"] = "slurm %d.0" % job  # ps's JOB: srun's step 0
                     p["_job"] = job
                 self.procs.append(p)
                 pid += 1 + (pid % 3)
@@ -168,6 +169,7 @@ class Node:
             self.procs.append({"pid": str(pid), "type": "compute", "state": "running", "user": "user%02d" % (n % 37),
                                "command": "python eval.py", "local_rank": "0", "rank": "0", "gpu": i % GPUS,
                                "mem": 4 * 2**30, "slurm_job_id": str(jobs.new())})
+            self.procs[-1]["launcher_job"] = "slurm %s.0" % self.procs[-1]["slurm_job_id"]
             pid += 1
         self.findings = []  # (id, severity, pid, uuid)
         # a rank on the wrong GPU: local rank 3 of the second job sits on GPU 5 (with that job's rank 5)

@@ -48,6 +48,67 @@ HttpUrl prometheus_url(const std::string& text) {
   return *url;
 }
 
+namespace {
+
+// What a transport failure means for a Prometheus query, with the fix (never returns).
+[[noreturn]] void throw_transport_error(const HttpError& e, const std::string& where, double timeout_s) {
+  switch (e.kind()) {
+    case HttpFailure::kRefused:
+      throw Error(kExitError, where + " refused the connection (nothing listens there)",
+                  "is Prometheus running? check --prometheus or $GPUMAP_PROMETHEUS (its web port, 9090 by default)");
+    case HttpFailure::kResolve:
+      throw Error(kExitError, where + ": " + e.what(), "check the host name in --prometheus or $GPUMAP_PROMETHEUS");
+    case HttpFailure::kTimeout:
+      throw Error(kExitError, where + " did not answer within " + seconds_text(timeout_s) + " s: " + e.what(),
+                  "check that the URL is Prometheus's and that it is up; a slow server needs a larger --timeout "
+                  "(or narrow the query with --node)");
+    case HttpFailure::kTls:
+      throw Error(kExitError, where + ": " + e.what(),
+                  "give its CA in --http.config.file (tls_config: {ca_file: FILE}); an https URL needs a server that "
+                  "speaks TLS");
+    case HttpFailure::kProtocol:
+      if (std::string(e.what()).rfind("the request's head", 0) == 0)  // gpumap's own request: nothing was sent
+        throw Error(kExitUsage, where + ": " + e.what(),
+                    "shorten http_headers in --http.config.file, or the URL's path prefix");
+      throw Error(kExitError, where + " did not answer as an HTTP server: " + e.what(),
+                  "check the URL's scheme and port: it must be Prometheus's web address (http://HOST:9090)");
+    case HttpFailure::kUnreachable: break;
+  }
+  throw Error(kExitError, where + " cannot be reached: " + e.what(),
+              "check the address and the network between here and it");
+}
+
+// What the answer's parser refused (too large, not a query answer, over the engine's limits, the
+// engine's own error), with the fix (never returns).
+[[noreturn]] void throw_refusal(const PromError& e, const HttpAnswer& r, const std::string& where,
+                                const std::string& query) {
+  if (e.error_type() == "too_large")
+    throw Error(
+        kExitError, where + " answered more than gpumap takes (" + std::string(e.what()) + ")",
+        "narrow the query with --node or --processes with-findings; if the fleet is that large, please report it "
+        "(docs/fleet.md, \"Memory\")");
+  if (e.error_type() == "bad_answer") {
+    if (r.status == 404)
+      throw Error(kExitError, where + " has no query API (HTTP 404 for /api/v1/query)",
+                  "give Prometheus's base URL (http://HOST:9090), with its path prefix when it is behind a proxy");
+    throw Error(kExitError,
+                where + " answered HTTP " + std::to_string(r.status) + " with something other than a query answer (" +
+                    e.what() + ")",
+                "check that the URL is Prometheus's (or Thanos's, Mimir's, VictoriaMetrics') query API");
+  }
+  if (limit_refusal(e))
+    throw PromLimitError(
+        kExitError, where + " refused the query for its size (" + e.error_type() + ": " + e.what() + "): " + query,
+        "narrow it with --node, or raise the engine's limit (Mimir/Cortex: max_fetched_series_per_query; "
+        "VictoriaMetrics: -search.maxUniqueTimeseries, -search.maxQueryLen; Prometheus: --query.max-samples)");
+  std::string hint = e.error_type() == "timeout" || e.error_type() == "execution" || e.error_type() == "unavailable"
+                         ? "narrow the query with --node, or raise the server's --query.timeout / --query.max-samples"
+                         : "this query is gpumap's: please report it with the message";
+  throw Error(kExitError, where + " refused the query (" + e.error_type() + ": " + e.what() + "): " + query, hint);
+}
+
+}  // namespace
+
 PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::string& query, double now, double timeout_s,
                          PromBudget& budget) {
   char when[32];
@@ -92,57 +153,13 @@ PromResult instant_query(const HttpUrl& url, HttpTransport& http, const std::str
       http.get_streamed(url, target, timeout_s, consume);
     }
   } catch (const HttpError& e) {
-    switch (e.kind()) {
-      case HttpFailure::kRefused:
-        throw Error(kExitError, where + " refused the connection (nothing listens there)",
-                    "is Prometheus running? check --prometheus or $GPUMAP_PROMETHEUS (its web port, 9090 by default)");
-      case HttpFailure::kResolve:
-        throw Error(kExitError, where + ": " + e.what(), "check the host name in --prometheus or $GPUMAP_PROMETHEUS");
-      case HttpFailure::kTimeout:
-        throw Error(kExitError, where + " did not answer within " + seconds_text(timeout_s) + " s: " + e.what(),
-                    "check that the URL is Prometheus's and that it is up; a slow server needs a larger --timeout "
-                    "(or narrow the query with --node)");
-      case HttpFailure::kTls:
-        throw Error(kExitError, where + ": " + e.what(),
-                    "give its CA in --http.config.file (tls_config: {ca_file: FILE}); an https URL needs a server that speaks TLS");
-      case HttpFailure::kProtocol:
-        if (std::string(e.what()).rfind("the request's head", 0) == 0)  // gpumap's own request: nothing was sent
-          throw Error(kExitUsage, where + ": " + e.what(),
-                      "shorten http_headers in --http.config.file, or the URL's path prefix");
-        throw Error(kExitError, where + " did not answer as an HTTP server: " + e.what(),
-                    "check the URL's scheme and port: it must be Prometheus's web address (http://HOST:9090)");
-      case HttpFailure::kUnreachable:
-        break;
-    }
-    throw Error(kExitError, where + " cannot be reached: " + e.what(), "check the address and the network between here and it");
+    throw_transport_error(e, where, timeout_s);
   }
   if (r.status == 401 || r.status == 403)
     throw Error(kExitError, where + " refused the query: HTTP " + std::to_string(r.status) + " " + r.reason,
                 "give credentials in --http.config.file (basic_auth with password_file, or authorization with "
                 "credentials_file; docs/fleet.md), never on the command line");
-  if (refused) {
-    const PromError& e = *refused;
-    if (e.error_type() == "too_large")
-      throw Error(kExitError, where + " answered more than gpumap takes (" + std::string(e.what()) + ")",
-                  "narrow the query with --node or --processes with-findings; if the fleet is that large, please report it "
-                  "(docs/fleet.md, \"Memory\")");
-    if (e.error_type() == "bad_answer") {
-      if (r.status == 404)
-        throw Error(kExitError, where + " has no query API (HTTP 404 for /api/v1/query)",
-                    "give Prometheus's base URL (http://HOST:9090), with its path prefix when it is behind a proxy");
-      throw Error(kExitError, where + " answered HTTP " + std::to_string(r.status) + " with something other than a query answer (" +
-                                  e.what() + ")",
-                  "check that the URL is Prometheus's (or Thanos's, Mimir's, VictoriaMetrics') query API");
-    }
-    if (limit_refusal(e))
-      throw PromLimitError(kExitError, where + " refused the query for its size (" + e.error_type() + ": " + e.what() + "): " + query,
-                           "narrow it with --node, or raise the engine's limit (Mimir/Cortex: max_fetched_series_per_query; "
-                           "VictoriaMetrics: -search.maxUniqueTimeseries, -search.maxQueryLen; Prometheus: --query.max-samples)");
-    std::string hint = e.error_type() == "timeout" || e.error_type() == "execution" || e.error_type() == "unavailable"
-                           ? "narrow the query with --node, or raise the server's --query.timeout / --query.max-samples"
-                           : "this query is gpumap's: please report it with the message";
-    throw Error(kExitError, where + " refused the query (" + e.error_type() + ": " + e.what() + "): " + query, hint);
-  }
+  if (refused) throw_refusal(*refused, r, where, query);
   if (r.status / 100 != 2)
     throw Error(kExitError, where + " answered HTTP " + std::to_string(r.status) + " " + r.reason, "check the URL and the server's log");
   return res;

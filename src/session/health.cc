@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 #include "driver/fault_counters.h"
@@ -48,17 +49,11 @@ double parse_since(const std::string& text) {
   return v * scale;
 }
 
-HealthAnswer read_health(Session& session, const HealthRequest& req) {
-  const Snapshot& s = session.snapshot(ps_read_options());
-  HealthAnswer a;
-  a.simulated = s.simulated;
-  a.source = s.source;
-  a.host = read_hostname();
-  a.since_s = req.since_s;
-  std::vector<GpuFaultCounters> counters = read_fault_counters(session.driver());
-  ProcFs proc(session.seams().proc_root);
+namespace {
 
-  // The kernel log: the simulated host's lines, or /dev/kmsg.
+// The kernel log: the simulated host's lines, or /dev/kmsg (what it says of itself into
+// a.kernel_log, the host's uptime into a.uptime_s).
+KernelLog read_log(Session& session, const HealthRequest& req, const Snapshot& s, ProcFs& proc, HealthAnswer& a) {
   std::string text;
   if (s.simulated) {
     SimHost h = load_host_file(session.driver().host_file);
@@ -80,20 +75,22 @@ HealthAnswer read_health(Session& session, const HealthRequest& req) {
   if (!a.uptime_s)  // a simulated host without uptime_s: its last line is "now"
     for (const KernelXid& x : log.xids)
       if (x.usec) a.uptime_s = std::max(a.uptime_s.value_or(0), *x.usec / 1e6);
+  return log;
+}
 
-  for (const Gpu& g : s.gpus) {
-    HealthGpu hg{g.nvml_index, g.uuid, g.pci_bus_id, g.name, {}, 0, 0};
-    if (g.nvml_index < counters.size()) hg.counters = counters[g.nvml_index];
-    hg.counters.nvml_index = g.nvml_index;
-    if (hg.counters.uuid.empty()) hg.counters.uuid = g.uuid;
-    a.gpus.push_back(std::move(hg));
-  }
-
-  // The Xids in the window, and the pids they name on each GPU (added to a copy of the snapshot
-  // so `ps`'s join gives each its row, whether NVML still lists it or not).
-  Snapshot joined = s;
+// The Xids in the window (each counted on its GPU), and the pids they name on each GPU added to a
+// copy of the snapshot, so `ps`'s join gives each its row whether NVML still lists it or not.
+struct XidWindow {
+  Snapshot joined;
   std::set<std::pair<uint32_t, uint32_t>> added;  // (nvml index, pid) NVML did not list
   std::vector<std::pair<const KernelXid*, int>> kept;
+};
+
+XidWindow xids_in_window(const Snapshot& s, const KernelLog& log, const HealthRequest& req, HealthAnswer& a) {
+  XidWindow w{s, {}, {}};
+  Snapshot& joined = w.joined;
+  auto& added = w.added;
+  auto& kept = w.kept;
   for (const KernelXid& x : log.xids) {
     int gi = gpu_of(s, log, x);
     if (gi >= 0) ++a.gpus[static_cast<size_t>(gi)].xids_since_boot;
@@ -114,64 +111,51 @@ HealthAnswer read_health(Session& session, const HealthRequest& req) {
       g.processes->push_back(p);
     }
   }
-  PidNamespaceView ns = pid_namespace_view(proc, s.simulated, session.seams().nvml_pid_ns);
-  std::optional<KubeletReply> kubelet;
-  PsResult ps = build_ps(
-      joined, ns, [&](uint32_t pid) { return proc.read(pid); },
-      [&](const Environment& e) { return session.mapping(e, false).view; },
-      [&](const std::set<std::string>&) -> const PodResources* {
-        if (!kubelet) kubelet = ask_kubelet(session.seams());
-        return kubelet->pods ? &*kubelet->pods : nullptr;
-      },
-      [&](const Snapshot& inside, const Environment& e) { return session.mapping_in(inside, e).view; });
+  return w;
+}
 
-  auto on_gpu = [&](uint32_t index) {  // the processes NVML lists on the GPU now
-    std::vector<FaultProcess> out;
-    for (const ProcessRow& r : ps.rows)
-      if (r.nvml_index == index && !added.count({index, r.pid})) out.push_back({r.pid, false, std::nullopt, r});
-    return out;
-  };
-  auto add = [&](HealthFault f) {
-    if (f.severity > a.worst) a.worst = f.severity;
-    a.faults.push_back(std::move(f));
-  };
+using ProcessesOnGpu = std::function<std::vector<FaultProcess>(uint32_t)>;
 
-  for (const auto& [x, gi] : kept) {
-    HealthFault f;
-    f.kind = "xid";
-    f.xid = xid_rule(x->xid);
-    f.severity = f.xid->severity;
-    f.line = *x;
-    f.pci = x->pci;
-    if (gi >= 0) {
-      f.nvml_index = static_cast<uint32_t>(gi);
-      f.uuid = s.gpus[static_cast<size_t>(gi)].uuid;
-    } else {
-      f.uuid = kernel_uuid_of(log, *x);
-    }
-    if (x->usec && a.uptime_s) f.age_s = std::max(0.0, *a.uptime_s - *x->usec / 1e6);
-    f.message = "Xid " + std::to_string(x->xid) + " on " + gpu_words(s, f.nvml_index, x->pci) + ": " + f.xid->meaning;
-    f.action = f.xid->action;
-    if (x->pid) {
-      bool found = false;
-      for (const ProcessRow& r : ps.rows)
-        if (f.nvml_index && r.nvml_index == *f.nvml_index && r.pid == *x->pid) {
-          f.processes.push_back({r.pid, true, x->process_name, r});
-          found = true;
-        }
-      if (!found) {  // a GPU NVML does not list: only what the line says
-        ProcessRow r;
-        r.pid = *x->pid;
-        r.state = ProcessState::kExited;
-        f.processes.push_back({*x->pid, true, x->process_name, r});
-      }
-    } else if (f.nvml_index) {
-      f.processes = on_gpu(*f.nvml_index);
-    }
-    add(std::move(f));
+// One Xid line as a fault, tied to the pid it names (its `ps` row, or what the line says of a
+// process gone) or, naming none, to the processes on its GPU now.
+HealthFault xid_fault(const Snapshot& s, const KernelLog& log, const KernelXid* x, int gi, const HealthAnswer& a,
+                      const PsResult& ps, const ProcessesOnGpu& on_gpu) {
+  HealthFault f;
+  f.kind = "xid";
+  f.xid = xid_rule(x->xid);
+  f.severity = f.xid->severity;
+  f.line = *x;
+  f.pci = x->pci;
+  if (gi >= 0) {
+    f.nvml_index = static_cast<uint32_t>(gi);
+    f.uuid = s.gpus[static_cast<size_t>(gi)].uuid;
+  } else {
+    f.uuid = kernel_uuid_of(log, *x);
   }
+  if (x->usec && a.uptime_s) f.age_s = std::max(0.0, *a.uptime_s - *x->usec / 1e6);
+  f.message = "Xid " + std::to_string(x->xid) + " on " + gpu_words(s, f.nvml_index, x->pci) + ": " + f.xid->meaning;
+  f.action = f.xid->action;
+  if (x->pid) {
+    bool found = false;
+    for (const ProcessRow& r : ps.rows)
+      if (f.nvml_index && r.nvml_index == *f.nvml_index && r.pid == *x->pid) {
+        f.processes.push_back({r.pid, true, x->process_name, r});
+        found = true;
+      }
+    if (!found) {  // a GPU NVML does not list: only what the line says
+      ProcessRow r;
+      r.pid = *x->pid;
+      r.state = ProcessState::kExited;
+      f.processes.push_back({*x->pid, true, x->process_name, r});
+    }
+  } else if (f.nvml_index) {
+    f.processes = on_gpu(*f.nvml_index);
+  }
+  return f;
+}
 
-  // The counters' faults: now, tied to the processes on the GPU now.
+// The counters' faults: now, tied to the processes on the GPU now.
+void counter_faults(const HealthAnswer& a, const ProcessesOnGpu& on_gpu, std::vector<HealthFault>& out) {
   for (const HealthGpu& g : a.gpus) {
     const GpuFaultCounters& c = g.counters;
     auto counter_fault = [&](const char* kind, Severity sev, std::string message, std::string action) {
@@ -184,7 +168,7 @@ HealthAnswer read_health(Session& session, const HealthRequest& req) {
       f.message = "nvidia-smi GPU " + std::to_string(g.nvml_index) + ": " + std::move(message);
       f.action = std::move(action);
       f.processes = on_gpu(g.nvml_index);
-      add(std::move(f));
+      out.push_back(std::move(f));
     };
     if (c.lost)
       counter_fault("gpu-lost", Severity::kError, "the GPU is lost (NVML answers NVML_ERROR_GPU_IS_LOST)",
@@ -210,6 +194,48 @@ HealthAnswer read_health(Session& session, const HealthRequest& req) {
                     "check cooling and power delivery (nvidia-smi -q -d PERFORMANCE, TEMPERATURE, POWER)");
     }
   }
+}
+
+}  // namespace
+
+HealthAnswer read_health(Session& session, const HealthRequest& req) {
+  const Snapshot& s = session.snapshot(ps_read_options());
+  HealthAnswer a;
+  a.simulated = s.simulated;
+  a.source = s.source;
+  a.host = read_hostname();
+  a.since_s = req.since_s;
+  std::vector<GpuFaultCounters> counters = read_fault_counters(session.driver());
+  ProcFs proc(session.seams().proc_root);
+  KernelLog log = read_log(session, req, s, proc, a);
+  for (const Gpu& g : s.gpus) {
+    HealthGpu hg{g.nvml_index, g.uuid, g.pci_bus_id, g.name, {}, 0, 0};
+    if (g.nvml_index < counters.size()) hg.counters = counters[g.nvml_index];
+    hg.counters.nvml_index = g.nvml_index;
+    if (hg.counters.uuid.empty()) hg.counters.uuid = g.uuid;
+    a.gpus.push_back(std::move(hg));
+  }
+  XidWindow w = xids_in_window(s, log, req, a);
+  PidNamespaceView ns = pid_namespace_view(proc, s.simulated, session.seams().nvml_pid_ns);
+  std::optional<KubeletReply> kubelet;
+  PsResult ps = build_ps(
+      w.joined, ns, [&](uint32_t pid) { return proc.read(pid); },
+      [&](const Environment& e) { return session.mapping(e, false).view; },
+      [&](const std::set<std::string>&) -> const PodResources* {
+        if (!kubelet) kubelet = ask_kubelet(session.seams());
+        return kubelet->pods ? &*kubelet->pods : nullptr;
+      },
+      [&](const Snapshot& inside, const Environment& e) { return session.mapping_in(inside, e).view; });
+  ProcessesOnGpu on_gpu = [&](uint32_t index) {  // the processes NVML lists on the GPU now
+    std::vector<FaultProcess> out;
+    for (const ProcessRow& r : ps.rows)
+      if (r.nvml_index == index && !w.added.count({index, r.pid})) out.push_back({r.pid, false, std::nullopt, r});
+    return out;
+  };
+  for (const auto& [x, gi] : w.kept) a.faults.push_back(xid_fault(s, log, x, gi, a, ps, on_gpu));
+  counter_faults(a, on_gpu, a.faults);
+  for (const HealthFault& f : a.faults)
+    if (f.severity > a.worst) a.worst = f.severity;
   return a;
 }
 

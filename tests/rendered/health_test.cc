@@ -1,3 +1,5 @@
+// `gpumap health` as an operation and its rendering, in process (moved from src/session/ with its
+// render assertions: session/ tests test answers, issue 57; tests/layers_test.cc).
 // `gpumap health` on its answer: a simulated host's kernel log and fault counters, tied to the
 // fixture /proc's processes as `ps` reads them.
 #include "session/health.h"
