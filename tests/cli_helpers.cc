@@ -118,10 +118,12 @@ CliRun gpumap_tty(const std::vector<std::string>& args, const std::vector<std::s
 
 namespace {
 
-/// PATH, a fresh HOME and GPUMAP_CACHE_DIR, then `env` (a later NAME= replaces the default).
+/// PATH, a fresh HOME, GPUMAP_CACHE_DIR and GPUMAP_LOCK_DIR, then `env` (a later NAME= replaces
+/// the default).  The lock folder is the test's own: with the default, /tmp/gpumap-leases, two
+/// tests that lease the same simulated GPU at once would wait on each other (and leave files there).
 std::vector<std::string> clean_environment(const std::vector<std::string>& env) {
   std::vector<std::string> e = {"PATH=/usr/bin:/bin", "HOME=" + temp_dir("home"),
-                                "GPUMAP_CACHE_DIR=" + temp_dir("cache")};
+                                "GPUMAP_CACHE_DIR=" + temp_dir("cache"), "GPUMAP_LOCK_DIR=" + temp_dir("locks")};
   for (const std::string& kv : env) {
     std::string name = kv.substr(0, kv.find('=') + 1);
     for (auto it = e.begin(); it != e.end();) it = it->rfind(name, 0) == 0 ? e.erase(it) : it + 1;
