@@ -96,7 +96,6 @@ const std::map<std::string, SessionLevel>& session_levels() {
 // with why; the list only shrinks.
 const std::map<std::string, std::string>& session_tests_rendering() {
   static const std::map<std::string, std::string> table = {
-      {"fleet_test.cc", "the fleet helper's file (issue 57): its render assertions move to output/fleet_view_test.cc"},
   };
   return table;
 }

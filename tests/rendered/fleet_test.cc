@@ -1,3 +1,5 @@
+// `gpumap fleet` as an operation and its rendering, in process (moved from src/session/ with its
+// render assertions: session/ tests test answers, issue 57; tests/layers_test.cc).
 #include "session/fleet.h"
 
 #include <gtest/gtest.h>
